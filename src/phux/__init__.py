@@ -1,0 +1,3 @@
+"""phux: a terminal server for AI agents."""
+
+__version__ = "0.1.0"

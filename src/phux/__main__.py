@@ -1,0 +1,3 @@
+from phux.cli.main import main
+
+main()

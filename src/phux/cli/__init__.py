@@ -1,0 +1,1 @@
+"""The click front end: thin verbs over :mod:`phux.client`."""

@@ -1,0 +1,1 @@
+"""phux.client layer (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""phux.engine layer (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""phux.mcp layer (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""phux.server layer (see ARCHITECTURE.md)."""

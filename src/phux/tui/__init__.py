@@ -1,0 +1,1 @@
+"""phux.tui layer (see ARCHITECTURE.md)."""

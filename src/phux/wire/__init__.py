@@ -1,0 +1,1 @@
+"""phux.wire layer (see ARCHITECTURE.md)."""
