@@ -1,0 +1,1 @@
+"""Benchmarks: each prints its figure, a baseline measured in the same run, and their ratio."""

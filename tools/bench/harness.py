@@ -1,0 +1,121 @@
+"""The harness every benchmark plugs into.
+
+A bench module is ``tools/bench/bench_<name>.py`` defining
+``run(quick: bool) -> list[Measurement]``. Each Measurement pairs a figure
+with a baseline measured in the same run, because these machines are too
+noisy for absolute numbers to mean much on their own; the ratio is what we
+compare across runs and against targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One figure against one baseline. ``ratio`` > 1 always means phux did better."""
+
+    bench: str
+    name: str
+    unit: str
+    value: float
+    baseline_name: str
+    baseline: float
+    higher_is_better: bool = True
+    target: str = ""
+
+    @property
+    def ratio(self) -> float:
+        if self.higher_is_better:
+            return self.value / self.baseline if self.baseline else float("inf")
+        return self.baseline / self.value if self.value else float("inf")
+
+
+def median_seconds(fn: Callable[[], object], *, repeat: int, warmup: int = 1) -> float:
+    """Median wall time of ``fn`` over ``repeat`` calls, after ``warmup`` discarded calls."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def percentile(samples: Sequence[float], pct: float) -> float:
+    ordered = sorted(samples)
+    if not ordered:
+        raise ValueError("no samples")
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def format_table(measurements: Sequence[Measurement]) -> str:
+    rows = [("bench", "figure", "value", "baseline", "base value", "ratio", "target")]
+    for m in measurements:
+        rows.append(
+            (
+                m.bench,
+                m.name,
+                f"{m.value:.4g} {m.unit}",
+                m.baseline_name,
+                f"{m.baseline:.4g} {m.unit}",
+                f"{m.ratio:.2f}x",
+                m.target,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def discover() -> list[str]:
+    here = Path(__file__).parent
+    return sorted(
+        info.name.removeprefix("bench_")
+        for info in pkgutil.iter_modules([str(here)])
+        if info.name.startswith("bench_")
+    )
+
+
+def run_benches(names: Sequence[str], quick: bool) -> list[Measurement]:
+    results: list[Measurement] = []
+    for name in names:
+        module = importlib.import_module(f"tools.bench.bench_{name}")
+        print(f"# running {name} ...", file=sys.stderr, flush=True)
+        results.extend(module.run(quick))
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run phux benchmarks (all, or the named ones).")
+    parser.add_argument("names", nargs="*", help=f"benches to run (default: all of {discover()})")
+    parser.add_argument("--quick", action="store_true", help="smaller workloads, for smoke runs")
+    parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    args = parser.parse_args(argv)
+    names = args.names or discover()
+    unknown = sorted(set(names) - set(discover()))
+    if unknown:
+        parser.error(f"unknown bench(es): {', '.join(unknown)}")
+    results = run_benches(names, args.quick)
+    if args.json:
+        print(json.dumps([asdict(m) | {"ratio": m.ratio} for m in results], indent=2))
+    else:
+        print(format_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
