@@ -1,0 +1,86 @@
+"""The codec's exception, and the numeric tables the wire shares with its peers."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ErrorCode(enum.IntEnum):
+    """Codes carried by the ERROR frame (spec/proto.md, "Error codes")."""
+
+    VERSION_INCOMPATIBLE = 1
+    UNKNOWN_MESSAGE_TYPE = 2
+    MALFORMED_MESSAGE = 3
+    FRAME_TOO_LARGE = 4
+    HANDSHAKE_REQUIRED = 5
+    DUPLICATE_HELLO = 6
+    TERMINAL_NOT_FOUND = 104
+    TERMINAL_EXITED = 105
+    SPAWN_FAILED = 106
+    UNIQUE_CONFLICT = 107
+    NOT_SUBSCRIBED = 108
+    INVALID_COMMAND = 200
+    PERMISSION_DENIED = 201
+    RESOURCE_EXHAUSTED = 202
+    INTERNAL_ERROR = 65535
+
+
+class DetachReason(enum.IntEnum):
+    """Why the server ends a connection (DETACHED frame)."""
+
+    REQUESTED = 0
+    SERVER_SHUTDOWN = 1
+    SESSION_KILLED = 2
+    REPLACED = 3
+    PROTOCOL_ERROR = 4
+    PERMISSION_DENIED = 5
+    INTERNAL_ERROR = 255
+
+
+class DecodeReason(enum.Enum):
+    """Why a byte string is not a valid frame. Each maps to one wire ErrorCode."""
+
+    TRUNCATED = "truncated"
+    EMPTY_FRAME = "empty frame"
+    FRAME_TOO_LARGE = "frame too large"
+    BAD_VARINT = "bad varint"
+    NON_MINIMAL_VARINT = "non-minimal varint"
+    UNKNOWN_FRAME_TYPE = "unknown frame type"
+    MISSING_FIELD = "missing field"
+    DUPLICATE_FIELD = "duplicate field"
+    WIRE_TYPE_MISMATCH = "wire type mismatch"
+    NESTED_OVERRUN = "nested length overrun"
+    BAD_INTEGER = "bad integer"
+    BAD_BOOL = "bad bool"
+    BAD_UTF8 = "bad utf-8"
+    BAD_COUNT = "bad count"
+    UNKNOWN_UNION_TAG = "unknown union tag"
+    UNKNOWN_WIRE_TYPE = "unknown wire type"
+
+    @property
+    def code(self) -> ErrorCode:
+        if self is DecodeReason.UNKNOWN_FRAME_TYPE:
+            return ErrorCode.UNKNOWN_MESSAGE_TYPE
+        if self is DecodeReason.FRAME_TOO_LARGE:
+            return ErrorCode.FRAME_TOO_LARGE
+        return ErrorCode.MALFORMED_MESSAGE
+
+
+class WireError(Exception):
+    """Any failure to decode (or encode) a frame.
+
+    ``recoverable`` is true when the frame boundary is intact, so the reader
+    has consumed the bad frame and the stream can go on (an unknown frame
+    type, a malformed body); false when framing itself is broken and the
+    connection must be closed.
+    """
+
+    def __init__(self, reason: DecodeReason, detail: str = "", *, recoverable: bool = False):
+        self.reason = reason
+        self.detail = detail
+        self.recoverable = recoverable
+        super().__init__(f"{reason.value}: {detail}" if detail else reason.value)
+
+    @property
+    def code(self) -> ErrorCode:
+        return self.reason.code

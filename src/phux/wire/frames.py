@@ -1,0 +1,505 @@
+"""The frame catalog: one msgspec Struct per frame type.
+
+Field order is the field id (the first field is id 1). Types use the widths in
+:mod:`phux.wire.tlv`; ``X | None = None`` is an optional field (absent on the
+wire when None); any other default is what a decoder uses when the field is
+absent. Client-originated frames are 0x00-0x7F, server-originated 0x80-0xFF.
+Numbers follow the original phux wire where the concept is the same.
+
+Request/response: every client request carries a ``request_id`` chosen by the
+client (unique among its outstanding requests); the server answers it with
+exactly one reply frame carrying the same id: the frame named in the
+request's docstring, or ERROR.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar
+
+import msgspec
+
+from phux.wire.tlv import I32, U8, U16, U32, U64
+
+
+class Frame(msgspec.Struct, frozen=True, kw_only=True):
+    TYPE: ClassVar[int]
+
+
+class Role(enum.IntEnum):
+    """A subscriber's role: viewers never change the size, primaries do."""
+
+    VIEWER = 0
+    PRIMARY = 1
+
+
+class Signal(enum.IntEnum):
+    """Signals a client may send to a terminal's foreground process group."""
+
+    HUP = 1
+    INT = 2
+    QUIT = 3
+    KILL = 9
+    USR1 = 10
+    USR2 = 12
+    TERM = 15
+    CONT = 18
+    STOP = 19
+    TSTP = 20
+    WINCH = 28
+
+
+class TombstoneReason(enum.IntEnum):
+    LAG = 1
+    """The subscriber's queue overflowed; output was dropped for it."""
+    GAP = 2
+    """The bytes it needs are no longer in the journal."""
+
+
+# ---------------------------------------------------------------- shared records
+
+
+class MetaEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One L3 metadata key and its opaque value."""
+
+    key: str
+    value: bytes
+
+
+class EnvVar(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    value: str
+
+
+class Exited(msgspec.Struct, frozen=True, kw_only=True, tag=1):
+    """The process exited with ``code``."""
+
+    code: I32
+
+
+class Signaled(msgspec.Struct, frozen=True, kw_only=True, tag=2):
+    """The process was killed by signal number ``signal`` (the host's number)."""
+
+    signal: U16
+
+
+ExitStatus = Exited | Signaled
+
+
+class TerminalInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a client needs to resolve a selector, in one record."""
+
+    terminal: U32
+    pid: U32
+    cols: U16
+    rows: U16
+    alive: bool
+    exit: ExitStatus | None = None
+    viewers: U16 = 0
+    primaries: U16 = 0
+    next_seq: U64 = 0
+    created_ms: U64 = 0
+    metadata: list[MetaEntry] = msgspec.field(default_factory=list)
+
+
+# ---------------------------------------------------------------- client -> server
+
+
+class Hello(Frame, frozen=True, kw_only=True):
+    """First frame of every connection. Answered by HELLO_OK, or ERROR and close."""
+
+    TYPE: ClassVar[int] = 0x01
+    client_name: str
+    major: U16
+    minor: U16
+    patch: U16
+    capabilities: list[str] = msgspec.field(default_factory=list)
+
+
+class Detach(Frame, frozen=True, kw_only=True):
+    """The client is leaving. Answered by DETACHED (REQUESTED), then the server closes."""
+
+    TYPE: ClassVar[int] = 0x03
+
+
+class Input(Frame, frozen=True, kw_only=True):
+    """Bytes for a terminal's PTY. Answered by OK once all of them are written."""
+
+    TYPE: ClassVar[int] = 0x13
+    request_id: U32
+    terminal: U32
+    data: bytes
+
+
+class Spawn(Frame, frozen=True, kw_only=True):
+    """Start a terminal. Answered by TERMINAL_SPAWNED (with this request id) or ERROR.
+
+    ``argv`` empty means the user's shell. ``unique_keys`` names metadata keys
+    whose values in ``metadata`` must not already be held by the same key on
+    any live terminal; the check and the spawn are one atomic step.
+    """
+
+    TYPE: ClassVar[int] = 0x22
+    request_id: U32
+    argv: list[str] = msgspec.field(default_factory=list)
+    cwd: str | None = None
+    env: list[EnvVar] = msgspec.field(default_factory=list)
+    cols: U16 = 80
+    rows: U16 = 24
+    metadata: list[MetaEntry] = msgspec.field(default_factory=list)
+    unique_keys: list[str] = msgspec.field(default_factory=list)
+
+
+class Resize(Frame, frozen=True, kw_only=True):
+    """Set a terminal's size. Answered by OK."""
+
+    TYPE: ClassVar[int] = 0x23
+    request_id: U32
+    terminal: U32
+    cols: U16
+    rows: U16
+
+
+class SendSignal(Frame, frozen=True, kw_only=True):
+    """Signal a terminal's foreground process group. Answered by OK."""
+
+    TYPE: ClassVar[int] = 0x24
+    request_id: U32
+    terminal: U32
+    signal: U8
+
+
+class Kill(Frame, frozen=True, kw_only=True):
+    """Close terminals, all or none, in one atomic step. Answered by OK.
+
+    Killing one terminal is a list of one. If any id is unknown or already
+    closed, nothing is killed and the reply is ERROR.
+    """
+
+    TYPE: ClassVar[int] = 0x25
+    request_id: U32
+    terminals: list[U32]
+
+
+class ListTerminals(Frame, frozen=True, kw_only=True):
+    """Answered by TERMINAL_LIST."""
+
+    TYPE: ClassVar[int] = 0x30
+    request_id: U32
+
+
+class Subscribe(Frame, frozen=True, kw_only=True):
+    """Follow a terminal's output. Answered by a bootstrap (BOOTSTRAP_BEGIN ... READY).
+
+    A primary's ``cols``/``rows`` become the terminal's size.
+    """
+
+    TYPE: ClassVar[int] = 0x40
+    request_id: U32
+    terminal: U32
+    role: U8 = Role.VIEWER
+    cols: U16 | None = None
+    rows: U16 | None = None
+
+
+class SubscribeEvents(Frame, frozen=True, kw_only=True):
+    """Receive TERMINAL_SPAWNED and TERMINAL_CLOSED for every terminal. Answered by OK."""
+
+    TYPE: ClassVar[int] = 0x41
+    request_id: U32
+
+
+class Unsubscribe(Frame, frozen=True, kw_only=True):
+    """Stop following a terminal. Answered by OK; no output for it follows the OK."""
+
+    TYPE: ClassVar[int] = 0x42
+    request_id: U32
+    terminal: U32
+
+
+class MetaGet(Frame, frozen=True, kw_only=True):
+    """Read one key (global scope when ``terminal`` is absent). Answered by METADATA_VALUE."""
+
+    TYPE: ClassVar[int] = 0x50
+    request_id: U32
+    key: str
+    terminal: U32 | None = None
+
+
+class MetaSet(Frame, frozen=True, kw_only=True):
+    """Write one key. Answered by OK."""
+
+    TYPE: ClassVar[int] = 0x51
+    request_id: U32
+    key: str
+    value: bytes
+    terminal: U32 | None = None
+
+
+class MetaDelete(Frame, frozen=True, kw_only=True):
+    """Delete one key (absent is not an error). Answered by OK."""
+
+    TYPE: ClassVar[int] = 0x52
+    request_id: U32
+    key: str
+    terminal: U32 | None = None
+
+
+class MetaList(Frame, frozen=True, kw_only=True):
+    """List the keys of one scope that start with ``prefix``. Answered by METADATA_KEYS."""
+
+    TYPE: ClassVar[int] = 0x53
+    request_id: U32
+    prefix: str = ""
+    terminal: U32 | None = None
+
+
+class MetaSubscribe(Frame, frozen=True, kw_only=True):
+    """Receive METADATA_CHANGED for keys starting with ``prefix``, in every scope.
+
+    Answered by OK; the request id becomes the subscription id.
+    """
+
+    TYPE: ClassVar[int] = 0x54
+    request_id: U32
+    prefix: str = ""
+
+
+class MetaUnsubscribe(Frame, frozen=True, kw_only=True):
+    """End a metadata subscription. Answered by OK."""
+
+    TYPE: ClassVar[int] = 0x55
+    request_id: U32
+    subscription: U32
+
+
+class Shutdown(Frame, frozen=True, kw_only=True):
+    """Stop the server: every terminal gets SIGHUP, every client DETACHED. Answered by OK."""
+
+    TYPE: ClassVar[int] = 0x60
+    request_id: U32
+
+
+class Ping(Frame, frozen=True, kw_only=True):
+    """Allowed before HELLO. Answered by PONG with the same token."""
+
+    TYPE: ClassVar[int] = 0x7F
+    token: U64 = 0
+
+
+# ---------------------------------------------------------------- server -> client
+
+
+class HelloOk(Frame, frozen=True, kw_only=True):
+    TYPE: ClassVar[int] = 0x80
+    server_name: str
+    major: U16
+    minor: U16
+    patch: U16
+    server_id: str
+    pid: U32
+    capabilities: list[str] = msgspec.field(default_factory=list)
+    max_frame: U32 = 16 * 1024 * 1024
+    max_metadata_value: U32 = 64 * 1024
+    max_subscriptions: U32 = 256
+    journal_bytes: U64 = 0
+
+
+class Detached(Frame, frozen=True, kw_only=True):
+    """The server is closing this connection (a DetachReason), then it closes."""
+
+    TYPE: ClassVar[int] = 0x82
+    reason: U8
+    message: str = ""
+
+
+class Output(Frame, frozen=True, kw_only=True):
+    """Live output: ``data`` are the bytes numbered ``seq`` .. ``seq + len(data) - 1``."""
+
+    TYPE: ClassVar[int] = 0x90
+    terminal: U32
+    seq: U64
+    data: bytes
+
+
+class Resized(Frame, frozen=True, kw_only=True):
+    """The terminal's size became cols x rows before the output byte numbered ``seq``."""
+
+    TYPE: ClassVar[int] = 0x92
+    terminal: U32
+    seq: U64
+    cols: U16
+    rows: U16
+
+
+class BootstrapBegin(Frame, frozen=True, kw_only=True):
+    """Start of a bootstrap. ``request_id`` is the SUBSCRIBE's, or 0 after a tombstone.
+
+    The size is the terminal's at ``start_seq``; the chunks and RESIZED frames
+    that follow, up to BOOTSTRAP_READY, replay the state from there.
+    """
+
+    TYPE: ClassVar[int] = 0x93
+    request_id: U32
+    terminal: U32
+    start_seq: U64
+    cols: U16
+    rows: U16
+
+
+class BootstrapChunk(Frame, frozen=True, kw_only=True):
+    """Bootstrap bytes. A checkpoint chunk recreates the state before byte ``seq``;
+    a journal chunk carries output bytes numbered from ``seq``."""
+
+    TYPE: ClassVar[int] = 0x94
+    terminal: U32
+    seq: U64
+    data: bytes
+    checkpoint: bool = False
+
+
+class BootstrapReady(Frame, frozen=True, kw_only=True):
+    """End of a bootstrap: live OUTPUT continues at exactly ``next_seq``."""
+
+    TYPE: ClassVar[int] = 0x95
+    terminal: U32
+    next_seq: U64
+    cols: U16
+    rows: U16
+    alive: bool = True
+    exit: ExitStatus | None = None
+
+
+class Tombstone(Frame, frozen=True, kw_only=True):
+    """Output from ``lost_seq`` on was not delivered; a fresh bootstrap follows."""
+
+    TYPE: ClassVar[int] = 0x97
+    terminal: U32
+    reason: U8
+    lost_seq: U64
+
+
+class TerminalClosed(Frame, frozen=True, kw_only=True):
+    """The terminal's process ended; no output follows ``final_seq`` (exclusive)."""
+
+    TYPE: ClassVar[int] = 0xA1
+    terminal: U32
+    status: ExitStatus
+    final_seq: U64
+
+
+class TerminalSpawned(Frame, frozen=True, kw_only=True):
+    """Reply to SPAWN (with its request id), or an event (request id absent)."""
+
+    TYPE: ClassVar[int] = 0xA2
+    terminal: U32
+    pid: U32
+    cols: U16
+    rows: U16
+    request_id: U32 | None = None
+    metadata: list[MetaEntry] = msgspec.field(default_factory=list)
+
+
+class Error(Frame, frozen=True, kw_only=True):
+    """A request failed (``request_id`` set) or the connection did (absent)."""
+
+    TYPE: ClassVar[int] = 0xC1
+    code: U16
+    message: str
+    request_id: U32 | None = None
+
+
+class Ok(Frame, frozen=True, kw_only=True):
+    """Generic success reply."""
+
+    TYPE: ClassVar[int] = 0xC2
+    request_id: U32
+
+
+class TerminalList(Frame, frozen=True, kw_only=True):
+    """Reply to LIST_TERMINALS: terminals in creation order, and the global metadata."""
+
+    TYPE: ClassVar[int] = 0xC4
+    request_id: U32
+    terminals: list[TerminalInfo] = msgspec.field(default_factory=list)
+    global_metadata: list[MetaEntry] = msgspec.field(default_factory=list)
+
+
+class MetadataChanged(Frame, frozen=True, kw_only=True):
+    """A key changed in the scope of ``terminal`` (global when absent); no value = deleted."""
+
+    TYPE: ClassVar[int] = 0xD0
+    subscription: U32
+    key: str
+    terminal: U32 | None = None
+    value: bytes | None = None
+
+
+class MetadataValue(Frame, frozen=True, kw_only=True):
+    """Reply to META_GET; ``value`` absent when the key is not set."""
+
+    TYPE: ClassVar[int] = 0xD1
+    request_id: U32
+    key: str
+    value: bytes | None = None
+
+
+class MetadataKeys(Frame, frozen=True, kw_only=True):
+    """Reply to META_LIST, sorted by key."""
+
+    TYPE: ClassVar[int] = 0xD2
+    request_id: U32
+    entries: list[MetaEntry] = msgspec.field(default_factory=list)
+
+
+class Pong(Frame, frozen=True, kw_only=True):
+    TYPE: ClassVar[int] = 0xFF
+    token: U64 = 0
+
+
+CLIENT_FRAMES: tuple[type[Frame], ...] = (
+    Hello,
+    Detach,
+    Input,
+    Spawn,
+    Resize,
+    SendSignal,
+    Kill,
+    ListTerminals,
+    Subscribe,
+    SubscribeEvents,
+    Unsubscribe,
+    MetaGet,
+    MetaSet,
+    MetaDelete,
+    MetaList,
+    MetaSubscribe,
+    MetaUnsubscribe,
+    Shutdown,
+    Ping,
+)
+SERVER_FRAMES: tuple[type[Frame], ...] = (
+    HelloOk,
+    Detached,
+    Output,
+    Resized,
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    Tombstone,
+    TerminalClosed,
+    TerminalSpawned,
+    Error,
+    Ok,
+    TerminalList,
+    MetadataChanged,
+    MetadataValue,
+    MetadataKeys,
+    Pong,
+)
+ALL_FRAMES: tuple[type[Frame], ...] = CLIENT_FRAMES + SERVER_FRAMES
+FRAMES_BY_TYPE: dict[int, type[Frame]] = {cls.TYPE: cls for cls in ALL_FRAMES}
+
+assert len(FRAMES_BY_TYPE) == len(ALL_FRAMES), "duplicate frame type number"
+assert all(cls.TYPE < 0x80 for cls in CLIENT_FRAMES)
+assert all(cls.TYPE >= 0x80 for cls in SERVER_FRAMES)

@@ -1,0 +1,91 @@
+"""Framing: ``u32 BE length | type u8 | body``, and an incremental reader."""
+
+from __future__ import annotations
+
+from phux.wire.errors import DecodeReason, WireError
+from phux.wire.frames import FRAMES_BY_TYPE, Frame
+from phux.wire.tlv import decode_struct, encode_struct
+
+MAX_FRAME = 16 * 1024 * 1024
+"""Largest allowed length field (type byte plus body)."""
+
+HEADER = 4
+
+
+def encode_frame(frame: Frame) -> bytes:
+    body = encode_struct(frame)
+    length = 1 + len(body)
+    if length > MAX_FRAME:
+        raise ValueError(f"{type(frame).__name__} of {length} bytes exceeds {MAX_FRAME}")
+    return length.to_bytes(4, "big") + bytes((frame.TYPE,)) + body
+
+
+def decode_body(frame_type: int, buf: bytes, start: int, end: int) -> Frame:
+    cls = FRAMES_BY_TYPE.get(frame_type)
+    if cls is None:
+        raise WireError(DecodeReason.UNKNOWN_FRAME_TYPE, f"0x{frame_type:02X}", recoverable=True)
+    try:
+        return decode_struct(cls, buf, start, end)
+    except WireError as exc:
+        raise WireError(exc.reason, exc.detail, recoverable=True) from None
+
+
+def decode_frame(data: bytes) -> Frame:
+    """Decode exactly one whole frame; anything short, long or malformed raises WireError."""
+    reader = FrameReader()
+    reader.feed(data)
+    frame = reader.next_frame()
+    if frame is None:
+        raise WireError(DecodeReason.TRUNCATED, f"{len(data)} bytes")
+    if reader.buffered:
+        raise WireError(DecodeReason.TRUNCATED, f"{reader.buffered} bytes after the frame")
+    return frame
+
+
+class FrameReader:
+    """Feed it bytes in any split; take whole frames back.
+
+    A framing error (length 0 or over the maximum) is not recoverable: the
+    reader stays broken and every later call raises it again. A bad frame
+    inside intact framing (unknown type, malformed body) is consumed and
+    raised once with ``recoverable=True``; the next frames decode normally.
+    """
+
+    def __init__(self, max_frame: int = MAX_FRAME) -> None:
+        self._buf = bytearray()
+        self._max = max_frame
+        self._broken: WireError | None = None
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> None:
+        if self._broken is None:
+            self._buf += data
+
+    def next_frame(self) -> Frame | None:
+        if self._broken is not None:
+            raise self._broken
+        buf = self._buf
+        if len(buf) < HEADER:
+            return None
+        length = int.from_bytes(buf[:4], "big")
+        if length == 0 or length > self._max:
+            reason = DecodeReason.EMPTY_FRAME if length == 0 else DecodeReason.FRAME_TOO_LARGE
+            self._broken = WireError(reason, f"length {length}")
+            self._buf = bytearray()
+            raise self._broken
+        if len(buf) < HEADER + length:
+            return None
+        frame_type = buf[4]
+        body = bytes(buf[HEADER + 1 : HEADER + length])
+        del buf[: HEADER + length]
+        return decode_body(frame_type, body, 0, len(body))
+
+    def frames(self) -> list[Frame]:
+        """Every whole frame buffered so far (raises on the first bad one)."""
+        out = []
+        while (frame := self.next_frame()) is not None:
+            out.append(frame)
+        return out

@@ -1,0 +1,50 @@
+"""Handshake rules (spec/proto.md, "Handshake"), independent of any transport."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from phux.wire.errors import ErrorCode
+from phux.wire.frames import Error, Frame, Hello, Ping
+
+PROTOCOL_VERSION = (1, 0, 0)
+"""major.minor.patch of the wire this package implements. major.minor must match."""
+
+
+def compatible(major: int, minor: int) -> bool:
+    return (major, minor) == PROTOCOL_VERSION[:2]
+
+
+@dataclass
+class ServerHandshake:
+    """Tracks one connection's handshake on the server side.
+
+    ``check(frame)`` returns None when the frame may be processed, or the
+    ERROR to send; ``fatal`` tells whether the connection must close after it.
+    """
+
+    done: bool = False
+    fatal: bool = False
+
+    def check(self, frame: Frame) -> Error | None:
+        if isinstance(frame, Hello):
+            if self.done:
+                self.fatal = True
+                return Error(code=ErrorCode.DUPLICATE_HELLO, message="second HELLO")
+            if not compatible(frame.major, frame.minor):
+                self.fatal = True
+                ours = ".".join(map(str, PROTOCOL_VERSION))
+                return Error(
+                    code=ErrorCode.VERSION_INCOMPATIBLE,
+                    message=f"client speaks {frame.major}.{frame.minor}.{frame.patch}, "
+                    f"server speaks {ours}; major.minor must match",
+                )
+            self.done = True
+            return None
+        if not self.done and not isinstance(frame, Ping):
+            self.fatal = True
+            return Error(
+                code=ErrorCode.HANDSHAKE_REQUIRED,
+                message=f"{type(frame).__name__} before HELLO",
+            )
+        return None

@@ -1,0 +1,374 @@
+"""Field-tagged TLV: the body encoding of every frame (spec/proto.md, "Body encoding").
+
+A body is a sequence of fields, each ``field id (varint) | wire type (u8) |
+length (varint) | value``. Field ids are the 1-based position of the field in
+its msgspec Struct. The value encoding of each leaf type is defined once here
+and used by every frame: this module compiles a plan per Struct class from its
+type annotations and drives encoding and decoding from that plan.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+
+from phux.wire.errors import DecodeReason, WireError
+
+
+class WireType(enum.IntEnum):
+    UINT = 0
+    SINT = 1
+    BOOL = 2
+    STRING = 3
+    BYTES = 4
+    STRUCT = 5
+    LIST = 6
+    UNION = 7
+
+
+@dataclass(frozen=True)
+class IntSpec:
+    """Annotation marker for an integer field: its width in bytes and signedness."""
+
+    width: int
+    signed: bool = False
+
+
+U8 = Annotated[int, IntSpec(1)]
+U16 = Annotated[int, IntSpec(2)]
+U32 = Annotated[int, IntSpec(4)]
+U64 = Annotated[int, IntSpec(8)]
+I32 = Annotated[int, IntSpec(4, signed=True)]
+I64 = Annotated[int, IntSpec(8, signed=True)]
+
+MAX_VARINT_BYTES = 10
+_U64_MAX = (1 << 64) - 1
+
+
+def encode_varint(value: int) -> bytes:
+    if value < 0 or value > _U64_MAX:
+        raise ValueError(f"varint out of range: {value}")
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def decode_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """Decode a minimal LEB128 varint at ``pos``; return (value, next position)."""
+    if pos >= end:
+        raise WireError(DecodeReason.TRUNCATED, "varint")
+    byte = buf[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    result = 0
+    shift = 0
+    start = pos
+    while True:
+        if pos >= end:
+            raise WireError(DecodeReason.TRUNCATED, "varint")
+        if pos - start >= MAX_VARINT_BYTES:
+            raise WireError(DecodeReason.BAD_VARINT, "longer than 10 bytes")
+        byte = buf[pos]
+        result |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            break
+        shift += 7
+    if byte == 0:
+        raise WireError(DecodeReason.NON_MINIMAL_VARINT, "trailing zero group")
+    if result > _U64_MAX:
+        raise WireError(DecodeReason.BAD_VARINT, "exceeds 64 bits")
+    return result, pos
+
+
+# A leaf codec: encode(value) -> bytes; decode(buf, start, end) -> value.
+Encoder = Callable[[Any], bytes]
+Decoder = Callable[[bytes, int, int], Any]
+
+
+@dataclass(frozen=True)
+class Leaf:
+    wire_type: WireType
+    encode: Encoder
+    decode: Decoder
+    description: str
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    field_id: int
+    name: str
+    leaf: Leaf
+    optional: bool
+    required: bool
+    default: Any
+    default_factory: Callable[[], Any] | None
+
+
+@dataclass(frozen=True)
+class StructPlan:
+    cls: type[msgspec.Struct]
+    fields: tuple[FieldPlan, ...]
+    by_id: dict[int, FieldPlan]
+
+
+_plans: dict[type, StructPlan] = {}
+
+
+def _int_leaf(spec: IntSpec) -> Leaf:
+    width, signed = spec.width, spec.signed
+    lo = -(1 << (8 * width - 1)) if signed else 0
+    hi = (1 << (8 * width - 1)) - 1 if signed else (1 << (8 * width)) - 1
+
+    def enc(value: Any) -> bytes:
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueError(f"{value!r} does not fit {'i' if signed else 'u'}{8 * width}")
+        return value.to_bytes(width, "big", signed=signed)
+
+    def dec(buf: bytes, start: int, end: int) -> int:
+        if end - start != width:
+            raise WireError(DecodeReason.BAD_INTEGER, f"expected {width} bytes, got {end - start}")
+        return int.from_bytes(buf[start:end], "big", signed=signed)
+
+    kind = WireType.SINT if signed else WireType.UINT
+    return Leaf(kind, enc, dec, f"{'i' if signed else 'u'}{8 * width}")
+
+
+def _enc_bool(value: Any) -> bytes:
+    return b"\x01" if value else b"\x00"
+
+
+def _dec_bool(buf: bytes, start: int, end: int) -> bool:
+    if end - start != 1 or buf[start] > 1:
+        raise WireError(DecodeReason.BAD_BOOL, "a bool is one byte, 0 or 1")
+    return buf[start] == 1
+
+
+def _enc_str(value: Any) -> bytes:
+    return bytes(value.encode("utf-8"))
+
+
+def _dec_str(buf: bytes, start: int, end: int) -> str:
+    try:
+        return bytes(buf[start:end]).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WireError(DecodeReason.BAD_UTF8, str(exc)) from None
+
+
+def _enc_bytes(value: Any) -> bytes:
+    return bytes(value)
+
+
+def _dec_bytes(buf: bytes, start: int, end: int) -> bytes:
+    return bytes(buf[start:end])
+
+
+_BOOL = Leaf(WireType.BOOL, _enc_bool, _dec_bool, "bool")
+_STR = Leaf(WireType.STRING, _enc_str, _dec_str, "string")
+_BYTES = Leaf(WireType.BYTES, _enc_bytes, _dec_bytes, "bytes")
+
+
+def _struct_leaf(cls: type[msgspec.Struct]) -> Leaf:
+    def enc(value: Any) -> bytes:
+        return encode_struct(value)
+
+    def dec(buf: bytes, start: int, end: int) -> Any:
+        return decode_struct(cls, buf, start, end)
+
+    return Leaf(WireType.STRUCT, enc, dec, f"struct {cls.__name__}")
+
+
+def _list_leaf(item: Leaf) -> Leaf:
+    def enc(value: Any) -> bytes:
+        parts = [encode_varint(len(value))]
+        for element in value:
+            data = item.encode(element)
+            parts.append(encode_varint(len(data)))
+            parts.append(data)
+        return b"".join(parts)
+
+    def dec(buf: bytes, start: int, end: int) -> list[Any]:
+        count, pos = decode_varint(buf, start, end)
+        # Each element costs at least one length byte: a count that the
+        # remaining bytes cannot hold is rejected before anything is built.
+        if count > end - pos:
+            raise WireError(DecodeReason.BAD_COUNT, f"count {count} exceeds {end - pos} bytes")
+        out = []
+        for _ in range(count):
+            length, pos = decode_varint(buf, pos, end)
+            if length > end - pos:
+                raise WireError(DecodeReason.NESTED_OVERRUN, "list element")
+            out.append(item.decode(buf, pos, pos + length))
+            pos += length
+        if pos != end:
+            raise WireError(DecodeReason.BAD_COUNT, f"{end - pos} bytes after the last element")
+        return out
+
+    return Leaf(WireType.LIST, enc, dec, f"list of {item.description}")
+
+
+def _union_leaf(members: tuple[type[msgspec.Struct], ...]) -> Leaf:
+    by_tag: dict[int, type[msgspec.Struct]] = {}
+    tag_of: dict[type, int] = {}
+    for cls in members:
+        tag = cls.__struct_config__.tag
+        if not isinstance(tag, int) or isinstance(tag, bool):
+            raise TypeError(f"union member {cls.__name__} needs an integer msgspec tag")
+        by_tag[tag] = cls
+        tag_of[cls] = tag
+
+    def enc(value: Any) -> bytes:
+        return encode_varint(tag_of[type(value)]) + encode_struct(value)
+
+    def dec(buf: bytes, start: int, end: int) -> Any:
+        tag, pos = decode_varint(buf, start, end)
+        cls = by_tag.get(tag)
+        if cls is None:
+            raise WireError(DecodeReason.UNKNOWN_UNION_TAG, f"tag {tag}")
+        return decode_struct(cls, buf, pos, end)
+
+    names = " | ".join(f"{c.__name__}={tag_of[c]}" for c in members)
+    return Leaf(WireType.UNION, enc, dec, f"union ({names})")
+
+
+def _is_struct(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+
+
+def leaf_for(tp: Any) -> Leaf:
+    """The leaf codec for a (non-optional) annotated type."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        base, *extras = typing.get_args(tp)
+        for extra in extras:
+            if isinstance(extra, IntSpec) and base is int:
+                return _int_leaf(extra)
+        return leaf_for(base)
+    if tp is bool:
+        return _BOOL
+    if tp is str:
+        return _STR
+    if tp is bytes:
+        return _BYTES
+    if tp is int:
+        raise TypeError("bare int: annotate integers with a width (U8, U16, U32, U64, I32, I64)")
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return _list_leaf(leaf_for(item))
+    if origin in (types.UnionType, typing.Union):
+        members = typing.get_args(tp)
+        if all(_is_struct(m) for m in members):
+            return _union_leaf(members)
+    if _is_struct(tp):
+        return _struct_leaf(tp)
+    raise TypeError(f"no wire encoding for {tp!r}")
+
+
+def _split_optional(tp: Any) -> tuple[Any, bool]:
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        args = typing.get_args(tp)
+        if type(None) in args:
+            rest = tuple(a for a in args if a is not type(None))
+            inner = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
+            return inner, True
+    return tp, False
+
+
+def plan_for(cls: type[msgspec.Struct]) -> StructPlan:
+    plan = _plans.get(cls)
+    if plan is not None:
+        return plan
+    hints = typing.get_type_hints(cls, include_extras=True)
+    fields = []
+    for index, info in enumerate(msgspec.structs.fields(cls), start=1):
+        inner, optional = _split_optional(hints[info.name])
+        has_default = info.default is not msgspec.NODEFAULT
+        has_factory = info.default_factory is not msgspec.NODEFAULT
+        if optional and not (has_default and info.default is None):
+            raise TypeError(f"{cls.__name__}.{info.name}: optional fields must default to None")
+        fields.append(
+            FieldPlan(
+                field_id=index,
+                name=info.name,
+                leaf=leaf_for(inner),
+                optional=optional,
+                required=not (has_default or has_factory),
+                default=info.default if has_default else None,
+                default_factory=info.default_factory if has_factory else None,
+            )
+        )
+    plan = StructPlan(cls, tuple(fields), {f.field_id: f for f in fields})
+    _plans[cls] = plan
+    return plan
+
+
+def encode_struct(value: msgspec.Struct) -> bytes:
+    """Encode a Struct as a TLV body: every non-None field, in field-id order."""
+    plan = plan_for(type(value))
+    parts: list[bytes] = []
+    for f in plan.fields:
+        field_value = getattr(value, f.name)
+        if field_value is None:
+            if f.optional:
+                continue
+            raise ValueError(f"{plan.cls.__name__}.{f.name} is None but not optional")
+        data = f.leaf.encode(field_value)
+        if f.field_id < 0x80:
+            parts.append(bytes((f.field_id, f.leaf.wire_type)))
+        else:
+            parts.append(encode_varint(f.field_id) + bytes((f.leaf.wire_type,)))
+        parts.append(encode_varint(len(data)))
+        parts.append(data)
+    return b"".join(parts)
+
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
+    """Decode a TLV body held in ``buf[start:end]`` into ``cls``."""
+    plan = plan_for(cls)
+    values: dict[str, Any] = {}
+    pos = start
+    by_id = plan.by_id
+    while pos < end:
+        field_id, pos = decode_varint(buf, pos, end)
+        if pos >= end:
+            raise WireError(DecodeReason.TRUNCATED, "wire type")
+        wire_type = buf[pos]
+        pos += 1
+        if wire_type > max(WireType):
+            raise WireError(DecodeReason.UNKNOWN_WIRE_TYPE, f"field {field_id}: {wire_type}")
+        length, pos = decode_varint(buf, pos, end)
+        if length > end - pos:
+            raise WireError(DecodeReason.NESTED_OVERRUN, f"field {field_id} of {cls.__name__}")
+        f = by_id.get(field_id)
+        if f is not None:
+            if f.name in values:
+                raise WireError(DecodeReason.DUPLICATE_FIELD, f"{cls.__name__}.{f.name}")
+            if wire_type != f.leaf.wire_type:
+                raise WireError(
+                    DecodeReason.WIRE_TYPE_MISMATCH,
+                    f"{cls.__name__}.{f.name}: {wire_type} for {f.leaf.wire_type.name}",
+                )
+            values[f.name] = f.leaf.decode(buf, pos, pos + length)
+        pos += length
+    for f in plan.fields:
+        if f.required and f.name not in values:
+            raise WireError(DecodeReason.MISSING_FIELD, f"{cls.__name__}.{f.name}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - plan and class agree
+        raise WireError(DecodeReason.MISSING_FIELD, str(exc)) from None
