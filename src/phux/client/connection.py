@@ -1,0 +1,197 @@
+"""A blocking connection to the server.
+
+Blocking sockets rather than trio: the one-shot CLI verbs must not pay for
+importing an event loop, and every call is bounded by the caller's Deadline.
+Replies are matched to requests by id; frames pushed by the server (output,
+bootstrap, lifecycle, metadata changes) that arrive while waiting for a reply
+are kept, in order, for :meth:`Connection.receive`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from phux import __version__
+from phux.client.deadline import Deadline
+from phux.client.errors import (
+    ConnectionLost,
+    DeadlineExceeded,
+    NoServer,
+    ProtocolError,
+    ServerError,
+)
+from phux.wire import PROTOCOL_VERSION, FrameReader, WireError, encode_frame
+from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
+
+F = TypeVar("F", bound=Frame)
+
+_RECV_SIZE = 256 * 1024
+
+# Frames that answer a request carry a request_id; a few frame types are
+# either a reply or a pushed event depending on whether it is set.
+_REPLY_FIELD = "request_id"
+
+
+class Connection:
+    def __init__(self, sock: socket.socket, path: Path) -> None:
+        self._sock = sock
+        self.path = path
+        self._reader = FrameReader()
+        self._pushed: deque[Frame] = deque()
+        self._replies: dict[int, Frame] = {}
+        self._next_id = 1
+        self._closed = False
+        self.hello: HelloOk | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    @classmethod
+    def open(cls, path: Path, deadline: Deadline, client_name: str = "phux") -> Connection:
+        """Connect and complete the handshake before ``deadline``."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(deadline.remaining())
+            sock.connect(os.fspath(path))
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+            raise NoServer(f"no server running on {path}") from None
+        except TimeoutError:
+            sock.close()
+            raise DeadlineExceeded(f"timed out connecting to {path}") from None
+        except DeadlineExceeded:
+            sock.close()
+            raise
+        except OSError as exc:
+            sock.close()
+            raise NoServer(f"cannot connect to {path}: {exc.strerror or exc}") from None
+        conn = cls(sock, path)
+        try:
+            conn._handshake(deadline, client_name)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _handshake(self, deadline: Deadline, client_name: str) -> None:
+        major, minor, patch = PROTOCOL_VERSION
+        self.send(
+            Hello(client_name=f"{client_name}/{__version__}", major=major, minor=minor, patch=patch)
+        )
+        frame = self._read_frame(deadline)
+        if isinstance(frame, Error):
+            raise ServerError(frame.code, frame.message)
+        if not isinstance(frame, HelloOk):
+            raise ProtocolError(f"expected HELLO_OK, got {type(frame).__name__}")
+        self.hello = frame
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._sock.sendall(encode_frame(Detach()))
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ sending
+
+    def new_request_id(self) -> int:
+        rid = self._next_id
+        self._next_id = rid + 1 if rid < 0xFFFFFFFF else 1
+        return rid
+
+    def send(self, frame: Frame) -> None:
+        try:
+            self._sock.sendall(encode_frame(frame))
+        except OSError as exc:
+            raise ConnectionLost(f"connection to the server lost: {exc}") from None
+
+    def submit(self, make: Callable[[int], Frame]) -> int:
+        """Send the request ``make(request_id)`` and return its id without waiting."""
+        rid = self.new_request_id()
+        self.send(make(rid))
+        return rid
+
+    def call(self, make: Callable[[int], Frame], deadline: Deadline) -> Frame:
+        """Send a request and wait for its reply; ERROR raises ServerError."""
+        return self.wait_reply(self.submit(make), deadline)
+
+    def call_expect(self, make: Callable[[int], Frame], kind: type[F], deadline: Deadline) -> F:
+        reply = self.call(make, deadline)
+        if not isinstance(reply, kind):
+            raise ProtocolError(f"expected {kind.__name__}, got {type(reply).__name__}")
+        return reply
+
+    # ------------------------------------------------------------ receiving
+
+    def wait_reply(self, request_id: int, deadline: Deadline) -> Frame:
+        while request_id not in self._replies:
+            self._dispatch(self._read_frame(deadline))
+        reply = self._replies.pop(request_id)
+        if isinstance(reply, Error):
+            raise ServerError(reply.code, reply.message)
+        return reply
+
+    def receive(self, deadline: Deadline) -> Frame:
+        """The next pushed (non-reply) frame."""
+        while not self._pushed:
+            self._dispatch(self._read_frame(deadline))
+        return self._pushed.popleft()
+
+    def poll(self) -> Frame | None:
+        """A pushed frame if one is already here or readable without waiting."""
+        if not self._pushed:
+            with contextlib.suppress(DeadlineExceeded):
+                self._dispatch(self._read_frame(Deadline(0.0), block=False))
+        return self._pushed.popleft() if self._pushed else None
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    @property
+    def has_buffered(self) -> bool:
+        return bool(self._pushed) or self._reader.buffered > 0
+
+    def _dispatch(self, frame: Frame) -> None:
+        rid = getattr(frame, _REPLY_FIELD, None)
+        # BOOTSTRAP_BEGIN carries the SUBSCRIBE's id but is the start of a
+        # stream, not a reply to wait for: it goes to the pushed frames too.
+        if rid is not None and type(frame).__name__ != "BootstrapBegin":
+            self._replies[rid] = frame
+        else:
+            self._pushed.append(frame)
+
+    def _read_frame(self, deadline: Deadline, block: bool = True) -> Frame:
+        while True:
+            try:
+                frame = self._reader.next_frame()
+            except WireError as exc:
+                raise ProtocolError(f"bad frame from the server: {exc}") from None
+            if frame is not None:
+                return frame
+            try:
+                self._sock.settimeout(deadline.remaining() if block else 0.0)
+                data = self._sock.recv(_RECV_SIZE)
+            except (TimeoutError, BlockingIOError):
+                raise DeadlineExceeded("timed out waiting for the server") from None
+            except OSError as exc:
+                raise ConnectionLost(f"connection to the server lost: {exc}") from None
+            if not data:
+                raise ConnectionLost("the server closed the connection")
+            self._reader.feed(data)
+
+
+def connect(path: Path, deadline: Deadline, client_name: str = "phux") -> Connection:
+    return Connection.open(path, deadline, client_name)

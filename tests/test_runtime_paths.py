@@ -1,0 +1,52 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from phux.runtime_paths import (
+    SocketDirError,
+    check_socket_dir,
+    ensure_socket_dir,
+    resolve_socket_path,
+)
+
+
+def test_precedence_explicit_then_env_then_runtime_then_tmp() -> None:
+    env = {"PHUX_SOCKET": "/e/s", "XDG_RUNTIME_DIR": "/run/user/7"}
+    assert resolve_socket_path("/x/s", env) == Path("/x/s")
+    assert resolve_socket_path(None, env) == Path("/e/s")
+    assert resolve_socket_path(None, {"XDG_RUNTIME_DIR": "/run/user/7"}) == Path(
+        "/run/user/7/phux/phux.sock"
+    )
+    assert resolve_socket_path(None, {}) == Path(f"/tmp/phux-{os.getuid()}/phux.sock")
+
+
+def test_creates_directory_0700(tmp_path: Path) -> None:
+    sock = tmp_path / "new" / "phux.sock"
+    ensure_socket_dir(sock)
+    assert (sock.parent.stat().st_mode & 0o777) == 0o700
+
+
+def test_world_writable_directory_without_sticky_bit_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "open"
+    bad.mkdir()
+    bad.chmod(0o777)
+    with pytest.raises(SocketDirError, match="writable by group or others"):
+        check_socket_dir(bad)
+    bad.chmod(0o1777)
+    check_socket_dir(bad)
+
+
+def test_directory_owned_by_someone_else_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown a directory to another user")
+    other = tmp_path / "theirs"
+    other.mkdir(mode=0o700)
+    os.chown(other, 65534, 65534)
+    with pytest.raises(SocketDirError, match="owned by uid 65534"):
+        ensure_socket_dir(other / "phux.sock")
+
+
+def test_too_long_path_gets_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SocketDirError, match="platform limit"):
+        ensure_socket_dir(tmp_path / ("x" * 120) / "phux.sock")
