@@ -1,0 +1,348 @@
+"""EngineStream: a pyte ``Stream`` subclass with a regex tokenizer.
+
+Stock pyte walks every non-text character through a generator. Here one
+compiled regex matches, at the current position, either a whole run of plain
+text or a whole control/escape sequence, so escape-heavy output costs one
+regex match and one dispatch per sequence. Sequences cut by a chunk boundary
+are kept in ``_pending`` (short) or in the string state (OSC/DCS/APC/PM/SOS
+payloads) and completed by the next ``feed``.
+
+Nothing raises out of ``feed``: unknown or malformed sequences are consumed,
+never printed, and a handler that fails only loses its own sequence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pyte
+
+from phux.engine._screen import EngineScreen
+
+ESC = "\x1b"
+
+_TOKEN = re.compile(
+    # 1: plain text
+    r"([^\x00-\x1f\x7f-\x9f]+)"
+    # 2: CSI; 3 private prefix, 4 parameters, 5 intermediates, 6 final
+    r"|((?:\x1b\[|\x9b)([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
+    # 7: C0 controls that do something
+    r"|([\x07-\x0d\x0e\x0f])"
+    # 8: complete OSC; 9 payload
+    r"|((?:\x1b\]|\x9d)([^\x07\x1b\x9c\x18\x1a]*)(?:\x07|\x1b\\|\x9c))"
+    # 10: ESC with intermediates; 11 intermediates, 12 final
+    r"|(\x1b([\x20-\x2f]+)([\x30-\x7e]))"
+    # 13: two-character ESC sequence (not CSI/OSC/DCS/SOS/PM/APC); 14 final
+    r"|(\x1b([\x30-\x4f\x51-\x57\x59\x5a\x5c\x60-\x7e]))"
+    # 15: complete DCS/SOS/PM/APC: swallowed
+    r"|((?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c\x18\x1a]*(?:\x1b\\|\x9c))"
+    # 16: other controls: ignored
+    r"|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
+)
+_CSI = re.compile(r"\x1b\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e])")
+_OSC_END = re.compile(r"[\x07\x1b\x9c\x18\x1a]")
+_STRING_END = re.compile(r"[\x1b\x9c\x18\x1a]")
+_C1_STRINGS = {"\x9d": "]", "\x90": "P", "\x98": "X", "\x9e": "^", "\x9f": "_"}
+_MAX_SEQUENCE = 1024
+_MAX_OSC = 1 << 16
+
+
+def _ints(params: str) -> list[int]:
+    """CSI parameters as pyte passes them: missing ones are 0, values capped at 9999."""
+    if not params:
+        return [0]
+    if params.isdigit():
+        v = int(params)
+        return [v if v < 9999 else 9999]
+    return [min(int(p), 9999) if p else 0 for p in params.split(";")]
+
+
+class EngineStream(pyte.Stream):
+    """Feeds decoded text into an :class:`EngineScreen`."""
+
+    def __init__(self, screen: EngineScreen) -> None:
+        super().__init__(screen)
+        self.screen = screen
+        self.errors = 0
+        self._pending = ""
+        self._string_kind: str | None = None
+        self._string_parts: list[str] = []
+        self._string_len = 0
+        self._string_esc = False
+        s = screen
+        self._controls: dict[str, Callable[[], None]] = {
+            "\x07": s.bell,
+            "\x08": s.backspace,
+            "\x09": s.tab,
+            "\x0a": s.linefeed,
+            "\x0b": s.linefeed,
+            "\x0c": s.linefeed,
+            "\x0d": s.carriage_return,
+            "\x0e": s.shift_out,
+            "\x0f": s.shift_in,
+        }
+        # final -> (handler, number of parameters it takes)
+        self._csi_table: dict[str, tuple[Callable[..., None], int]] = {
+            "@": (s.insert_characters, 1),
+            "A": (s.cursor_up, 1),
+            "B": (s.cursor_down, 1),
+            "C": (s.cursor_forward, 1),
+            "D": (s.cursor_back, 1),
+            "E": (s.cursor_down1, 1),
+            "F": (s.cursor_up1, 1),
+            "G": (s.cursor_to_column, 1),
+            "H": (s.cursor_position, 2),
+            "I": (s.tab_forward, 1),
+            "J": (s.erase_in_display, 1),
+            "K": (s.erase_in_line, 1),
+            "L": (s.insert_lines, 1),
+            "M": (s.delete_lines, 1),
+            "P": (s.delete_characters, 1),
+            "S": (s.scroll_up, 1),
+            "X": (s.erase_characters, 1),
+            "Z": (s.tab_backward, 1),
+            "`": (s.cursor_to_column, 1),
+            "a": (s.cursor_forward, 1),
+            "b": (s.repeat_last, 1),
+            "d": (s.cursor_to_line, 1),
+            "e": (s.cursor_down, 1),
+            "f": (s.cursor_position, 2),
+            "g": (s.clear_tab_stop, 1),
+            "n": (s.report_device_status, 1),
+            "r": (s.set_margins, 2),
+            "s": (s.save_cursor, 0),
+            "u": (s.restore_cursor, 0),
+        }
+        self._esc_table: dict[str, Callable[[], None]] = {
+            "D": s.index,
+            "E": s.next_line,
+            "M": s.reverse_index,
+            "H": s.set_tab_stop,
+            "7": s.save_cursor,
+            "8": s.restore_cursor,
+            "c": s.reset,
+            "=": self._keypad_application,
+            ">": self._keypad_numeric,
+        }
+
+    def _keypad_application(self) -> None:
+        self.screen.app_keypad = True
+
+    def _keypad_numeric(self) -> None:
+        self.screen.app_keypad = False
+
+    # -- feeding ------------------------------------------------------------------
+
+    def feed(self, data: str) -> None:
+        if self._pending:
+            data = self._pending + data
+            self._pending = ""
+        pos = 0
+        if self._string_kind is not None:
+            if self._string_esc:
+                self._string_esc = False
+                data = ESC + data
+            pos = self._continue_string(data, 0)
+        n = len(data)
+        match = _TOKEN.match
+        draw = self.screen.draw
+        controls = self._controls
+        while pos < n:
+            m = match(data, pos)
+            if m is None:
+                try:
+                    pos = self._slow(data, pos)
+                except Exception:
+                    self.errors += 1
+                    pos += 1
+                continue
+            end = m.end()
+            kind = m.lastindex
+            try:
+                if kind == 1:
+                    draw(data[pos:end])
+                elif kind == 2:
+                    self._csi(m.group(3), m.group(4), m.group(5), m.group(6))
+                elif kind == 7:
+                    controls[data[pos]]()
+                elif kind == 8:
+                    self.screen.osc(m.group(9))
+                elif kind == 10:
+                    self._esc(m.group(11), m.group(12))
+                elif kind == 13:
+                    self._esc("", m.group(14))
+            except Exception:
+                self.errors += 1
+            pos = end
+
+    def _slow(self, data: str, pos: int) -> int:
+        """Handle a sequence the fast regex could not: cut, interrupted, malformed or long."""
+        n = len(data)
+        c = data[pos]
+        if c in _C1_STRINGS:
+            return self._start_string(data, pos + 1, _C1_STRINGS[c])
+        if c == "\x9b":
+            seq = "\x1b["
+        elif c == ESC:
+            seq = ESC
+        else:
+            return pos + 1
+        i = pos + 1
+        while i < n:
+            ch = data[i]
+            o = ord(ch)
+            if ch == "\x18" or ch == "\x1a":
+                return i + 1  # CAN/SUB abort the sequence.
+            if ch == ESC:
+                return i  # A new sequence starts; this one is abandoned.
+            if o < 0x20:
+                handler = self._controls.get(ch)
+                if handler is not None:
+                    handler()  # C0 controls inside a sequence are executed.
+                i += 1
+                continue
+            if o == 0x7F:
+                i += 1
+                continue
+            i += 1
+            if seq == ESC:
+                if ch in "]PX^_":
+                    return self._start_string(data, i, ch)
+                if ch == "[":
+                    seq = "\x1b["
+                    continue
+            if len(seq) < _MAX_SEQUENCE:
+                seq += ch
+            if seq[1] == "[":
+                if 0x40 <= o <= 0x7E:
+                    csi = _CSI.fullmatch(seq)
+                    if csi is not None:
+                        self._csi(*csi.groups())
+                    return i
+                if o > 0x7E:
+                    return i  # Malformed: dropped.
+            else:
+                if 0x30 <= o <= 0x7E:
+                    self._esc(seq[1:-1], ch)
+                    return i
+                if o > 0x7E:
+                    return i
+        self._pending = seq
+        return n
+
+    # -- strings (OSC, DCS, SOS, PM, APC) --------------------------------------------
+
+    def _start_string(self, data: str, pos: int, kind: str) -> int:
+        self._string_kind = kind
+        self._string_parts = []
+        self._string_len = 0
+        self._string_esc = False
+        return self._continue_string(data, pos)
+
+    def _continue_string(self, data: str, pos: int) -> int:
+        kind = self._string_kind
+        n = len(data)
+        m = (_OSC_END if kind == "]" else _STRING_END).search(data, pos)
+        if m is None:
+            self._append_string(data[pos:])
+            return n
+        j = m.start()
+        self._append_string(data[pos:j])
+        t = data[j]
+        if t == "\x07" or t == "\x9c":
+            self._finish_string()
+            return j + 1
+        if t != ESC:
+            self._abort_string()  # CAN / SUB
+            return j + 1
+        if j + 1 >= n:
+            self._string_esc = True  # ESC at the end of the chunk: decide next time.
+            return n
+        if data[j + 1] == "\\":
+            self._finish_string()
+            return j + 2
+        self._abort_string()
+        return j
+
+    def _append_string(self, text: str) -> None:
+        if text and self._string_kind == "]" and self._string_len < _MAX_OSC:
+            self._string_parts.append(text)
+            self._string_len += len(text)
+
+    def _finish_string(self) -> None:
+        kind = self._string_kind
+        payload = "".join(self._string_parts)
+        self._abort_string()
+        if kind == "]" and len(payload) <= _MAX_OSC:
+            try:
+                self.screen.osc(payload)
+            except Exception:
+                self.errors += 1
+
+    def _abort_string(self) -> None:
+        self._string_kind = None
+        self._string_parts = []
+        self._string_len = 0
+        self._string_esc = False
+
+    # -- dispatch ---------------------------------------------------------------------
+
+    def _csi(self, prefix: str, params: str, inter: str, final: str) -> None:
+        s = self.screen
+        if inter:
+            if inter == "!" and final == "p" and not prefix:
+                s.soft_reset()
+            return  # DECSCUSR, DECRQM, ...: nothing to track.
+        if prefix:
+            if ":" in params:
+                return
+            if prefix == "?":
+                if final == "h":
+                    s.set_mode(*_ints(params), private=True)
+                elif final == "l":
+                    s.reset_mode(*_ints(params), private=True)
+                elif final == "J":
+                    s.erase_in_display(_ints(params)[0])
+                elif final == "K":
+                    s.erase_in_line(_ints(params)[0])
+                elif final == "n":
+                    s.report_device_status(_ints(params)[0], private=True)
+            elif prefix == ">" and final == "c":
+                s.report_device_attributes(_ints(params)[0], secondary=True)
+            return  # CSI > 4;2 m (XTMODKEYS), CSI ? 4 m, CSI = c ...: ignored.
+        if final == "m":
+            s.sgr(params)
+            return
+        if ":" in params:
+            return
+        args = _ints(params)
+        entry = self._csi_table.get(final)
+        if entry is not None:
+            handler, nargs = entry
+            handler(*args[:nargs])
+        elif final == "h":
+            s.set_mode(*args)
+        elif final == "l":
+            s.reset_mode(*args)
+        elif final == "T":
+            if len(args) == 1:
+                s.scroll_down(args[0])
+        elif final == "c":
+            s.report_device_attributes(args[0])
+
+    def _esc(self, inter: str, final: str) -> None:
+        s = self.screen
+        if not inter:
+            handler = self._esc_table.get(final)
+            if handler is not None:
+                handler()
+        elif inter == "#":
+            if final == "8":
+                s.alignment_display()
+        elif inter in ("(", ")"):
+            # Honoured in UTF-8 too (stock pyte ignores it), for DEC line drawing.
+            s.define_charset(final, inter)
+
+    def select_other_charset(self, code: str) -> None:
+        """ESC % is a no-op: input is always decoded as UTF-8."""

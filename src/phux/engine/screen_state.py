@@ -1,0 +1,100 @@
+"""ScreenState: the agent-facing projection of one terminal (schema_version 3).
+
+These are plain msgspec Structs so that ``msgspec.json.encode`` produces exactly
+the seed's field names (001, section 4.2) and so that JSON Schemas can be
+generated from them.
+
+Two backward-compatible keys are added to the seed's shape:
+
+* ``title`` (str): the terminal title (OSC 0/2), ``""`` when never set.
+* ``wrapped`` (list[int]): viewport row indexes that are soft-wrapped
+  continuations, i.e. row ``r`` is listed when the text on row ``r`` continues
+  row ``r - 1`` because the cursor auto-wrapped (row 0 is listed when it
+  continues the newest scrollback row).
+
+``cells`` is absent (not ``null``) when not requested; every other key is
+always present.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+SCHEMA_VERSION = 3
+
+
+class DefaultColor(msgspec.Struct, frozen=True, tag_field="kind", tag="default"):
+    """The terminal's default foreground or background."""
+
+
+class PaletteColor(msgspec.Struct, frozen=True, tag_field="kind", tag="palette"):
+    """An indexed colour: 0-7 (SGR 30-37/40-47), 8-15 (90-97/100-107), 0-255 (38;5;n)."""
+
+    index: int
+
+
+class RgbColor(msgspec.Struct, frozen=True, tag_field="kind", tag="rgb"):
+    """A direct (truecolor) colour, SGR 38;2;r;g;b."""
+
+    r: int
+    g: int
+    b: int
+
+
+CellColor = DefaultColor | PaletteColor | RgbColor
+
+DEFAULT_COLOR = DefaultColor()
+
+
+class CellStyle(msgspec.Struct, frozen=True, kw_only=True):
+    """The nine SGR flags and the two colours of one cell."""
+
+    bold: bool = False
+    faint: bool = False
+    italic: bool = False
+    underline: bool = False
+    blink: bool = False
+    inverse: bool = False
+    invisible: bool = False
+    strikethrough: bool = False
+    overline: bool = False
+    fg: CellColor = DEFAULT_COLOR
+    bg: CellColor = DEFAULT_COLOR
+
+
+class CellInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One non-default cell: position, optional OSC 133 mark, style."""
+
+    col: int
+    row: int
+    semantic: Literal["prompt", "input"] | None = None
+    style: CellStyle
+
+
+class Cursor(msgspec.Struct, frozen=True, kw_only=True):
+    """Viewport-relative, zero-based cursor position."""
+
+    x: int
+    y: int
+    visible: bool
+
+
+class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The seed's ScreenState, schema_version 3, plus ``title`` and ``wrapped``.
+
+    Every field but ``cells`` is required so that ``omit_defaults`` only ever
+    drops ``cells`` (when it is ``None``).
+    """
+
+    schema_version: int
+    pane: int
+    cols: int
+    rows: int
+    cursor: Cursor | None
+    lines: list[str]
+    scrollback: list[str]
+    cells: list[CellInfo] | None = None
+    title: str
+    wrapped: list[int]

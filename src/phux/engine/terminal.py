@@ -1,0 +1,281 @@
+"""Terminal: one emulated terminal, fed raw PTY bytes, projected to ScreenState."""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from pyte import modes as mo
+
+from phux.engine._screen import (
+    BLANK,
+    BRACKETED_PASTE,
+    DECCKM,
+    FOCUS_EVENTS,
+    MOUSE_MODES,
+    SEM_INPUT,
+    SEM_PROMPT,
+    SGR_MOUSE,
+    Cell,
+    EngineScreen,
+)
+from phux.engine._stream import EngineStream
+from phux.engine.events import EngineEvent
+from phux.engine.screen_state import (
+    DEFAULT_COLOR,
+    SCHEMA_VERSION,
+    CellColor,
+    CellInfo,
+    CellStyle,
+    Cursor,
+    PaletteColor,
+    RgbColor,
+    ScreenState,
+)
+
+_DEFAULT_TAIL = BLANK[1:]
+
+
+@dataclass(frozen=True)
+class Modes:
+    """The private modes clients need (a snapshot taken when ``Terminal.modes`` is read)."""
+
+    app_cursor: bool
+    app_keypad: bool
+    bracketed_paste: bool
+    mouse: bool
+    mouse_sgr: bool
+    focus_events: bool
+    cursor_visible: bool
+    autowrap: bool
+    insert: bool
+    origin: bool
+
+
+class Terminal:
+    """One emulated terminal: ``feed`` bytes in any chunking, ``project`` what you need.
+
+    Replies to terminal queries (DA1, DA2, DSR 5/6) are collected for the
+    caller (``take_replies``); the engine never writes anywhere itself.
+    """
+
+    def __init__(self, cols: int = 80, rows: int = 24, history: int = 10_000) -> None:
+        if cols < 1 or rows < 1:
+            raise ValueError(f"terminal size must be positive, got {cols}x{rows}")
+        self.screen = EngineScreen(cols, rows, history=history)
+        self.stream = EngineStream(self.screen)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._generation = 0
+        self._style_cache: dict[tuple[object, ...], tuple[CellStyle | None, str | None]] = {}
+
+    # -- input -----------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Consume raw PTY output. Never raises on any input."""
+        if not data:
+            return
+        self._generation += 1
+        text = self._decoder.decode(bytes(data))
+        if not text:
+            return
+        try:
+            self.stream.feed(text)
+        except Exception:  # pragma: no cover - defensive: the stream already catches
+            self.stream.errors += 1
+
+    def resize(self, cols: int, rows: int) -> None:
+        if cols < 1 or rows < 1:
+            raise ValueError(f"terminal size must be positive, got {cols}x{rows}")
+        if (cols, rows) != (self.cols, self.rows):
+            self.screen.resize(lines=rows, columns=cols)
+            self._generation += 1
+
+    # -- state -----------------------------------------------------------------------
+
+    @property
+    def cols(self) -> int:
+        return int(self.screen.columns)
+
+    @property
+    def rows(self) -> int:
+        return int(self.screen.lines)
+
+    @property
+    def title(self) -> str:
+        return str(self.screen.title)
+
+    @property
+    def cwd(self) -> str | None:
+        return self.screen.cwd
+
+    @property
+    def bell_count(self) -> int:
+        return self.screen.bell_count
+
+    @property
+    def alternate(self) -> bool:
+        return self.screen.alternate
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever bytes were fed or the size changed (cheap idle detection)."""
+        return self._generation
+
+    @property
+    def history_size(self) -> int:
+        """Rows currently retained in scrollback."""
+        return len(self.screen.scrollback)
+
+    @property
+    def modes(self) -> Modes:
+        mode = self.screen.mode
+        return Modes(
+            app_cursor=DECCKM in mode,
+            app_keypad=self.screen.app_keypad,
+            bracketed_paste=BRACKETED_PASTE in mode,
+            mouse=not MOUSE_MODES.isdisjoint(mode),
+            mouse_sgr=SGR_MOUSE in mode,
+            focus_events=FOCUS_EVENTS in mode,
+            cursor_visible=mo.DECTCEM in mode,
+            autowrap=mo.DECAWM in mode,
+            insert=mo.IRM in mode,
+            origin=mo.DECOM in mode,
+        )
+
+    def take_replies(self) -> bytes:
+        """Bytes the terminal would answer to the queries seen since the last call."""
+        replies = self.screen.replies
+        if not replies:
+            return b""
+        out = "".join(replies).encode()
+        replies.clear()
+        return out
+
+    def take_events(self) -> list[EngineEvent]:
+        events = self.screen.events
+        self.screen.events = []
+        return events
+
+    # -- projection ------------------------------------------------------------------
+
+    def _history(self, scrollback: int | None) -> tuple[list[str], list[bool]]:
+        if scrollback is None:
+            return [], []
+        if scrollback < 0:
+            raise ValueError("scrollback must be None, 0 (all) or a positive row count")
+        rows = self.screen.history_rows()
+        wrapped = self.screen.history_wrapped()
+        if scrollback:
+            return rows[-scrollback:], wrapped[-scrollback:]
+        return rows, wrapped
+
+    def project(
+        self, pane: int = 0, scrollback: int | None = None, cells: bool = False
+    ) -> ScreenState:
+        """The seed's ScreenState. ``scrollback``: None none, 0 all, N most-recent N rows."""
+        screen = self.screen
+        cols, rows = screen.columns, screen.lines
+        buffer = screen.buffer
+        history, _ = self._history(scrollback)
+        cursor = screen.cursor
+        return ScreenState(
+            schema_version=SCHEMA_VERSION,
+            pane=pane,
+            cols=cols,
+            rows=rows,
+            cursor=(
+                Cursor(x=min(cursor.x, cols - 1), y=cursor.y, visible=True)
+                if mo.DECTCEM in screen.mode
+                else None
+            ),
+            lines=[screen.row_text(y).rstrip(" ") for y in range(rows)],
+            scrollback=[row.rstrip(" ") for row in history],
+            cells=self._cells() if cells else None,
+            title=str(screen.title),
+            wrapped=[y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped],
+        )
+
+    def _cells(self) -> list[CellInfo]:
+        screen = self.screen
+        cols = screen.columns
+        buffer = screen.buffer
+        cache = self._style_cache
+        out: list[CellInfo] = []
+        for y in range(screen.lines):
+            line = buffer.get(y)
+            if not line:
+                continue
+            for x in sorted(line):
+                if x >= cols:
+                    break
+                cell = line[x]
+                if cell.data == "":
+                    continue  # right half of a wide glyph
+                tail = cell[1:]
+                if tail == _DEFAULT_TAIL:
+                    continue
+                hit = cache.get(tail)
+                if hit is None:
+                    if len(cache) > 4096:
+                        cache.clear()
+                    hit = cache[tail] = _style_of(cell)
+                style, semantic = hit
+                if style is None and semantic is None:
+                    continue
+                out.append(
+                    CellInfo(col=x, row=y, semantic=semantic, style=style or _DEFAULT_STYLE)  # type: ignore[arg-type]
+                )
+        return out
+
+    def logical_lines(self, scrollback: int | None = None) -> list[str]:
+        """Viewport (and, per ``scrollback``'s tri-state, history) rows with soft
+        wraps joined into logical lines, each right-trimmed. Trailing blank
+        viewport rows are included (as empty strings)."""
+        screen = self.screen
+        rows, wrapped = self._history(scrollback)
+        buffer = screen.buffer
+        rows = rows + [screen.row_text(y) for y in range(screen.lines)]
+        wrapped = wrapped + [
+            (line := buffer.get(y)) is not None and line.wrapped for y in range(screen.lines)
+        ]
+        out: list[str] = []
+        for text, cont in zip(rows, wrapped, strict=True):
+            if cont and out:
+                out[-1] += text
+            else:
+                out.append(text)
+        return [line.rstrip(" ") for line in out]
+
+
+_DEFAULT_STYLE = CellStyle()
+
+
+def _color(name: str, index: int) -> CellColor:
+    if index >= 0:
+        return PaletteColor(index=index)
+    if name == "default" or len(name) != 6:
+        return DEFAULT_COLOR
+    try:
+        return RgbColor(r=int(name[0:2], 16), g=int(name[2:4], 16), b=int(name[4:6], 16))
+    except ValueError:
+        return DEFAULT_COLOR
+
+
+def _style_of(cell: Cell) -> tuple[CellStyle | None, str | None]:
+    semantic = {SEM_PROMPT: "prompt", SEM_INPUT: "input"}.get(cell.semantic)
+    style = CellStyle(
+        bold=cell.bold,
+        faint=cell.faint,
+        italic=cell.italics,
+        underline=cell.underscore,
+        blink=cell.blink,
+        inverse=cell.reverse,
+        invisible=cell.invisible,
+        strikethrough=cell.strikethrough,
+        overline=cell.overline,
+        fg=_color(cell.fg, cell.fg_index),
+        bg=_color(cell.bg, cell.bg_index),
+    )
+    if style == _DEFAULT_STYLE:
+        return None, semantic
+    return style, semantic
