@@ -50,3 +50,80 @@ class ServerError(PhuxError):
         super().__init__(message)
         self.wire_code = wire_code
         self.code = name
+
+
+# ---------------------------------------------------------------- agent-verb errors
+
+
+class SelectorSyntax(PhuxError):
+    """A TARGET that does not parse."""
+
+    code = "bad_selector"
+    remedy = "targets are `.`, `name`, `name:N`, `name:tag`, `name:N.M`, `@N` or `#tag`"
+
+
+class LastNotAvailable(SelectorSyntax):
+    """`=` (the last pane) only means something inside an attached client."""
+
+    code = "no_last_pane"
+    remedy = "use `.`, a session name or `@N` outside an attached client"
+
+
+class TargetNotFound(PhuxError):
+    """A selector that names nothing on the server."""
+
+    code = "target_not_found"
+    remedy = "list what exists with `phux ls`"
+
+
+class TerminalGone(PhuxError):
+    """The resolved terminal has exited (or exits during the operation)."""
+
+    code = "terminal_exited"
+
+
+class SessionExists(PhuxError):
+    code = "session_exists"
+    remedy = "choose another name with -s, or omit -s for a numeric name"
+
+
+class InvalidName(PhuxError):
+    code = "invalid_name"
+    remedy = "session names are non-empty and contain no `:`, `.`, whitespace or control characters"
+
+
+class UnknownKey(PhuxError):
+    code = "unknown_key"
+    remedy = (
+        "key names: Enter Tab BTab Escape Space BSpace Up Down Left Right Home End "
+        "PageUp PageDown IC DC F1-F12, with C- M- S- prefixes; anything else is sent literally"
+    )
+
+
+class InvalidArgument(PhuxError):
+    code = "invalid_argument"
+
+
+class ServerRefused(PhuxError):
+    """The server refused a control request (kill exits 2 on this)."""
+
+    code = "refused"
+    exit_code = 2
+
+
+class ServerStartFailed(PhuxError):
+    code = "server_start_failed"
+
+
+class RunTimedOut(PhuxError):
+    """`run` gave up waiting for the command to finish (CLI exit 125, no JSON)."""
+
+    code = "run_timed_out"
+    exit_code = 125
+    remedy = "raise --timeout, or drive long programs with send-keys and wait"
+
+    def __init__(self, command: str, duration_ms: int, screen: object | None = None) -> None:
+        super().__init__(f"gave up after {duration_ms} ms waiting for the command to finish")
+        self.command = command
+        self.duration_ms = duration_ms
+        self.screen = screen

@@ -1,0 +1,247 @@
+"""tmux-style key names turned into the bytes a terminal program expects.
+
+Follows xterm. The encoding depends on two modes the client's engine saw the
+program set: application cursor keys (DECCKM, ``CSI ? 1 h``) switch the
+arrows and Home/End from ``CSI A`` to ``SS3 A``; bracketed paste (``CSI ? 2004 h``)
+wraps pasted text in ``CSI 200 ~`` ... ``CSI 201 ~``.
+
+A KEYS argument is a named key (``Enter``, ``Up``, ``F5``), a key with
+modifiers (``C-c``, ``M-x``, ``C-M-x``, ``S-Up``, ``C-Left``), or anything else,
+which is sent literally as UTF-8. Words that look like a key but are not one
+(``C-``, ``F13``, ``Foo-x``, ``C-Foo``) raise UnknownKey rather than being typed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from phux.client.errors import UnknownKey
+
+ESC = "\x1b"
+CSI = "\x1b["
+SS3 = "\x1bO"
+PASTE_START = b"\x1b[200~"
+PASTE_END = b"\x1b[201~"
+
+
+@dataclass(frozen=True)
+class KeyModes:
+    """The input-relevant modes of a terminal, as its engine last saw them."""
+
+    app_cursor: bool = False
+    bracketed_paste: bool = False
+
+
+# Plain keys (no modifier): name -> bytes.
+_SIMPLE: dict[str, str] = {
+    "Enter": "\r",
+    "Tab": "\t",
+    "BTab": CSI + "Z",
+    "Escape": ESC,
+    "Esc": ESC,
+    "Space": " ",
+    "BSpace": "\x7f",
+}
+
+# Cursor-style keys: name -> final byte. Normal mode CSI X, application mode SS3 X,
+# with modifiers CSI 1 ; m X.
+_CURSOR: dict[str, str] = {
+    "Up": "A",
+    "Down": "B",
+    "Right": "C",
+    "Left": "D",
+    "Home": "H",
+    "End": "F",
+}
+
+# Tilde keys: name -> number (CSI n ~, with modifiers CSI n ; m ~).
+_TILDE: dict[str, int] = {
+    "IC": 2,
+    "Insert": 2,
+    "DC": 3,
+    "Delete": 3,
+    "PageUp": 5,
+    "PgUp": 5,
+    "PPage": 5,
+    "PageDown": 6,
+    "PgDn": 6,
+    "NPage": 6,
+    "F5": 15,
+    "F6": 17,
+    "F7": 18,
+    "F8": 19,
+    "F9": 20,
+    "F10": 21,
+    "F11": 23,
+    "F12": 24,
+}
+
+# F1-F4: SS3 P..S, with modifiers CSI 1 ; m P..S.
+_PF: dict[str, str] = {"F1": "P", "F2": "Q", "F3": "R", "F4": "S"}
+
+_CONTROL_PUNCT: dict[str, int] = {
+    "@": 0x00,
+    " ": 0x00,
+    "[": 0x1B,
+    "\\": 0x1C,
+    "]": 0x1D,
+    "^": 0x1E,
+    "_": 0x1F,
+    "?": 0x7F,
+}
+
+_MODIFIER = re.compile(r"^(?:[CMS]-)+")
+_LOOKS_LIKE_FKEY = re.compile(r"^F[0-9]+$")
+_LOOKS_LIKE_KEY = re.compile(r"^[A-Z][A-Za-z]*-\S$")
+
+KEY_NAMES: tuple[str, ...] = (
+    *_SIMPLE,
+    *_CURSOR,
+    *_TILDE,
+    *_PF,
+)
+
+
+def _unknown(token: str, why: str) -> UnknownKey:
+    return UnknownKey(f"unknown key {token!r}: {why}")
+
+
+def _named(name: str, ctrl: bool, meta: bool, shift: bool, modes: KeyModes) -> str | None:
+    """Bytes of a named key with modifiers, or None if ``name`` is not a key name."""
+    mod = 1 + (1 if shift else 0) + (2 if meta else 0) + (4 if ctrl else 0)
+    if name in _CURSOR:
+        final = _CURSOR[name]
+        if mod > 1:
+            return f"{CSI}1;{mod}{final}"
+        return (SS3 if modes.app_cursor else CSI) + final
+    if name in _TILDE:
+        number = _TILDE[name]
+        return f"{CSI}{number};{mod}~" if mod > 1 else f"{CSI}{number}~"
+    if name in _PF:
+        final = _PF[name]
+        return f"{CSI}1;{mod}{final}" if mod > 1 else SS3 + final
+    if name in _SIMPLE:
+        base = _SIMPLE[name]
+        if name == "Tab" and shift:
+            base = CSI + "Z"
+        elif name == "Space" and ctrl:
+            base = "\x00"
+        return (ESC + base) if meta else base
+    return None
+
+
+def _control(char: str) -> str | None:
+    if char in _CONTROL_PUNCT:
+        return chr(_CONTROL_PUNCT[char])
+    if char.isascii() and char.isalpha():
+        return chr(ord(char.lower()) - ord("a") + 1)
+    return None
+
+
+def key_bytes(token: str, modes: KeyModes = KeyModes()) -> bytes | None:
+    """The bytes of one named key, None for a literal, UnknownKey for a bad key name."""
+    plain = _named(token, False, False, False, modes)
+    if plain is not None:
+        return plain.encode()
+    match = _MODIFIER.match(token)
+    if match and len(token) > match.end():
+        prefix = match.group(0)
+        rest = token[match.end() :]
+        ctrl, meta, shift = "C-" in prefix, "M-" in prefix, "S-" in prefix
+        named = _named(rest, ctrl, meta, shift, modes)
+        if named is not None:
+            return named.encode()
+        if len(rest) != 1:
+            raise _unknown(token, f"{rest!r} is not a key name")
+        char = rest
+        if shift:
+            char = char.upper()
+        if ctrl:
+            controlled = _control(char)
+            if controlled is None:
+                raise _unknown(token, f"there is no control character for {char!r}")
+            char = controlled
+        return ((ESC if meta else "") + char).encode()
+    if match:  # only modifiers, like "C-"
+        raise _unknown(token, "a modifier needs a key after it, like C-c")
+    if _LOOKS_LIKE_FKEY.match(token):
+        raise _unknown(token, "function keys are F1 to F12")
+    if _LOOKS_LIKE_KEY.match(token):
+        raise _unknown(token, f"{token.split('-')[0]!r} is not a modifier (use C-, M- or S-)")
+    return None
+
+
+@dataclass(frozen=True)
+class KeyChunk:
+    """One write: ``data`` bytes; ``paste`` marks a literal run that precedes Enter."""
+
+    data: bytes
+    paste: bool = False
+
+
+def sanitize_paste(data: bytes) -> bytes:
+    """Remove bracketed-paste delimiters from text so it cannot end the paste early."""
+    return data.replace(PASTE_END, b"").replace(PASTE_START, b"")
+
+
+def paste_bytes(text: str | bytes, modes: KeyModes) -> bytes:
+    data = text.encode() if isinstance(text, str) else text
+    if modes.bracketed_paste:
+        return PASTE_START + sanitize_paste(data) + PASTE_END
+    return data
+
+
+def validate_keys(keys: Sequence[str]) -> None:
+    """Raise UnknownKey for the first bad key name (mode independent)."""
+    for token in keys:
+        key_bytes(token)
+
+
+def needs_modes(keys: Sequence[str]) -> bool:
+    """Whether encoding ``keys`` depends on the terminal's modes."""
+    previous_literal = False
+    for token in keys:
+        if token in _CURSOR:
+            return True
+        literal = key_bytes(token) is None
+        if token == "Enter" and previous_literal:
+            return True
+        previous_literal = literal
+    return False
+
+
+def encode_keys(keys: Sequence[str], modes: KeyModes = KeyModes()) -> list[KeyChunk]:
+    """Turn KEYS into writes. A literal run immediately followed by Enter becomes one
+    paste (bracketed when the program asked for it), then Enter as its own write;
+    everything else is merged into as few writes as possible."""
+    chunks: list[KeyChunk] = []
+    pending = bytearray()
+    literal = bytearray()
+
+    def flush_pending() -> None:
+        if pending:
+            chunks.append(KeyChunk(bytes(pending)))
+            pending.clear()
+
+    for token in keys:
+        encoded = key_bytes(token, modes)
+        if encoded is None:
+            literal += token.encode()
+            continue
+        pasted = False
+        if literal:
+            if token == "Enter":
+                flush_pending()
+                chunks.append(KeyChunk(paste_bytes(bytes(literal), modes), paste=True))
+                pasted = True
+            else:
+                pending += literal
+            literal.clear()
+        pending += encoded
+        if pasted:
+            flush_pending()
+    pending += literal
+    flush_pending()
+    return chunks

@@ -1,0 +1,118 @@
+"""Key names to bytes, per terminal modes (no server needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from phux.client.errors import UnknownKey
+from phux.client.keys import KeyChunk, KeyModes, encode_keys, key_bytes, needs_modes
+
+APP = KeyModes(app_cursor=True)
+BRACKETED = KeyModes(bracketed_paste=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "normal", "app"),
+    [
+        ("Enter", b"\r", b"\r"),
+        ("Tab", b"\t", b"\t"),
+        ("BTab", b"\x1b[Z", b"\x1b[Z"),
+        ("Escape", b"\x1b", b"\x1b"),
+        ("Space", b" ", b" "),
+        ("BSpace", b"\x7f", b"\x7f"),
+        ("Up", b"\x1b[A", b"\x1bOA"),
+        ("Down", b"\x1b[B", b"\x1bOB"),
+        ("Right", b"\x1b[C", b"\x1bOC"),
+        ("Left", b"\x1b[D", b"\x1bOD"),
+        ("Home", b"\x1b[H", b"\x1bOH"),
+        ("End", b"\x1b[F", b"\x1bOF"),
+        ("PageUp", b"\x1b[5~", b"\x1b[5~"),
+        ("PPage", b"\x1b[5~", b"\x1b[5~"),
+        ("PageDown", b"\x1b[6~", b"\x1b[6~"),
+        ("NPage", b"\x1b[6~", b"\x1b[6~"),
+        ("IC", b"\x1b[2~", b"\x1b[2~"),
+        ("Insert", b"\x1b[2~", b"\x1b[2~"),
+        ("DC", b"\x1b[3~", b"\x1b[3~"),
+        ("Delete", b"\x1b[3~", b"\x1b[3~"),
+        ("F1", b"\x1bOP", b"\x1bOP"),
+        ("F4", b"\x1bOS", b"\x1bOS"),
+        ("F5", b"\x1b[15~", b"\x1b[15~"),
+        ("F8", b"\x1b[19~", b"\x1b[19~"),
+        ("F10", b"\x1b[21~", b"\x1b[21~"),
+        ("F11", b"\x1b[23~", b"\x1b[23~"),
+        ("F12", b"\x1b[24~", b"\x1b[24~"),
+        ("C-c", b"\x03", b"\x03"),
+        ("C-C", b"\x03", b"\x03"),
+        ("C-a", b"\x01", b"\x01"),
+        ("C-Space", b"\x00", b"\x00"),
+        ("C-@", b"\x00", b"\x00"),
+        ("C-?", b"\x7f", b"\x7f"),
+        ("C-[", b"\x1b", b"\x1b"),
+        ("M-x", b"\x1bx", b"\x1bx"),
+        ("C-M-x", b"\x1b\x18", b"\x1b\x18"),
+        ("M-C-x", b"\x1b\x18", b"\x1b\x18"),
+        ("S-Tab", b"\x1b[Z", b"\x1b[Z"),
+        ("C-Up", b"\x1b[1;5A", b"\x1b[1;5A"),
+        ("M-Left", b"\x1b[1;3D", b"\x1b[1;3D"),
+        ("S-F5", b"\x1b[15;2~", b"\x1b[15;2~"),
+        ("C-F1", b"\x1b[1;5P", b"\x1b[1;5P"),
+        ("M-Enter", b"\x1b\r", b"\x1b\r"),
+    ],
+)
+def test_named_keys(name: str, normal: bytes, app: bytes) -> None:
+    assert key_bytes(name) == normal
+    assert key_bytes(name, APP) == app
+
+
+@pytest.mark.parametrize(
+    "literal", ["ls -la", "hello", "enter", "well-known", "é", "-", "C", "x-y"]
+)
+def test_literals(literal: str) -> None:
+    assert key_bytes(literal) is None
+
+
+@pytest.mark.parametrize(
+    ("token", "needle"),
+    [
+        ("C-", "modifier needs a key"),
+        ("C-M-", "modifier needs a key"),
+        ("F13", "F1 to F12"),
+        ("F0", "F1 to F12"),
+        ("Foo-x", "not a modifier"),
+        ("C-Foo", "not a key name"),
+        ("C-é", "no control character"),
+        ("C-1", "no control character"),
+    ],
+)
+def test_unknown_keys(token: str, needle: str) -> None:
+    with pytest.raises(UnknownKey) as info:
+        key_bytes(token)
+    assert needle in info.value.message
+    assert info.value.code == "unknown_key"
+
+
+def test_literal_then_enter_is_one_paste_then_enter() -> None:
+    assert encode_keys(["echo hi", "Enter"]) == [KeyChunk(b"echo hi", paste=True), KeyChunk(b"\r")]
+    assert encode_keys(["echo ", "hi", "Enter"], BRACKETED) == [
+        KeyChunk(b"\x1b[200~echo hi\x1b[201~", paste=True),
+        KeyChunk(b"\r"),
+    ]
+
+
+def test_writes_merge_when_no_paste() -> None:
+    assert encode_keys(["C-c", "abc", "Up"], APP) == [KeyChunk(b"\x03abc\x1bOA")]
+    assert encode_keys(["x"]) == [KeyChunk(b"x")]
+    assert encode_keys(["Enter", "Enter"]) == [KeyChunk(b"\r\r")]
+
+
+def test_paste_cannot_be_escaped() -> None:
+    chunks = encode_keys(["a\x1b[201~b", "Enter"], BRACKETED)
+    assert chunks[0].data == b"\x1b[200~ab\x1b[201~"
+
+
+def test_needs_modes() -> None:
+    assert not needs_modes(["C-c"])
+    assert not needs_modes(["abc"])
+    assert not needs_modes(["Enter"])
+    assert needs_modes(["Up"])
+    assert needs_modes(["abc", "Enter"])
