@@ -66,8 +66,8 @@ def type_text(tp: Any) -> str:
                 return f"{'i' if extra.signed else 'u'}{8 * extra.width}"
         return type_text(base)
     if origin in (types.UnionType, typing.Union):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if args == [f.Exited, f.Signaled]:
+        args: list[Any] = [a for a in typing.get_args(tp) if a is not type(None)]
+        if [getattr(a, "__name__", "") for a in args] == ["Exited", "Signaled"]:
             return "ExitStatus"
         return " | ".join(type_text(a) for a in args)
     if origin is list:
@@ -198,14 +198,14 @@ def render() -> str:
     w("")
     w("## Enumerations")
     w("")
-    for cls, where in ENUMS:
-        w(f"### {cls.__name__}")
+    for enum_cls, where in ENUMS:
+        w(f"### {enum_cls.__name__}")
         w("")
         w(f"Carried in {where}.")
         w("")
         w("| value | name |")
         w("|---|---|")
-        for member in cls:
+        for member in enum_cls:
             w(f"| {int(member)} | {member.name} |")
         w("")
     w("### Decode failures and their error codes")
