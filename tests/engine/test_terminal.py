@@ -82,10 +82,8 @@ def test_all_nine_sgr_flags() -> None:
     t = term(b"\x1b[1;2;3;4;5;7;8;9;53mX")
     (cell,) = t.project(cells=True).cells or []
     s = cell.style
-    assert all(
-        [s.bold, s.faint, s.italic, s.underline, s.blink, s.inverse, s.invisible]
-        + [s.strikethrough, s.overline]
-    )
+    flags = (s.bold, s.faint, s.italic, s.underline, s.blink, s.inverse, s.invisible)
+    assert all(flags) and s.strikethrough and s.overline
     t.feed(b"\x1b[22;23;24;25;27;28;29;55mY")
     assert [c.col for c in t.project(cells=True).cells or []] == [0]
 

@@ -1,0 +1,39 @@
+"""Helpers comparing the engine with stock pyte 0.8.2 (``HistoryScreen`` + ``ByteStream``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyte
+
+from phux.engine import Terminal
+
+
+def stock_screen(data: bytes, cols: int, rows: int, history: int) -> Any:
+    screen = pyte.HistoryScreen(cols, rows, history=history)
+    stream = pyte.ByteStream(screen)
+    stream.feed(data)
+    return screen
+
+
+def _grid(line: Any, cols: int) -> list[tuple[object, ...]]:
+    return [tuple(line[x][:9]) for x in range(cols)]
+
+
+def assert_same_as_stock(t: Terminal, stock: Any) -> None:
+    """Same buffer (the nine pyte.Char fields), cursor, modes, margins, tabs, history."""
+    mine = t.screen
+    cols, rows = stock.columns, stock.lines
+    assert (mine.columns, mine.lines) == (cols, rows)
+    assert (mine.cursor.x, mine.cursor.y) == (stock.cursor.x, stock.cursor.y)
+    assert mine.cursor.hidden == stock.cursor.hidden
+    assert tuple(mine.cursor.attrs[:9]) == tuple(stock.cursor.attrs)
+    assert mine.mode == stock.mode
+    assert mine.margins == stock.margins
+    assert mine.tabstops == stock.tabstops
+    assert mine.title == stock.title
+    for y in range(rows):
+        assert _grid(mine.buffer[y], cols) == _grid(stock.buffer[y], cols), f"row {y}"
+    assert len(mine.scrollback) == len(stock.history.top)
+    for a, b in zip(mine.scrollback, stock.history.top, strict=True):
+        assert _grid(a, cols) == _grid(b, cols)

@@ -1,0 +1,88 @@
+"""The speed layer leaves exactly stock pyte's state wherever stock pyte is right.
+
+The vocabulary below is what stock pyte handles correctly: text of width-1
+characters, C0 controls, cursor movement, erasure (after SGR 0, since stock
+pyte erases with the full cursor attributes and we use background only),
+insert/delete characters, insert lines, SGR, tab stops, IRM/LNM, autowrap and
+cursor visibility, IND/RI, DECALN. Left out on purpose, because the engine
+fixes them: DL (stale line), DECSTBM (scrollback from partial regions, cursor
+below the region), DECSC/DECRC (stack vs slot), NEL, RIS, DECOM (stock asserts),
+DECCOLM, DECSCNM, alternate screens, wide and zero-width characters, charsets.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phux.engine import Terminal
+from tests.engine.stock import assert_same_as_stock, stock_screen
+
+COLS, ROWS, HISTORY = 12, 5, 20
+
+_TEXT = st.text(
+    alphabet=st.sampled_from("abcXYZ 019.-_~éßΩЖ─│┌"),
+    min_size=1,
+    max_size=30,
+)
+_N = st.integers(min_value=0, max_value=14)
+_SGR_PARAM = st.sampled_from(
+    [0, 1, 2, 3, 4, 5, 7, 8, 9, 22, 23, 24, 25, 27, 29, 30, 31, 33, 37, 39, 40, 42, 47, 49]
+    + [53, 90, 93, 97, 100, 105, 107]
+).map(str) | st.builds(
+    lambda k, n: f"{k};5;{n}", st.sampled_from([38, 48]), st.integers(0, 260)
+) | st.builds(
+    lambda k, r, g, b: f"{k};2;{r};{g};{b}",
+    st.sampled_from([38, 48]),
+    st.integers(0, 255),
+    st.integers(0, 255),
+    st.integers(0, 255),
+)
+
+
+def _csi1(final: str) -> st.SearchStrategy[str]:
+    return _N.map(lambda n: f"\x1b[{n or ''}{final}")
+
+
+_TOKEN = st.one_of(
+    _TEXT,
+    _TEXT,
+    st.sampled_from(["\r", "\n", "\x08", "\t", "\x0b", "\x0c", "\x07", "\r\n"]),
+    *[_csi1(f) for f in "ABCDEFGdaeL@P"],
+    st.builds(lambda a, b: f"\x1b[{a};{b}H", _N, _N),
+    st.builds(lambda a, b: f"\x1b[{a};{b}f", _N, _N),
+    st.sampled_from(["0", "1", "2", "3", ""]).map(lambda n: f"\x1b[0m\x1b[{n}J"),
+    st.sampled_from(["0", "1", "2", ""]).map(lambda n: f"\x1b[0m\x1b[{n}K"),
+    _N.map(lambda n: f"\x1b[0m\x1b[{n}X"),
+    st.lists(_SGR_PARAM, min_size=0, max_size=4).map(lambda ps: f"\x1b[{';'.join(ps)}m"),
+    st.sampled_from(["\x1bD", "\x1bM", "\x1bH", "\x1b[g", "\x1b[3g", "\x1b#8"]),
+    st.sampled_from(["4", "20", "?7", "?25"]).flatmap(
+        lambda m: st.sampled_from([f"\x1b[{m}h", f"\x1b[{m}l"])
+    ),
+)
+
+
+@st.composite
+def _chunked(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
+    data = "".join(draw(st.lists(_TOKEN, max_size=60))).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=8)))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    return data, chunks
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_chunked())
+def test_same_state_as_stock_pyte_in_any_chunking(sample: tuple[bytes, list[bytes]]) -> None:
+    data, chunks = sample
+    stock = stock_screen(data, COLS, ROWS, HISTORY)
+    t = Terminal(COLS, ROWS, history=HISTORY)
+    for chunk in chunks:
+        t.feed(chunk)
+    assert_same_as_stock(t, stock)
+
+
+def test_long_plain_text_same_as_stock() -> None:
+    data = b"".join(b"line %d: " % i + b"lorem ipsum dolor " * (i % 9) + b"\r\n" for i in range(300))
+    t = Terminal(80, 24, history=1000)
+    t.feed(data)
+    assert_same_as_stock(t, stock_screen(data, 80, 24, 1000))

@@ -1,0 +1,176 @@
+"""Any byte stream, in any chunking, never raises and keeps the cursor in bounds."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phux.engine import Terminal
+
+_FRAGMENTS = st.sampled_from(
+    [
+        b"\x1b",
+        b"\x1b[",
+        b"\x1b]",
+        b"\x1bP",
+        b"\x1b_",
+        b"\x1b^",
+        b"\x1bX",
+        b"\x1b\\",
+        b"\x07",
+        b"\x9b",
+        b"\x9d",
+        b"\xc2\x9b",
+        b"\xc2\x9d",
+        b"\xc2\x90",
+        b"\xc2\x9c",
+        b"?",
+        b">",
+        b"<",
+        b"=",
+        b";",
+        b":",
+        b"$",
+        b"!",
+        b" ",
+        b"'",
+        b"(",
+        b")",
+        b"#",
+        b"%",
+        b"0",
+        b"1",
+        b"9",
+        b"99999",
+        b"1049",
+        b"h",
+        b"l",
+        b"m",
+        b"H",
+        b"J",
+        b"K",
+        b"M",
+        b"L",
+        b"r",
+        b"S",
+        b"T",
+        b"b",
+        b"c",
+        b"n",
+        b"s",
+        b"u",
+        b"@",
+        b"P",
+        b"X",
+        b"Z",
+        b"`",
+        b"\r",
+        b"\n",
+        b"\t",
+        b"\x08",
+        b"\x0e",
+        b"\x0f",
+        b"\x18",
+        b"\x1a",
+        b"\x00",
+        b"\x7f",
+        "中".encode(),
+        "❤️".encode(),
+        "é".encode(),
+        b"\xcc\x81",
+        b"\xe2\x80\x8d",
+        b"\xff",
+        b"\xe4\xb8",
+        b"abc",
+        b"133;A",
+        b"133;D;1",
+        b"7;file:///tmp",
+        b"8;;http://x",
+    ]
+)
+
+_STREAM = st.one_of(
+    st.binary(max_size=300),
+    st.lists(_FRAGMENTS, max_size=120).map(b"".join),
+)
+
+
+@st.composite
+def _chunked(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
+    data = draw(_STREAM)
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=10)))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    return data, chunks
+
+
+def _check(t: Terminal) -> None:
+    screen = t.screen
+    assert 0 <= screen.cursor.x <= t.cols
+    assert 0 <= screen.cursor.y < t.rows
+    state = t.project(scrollback=0, cells=True)
+    assert len(state.lines) == t.rows
+    if state.cursor is not None:
+        assert 0 <= state.cursor.x < t.cols
+        assert 0 <= state.cursor.y < t.rows
+    for cell in state.cells or []:
+        assert 0 <= cell.col < t.cols and 0 <= cell.row < t.rows
+    t.logical_lines(0)
+    t.take_replies()
+    t.take_events()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_chunked(), st.integers(1, 12), st.integers(1, 6))
+def test_never_raises_and_cursor_stays_in_bounds(
+    sample: tuple[bytes, list[bytes]], cols: int, rows: int
+) -> None:
+    _data, chunks = sample
+    t = Terminal(cols, rows, history=50)
+    for chunk in chunks:
+        t.feed(chunk)
+        assert 0 <= t.screen.cursor.x <= t.cols
+        assert 0 <= t.screen.cursor.y < t.rows
+    _check(t)
+    assert t.stream.errors == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(_chunked(), st.integers(1, 12), st.integers(1, 6), st.integers(1, 12), st.integers(1, 6))
+def test_resize_midstream(
+    sample: tuple[bytes, list[bytes]], cols: int, rows: int, cols2: int, rows2: int
+) -> None:
+    _data, chunks = sample
+    t = Terminal(cols, rows, history=50)
+    half = len(chunks) // 2
+    for chunk in chunks[:half]:
+        t.feed(chunk)
+    t.resize(cols2, rows2)
+    _check(t)
+    for chunk in chunks[half:]:
+        t.feed(chunk)
+    _check(t)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_chunked())
+def test_chunking_does_not_change_the_result(sample: tuple[bytes, list[bytes]]) -> None:
+    data, chunks = sample
+    whole = Terminal(10, 4, history=20)
+    whole.feed(data)
+    pieces = Terminal(10, 4, history=20)
+    for chunk in chunks:
+        pieces.feed(chunk)
+    assert pieces.project(scrollback=0, cells=True) == whole.project(scrollback=0, cells=True)
+    assert pieces.take_replies() == whole.take_replies()
+    assert pieces.take_events() == whole.take_events()
+    assert pieces.modes == whole.modes
+
+
+def test_huge_parameters_and_long_strings() -> None:
+    t = Terminal(10, 4)
+    t.feed(b"\x1b[" + b"9" * 5000 + b"A\x1b[" + b";" * 5000 + b"m")
+    t.feed(b"\x1b]0;" + b"x" * 200_000 + b"\x07ok")
+    t.feed(b"\x1bP" + b"y" * 200_000)
+    t.feed(b"\x1b\\fine")
+    _check(t)
+    assert t.project().lines[0] == "okfine"
