@@ -32,6 +32,9 @@ class WireType(enum.IntEnum):
     UNION = 7
 
 
+_MAX_WIRE_TYPE = max(WireType)
+
+
 @dataclass(frozen=True)
 class IntSpec:
     """Annotation marker for an integer field: its width in bytes and signedness."""
@@ -349,7 +352,7 @@ def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
             raise WireError(DecodeReason.TRUNCATED, "wire type")
         wire_type = buf[pos]
         pos += 1
-        if wire_type > max(WireType):
+        if wire_type > _MAX_WIRE_TYPE:
             raise WireError(DecodeReason.UNKNOWN_WIRE_TYPE, f"field {field_id}: {wire_type}")
         length, pos = decode_varint(buf, pos, end)
         if length > end - pos:
