@@ -1,0 +1,57 @@
+"""Help texts shared by the verbs: the target grammar, the ordering rule, exit codes.
+
+Plain strings only (no imports), so building ``--help`` stays cheap. A line
+holding only ``\\b`` tells click not to rewrap the paragraph that follows.
+"""
+
+from __future__ import annotations
+
+TARGET_GRAMMAR = """\
+\b
+TARGET selects panes (resolved on the client from one server listing):
+  .          the current pane: $PHUX_TERMINAL inside phux, else the last used
+  name       a session
+  name:N     window N of a session
+  name:tag   the window of a session named `tag`
+  name:N.M   pane M of window N
+  @N         terminal id N (as printed by `phux new --json` and `watch`)
+  #tag       the panes tagged `tag`
+A TARGET naming several panes narrows to the most recently used one, else
+the first (kill takes them all)."""
+
+ORDERING = """\
+Options must come before TARGET (and before KEYS, CMD or TEXT): everything
+after the first positional argument is taken literally, so `phux wait work
+--until x` is refused; write `phux wait --until x work`."""
+
+SOCKET = """\
+The server socket is --socket, else $PHUX_SOCKET, else
+$XDG_RUNTIME_DIR/phux/phux.sock, else /tmp/phux-$UID/phux.sock."""
+
+JSON_ERRORS = """\
+With --json, stdout carries only the document; an error leaves stdout empty
+and writes one JSON line to stderr: {"error": {"code", "message"},
+"exit_code", "remedy", "schema_version": 1}."""
+
+
+def exit_codes(*rows: tuple[str, str]) -> str:
+    """A preformatted exit-code table; usage errors (exit 2) are always added."""
+    lines = ["\b", "Exit codes:"]
+    for code, meaning in rows:
+        lines.append(f"  {code:<5} {meaning}")
+    if not any(code == "2" for code, _ in rows):
+        lines.append(f"  {'2':<5} usage error (bad option or argument)")
+    return "\n".join(lines)
+
+
+def epilog(*parts: str) -> str:
+    return "\n\n".join(part for part in parts if part)
+
+
+DEFAULT_DEADLINE = 10.0
+"""Overall deadline (seconds) of the verbs the seed gives no timeout."""
+
+DEADLINE_HELP = (
+    "Give up after SECS seconds overall: connect, handshake and the work "
+    f"(default {DEFAULT_DEADLINE:g}), so a wedged server cannot hang the verb."
+)

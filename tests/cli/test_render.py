@@ -1,0 +1,98 @@
+"""The text forms: boxed screen, ls lines, watch lines, error lines."""
+
+from __future__ import annotations
+
+import json
+
+from phux.cli.render import (
+    box_screen,
+    display_width,
+    error_line,
+    session_lines,
+    to_json,
+    watch_line,
+)
+from phux.engine.screen_state import Cursor, ScreenState
+
+
+def screen(**overrides: object) -> ScreenState:
+    fields: dict[str, object] = {
+        "schema_version": 3,
+        "pane": 7,
+        "cols": 12,
+        "rows": 3,
+        "cursor": Cursor(x=2, y=1, visible=True),
+        "lines": ["$ echo hi", "hi"],
+        "scrollback": [],
+        "title": "",
+        "wrapped": [],
+    }
+    fields.update(overrides)
+    return ScreenState(**fields)  # type: ignore[arg-type]
+
+
+def test_box_frames_the_viewport_and_pads_missing_rows() -> None:
+    text = box_screen(screen())
+    assert text.splitlines() == [
+        "┌─ @7 12x3 ──┐",
+        "│$ echo hi   │",
+        "│hi          │",
+        "│            │",
+        "└─ cursor 2,3┘",
+    ]
+
+
+def test_box_shows_title_scrollback_and_hidden_cursor() -> None:
+    text = box_screen(
+        screen(cols=24, title="vim", scrollback=["old"], cursor=Cursor(x=0, y=0, visible=False))
+    )
+    rows = text.splitlines()
+    assert rows[0] == "┌" + "─ @7 24x3 vim ".ljust(24, "─") + "┐"
+    assert rows[1] == "│" + "old".ljust(24) + "│"
+    assert rows[2] == "├" + "─ scrollback 1 ".ljust(24, "─") + "┤"
+    assert rows[-1] == "└" + "─ cursor 1,1 hidden ".ljust(24, "─") + "┘"
+    assert box_screen(screen(cursor=None)).splitlines()[-1].startswith("└─ cursor off")
+
+
+def test_box_keeps_alignment_with_wide_glyphs_and_control_chars() -> None:
+    text = box_screen(screen(lines=["日本語テキスト", "a\x1bb"]))
+    rows = text.splitlines()
+    widths = {display_width(row) for row in rows}
+    assert widths == {14}, rows
+    assert "\x1b" not in text
+
+
+def test_session_lines() -> None:
+    class S:
+        def __init__(self, name: str, windows: int, attached: bool) -> None:
+            self.name, self.windows, self.attached = name, windows, attached
+
+    out = session_lines([S("a", 1, False), S("b", 3, True)])
+    assert out == "a: 1 window\nb: 3 windows (attached)\n"
+
+
+def test_watch_line_is_tab_separated_and_one_line() -> None:
+    line = watch_line({"event": "title_changed", "terminal": "@3", "title": "a\tb\nc"})
+    assert line == "title_changed\t@3\ttitle=a\\tb\\nc\n"
+    assert (
+        watch_line({"event": "pane_closed", "terminal": "@3", "exit_status": 0, "signal": None})
+        == "pane_closed\t@3\texit_status=0\tsignal=-\n"
+    )
+
+
+def test_error_line_json_and_text() -> None:
+    doc = json.loads(error_line("ls", "no_server", "no server on /x", 1, "start one", as_json=True))
+    assert doc == {
+        "error": {"code": "no_server", "message": "no server on /x"},
+        "exit_code": 1,
+        "remedy": "start one",
+        "schema_version": 1,
+    }
+    text = error_line("ls", "no_server", "no server\non /x", 1, "start one", as_json=False)
+    assert text == "phux ls: no server on /x (start one)\n"
+
+
+def test_to_json_is_compact_and_keeps_unicode() -> None:
+    assert to_json({"a": "é"}) == '{"a":"é"}'
+    doc = json.loads(to_json(screen()))
+    assert doc["schema_version"] == 3 and "cells" not in doc
