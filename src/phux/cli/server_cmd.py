@@ -1,0 +1,62 @@
+"""``phux server``: run the terminal server (foreground by default)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import click
+
+from phux.runtime_paths import default_log_path, resolve_socket_path
+
+
+@click.command("server")
+@click.option("--socket", "socket_path", metavar="PATH", help="Socket path (default: see docs).")
+@click.option("--daemon", is_flag=True, help="Detach; return once the socket accepts connections.")
+@click.option(
+    "--exit-after-idle",
+    type=float,
+    metavar="SECS",
+    default=None,
+    help="Exit after SECS with no terminals and no connections.",
+)
+@click.option(
+    "--journal-bytes",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Output bytes kept per terminal for bootstraps (default 4 MiB).",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Server log (default $XDG_STATE_HOME/phux/server.log).",
+)
+def server_cmd(
+    socket_path: str | None,
+    daemon: bool,
+    exit_after_idle: float | None,
+    journal_bytes: int | None,
+    log_file: Path | None,
+) -> None:
+    """Run the phux server."""
+    from phux.server.app import run_server
+    from phux.server.config import ServerConfig
+    from phux.server.daemon import daemonize
+
+    path = resolve_socket_path(socket_path).absolute()
+    log_path = (log_file or default_log_path()).absolute()
+    config = ServerConfig(socket_path=path, log_file=log_path, exit_after_idle_s=exit_after_idle)
+    if journal_bytes is not None:
+        config = dataclasses.replace(config, journal_bytes=journal_bytes)
+    if daemon:
+        code = daemonize(
+            lambda ready, error: run_server(
+                config, foreground=False, on_ready=ready, on_error=error
+            ),
+            log_path,
+        )
+    else:
+        code = run_server(config, foreground=True)
+    if code:
+        raise click.exceptions.Exit(code)

@@ -1,0 +1,224 @@
+"""The server process: socket setup, the accept loop, signals, idle exit and shutdown."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import signal
+import socket
+import stat
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import trio
+
+from phux.runtime_paths import SocketDirError, ensure_socket_dir
+from phux.server.config import ServerConfig
+from phux.server.connection import ClientConnection
+from phux.server.log import log, setup_logging
+from phux.server.state import ServerState
+from phux.wire.errors import DetachReason
+
+SHUTDOWN_GRACE_S = 2.0
+"""At shutdown, how long terminals have to exit after SIGHUP and clients to get DETACHED."""
+
+
+class ServerStartError(Exception):
+    """The server cannot start (socket in use, unsafe directory, ...); the message says why."""
+
+
+# ---------------------------------------------------------------- socket setup
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def acquire_lock(path: Path) -> int:
+    """Hold an exclusive lock beside the socket for the server's life (one server per path)."""
+    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise ServerStartError(f"a phux server is already running on {path}") from None
+    return fd
+
+
+def clear_stale_socket(path: Path) -> None:
+    """Remove a socket file nobody listens on; refuse a live one or a non-socket."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        raise ServerStartError(f"{path} exists and is not a socket; remove it or use another path")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(os.fspath(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        log.info("removing stale socket %s", path)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.ECONNREFUSED, errno.ENOENT):
+            raise ServerStartError(f"cannot probe existing socket {path}: {exc}") from None
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    finally:
+        probe.close()
+    raise ServerStartError(f"a phux server is already listening on {path}")
+
+
+def bind_socket(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    old = os.umask(0o177)
+    try:
+        sock.bind(os.fspath(path))
+    except OSError as exc:
+        sock.close()
+        raise ServerStartError(f"cannot bind {path}: {exc.strerror or exc}") from None
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+# ---------------------------------------------------------------- the running server
+
+
+async def _guard(what: str, fn: Callable[[], Awaitable[None]]) -> None:
+    try:
+        await fn()
+    except Exception:
+        log.exception("unexpected error in %s", what)
+
+
+async def _accept_loop(listener: trio.SocketListener, state: ServerState, server_id: str) -> None:
+    while True:
+        try:
+            stream = await listener.accept()
+        except OSError as exc:  # EMFILE and friends: wait a little, keep serving
+            log.error("accept failed: %s", exc)
+            await trio.sleep(0.1)
+            continue
+        conn = ClientConnection(state, stream, server_id)
+        state.nursery.start_soon(_guard, "connection", conn.run)
+
+
+async def _watch_signals(state: ServerState) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            if signum == signal.SIGHUP:
+                log.info("ignoring %s", name)
+                continue
+            log.info("received %s", name)
+            state.shutdown_requested.set()
+
+
+async def _exit_when_idle(state: ServerState, idle_s: float) -> None:
+    idle_since: float | None = None
+    while True:
+        activity = state.activity
+        if state.connections or state.live_terminals:
+            idle_since = None
+            await activity.wait()
+            continue
+        now = trio.current_time()
+        if idle_since is None:
+            idle_since = now
+        remaining = idle_since + idle_s - now
+        if remaining <= 0:
+            log.info("idle for %.1fs: exiting", idle_s)
+            state.shutdown_requested.set()
+            return
+        with trio.move_on_after(remaining):
+            await activity.wait()
+
+
+async def _shutdown(state: ServerState, listener: trio.SocketListener, path: Path) -> None:
+    live, clients = state.live_terminals, len(state.connections)
+    log.info("shutting down: %d terminals, %d clients", live, clients)
+    await listener.aclose()
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    terminals = [t for t in state.terminals.values() if not t.closed]
+    for term in terminals:
+        term.hangup()
+    for conn in list(state.connections):
+        conn.close_with(DetachReason.SERVER_SHUTDOWN, "the server is shutting down")
+    with trio.move_on_after(SHUTDOWN_GRACE_S):
+        while state.connections or state.live_terminals:
+            await state.activity.wait()
+    for term in terminals:
+        if not term.closed:
+            term.force_kill()
+
+
+async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None) -> None:
+    path = config.socket_path
+    try:
+        ensure_socket_dir(path)
+    except SocketDirError as exc:
+        raise ServerStartError(str(exc)) from None
+    lock_fd = acquire_lock(path)
+    try:
+        clear_stale_socket(path)
+        raw = bind_socket(path)
+        inode = path.stat().st_ino
+        server_id = uuid.uuid4().hex
+        log.info("server %s started: pid %d socket %s", server_id, os.getpid(), path)
+        listener = trio.SocketListener(trio.socket.from_stdlib_socket(raw))
+        try:
+            async with trio.open_nursery() as nursery:
+                state = ServerState(config, nursery)
+                nursery.start_soon(_accept_loop, listener, state, server_id)
+                nursery.start_soon(_watch_signals, state)
+                if config.exit_after_idle_s is not None:
+                    nursery.start_soon(_exit_when_idle, state, config.exit_after_idle_s)
+                await trio.sleep(0)  # the signal receiver is installed before we say ready
+                if on_ready is not None:
+                    on_ready()
+                await state.shutdown_requested.wait()
+                await _shutdown(state, listener, path)
+                nursery.cancel_scope.cancel()
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_ino == inode:
+                    path.unlink()
+    finally:
+        os.close(lock_fd)
+        log.info("server stopped")
+
+
+def run_server(
+    config: ServerConfig,
+    *,
+    foreground: bool = True,
+    on_ready: Callable[[], None] | None = None,
+    on_error: Callable[[str], None] | None = None,
+) -> int:
+    """Run the server until it is shut down; returns the process exit code."""
+    setup_logging(config.log_file, foreground=foreground)
+    try:
+        trio.run(serve, config, on_ready)
+    except ServerStartError as exc:
+        log.info("cannot start: %s", exc)  # INFO: stderr gets the plain message below
+        if on_error is not None:
+            on_error(str(exc))
+        else:
+            print(f"phux server: cannot start: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

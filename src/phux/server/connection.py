@@ -1,0 +1,415 @@
+"""One client connection: handshake, request dispatch, and the sender task.
+
+The receive loop decodes frames and handles each request synchronously
+against :class:`ServerState` (so every request is one atomic step); replies
+and pushed frames go through the connection's :class:`Outbox`, which only the
+sender task drains. Nothing a client does (or fails to do) blocks the PTY
+readers or any other connection.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from phux.server.log import log
+from phux.server.metadata import MetaSubscription, RequestError, check_key, entries
+from phux.server.state import ServerState, check_size, host_signal
+from phux.server.subscriber import Outbox, Subscription
+from phux.server.terminal import Terminal
+from phux.wire import MAX_FRAME, PROTOCOL_VERSION, FrameReader, ServerHandshake, WireError
+from phux.wire.errors import DetachReason, ErrorCode
+from phux.wire.frames import (
+    CLIENT_FRAMES,
+    Detach,
+    Detached,
+    Error,
+    Frame,
+    Hello,
+    HelloOk,
+    Input,
+    Kill,
+    ListTerminals,
+    MetadataChanged,
+    MetadataKeys,
+    MetadataValue,
+    MetaDelete,
+    MetaGet,
+    MetaList,
+    MetaSet,
+    MetaSubscribe,
+    MetaUnsubscribe,
+    Ok,
+    Ping,
+    Pong,
+    Resize,
+    Role,
+    SendSignal,
+    Shutdown,
+    Spawn,
+    Subscribe,
+    SubscribeEvents,
+    Unsubscribe,
+)
+
+RECEIVE_BYTES = 256 * 1024
+SEND_BATCH_BYTES = 1024 * 1024
+FLUSH_TIMEOUT_S = 2.0
+"""How long a closing connection may take to receive its last frames."""
+
+_CLIENT_TYPES = frozenset(CLIENT_FRAMES)
+
+
+def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
+    """(pid, uid, gid) of the process at the other end of a Unix socket."""
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, gid = struct.unpack("3i", raw)
+    return pid, uid, gid
+
+
+def _closed_frame(term: Terminal) -> bytes:
+    return term.encode_closed()
+
+
+class ClientConnection:
+    def __init__(self, state: ServerState, stream: trio.SocketStream, server_id: str) -> None:
+        self.state = state
+        self.config = state.config
+        self.stream = stream
+        self.server_id = server_id
+        self.outbox = Outbox(self.config.subscriber_queue_bytes, _closed_frame)
+        self.handshake = ServerHandshake()
+        self.subs: dict[int, Subscription] = {}
+        self.meta_subs: dict[int, MetaSubscription] = {}
+        self.wants_events = False
+        self.pending_input = 0
+        self._input_room = trio.Event()
+        self._reading = True
+        self._cancel: trio.CancelScope | None = None
+        self.peer = "?"
+        self._handlers: dict[type[Frame], Callable[[Any], None]] = {
+            Hello: self._hello,
+            Ping: self._ping,
+            Detach: self._detach,
+            Input: self._input,
+            Spawn: self._spawn,
+            Resize: self._resize,
+            SendSignal: self._send_signal,
+            Kill: self._kill,
+            ListTerminals: self._list,
+            Subscribe: self._subscribe,
+            SubscribeEvents: self._subscribe_events,
+            Unsubscribe: self._unsubscribe,
+            MetaGet: self._meta_get,
+            MetaSet: self._meta_set,
+            MetaDelete: self._meta_delete,
+            MetaList: self._meta_list,
+            MetaSubscribe: self._meta_subscribe,
+            MetaUnsubscribe: self._meta_unsubscribe,
+            Shutdown: self._shutdown,
+        }
+        assert set(self._handlers) == _CLIENT_TYPES
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def run(self) -> None:
+        if not await self._check_peer():
+            return
+        self.state.connections.add(self)
+        self.state.touch()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._cancel = nursery.cancel_scope
+                nursery.start_soon(self._send_loop)
+                await self._receive_loop()
+                if self.outbox.closing:  # let the last frames out, within a bound
+                    nursery.cancel_scope.deadline = trio.current_time() + FLUSH_TIMEOUT_S
+                else:  # the peer went away
+                    nursery.cancel_scope.cancel()
+        finally:
+            self._cleanup()
+            self.stream.socket.close()
+
+    async def _check_peer(self) -> bool:
+        try:
+            pid, uid, _ = peer_credentials(self.stream.socket)
+        except OSError as exc:
+            log.warning("refused connection: cannot read peer credentials: %s", exc)
+            self.stream.socket.close()
+            return False
+        self.peer = f"pid {pid} uid {uid}"
+        if uid == os.geteuid():
+            return True
+        log.warning("refused connection from %s: not the server's uid %d", self.peer, os.geteuid())
+        err = Error(
+            code=ErrorCode.PERMISSION_DENIED,
+            message=f"uid {uid} may not use this server (it belongs to uid {os.geteuid()})",
+        )
+        with trio.move_on_after(FLUSH_TIMEOUT_S):
+            try:
+                from phux.wire import encode_frame
+
+                await self.stream.send_all(encode_frame(err))
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+        self.stream.socket.close()
+        return False
+
+    def _cleanup(self) -> None:
+        state = self.state
+        for sub in self.subs.values():
+            if sub in sub.terminal.subscribers:
+                sub.terminal.subscribers.remove(sub)
+        self.subs.clear()
+        for msub in self.meta_subs.values():
+            state.meta.subscriptions.discard(msub)
+        self.meta_subs.clear()
+        self.outbox.entries.clear()
+        state.connections.discard(self)
+        state.touch()
+
+    def close_with(self, reason: DetachReason, message: str = "") -> None:
+        """Queue DETACHED, then close once it is sent; stop reading requests."""
+        self.outbox.push(Detached(reason=reason, message=message))
+        self.outbox.push_close()
+        self._reading = False
+        self._input_room.set()
+
+    def abort(self) -> None:
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    async def _send_loop(self) -> None:
+        try:
+            while True:
+                batch, close = await self.outbox.next_batch(SEND_BATCH_BYTES)
+                if batch:
+                    await self.stream.send_all(batch[0] if len(batch) == 1 else b"".join(batch))
+                if close:
+                    break
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        self.abort()
+
+    async def _receive_loop(self) -> None:
+        reader = FrameReader(MAX_FRAME)
+        while self._reading:
+            while self.pending_input > self.config.max_input_backlog and self._reading:
+                self._input_room = trio.Event()
+                await self._input_room.wait()
+            if self.outbox.control_bytes > self.config.max_control_backlog:
+                log.warning("dropping %s: it does not read its replies", self.peer)
+                return
+            try:
+                data = await self.stream.receive_some(RECEIVE_BYTES)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                return
+            if not data:
+                return
+            reader.feed(data)
+            while self._reading:
+                try:
+                    frame = reader.next_frame()
+                except WireError as exc:
+                    if exc.recoverable:
+                        self.outbox.push(Error(code=exc.code, message=str(exc)))
+                        continue
+                    log.info("protocol error from %s: %s", self.peer, exc)
+                    self.outbox.push(Error(code=exc.code, message=str(exc)))
+                    self.close_with(DetachReason.PROTOCOL_ERROR, str(exc))
+                    return
+                if frame is None:
+                    break
+                self._handle(frame)
+
+    # ------------------------------------------------------------ dispatch
+
+    def _handle(self, frame: Frame) -> None:
+        refusal = self.handshake.check(frame)
+        if refusal is not None:
+            self.outbox.push(refusal)
+            if self.handshake.fatal:
+                self.outbox.push_close()
+                self._reading = False
+            return
+        handler = self._handlers.get(type(frame))
+        request_id = getattr(frame, "request_id", None)
+        if handler is None:
+            self.outbox.push(
+                Error(
+                    code=ErrorCode.UNKNOWN_MESSAGE_TYPE,
+                    message=f"{type(frame).__name__} (0x{frame.TYPE:02X}) is sent by servers only",
+                )
+            )
+            return
+        try:
+            handler(frame)
+        except RequestError as exc:
+            self.reply_error(request_id, exc.code, exc.message)
+        except Exception as exc:
+            log.exception("internal error handling %s from %s", type(frame).__name__, self.peer)
+            self.reply_error(request_id, ErrorCode.INTERNAL_ERROR, f"internal error: {exc}")
+
+    def reply_error(self, request_id: int | None, code: ErrorCode, message: str) -> None:
+        self.outbox.push(Error(code=code, message=message, request_id=request_id))
+
+    def input_written(self, request_id: int, size: int) -> None:
+        self.pending_input -= size
+        self._input_room.set()
+        self.outbox.push(Ok(request_id=request_id))
+
+    # ------------------------------------------------------------ handlers
+
+    def _hello(self, frame: Hello) -> None:
+        major, minor, patch = PROTOCOL_VERSION
+        self.outbox.push(
+            HelloOk(
+                server_name="phux",
+                major=major,
+                minor=minor,
+                patch=patch,
+                server_id=self.server_id,
+                pid=os.getpid(),
+                max_frame=MAX_FRAME,
+                max_metadata_value=self.config.max_metadata_value,
+                max_subscriptions=self.config.max_subscriptions,
+                journal_bytes=self.config.journal_bytes,
+            )
+        )
+
+    def _ping(self, frame: Ping) -> None:
+        self.outbox.push(Pong(token=frame.token))
+
+    def _detach(self, frame: Detach) -> None:
+        self.close_with(DetachReason.REQUESTED)
+
+    def _shutdown(self, frame: Shutdown) -> None:
+        log.info("shutdown requested by %s", self.peer)
+        self.outbox.push(Ok(request_id=frame.request_id))
+        self.state.shutdown_requested.set()
+
+    def _spawn(self, frame: Spawn) -> None:
+        term = self.state.spawn(frame)
+        self.outbox.push(self.state.spawned_frame(term, frame.request_id))
+
+    def _input(self, frame: Input) -> None:
+        term = self.state.get_alive(frame.terminal)
+        self.pending_input += len(frame.data)
+        term.queue_input(self, frame.request_id, frame.data)
+
+    def _resize(self, frame: Resize) -> None:
+        term = self.state.get_alive(frame.terminal)
+        check_size(frame.cols, frame.rows)
+        term.resize(frame.cols, frame.rows)
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _send_signal(self, frame: SendSignal) -> None:
+        term = self.state.get_alive(frame.terminal)
+        term.send_signal(host_signal(frame.signal))
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _kill(self, frame: Kill) -> None:
+        self.state.kill(frame.terminals)
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _list(self, frame: ListTerminals) -> None:
+        self.outbox.push(self.state.terminal_list(frame.request_id))
+
+    def _subscribe(self, frame: Subscribe) -> None:
+        term = self.state.get(frame.terminal)
+        if term.id in self.subs:
+            raise RequestError(
+                ErrorCode.INVALID_COMMAND, f"already subscribed to terminal {term.id}"
+            )
+        if len(self.subs) >= self.config.max_subscriptions:
+            raise RequestError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"at most {self.config.max_subscriptions} terminal subscriptions per connection",
+            )
+        try:
+            role = Role(frame.role)
+        except ValueError:
+            raise RequestError(ErrorCode.INVALID_COMMAND, f"unknown role {frame.role}") from None
+        if (frame.cols is None) != (frame.rows is None):
+            raise RequestError(ErrorCode.INVALID_COMMAND, "cols and rows go together")
+        if role is Role.PRIMARY and frame.cols is not None and frame.rows is not None:
+            check_size(frame.cols, frame.rows)
+            if term.alive:
+                term.resize(frame.cols, frame.rows)
+        sub = Subscription(self.outbox, term, role)
+        term.subscribers.append(sub)
+        self.subs[term.id] = sub
+        self.outbox.push_bootstrap(sub, frame.request_id)
+
+    def _unsubscribe(self, frame: Unsubscribe) -> None:
+        sub = self.subs.pop(frame.terminal, None)
+        if sub is None:
+            raise RequestError(
+                ErrorCode.NOT_SUBSCRIBED, f"not subscribed to terminal {frame.terminal}"
+            )
+        if sub in sub.terminal.subscribers:
+            sub.terminal.subscribers.remove(sub)
+        self.outbox.drop(sub)
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _subscribe_events(self, frame: SubscribeEvents) -> None:
+        self.wants_events = True
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _meta_get(self, frame: MetaGet) -> None:
+        check_key(frame.key)
+        scope = self.state.scope(frame.terminal, writing=False)
+        self.outbox.push(
+            MetadataValue(request_id=frame.request_id, key=frame.key, value=scope.get(frame.key))
+        )
+
+    def _meta_set(self, frame: MetaSet) -> None:
+        self.state.meta_set(frame.terminal, frame.key, frame.value)
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _meta_delete(self, frame: MetaDelete) -> None:
+        self.state.meta_delete(frame.terminal, frame.key)
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _meta_list(self, frame: MetaList) -> None:
+        scope = self.state.scope(frame.terminal, writing=False)
+        self.outbox.push(
+            MetadataKeys(request_id=frame.request_id, entries=entries(scope, frame.prefix))
+        )
+
+    def _meta_subscribe(self, frame: MetaSubscribe) -> None:
+        if frame.request_id in self.meta_subs:
+            raise RequestError(
+                ErrorCode.INVALID_COMMAND,
+                f"metadata subscription {frame.request_id} already exists on this connection",
+            )
+        if len(self.meta_subs) >= self.config.max_subscriptions:
+            raise RequestError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"at most {self.config.max_subscriptions} metadata subscriptions per connection",
+            )
+        msub = MetaSubscription(frame.request_id, frame.prefix, self._deliver_meta)
+        self.meta_subs[frame.request_id] = msub
+        self.state.meta.subscriptions.add(msub)
+        self.outbox.push(Ok(request_id=frame.request_id))
+
+    def _deliver_meta(
+        self, sub_id: int, key: str, terminal: int | None, value: bytes | None
+    ) -> None:
+        self.outbox.push(
+            MetadataChanged(subscription=sub_id, key=key, terminal=terminal, value=value)
+        )
+
+    def _meta_unsubscribe(self, frame: MetaUnsubscribe) -> None:
+        msub = self.meta_subs.pop(frame.subscription, None)
+        if msub is None:
+            raise RequestError(
+                ErrorCode.NOT_SUBSCRIBED, f"no metadata subscription {frame.subscription}"
+            )
+        self.state.meta.subscriptions.discard(msub)
+        self.outbox.push(Ok(request_id=frame.request_id))

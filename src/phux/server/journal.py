@@ -1,0 +1,125 @@
+"""A terminal's output journal: sequence-numbered bytes and size changes, byte-bounded.
+
+The journal is what a new subscriber's bootstrap is made of. :meth:`bootstrap`
+returns a :class:`Bootstrap` whose ``checkpoint`` is always None today; the
+server-side replica (a later issue) will supply VT bytes that recreate the
+state before ``start_seq`` and let the journal keep only the tail after it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    seq: int
+    data: bytes
+
+    @property
+    def end(self) -> int:
+        return self.seq + len(self.data)
+
+
+@dataclass(frozen=True, slots=True)
+class SizeChange:
+    seq: int
+    cols: int
+    rows: int
+
+
+JournalItem = Chunk | SizeChange
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """What a subscriber replays before live output.
+
+    ``cols`` x ``rows`` is the size at ``start_seq``; ``checkpoint`` (when set)
+    recreates the terminal state before ``start_seq``; ``items`` are the
+    chunks (contiguous from ``start_seq``) and size changes in order, ending
+    just before ``next_seq``.
+    """
+
+    start_seq: int
+    cols: int
+    rows: int
+    next_seq: int
+    items: list[JournalItem] = field(default_factory=list)
+    checkpoint: bytes | None = None
+
+
+class Journal:
+    def __init__(self, limit: int, cols: int, rows: int) -> None:
+        self.limit = max(0, limit)
+        self._items: deque[JournalItem] = deque()
+        self._bytes = 0
+        self.start_seq = 0
+        self.next_seq = 0
+        self.start_cols = cols
+        self.start_rows = rows
+        self.cols = cols
+        self.rows = rows
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def append(self, data: bytes) -> Chunk:
+        chunk = Chunk(self.next_seq, data)
+        self.next_seq += len(data)
+        if self.limit:
+            self._items.append(chunk)
+            self._bytes += len(data)
+            self._trim()
+        else:
+            self._forget_to(self.next_seq)
+        return chunk
+
+    def resize(self, cols: int, rows: int) -> SizeChange:
+        change = SizeChange(self.next_seq, cols, rows)
+        self.cols, self.rows = cols, rows
+        if self._items or self.next_seq > self.start_seq:
+            self._items.append(change)
+        else:  # nothing recorded since start: the new size is the start size
+            self.start_cols, self.start_rows = cols, rows
+        return change
+
+    def _trim(self) -> None:
+        items = self._items
+        while self._bytes > self.limit and items:
+            first = items[0]
+            if isinstance(first, SizeChange):
+                items.popleft()
+                self.start_cols, self.start_rows = first.cols, first.rows
+                continue
+            excess = self._bytes - self.limit
+            if len(first.data) <= excess:
+                items.popleft()
+                self._bytes -= len(first.data)
+                self.start_seq = first.end
+            else:
+                items[0] = Chunk(first.seq + excess, first.data[excess:])
+                self._bytes -= excess
+                self.start_seq = first.seq + excess
+        # Size changes now at the very start are folded into the start size.
+        while items and isinstance(items[0], SizeChange) and items[0].seq <= self.start_seq:
+            change = items.popleft()
+            assert isinstance(change, SizeChange)
+            self.start_cols, self.start_rows = change.cols, change.rows
+
+    def _forget_to(self, seq: int) -> None:
+        self._items.clear()
+        self._bytes = 0
+        self.start_seq = seq
+        self.start_cols, self.start_rows = self.cols, self.rows
+
+    def bootstrap(self) -> Bootstrap:
+        return Bootstrap(
+            start_seq=self.start_seq,
+            cols=self.start_cols,
+            rows=self.start_rows,
+            next_seq=self.next_seq,
+            items=list(self._items),
+        )

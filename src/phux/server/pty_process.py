@@ -1,0 +1,86 @@
+"""Start a program on a fresh PTY: its own session, the PTY as controlling tty.
+
+Everything here is synchronous and quick (one fork/exec); exec failures
+(no such program, bad cwd, not executable) come back as OSError from
+:func:`spawn_on_pty` because :mod:`subprocess` reports them through its
+close-on-exec error pipe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import termios
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+def set_winsize(fd: int, cols: int, rows: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def _make_controlling_tty() -> None:  # runs in the child between fork and exec
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+@dataclass
+class PtyProcess:
+    proc: subprocess.Popen[bytes]
+    master_fd: int
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def spawn_on_pty(
+    argv: Sequence[str], cwd: str | None, env: Mapping[str, str], cols: int, rows: int
+) -> PtyProcess:
+    """Fork/exec ``argv`` on a new PTY of ``cols`` x ``rows``; the master is non-blocking."""
+    master, slave = pty.openpty()
+    try:
+        set_winsize(master, cols, rows)
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            preexec_fn=_make_controlling_tty,
+            close_fds=True,
+        )
+    except BaseException:
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    os.set_blocking(master, False)
+    return PtyProcess(proc=proc, master_fd=master)
+
+
+def foreground_pgrp(master_fd: int, fallback: int) -> int:
+    """The PTY's foreground process group, or ``fallback`` when it has none."""
+    try:
+        pgrp = os.tcgetpgrp(master_fd)
+    except OSError:
+        return fallback
+    return pgrp if pgrp > 0 else fallback
+
+
+def signal_group(pgrp: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgrp, signum)
+
+
+def describe_spawn_error(argv: Sequence[str], cwd: str | None, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    missing = isinstance(exc, FileNotFoundError | NotADirectoryError)
+    if missing and cwd is not None and (exc.filename == cwd or not os.path.isdir(cwd)):
+        return f"cannot change directory to {cwd!r}: {reason}"
+    return f"cannot start {argv[0]!r}: {reason}"

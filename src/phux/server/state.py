@@ -1,0 +1,230 @@
+"""The server's state: terminals by id, connections, metadata, and the atomic operations.
+
+Every method here is synchronous. Because the server runs on one trio loop, a
+method that does not await is one atomic step: no other request, and no
+observer, can see the state half way through it. Spawn-with-unique-keys and
+multi-terminal kill rely on exactly that.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import trio
+
+from phux.server.config import ServerConfig
+from phux.server.log import log
+from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
+from phux.server.pty_process import describe_spawn_error, spawn_on_pty
+from phux.server.terminal import Terminal
+from phux.wire.errors import ErrorCode
+from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
+
+if TYPE_CHECKING:
+    from phux.server.connection import ClientConnection
+
+MAX_DIMENSION = 1000
+
+
+def check_size(cols: int, rows: int) -> None:
+    if not (1 <= cols <= MAX_DIMENSION and 1 <= rows <= MAX_DIMENSION):
+        raise RequestError(
+            ErrorCode.INVALID_COMMAND,
+            f"size {cols}x{rows} out of range: cols and rows must be 1..{MAX_DIMENSION}",
+        )
+
+
+def host_signal(number: int) -> int:
+    try:
+        name = Signal(number).name
+    except ValueError:
+        raise RequestError(ErrorCode.INVALID_COMMAND, f"unknown signal number {number}") from None
+    return int(getattr(signal, f"SIG{name}"))
+
+
+class ServerState:
+    def __init__(self, config: ServerConfig, nursery: trio.Nursery) -> None:
+        self.config = config
+        self.nursery = nursery
+        self.terminals: dict[int, Terminal] = {}
+        self.connections: set[ClientConnection] = set()
+        self.meta = MetadataHub()
+        self._next_id = 1
+        self.activity = trio.Event()
+        """Set (and replaced) whenever terminals or connections come or go."""
+        self.shutdown_requested = trio.Event()
+
+    # ------------------------------------------------------------ activity
+
+    def touch(self) -> None:
+        self.activity.set()
+        self.activity = trio.Event()
+
+    @property
+    def live_terminals(self) -> int:
+        return sum(1 for t in self.terminals.values() if not t.closed)
+
+    # ------------------------------------------------------------ lookups
+
+    def get(self, tid: int) -> Terminal:
+        term = self.terminals.get(tid)
+        if term is None:
+            raise RequestError(ErrorCode.TERMINAL_NOT_FOUND, f"no terminal {tid}")
+        return term
+
+    def get_alive(self, tid: int) -> Terminal:
+        term = self.get(tid)
+        if not term.alive:
+            raise RequestError(ErrorCode.TERMINAL_EXITED, f"terminal {tid} has exited")
+        return term
+
+    # ------------------------------------------------------------ spawn
+
+    def spawn(self, req: Spawn) -> Terminal:
+        check_size(req.cols, req.rows)
+        metadata: dict[str, bytes] = {}
+        for entry in req.metadata:
+            check_key(entry.key)
+            check_value(entry.key, entry.value, self.config.max_metadata_value)
+            metadata[entry.key] = entry.value
+        for key in req.unique_keys:
+            if key not in metadata:
+                raise RequestError(
+                    ErrorCode.INVALID_COMMAND, f"unique key {key!r} has no value in metadata"
+                )
+            value = metadata[key]
+            for other in self.terminals.values():
+                if other.alive and other.metadata.get(key) == value:
+                    shown = value.decode("utf-8", "replace")
+                    raise RequestError(
+                        ErrorCode.UNIQUE_CONFLICT,
+                        f"{key}={shown!r} is already held by terminal {other.id}",
+                    )
+        tid = self._next_id
+        argv = list(req.argv) or [os.environ.get("SHELL") or "/bin/sh"]
+        env = dict(os.environ)
+        env["TERM"] = "xterm-256color"
+        env["PHUX_SOCKET"] = str(self.config.socket_path)
+        env["PHUX_TERMINAL"] = str(tid)
+        for var in req.env:
+            env[var.name] = var.value
+        try:
+            process = spawn_on_pty(argv, req.cwd, env, req.cols, req.rows)
+        except OSError as exc:
+            message = describe_spawn_error(argv, req.cwd, exc)
+            log.info("spawn failed: %s", message)
+            raise RequestError(ErrorCode.SPAWN_FAILED, message) from None
+        except (ValueError, TypeError) as exc:  # e.g. NUL in an argument
+            raise RequestError(ErrorCode.SPAWN_FAILED, f"cannot start {argv[0]!r}: {exc}") from None
+        self._next_id += 1
+        term = Terminal(tid, process, self.config, req.cols, req.rows, metadata, self._closed)
+        self.terminals[tid] = term
+        self.nursery.start_soon(term.run, name=f"terminal-{tid}")
+        log.info("terminal %d spawned: pid %d argv %r", tid, term.pid, argv)
+        self.touch()
+        event = self.spawned_frame(term, None)
+        for conn in self.connections:
+            if conn.wants_events:
+                conn.outbox.push(event)
+        for key in sorted(metadata):
+            self.meta.changed(key, tid, metadata[key])
+        return term
+
+    @staticmethod
+    def spawned_frame(term: Terminal, request_id: int | None) -> TerminalSpawned:
+        cols, rows = term.size
+        return TerminalSpawned(
+            terminal=term.id,
+            pid=term.pid,
+            cols=cols,
+            rows=rows,
+            request_id=request_id,
+            metadata=entries(term.metadata),
+        )
+
+    # ------------------------------------------------------------ kill and exit
+
+    def kill(self, ids: Sequence[int]) -> None:
+        """All or nothing, in one step: validate every id, then mark and signal them all."""
+        if not ids:
+            raise RequestError(ErrorCode.INVALID_COMMAND, "KILL names no terminal")
+        terms = [self.get_alive(tid) for tid in ids]
+        for term in dict.fromkeys(terms):
+            dropped = term.metadata
+            term.kill(self.nursery)
+            for key in sorted(dropped):
+                self.meta.changed(key, term.id, None)
+            log.info("terminal %d killed", term.id)
+        self.touch()
+
+    def _closed(self, term: Terminal) -> None:
+        """A terminal's process was reaped and its output drained."""
+        log.info("terminal %d closed: %r", term.id, term.exit_status)
+        dropped = term.metadata
+        term.metadata = {}
+        for key in sorted(dropped):
+            self.meta.changed(key, term.id, None)
+        closed = term.encode_closed()
+        subscribed = {sub.outbox for sub in term.subscribers}
+        for conn in self.connections:
+            if conn.wants_events and conn.outbox not in subscribed:
+                conn.outbox.push_encoded(closed)
+        self.nursery.start_soon(self._forget_later, term)
+        self.touch()
+
+    async def _forget_later(self, term: Terminal) -> None:
+        await trio.sleep(self.config.retention_s)
+        self.terminals.pop(term.id, None)
+        log.info("terminal %d forgotten", term.id)
+
+    # ------------------------------------------------------------ list
+
+    def terminal_list(self, request_id: int) -> TerminalList:
+        infos = []
+        for term in self.terminals.values():
+            cols, rows = term.size
+            viewers, primaries = term.counts()
+            infos.append(
+                TerminalInfo(
+                    terminal=term.id,
+                    pid=term.pid,
+                    cols=cols,
+                    rows=rows,
+                    alive=term.alive,
+                    exit=term.exit_status,
+                    viewers=viewers,
+                    primaries=primaries,
+                    next_seq=term.journal.next_seq,
+                    created_ms=term.created_ms,
+                    metadata=entries(term.metadata),
+                )
+            )
+        return TerminalList(
+            request_id=request_id,
+            terminals=infos,
+            global_metadata=entries(self.meta.global_scope),
+        )
+
+    # ------------------------------------------------------------ metadata
+
+    def scope(self, terminal: int | None, *, writing: bool) -> dict[str, bytes]:
+        if terminal is None:
+            return self.meta.global_scope
+        term = self.get_alive(terminal) if writing else self.get(terminal)
+        return term.metadata
+
+    def meta_set(self, terminal: int | None, key: str, value: bytes) -> None:
+        check_key(key)
+        check_value(key, value, self.config.max_metadata_value)
+        scope = self.scope(terminal, writing=True)
+        scope[key] = value
+        self.meta.changed(key, terminal, value)
+
+    def meta_delete(self, terminal: int | None, key: str) -> None:
+        check_key(key)
+        scope = self.scope(terminal, writing=True)
+        if scope.pop(key, None) is not None:
+            self.meta.changed(key, terminal, None)

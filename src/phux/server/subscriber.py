@@ -1,0 +1,280 @@
+"""A connection's outbound queue, and the terminal subscriptions that feed it.
+
+One FIFO per connection keeps every frame to that client in the order it was
+produced. Output frames are accounted to their subscription: when one
+subscription's queued output would pass its bound, everything queued for it is
+dropped, a tombstone marker is queued in its place, and no more output is
+queued for it until the sender reaches the marker and replays a fresh
+bootstrap. Producers (the PTY readers) only ever append synchronously; the
+connection's sender task is the only one that awaits the socket.
+
+Bootstraps are rendered by the sender when it reaches a subscription's
+marker, in the same synchronous step that makes the subscription live, so
+live output continues at exactly the bootstrap's ``next_seq``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import trio
+
+from phux.server.journal import Bootstrap, Chunk, SizeChange
+from phux.wire import encode_frame
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    Frame,
+    Role,
+    TerminalClosed,
+    Tombstone,
+    TombstoneReason,
+)
+
+if TYPE_CHECKING:
+    from phux.server.terminal import Terminal
+
+BOOTSTRAP_CHUNK_BYTES = 1024 * 1024
+"""Journal chunks are merged into BOOTSTRAP_CHUNK frames of up to this many bytes."""
+
+
+class SubState(enum.Enum):
+    PENDING = "pending"
+    """A bootstrap marker is queued; output is not queued until it is rendered."""
+    LIVE = "live"
+    LAGGING = "lagging"
+    """Dropped for lag; a tombstone marker is queued."""
+
+
+class Kind(enum.IntEnum):
+    FRAME = 0
+    OUTPUT = 1
+    SUB_FRAME = 2
+    BOOTSTRAP = 3
+    TOMBSTONE = 4
+    CLOSE = 5
+
+
+@dataclass(slots=True)
+class Entry:
+    kind: Kind
+    data: bytes = b""
+    sub: Subscription | None = None
+    seq: int = 0
+    """OUTPUT: seq after the entry; TOMBSTONE: lost_seq; BOOTSTRAP: request id."""
+
+
+@dataclass(eq=False)
+class Subscription:
+    outbox: Outbox
+    terminal: Terminal
+    role: Role
+    state: SubState = SubState.PENDING
+    queued: int = 0
+    sent_seq: int = 0
+    """Seq after the last output handed to the socket."""
+    close_after_bootstrap: bool = False
+
+    def push_output(self, encoded: bytes, end_seq: int) -> None:
+        if self.state is SubState.LIVE:
+            self.outbox.push_output(self, encoded, end_seq)
+
+    def push_frame(self, encoded: bytes) -> None:
+        """A frame ordered with this subscription's output (RESIZED, TERMINAL_CLOSED)."""
+        if self.state is SubState.LIVE:
+            self.outbox.push_sub_frame(self, encoded)
+
+
+@dataclass(eq=False)
+class Outbox:
+    queue_limit: int
+    render_closed: Callable[[Terminal], bytes]
+    """Encodes the TERMINAL_CLOSED that follows a bootstrap of a terminal closed meanwhile."""
+    entries: deque[Entry] = field(default_factory=deque)
+    control_bytes: int = 0
+    closing: bool = False
+    _wake: trio.Event = field(default_factory=trio.Event)
+
+    # ------------------------------------------------------------ producers
+
+    def push(self, frame: Frame) -> None:
+        self.push_encoded(encode_frame(frame))
+
+    def push_encoded(self, data: bytes) -> None:
+        if self.closing:
+            return
+        self.entries.append(Entry(Kind.FRAME, data))
+        self.control_bytes += len(data)
+        self._wake.set()
+
+    def push_close(self) -> None:
+        """Close the connection once everything queued so far is sent."""
+        if not self.closing:
+            self.entries.append(Entry(Kind.CLOSE))
+            self.closing = True
+            self._wake.set()
+
+    def push_bootstrap(self, sub: Subscription, request_id: int) -> None:
+        sub.state = SubState.PENDING
+        self.entries.append(Entry(Kind.BOOTSTRAP, sub=sub, seq=request_id))
+        self._wake.set()
+
+    def push_output(self, sub: Subscription, encoded: bytes, end_seq: int) -> None:
+        n = len(encoded)
+        if sub.queued and sub.queued + n > self.queue_limit:
+            self.lag(sub)
+            return
+        sub.queued += n
+        self.entries.append(Entry(Kind.OUTPUT, encoded, sub, end_seq))
+        self._wake.set()
+
+    def push_sub_frame(self, sub: Subscription, encoded: bytes) -> None:
+        sub.queued += len(encoded)
+        self.entries.append(Entry(Kind.SUB_FRAME, encoded, sub))
+        self._wake.set()
+
+    def lag(self, sub: Subscription) -> None:
+        """Drop what is queued for ``sub`` and queue a tombstone plus fresh bootstrap."""
+        self.drop(sub)
+        sub.state = SubState.LAGGING
+        self.entries.append(Entry(Kind.TOMBSTONE, sub=sub, seq=sub.sent_seq))
+        self._wake.set()
+
+    def drop(self, sub: Subscription) -> None:
+        """Remove every entry queued for ``sub`` (lag, unsubscribe)."""
+        kept: deque[Entry] = deque()
+        for entry in self.entries:
+            if entry.sub is sub:
+                if entry.kind is Kind.SUB_FRAME and entry.data[4] == TerminalClosed.TYPE:
+                    sub.close_after_bootstrap = True
+            else:
+                kept.append(entry)
+        self.entries = kept
+        sub.queued = 0
+
+    # ------------------------------------------------------------ the sender
+
+    async def next_batch(self, max_bytes: int) -> tuple[list[bytes], bool]:
+        """Wait for queued entries; take up to ``max_bytes`` of them, rendered.
+
+        Returns the byte strings to send and whether the connection closes
+        after them.
+        """
+        while not self.entries:
+            self._wake = trio.Event()
+            await self._wake.wait()
+        out: list[bytes] = []
+        size = 0
+        entries = self.entries
+        while entries and size < max_bytes:
+            entry = entries.popleft()
+            kind = entry.kind
+            if kind is Kind.OUTPUT:
+                sub = entry.sub
+                assert sub is not None
+                sub.queued -= len(entry.data)
+                sub.sent_seq = entry.seq
+                out.append(entry.data)
+                size += len(entry.data)
+            elif kind is Kind.FRAME:
+                self.control_bytes -= len(entry.data)
+                out.append(entry.data)
+                size += len(entry.data)
+            elif kind is Kind.SUB_FRAME:
+                assert entry.sub is not None
+                entry.sub.queued -= len(entry.data)
+                out.append(entry.data)
+                size += len(entry.data)
+            elif kind is Kind.CLOSE:
+                return out, True
+            else:
+                sub = entry.sub
+                assert sub is not None
+                if kind is Kind.TOMBSTONE:
+                    tomb = Tombstone(
+                        terminal=sub.terminal.id, reason=TombstoneReason.LAG, lost_seq=entry.seq
+                    )
+                    out.append(encode_frame(tomb))
+                    request_id = 0
+                else:
+                    request_id = entry.seq
+                rendered = self._render_bootstrap(sub, request_id)
+                out.extend(rendered)
+                size += sum(map(len, rendered))
+        return out, False
+
+    def _render_bootstrap(self, sub: Subscription, request_id: int) -> list[bytes]:
+        terminal = sub.terminal
+        boot = terminal.bootstrap()
+        frames = render_bootstrap(terminal.id, request_id, boot, terminal)
+        sub.state = SubState.LIVE
+        sub.sent_seq = boot.next_seq
+        sub.queued = 0
+        if terminal.exit_status is not None and sub.close_after_bootstrap:
+            frames.append(self.render_closed(terminal))
+        sub.close_after_bootstrap = False
+        return frames
+
+
+def render_bootstrap(tid: int, request_id: int, boot: Bootstrap, terminal: Terminal) -> list[bytes]:
+    out = [
+        encode_frame(
+            BootstrapBegin(
+                request_id=request_id,
+                terminal=tid,
+                start_seq=boot.start_seq,
+                cols=boot.cols,
+                rows=boot.rows,
+            )
+        )
+    ]
+    if boot.checkpoint is not None:
+        out.append(
+            encode_frame(
+                BootstrapChunk(
+                    terminal=tid, seq=boot.start_seq, data=boot.checkpoint, checkpoint=True
+                )
+            )
+        )
+    pending: list[bytes] = []
+    pending_seq = boot.start_seq
+    pending_len = 0
+
+    def flush() -> None:
+        nonlocal pending, pending_len
+        if pending:
+            data = b"".join(pending)
+            out.append(encode_frame(BootstrapChunk(terminal=tid, seq=pending_seq, data=data)))
+            pending = []
+            pending_len = 0
+
+    for item in boot.items:
+        if isinstance(item, Chunk):
+            if pending_len + len(item.data) > BOOTSTRAP_CHUNK_BYTES:
+                flush()
+            if not pending:
+                pending_seq = item.seq
+            pending.append(item.data)
+            pending_len += len(item.data)
+        elif isinstance(item, SizeChange):
+            flush()
+            out.append(terminal.encode_resized(item))
+    flush()
+    out.append(
+        encode_frame(
+            BootstrapReady(
+                terminal=tid,
+                next_seq=boot.next_seq,
+                cols=terminal.journal.cols,
+                rows=terminal.journal.rows,
+                alive=terminal.exit_status is None,
+                exit=terminal.exit_status,
+            )
+        )
+    )
+    return out

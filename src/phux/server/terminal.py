@@ -1,0 +1,297 @@
+"""One terminal: its PTY process, reader, input writer, journal, subscribers and exit."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import trio
+
+from phux.server.config import ServerConfig
+from phux.server.journal import Bootstrap, Chunk, Journal, SizeChange
+from phux.server.log import log
+from phux.server.pty_process import PtyProcess, foreground_pgrp, set_winsize, signal_group
+from phux.server.subscriber import Subscription
+from phux.wire import encode_frame
+from phux.wire.errors import ErrorCode
+from phux.wire.frames import (
+    Exited,
+    ExitStatus,
+    Output,
+    Resized,
+    Role,
+    Signaled,
+    TerminalClosed,
+)
+
+if TYPE_CHECKING:
+    from phux.server.connection import ClientConnection
+
+OutputHook = Callable[["Terminal", Chunk], None]
+"""Called synchronously with every chunk of output (the seam for server-side replicas).
+
+A hook must not block or parse on the loop: hand the bytes to a worker.
+"""
+
+_WRITE_SLICE = 64 * 1024
+
+
+@dataclass(slots=True)
+class PendingInput:
+    data: bytes
+    conn: ClientConnection
+    request_id: int
+
+
+class Terminal:
+    def __init__(
+        self,
+        tid: int,
+        process: PtyProcess,
+        config: ServerConfig,
+        cols: int,
+        rows: int,
+        metadata: dict[str, bytes],
+        on_closed: Callable[[Terminal], None],
+    ) -> None:
+        self.id = tid
+        self.process = process
+        self.pid = process.pid
+        self.master_fd = process.master_fd
+        self.config = config
+        self.journal = Journal(config.journal_bytes, cols, rows)
+        self.created_ms = int(time.time() * 1000)
+        self.metadata = metadata
+        self.subscribers: list[Subscription] = []
+        self.output_hooks: list[OutputHook] = []
+        self.killed = False
+        """Marked closed for observers by KILL; the process may still be running."""
+        self.exit_status: ExitStatus | None = None
+        self.final_seq = 0
+        self._on_closed = on_closed
+        self._inputs: deque[PendingInput] = deque()
+        self._input_wake = trio.Event()
+        self._eof = trio.Event()
+        self._cancel = trio.CancelScope()
+
+    # ------------------------------------------------------------ observers
+
+    @property
+    def alive(self) -> bool:
+        """What LIST_TERMINALS reports: false from KILL on, or once exited."""
+        return not self.killed and self.exit_status is None
+
+    @property
+    def closed(self) -> bool:
+        return self.exit_status is not None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.journal.cols, self.journal.rows
+
+    def counts(self) -> tuple[int, int]:
+        viewers = sum(1 for s in self.subscribers if s.role is Role.VIEWER)
+        return viewers, len(self.subscribers) - viewers
+
+    def bootstrap(self) -> Bootstrap:
+        return self.journal.bootstrap()
+
+    def encode_resized(self, change: SizeChange) -> bytes:
+        return encode_frame(
+            Resized(terminal=self.id, seq=change.seq, cols=change.cols, rows=change.rows)
+        )
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def run(self) -> None:
+        """Read output, write input and wait for the exit; returns once closed."""
+        try:
+            with self._cancel:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._reader)
+                    nursery.start_soon(self._writer)
+                    nursery.start_soon(self._reaper)
+        except Exception:
+            log.exception("terminal %d failed", self.id)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.master_fd)
+
+    async def _reader(self) -> None:
+        fd = self.master_fd
+        while True:
+            await trio.lowlevel.wait_readable(fd)
+            if not self._drain():
+                self._eof.set()
+                return
+
+    def _drain(self) -> bool:
+        """Read what is available (up to one batch) and dispatch it; False at EOF."""
+        parts: list[bytes] = []
+        total = 0
+        eof = False
+        limit = self.config.read_batch_bytes
+        fd = self.master_fd
+        while total < limit:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                if exc.errno != errno.EIO:
+                    log.warning("terminal %d: read error: %s", self.id, exc)
+                eof = True
+                break
+            if not data:
+                eof = True
+                break
+            parts.append(data)
+            total += len(data)
+        if parts:
+            self._dispatch(parts[0] if len(parts) == 1 else b"".join(parts))
+        return not eof
+
+    def _dispatch(self, data: bytes) -> None:
+        chunk = self.journal.append(data)
+        for hook in self.output_hooks:
+            hook(self, chunk)
+        if self.subscribers:
+            encoded = encode_frame(Output(terminal=self.id, seq=chunk.seq, data=data))
+            for sub in self.subscribers:
+                sub.push_output(encoded, chunk.end)
+
+    async def _reaper(self) -> None:
+        pidfd = os.pidfd_open(self.pid)
+        try:
+            await trio.lowlevel.wait_readable(pidfd)
+        finally:
+            os.close(pidfd)
+        status = self._reap_now()
+        with trio.move_on_after(self.config.exit_drain_s):
+            await self._eof.wait()
+        if not self._eof.is_set():
+            # Something else (a background job) holds the PTY open: take what is there.
+            while self._drain() and _readable_now(self.master_fd):
+                pass
+        self._finish(status)
+        self._cancel.cancel()
+
+    def _reap_now(self) -> ExitStatus:
+        rc = self.process.proc.wait()  # the pidfd said it exited: this does not block
+        return Exited(code=rc) if rc >= 0 else Signaled(signal=-rc)
+
+    def _finish(self, status: ExitStatus) -> None:
+        if self.exit_status is not None:
+            return
+        self.exit_status = status
+        self.final_seq = self.journal.next_seq
+        while self._inputs:
+            item = self._inputs.popleft()
+            item.conn.reply_error(item.request_id, ErrorCode.TERMINAL_EXITED, self._exited_msg())
+        closed = self.encode_closed()
+        for sub in self.subscribers:
+            if sub.state.value == "live":
+                sub.push_frame(closed)
+            else:
+                sub.close_after_bootstrap = True
+        self._on_closed(self)
+
+    def encode_closed(self) -> bytes:
+        assert self.exit_status is not None
+        return encode_frame(
+            TerminalClosed(terminal=self.id, status=self.exit_status, final_seq=self.final_seq)
+        )
+
+    def _exited_msg(self) -> str:
+        return f"terminal {self.id} has exited"
+
+    # ------------------------------------------------------------ control
+
+    def kill(self, grace_nursery: trio.Nursery) -> None:
+        """Mark closed for observers and hang up its process groups (one synchronous step)."""
+        self.killed = True
+        self.metadata = {}
+        self._signal_all(signal.SIGHUP)
+        grace_nursery.start_soon(self._kill_after_grace)
+
+    async def _kill_after_grace(self) -> None:
+        await trio.sleep(self.config.kill_grace_s)
+        if self.exit_status is None:
+            log.info("terminal %d survived SIGHUP: SIGKILL", self.id)
+            self._signal_all(signal.SIGKILL)
+
+    def _signal_all(self, signum: int) -> None:
+        if self.exit_status is not None:
+            return
+        fg = foreground_pgrp(self.master_fd, self.pid)
+        signal_group(self.pid, signum)
+        if fg != self.pid:
+            signal_group(fg, signum)
+
+    def force_kill(self) -> None:
+        self._signal_all(signal.SIGKILL)
+
+    def hangup(self) -> None:
+        """Server shutdown: SIGHUP to the terminal's process groups."""
+        self._signal_all(signal.SIGHUP)
+
+    def send_signal(self, signum: int) -> None:
+        signal_group(foreground_pgrp(self.master_fd, self.pid), signum)
+
+    def resize(self, cols: int, rows: int) -> bool:
+        """Set the size; False (nothing done) when it is already that size."""
+        if (cols, rows) == self.size:
+            return False
+        with contextlib.suppress(OSError):
+            set_winsize(self.master_fd, cols, rows)
+        with contextlib.suppress(OSError):
+            signal_group(foreground_pgrp(self.master_fd, self.pid), signal.SIGWINCH)
+        change = self.journal.resize(cols, rows)
+        encoded = self.encode_resized(change)
+        for sub in self.subscribers:
+            sub.push_frame(encoded)
+        return True
+
+    # ------------------------------------------------------------ input
+
+    def queue_input(self, conn: ClientConnection, request_id: int, data: bytes) -> None:
+        self._inputs.append(PendingInput(data, conn, request_id))
+        self._input_wake.set()
+
+    async def _writer(self) -> None:
+        fd = self.master_fd
+        while True:
+            while not self._inputs:
+                self._input_wake = trio.Event()
+                await self._input_wake.wait()
+            item = self._inputs[0]
+            view = memoryview(item.data)
+            offset = 0
+            while offset < len(view):
+                try:
+                    offset += os.write(fd, view[offset : offset + _WRITE_SLICE])
+                except BlockingIOError:
+                    await trio.lowlevel.wait_writable(fd)
+                    continue
+                except OSError as exc:
+                    log.info("terminal %d: input write failed: %s", self.id, exc)
+                    await trio.sleep_forever()  # the reaper closes the terminal
+                await trio.lowlevel.checkpoint()
+            self._inputs.popleft()
+            item.conn.input_written(item.request_id, len(item.data))
+
+
+def _readable_now(fd: int) -> bool:
+    try:
+        readable, _, _ = select.select([fd], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return bool(readable)
