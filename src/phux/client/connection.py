@@ -157,6 +157,33 @@ class Connection:
                 self._dispatch(self._read_frame(Deadline(0.0), block=False))
         return self._pushed.popleft() if self._pushed else None
 
+    def read_one(self, deadline: Deadline) -> None:
+        """Block (until ``deadline``) for one frame and file it as a reply or a pushed frame."""
+        self._dispatch(self._read_frame(deadline))
+
+    def read_nowait(self) -> bool:
+        """File one frame if it is already buffered or readable; False if none was."""
+        try:
+            self._dispatch(self._read_frame(Deadline(0.0), block=False))
+        except DeadlineExceeded:
+            return False
+        return True
+
+    def take_pushed(self) -> Frame | None:
+        """The oldest pushed frame already read, without reading more."""
+        return self._pushed.popleft() if self._pushed else None
+
+    def take_reply(self, request_id: int) -> Frame | None:
+        """The reply to ``request_id`` if it has been read (ERROR raises ServerError)."""
+        reply = self._replies.pop(request_id, None)
+        if isinstance(reply, Error):
+            raise ServerError(reply.code, reply.message)
+        return reply
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def fileno(self) -> int:
         return self._sock.fileno()
 

@@ -1,0 +1,680 @@
+"""The Client: one server connection and the agent operations over it.
+
+Every method takes one ``deadline`` covering connect, handshake and the work.
+The connection opens lazily and is reused; ``keep_warm`` terminal mirrors
+(subscription + engine) stay subscribed between calls, LRU-evicted (0 for
+one-shot CLI use). Reads subscribe as a VIEWER and replay into a local
+engine: they never resize. Input goes out as INPUT frames by terminal id and
+a call returns once the server acknowledged the write.
+
+Not thread-safe: use one Client per thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from phux.client.connection import Connection
+from phux.client.deadline import Deadline
+from phux.client.errors import (
+    ConnectionLost,
+    InvalidArgument,
+    InvalidName,
+    PhuxError,
+    ProtocolError,
+    ServerError,
+    ServerRefused,
+    SessionExists,
+    TargetNotFound,
+    TerminalGone,
+)
+from phux.client.keys import KeyModes, encode_keys, needs_modes, paste_bytes, validate_keys
+from phux.client.mirror import DEFAULT_HISTORY, Mirror
+from phux.client.selectors import (
+    KEY_FOCUS,
+    KEY_PANE,
+    KEY_SESSION,
+    KEY_WINDOW,
+    Pane,
+    Snapshot,
+    expand,
+    parse_selector,
+    pick_pane,
+    resolve,
+    validate_session_name,
+)
+from phux.runtime_paths import resolve_socket_path
+from phux.wire.errors import DetachReason, ErrorCode
+from phux.wire.frames import (
+    Detached,
+    EnvVar,
+    Frame,
+    Input,
+    Kill,
+    ListTerminals,
+    MetaEntry,
+    MetaSet,
+    Resize,
+    Role,
+    SendSignal,
+    Signal,
+    Spawn,
+    Subscribe,
+    SubscribeEvents,
+    TerminalList,
+    TerminalSpawned,
+    Unsubscribe,
+)
+
+if TYPE_CHECKING:
+    from phux.client.models import (
+        NewResult,
+        RunResult,
+        ScreenState,
+        SendKeysResult,
+        SessionInfo,
+        WaitResult,
+    )
+    from phux.client.watch import WatchStream
+
+# Largest INPUT body we send in one frame (the frame limit is 16 MiB).
+MAX_INPUT_FRAME = 8 * 1024 * 1024
+AUTO_NAME_ATTEMPTS = 64
+
+Sink = Callable[[Frame], None]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def parse_signal(name: str) -> Signal:
+    """``INT``, ``SIGINT``, ``int`` or ``2`` -> Signal; InvalidArgument otherwise."""
+    text = name.strip().upper()
+    if text.startswith("SIG"):
+        text = text[3:]
+    if text.isdigit():
+        try:
+            return Signal(int(text))
+        except ValueError:
+            pass
+    elif text in Signal.__members__:
+        return Signal[text]
+    names = ", ".join(Signal.__members__)
+    raise InvalidArgument(f"unknown signal {name!r} (known: {names})")
+
+
+class Client:
+    def __init__(
+        self,
+        socket: str | os.PathLike[str] | None = None,
+        *,
+        keep_warm: int = 0,
+        client_name: str = "phux",
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.socket_path: Path = resolve_socket_path(socket)
+        self.keep_warm = max(0, keep_warm)
+        self.client_name = client_name
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self._conn: Connection | None = None
+        self._mirrors: dict[int, Mirror] = {}
+        self._warm: OrderedDict[int, None] = OrderedDict()
+        self._in_use: set[int] = set()
+        self._unsub_rids: list[int] = []
+        self._sinks: list[Sink] = []
+        self._events_subscribed = False
+
+    # ------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._reset()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _reset(self) -> None:
+        self._conn = None
+        self._mirrors.clear()
+        self._warm.clear()
+        self._in_use.clear()
+        self._unsub_rids.clear()
+        self._events_subscribed = False
+
+    def connection(self, deadline: Deadline) -> Connection:
+        if self._conn is None or self._conn.closed:
+            self._reset()
+            self._conn = Connection.open(self.socket_path, deadline, self.client_name)
+        return self._conn
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Forget a connection that broke, so the next call reconnects."""
+        try:
+            yield
+        except (ConnectionLost, ProtocolError):
+            if self._conn is not None:
+                self._conn.close()
+            self._reset()
+            raise
+
+    @property
+    def server_id(self) -> str:
+        conn = self._conn
+        return conn.hello.server_id if conn is not None and conn.hello is not None else ""
+
+    # ------------------------------------------------------------ frames
+
+    def pump(self, deadline: Deadline) -> None:
+        """Wait (until ``deadline``) for pushed frames, then apply every one already here.
+
+        Raises DeadlineExceeded when nothing arrived in time.
+        """
+        conn = self.connection(deadline)
+        frame = conn.take_pushed()
+        if frame is None:
+            conn.read_one(deadline)
+            while conn.read_nowait():
+                pass
+        elif frame is not None:
+            self._route(frame)
+        while (frame := conn.take_pushed()) is not None:
+            self._route(frame)
+        self._collect_unsubscribes()
+
+    def drain(self) -> None:
+        """Apply every frame readable right now, without waiting."""
+        conn = self._conn
+        if conn is None:
+            return
+        while conn.read_nowait():
+            pass
+        while (frame := conn.take_pushed()) is not None:
+            self._route(frame)
+        self._collect_unsubscribes()
+
+    def _route(self, frame: Frame) -> None:
+        if isinstance(frame, Detached):
+            try:
+                reason = DetachReason(frame.reason).name.lower()
+            except ValueError:
+                reason = str(frame.reason)
+            raise ConnectionLost(f"the server detached us ({reason}) {frame.message}".rstrip())
+        terminal = getattr(frame, "terminal", None)
+        if isinstance(terminal, int):
+            mirror = self._mirrors.get(terminal)
+            if mirror is not None:
+                mirror.handle(frame)
+        for sink in list(self._sinks):
+            sink(frame)
+
+    def _collect_unsubscribes(self) -> None:
+        if not self._unsub_rids or self._conn is None:
+            return
+        left = []
+        for rid in self._unsub_rids:
+            try:
+                if self._conn.take_reply(rid) is None:
+                    left.append(rid)
+            except ServerError:
+                pass
+        self._unsub_rids = left
+
+    def add_sink(self, sink: Sink) -> None:
+        self._sinks.append(sink)
+
+    def remove_sink(self, sink: Sink) -> None:
+        with contextlib.suppress(ValueError):
+            self._sinks.remove(sink)
+
+    def subscribe_events(self, deadline: Deadline) -> None:
+        if not self._events_subscribed:
+            self.connection(deadline).call(lambda rid: SubscribeEvents(request_id=rid), deadline)
+            self._events_subscribed = True
+
+    # ------------------------------------------------------------ snapshot + resolution
+
+    def list_terminals(self, deadline: Deadline) -> Snapshot:
+        with self._guard():
+            reply = self.connection(deadline).call_expect(
+                lambda rid: ListTerminals(request_id=rid), TerminalList, deadline
+            )
+        return Snapshot.from_wire(reply.terminals)
+
+    def resolve(self, target: str | None, deadline: Deadline) -> Pane:
+        """Selector -> one pane (the client-side TerminalInfo)."""
+        if target is not None:
+            parse_selector(target)  # syntax errors before touching the server
+        return resolve(target, self.list_terminals(deadline), self.env)
+
+    def resolve_all(self, target: str, deadline: Deadline) -> list[Pane]:
+        """Selector -> every pane it names (no narrowing)."""
+        selector = parse_selector(target)
+        return expand(selector, self.list_terminals(deadline), target, self.env)
+
+    # ------------------------------------------------------------ mirrors
+
+    def mirror(
+        self,
+        pane: Pane,
+        deadline: Deadline,
+        *,
+        engine: bool = True,
+        history: int = DEFAULT_HISTORY,
+    ) -> Mirror:
+        """A bootstrapped mirror of ``pane``, up to date with the listing it came from."""
+        with self._guard():
+            tid = pane.terminal
+            existing = self._mirrors.get(tid)
+            if existing is not None and (
+                tid in self._in_use or existing.with_engine != engine or existing.history != history
+            ):
+                if tid in self._in_use:
+                    raise InvalidArgument(f"terminal {pane.id} is already in use by this client")
+                self._unsubscribe(tid)
+                existing = None
+            if existing is not None:
+                self._warm.pop(tid, None)
+                self._in_use.add(tid)
+                try:
+                    while existing.alive and (
+                        not existing.ready or existing.next_seq < pane.next_seq
+                    ):
+                        self.pump(deadline)
+                except BaseException:
+                    self._unsubscribe(tid)
+                    raise
+                existing.last_output = time.monotonic()
+                return existing
+            return self._subscribe(pane, deadline, engine=engine, history=history)
+
+    def _subscribe(self, pane: Pane, deadline: Deadline, *, engine: bool, history: int) -> Mirror:
+        conn = self.connection(deadline)
+        tid = pane.terminal
+        mirror = Mirror(tid, engine=engine, history=history)
+        rid = conn.submit(lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER))
+        mirror.request_id = rid
+        self._mirrors[tid] = mirror
+        self._in_use.add(tid)
+        try:
+            while not mirror.ready:
+                try:
+                    conn.take_reply(rid)
+                except ServerError as exc:
+                    raise self._terminal_error(exc, pane) from None
+                self.pump(deadline)
+        except BaseException:
+            self._in_use.discard(tid)
+            if self._mirrors.get(tid) is mirror:
+                del self._mirrors[tid]
+                if mirror.state != Mirror.SUBSCRIBING or mirror.ever_ready:
+                    self._unsubscribe_frame(tid)
+                elif self._conn is not None and not self._conn.closed:
+                    # The SUBSCRIBE may still succeed later: undo it blindly.
+                    self._unsubscribe_frame(tid)
+            raise
+        mirror.last_output = time.monotonic()
+        return mirror
+
+    def release(self, mirror: Mirror) -> None:
+        """Done with a mirror: keep it warm (LRU) or unsubscribe."""
+        tid = mirror.terminal
+        self._in_use.discard(tid)
+        if self._mirrors.get(tid) is not mirror:
+            return
+        if (
+            self.keep_warm > 0
+            and mirror.alive
+            and mirror.with_engine
+            and mirror.history == DEFAULT_HISTORY
+        ):
+            mirror.on_bytes = mirror.on_resize = mirror.on_gap = None
+            mirror.on_live_output = None
+            self._warm[tid] = None
+            self._warm.move_to_end(tid)
+            while len(self._warm) > self.keep_warm:
+                old, _ = self._warm.popitem(last=False)
+                self._unsubscribe(old)
+            return
+        self._unsubscribe(tid)
+
+    def _unsubscribe(self, tid: int) -> None:
+        self._warm.pop(tid, None)
+        self._in_use.discard(tid)
+        if self._mirrors.pop(tid, None) is not None:
+            self._unsubscribe_frame(tid)
+
+    def _unsubscribe_frame(self, tid: int) -> None:
+        conn = self._conn
+        if conn is None or conn.closed:
+            return
+        with contextlib.suppress(PhuxError):
+            self._unsub_rids.append(conn.submit(lambda r: Unsubscribe(request_id=r, terminal=tid)))
+
+    @staticmethod
+    def _terminal_error(exc: ServerError, pane: Pane) -> PhuxError:
+        if exc.wire_code == ErrorCode.TERMINAL_NOT_FOUND:
+            return TargetNotFound(f"terminal {pane.id} no longer exists")
+        if exc.wire_code == ErrorCode.TERMINAL_EXITED:
+            return TerminalGone(f"terminal {pane.id} has exited")
+        return exc
+
+    # ------------------------------------------------------------ input
+
+    def write(self, pane: Pane, data: bytes, deadline: Deadline) -> None:
+        """Send bytes to a terminal; returns once the server acknowledged every write."""
+        with self._guard():
+            conn = self.connection(deadline)
+            tid = pane.terminal
+            pieces = [data[i : i + MAX_INPUT_FRAME] for i in range(0, len(data), MAX_INPUT_FRAME)]
+
+            def make(piece: bytes) -> Callable[[int], Frame]:
+                return lambda rid: Input(request_id=rid, terminal=tid, data=piece)
+
+            rids = [conn.submit(make(piece)) for piece in pieces or [b""]]
+            for rid in rids:
+                try:
+                    conn.wait_reply(rid, deadline)
+                except ServerError as exc:
+                    raise self._terminal_error(exc, pane) from None
+
+    def modes(self, pane: Pane, deadline: Deadline) -> KeyModes:
+        mirror = self.mirror(pane, deadline)
+        try:
+            engine = mirror.engine
+            if engine is None:
+                return KeyModes()
+            modes = engine.modes
+            return KeyModes(app_cursor=modes.app_cursor, bracketed_paste=modes.bracketed_paste)
+        finally:
+            self.release(mirror)
+
+    # ------------------------------------------------------------ verbs
+
+    def ls(self, deadline: Deadline) -> list[SessionInfo]:
+        from phux.client.models import SessionInfo
+
+        snap = self.list_terminals(deadline)
+        out = []
+        for name, panes in snap.sessions().items():
+            out.append(
+                SessionInfo(
+                    name=name,
+                    window_count=len({p.window for p in panes}),
+                    attached_client_count=max(p.primaries for p in panes),
+                    terminals=[p.terminal for p in panes],
+                )
+            )
+        return out
+
+    def snapshot(
+        self,
+        target: str | None = None,
+        *,
+        scrollback: int | None = None,
+        cells: bool = False,
+        deadline: Deadline,
+    ) -> ScreenState:
+        if scrollback is not None and scrollback < 0:
+            raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
+        pane = self.resolve(target, deadline)
+        mirror = self.mirror(pane, deadline)
+        try:
+            assert mirror.engine is not None
+            return mirror.engine.project(pane=pane.terminal, scrollback=scrollback, cells=cells)
+        finally:
+            self.release(mirror)
+
+    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> SendKeysResult:
+        from phux.client.models import SendKeysResult
+
+        if isinstance(keys, str):
+            keys = [keys]
+        if not keys:
+            raise InvalidArgument("send-keys needs at least one key")
+        validate_keys(keys)
+        pane = self.resolve(target, deadline)
+        if not pane.alive:
+            raise TerminalGone(f"terminal {pane.id} has exited")
+        modes = self.modes(pane, deadline) if needs_modes(keys) else KeyModes()
+        for chunk in encode_keys(keys, modes):
+            self.write(pane, chunk.data, deadline)
+        return SendKeysResult(sent=True, pane=pane.id)
+
+    def paste(self, target: str, text: str | bytes, deadline: Deadline) -> SendKeysResult:
+        """Send text as one paste (bracketed when the program enabled bracketed paste)."""
+        from phux.client.models import SendKeysResult
+
+        pane = self.resolve(target, deadline)
+        if not pane.alive:
+            raise TerminalGone(f"terminal {pane.id} has exited")
+        modes = self.modes(pane, deadline)
+        self.write(pane, paste_bytes(text, modes), deadline)
+        return SendKeysResult(sent=True, pane=pane.id)
+
+    def run(
+        self, target: str, command: str, *, timeout: float | None = None, deadline: Deadline
+    ) -> RunResult:
+        from phux.client.run import run_command
+
+        return run_command(self, target, command, timeout=timeout, deadline=deadline)
+
+    def wait(
+        self,
+        target: str | None = None,
+        *,
+        until: str | None = None,
+        regex: str | None = None,
+        idle_ms: int | None = None,
+        timeout: float | None = None,
+        deadline: Deadline,
+    ) -> WaitResult:
+        from phux.client.wait import wait_for
+
+        return wait_for(
+            self,
+            target,
+            until=until,
+            regex=regex,
+            idle_ms=idle_ms,
+            timeout=timeout,
+            deadline=deadline,
+        )
+
+    def watch(
+        self,
+        target: str | None = None,
+        *,
+        until_event: str | None = None,
+        idle_ms: int | None = None,
+        timeout: float | None = None,
+        deadline: Deadline,
+    ) -> WatchStream:
+        from phux.client.watch import WatchStream
+
+        return WatchStream(
+            self,
+            target,
+            until_event=until_event,
+            idle_ms=idle_ms,
+            timeout=timeout,
+            deadline=deadline,
+        )
+
+    def new(
+        self,
+        name: str | None = None,
+        *,
+        cwd: str | None = None,
+        command: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cols: int = 80,
+        rows: int = 24,
+        deadline: Deadline,
+    ) -> NewResult:
+        """Create a session (a seed terminal with L3 metadata). A taken name raises
+        SessionExists; ``name=None`` takes the smallest free numeric name."""
+        from phux.client.models import NewResult
+
+        if name is not None:
+            why = validate_session_name(name)
+            if why is not None:
+                raise InvalidName(f"invalid session name {name!r}: {why}")
+        if isinstance(command, str):
+            command = [command]
+        workdir = cwd if cwd is not None else os.getcwd()
+        env_list = [EnvVar(name=k, value=v) for k, v in (env or {}).items()]
+        attempts = 1 if name is not None else AUTO_NAME_ATTEMPTS
+        taken: set[str] = set()
+        for _ in range(attempts):
+            chosen = name
+            if chosen is None:
+                taken |= set(self.list_terminals(deadline).sessions())
+                n = 0
+                while str(n) in taken:
+                    n += 1
+                chosen = str(n)
+            metadata = [
+                MetaEntry(key=KEY_SESSION, value=chosen.encode()),
+                MetaEntry(key=KEY_WINDOW, value=b"0"),
+                MetaEntry(key=KEY_PANE, value=b"0"),
+                MetaEntry(key=KEY_FOCUS, value=str(_now_ms()).encode()),
+            ]
+            try:
+                with self._guard():
+                    reply = self.connection(deadline).call_expect(
+                        _spawn_request(command, workdir, env_list, cols, rows, metadata),
+                        TerminalSpawned,
+                        deadline,
+                    )
+            except ServerError as exc:
+                if exc.wire_code == ErrorCode.UNIQUE_CONFLICT:
+                    if name is not None:
+                        raise SessionExists(f"session {name!r} already exists") from None
+                    taken.add(chosen)
+                    continue
+                if exc.wire_code == ErrorCode.SPAWN_FAILED:
+                    raise InvalidArgument(f"cannot start the session: {exc.message}") from None
+                raise
+            return NewResult(session=chosen, terminal_id=reply.terminal)
+        raise SessionExists("could not find a free numeric session name")
+
+    def kill(self, target: str, deadline: Deadline) -> list[int]:
+        """Kill what the selector names: a whole session or window atomically, or one pane."""
+        for attempt in range(2):
+            panes = self.resolve_all(target, deadline)
+            ids = [p.terminal for p in panes]
+            try:
+                with self._guard():
+                    self.connection(deadline).call(_kill_request(ids), deadline)
+            except ServerError as exc:
+                racy = exc.wire_code in (ErrorCode.TERMINAL_EXITED, ErrorCode.TERMINAL_NOT_FOUND)
+                if racy and attempt == 0 and len(ids) > 1:
+                    continue  # a pane ended between the listing and the kill: list again
+                raise ServerRefused(f"the server refused to kill {target}: {exc.message}") from None
+            return ids
+        raise AssertionError("unreachable")
+
+    def rename(self, session: str, new_name: str, deadline: Deadline) -> None:
+        why = validate_session_name(new_name)
+        if why is not None:
+            raise InvalidName(f"invalid session name {new_name!r}: {why}")
+        sessions = self.list_terminals(deadline).sessions()
+        panes = sessions.get(session)
+        if not panes:
+            raise TargetNotFound(f"no session named {session!r}")
+        if new_name == session:
+            return
+        if new_name in sessions:
+            raise SessionExists(f"session {new_name!r} already exists")
+        with self._guard():
+            conn = self.connection(deadline)
+
+            def make(terminal: int) -> Callable[[int], Frame]:
+                value = new_name.encode()
+                return lambda rid: MetaSet(
+                    request_id=rid, key=KEY_SESSION, value=value, terminal=terminal
+                )
+
+            rids = [conn.submit(make(p.terminal)) for p in panes]
+            for rid in rids:
+                with contextlib.suppress(ServerError):  # a pane that just exited
+                    conn.wait_reply(rid, deadline)
+
+    def resize(self, target: str, cols: int, rows: int, deadline: Deadline) -> None:
+        if not (1 <= cols <= 1000 and 1 <= rows <= 1000):
+            raise InvalidArgument(f"size {cols}x{rows} is out of range (1..1000 each)")
+        pane = self.resolve(target, deadline)
+        with self._guard():
+            try:
+                self.connection(deadline).call(
+                    lambda rid: Resize(
+                        request_id=rid, terminal=pane.terminal, cols=cols, rows=rows
+                    ),
+                    deadline,
+                )
+            except ServerError as exc:
+                raise self._terminal_error(exc, pane) from None
+
+    def signal(self, target: str, name: str, deadline: Deadline) -> None:
+        sig = parse_signal(name)
+        pane = self.resolve(target, deadline)
+        with self._guard():
+            try:
+                self.connection(deadline).call(
+                    lambda rid: SendSignal(request_id=rid, terminal=pane.terminal, signal=sig),
+                    deadline,
+                )
+            except ServerError as exc:
+                raise self._terminal_error(exc, pane) from None
+
+    def focus(self, pane: Pane, deadline: Deadline) -> None:
+        """Record that a client focused/used this pane (``phux.focus_ms``)."""
+        with self._guard():
+            self.connection(deadline).call(
+                lambda rid: MetaSet(
+                    request_id=rid,
+                    key=KEY_FOCUS,
+                    value=str(_now_ms()).encode(),
+                    terminal=pane.terminal,
+                ),
+                deadline,
+            )
+
+
+def _spawn_request(
+    argv: Sequence[str],
+    cwd: str,
+    env: list[EnvVar],
+    cols: int,
+    rows: int,
+    metadata: list[MetaEntry],
+) -> Callable[[int], Frame]:
+    return lambda rid: Spawn(
+        request_id=rid,
+        argv=list(argv),
+        cwd=cwd,
+        env=env,
+        cols=cols,
+        rows=rows,
+        metadata=metadata,
+        unique_keys=[KEY_SESSION],
+    )
+
+
+def _kill_request(ids: list[int]) -> Callable[[int], Frame]:
+    return lambda rid: Kill(request_id=rid, terminals=ids)
+
+
+__all__ = ["Client", "parse_signal", "pick_pane"]

@@ -1,0 +1,178 @@
+"""A terminal mirror: one VIEWER subscription replayed into a local engine.
+
+The mirror is fed frames (by the Client, which owns the connection and routes
+pushed frames by terminal id) and keeps:
+
+* ``engine``: a ``phux.engine.Terminal`` holding the replayed state (optional:
+  a capture-only mirror, as ``run`` uses, skips the engine entirely);
+* ``next_seq``: the sequence number of the next output byte it expects;
+* ``alive`` / ``exit``: lifecycle as the server reported it;
+* listeners: ``on_bytes(seq, data)``, ``on_resize(seq, cols, rows)`` and
+  ``on_gap(lost_seq)`` hooks for the operations that scan the raw stream.
+
+Bootstrap handling: BOOTSTRAP_BEGIN starts a fresh engine at the size it
+names; a checkpoint chunk is fed first into that fresh engine (it recreates
+the state before ``start_seq``); journal chunks and RESIZED frames replay in
+seq order; BOOTSTRAP_READY says where live OUTPUT continues. A TOMBSTONE
+means output was dropped for us: the mirror waits for the fresh bootstrap
+(request id 0) and rebuilds its engine from it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    ExitStatus,
+    Frame,
+    Output,
+    Resized,
+    TerminalClosed,
+    Tombstone,
+)
+
+if TYPE_CHECKING:
+    from phux.engine import Terminal
+
+DEFAULT_HISTORY = 10_000
+
+BytesHook = Callable[[int, bytes], None]
+ResizeHook = Callable[[int, int, int], None]
+GapHook = Callable[[int], None]
+
+
+class Mirror:
+    # States: waiting for our BOOTSTRAP_BEGIN, inside a bootstrap, live.
+    SUBSCRIBING = "subscribing"
+    BOOTSTRAPPING = "bootstrapping"
+    LIVE = "live"
+
+    def __init__(self, terminal: int, *, history: int = DEFAULT_HISTORY, engine: bool = True):
+        self.terminal = terminal
+        self.history = history
+        self.with_engine = engine
+        self.engine: Terminal | None = None
+        self.state = Mirror.SUBSCRIBING
+        self.request_id = 0
+        self.ever_ready = False
+        self.next_seq = 0
+        self.cols = 80
+        self.rows = 24
+        self.alive = True
+        self.exit: ExitStatus | None = None
+        self.closed_seen = False
+        self.final_seq: int | None = None
+        self.tombstones = 0
+        self.last_output = time.monotonic()
+        self.output_frames = 0
+        self.on_bytes: BytesHook | None = None
+        self.on_resize: ResizeHook | None = None
+        self.on_gap: GapHook | None = None
+        self.on_live_output: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def ready(self) -> bool:
+        """Bootstrapped and following live output (or closed for good)."""
+        return self.state == Mirror.LIVE
+
+    @property
+    def caught_up_to(self) -> int:
+        return self.next_seq
+
+    def _new_engine(self, cols: int, rows: int) -> None:
+        self.cols, self.rows = cols, rows
+        if not self.with_engine:
+            return
+        from phux.engine import Terminal
+
+        self.engine = Terminal(max(cols, 1), max(rows, 1), history=self.history)
+
+    def _feed(self, data: bytes) -> None:
+        engine = self.engine
+        if engine is not None:
+            engine.feed(data)
+            # The server answers terminal queries; a mirror never does.
+            engine.take_replies()
+
+    def _resize(self, cols: int, rows: int) -> None:
+        self.cols, self.rows = cols, rows
+        if self.engine is not None and cols >= 1 and rows >= 1:
+            self.engine.resize(cols, rows)
+
+    # ------------------------------------------------------------ frames
+
+    def handle(self, frame: Frame) -> None:
+        """Apply one pushed frame addressed to this terminal."""
+        if isinstance(frame, TerminalClosed):
+            self.alive = False
+            self.exit = frame.status
+            self.closed_seen = True
+            self.final_seq = frame.final_seq
+            return
+        if isinstance(frame, BootstrapBegin):
+            if self.state == Mirror.SUBSCRIBING and frame.request_id != self.request_id:
+                return  # a stale bootstrap of an earlier subscription
+            self.state = Mirror.BOOTSTRAPPING
+            self.next_seq = frame.start_seq
+            self._new_engine(frame.cols, frame.rows)
+            return
+        if self.state == Mirror.SUBSCRIBING:
+            return  # output of an earlier subscription, still in flight
+        if isinstance(frame, Tombstone):
+            self.tombstones += 1
+            self.state = Mirror.SUBSCRIBING
+            self.request_id = 0
+            # Not a loss yet: the fresh bootstrap's journal may still hold the
+            # bytes. Listeners see a gap only if the replayed seqs skip ahead.
+            return
+        if isinstance(frame, BootstrapChunk):
+            if frame.checkpoint:
+                self._new_engine(self.cols, self.rows)
+                self._feed(frame.data)
+                self.next_seq = frame.seq
+                return
+            self._take_bytes(frame.seq, frame.data)
+            return
+        if isinstance(frame, Resized):
+            self._resize(frame.cols, frame.rows)
+            if self.on_resize is not None:
+                self.on_resize(frame.seq, frame.cols, frame.rows)
+            return
+        if isinstance(frame, BootstrapReady):
+            if (frame.cols, frame.rows) != (self.cols, self.rows):
+                self._resize(frame.cols, frame.rows)
+            self.next_seq = max(self.next_seq, frame.next_seq)
+            self.alive = frame.alive and not self.closed_seen
+            if frame.exit is not None:
+                self.exit = frame.exit
+            self.state = Mirror.LIVE
+            self.ever_ready = True
+            return
+        if isinstance(frame, Output):
+            if self.state != Mirror.LIVE:
+                return
+            self.output_frames += 1
+            self.last_output = time.monotonic()
+            self._take_bytes(frame.seq, frame.data)
+            if self.on_live_output is not None:
+                self.on_live_output()
+
+    def _take_bytes(self, seq: int, data: bytes) -> None:
+        if seq > self.next_seq and self.on_gap is not None:
+            self.on_gap(self.next_seq)
+        skip = self.next_seq - seq
+        if skip > 0:
+            if skip >= len(data):
+                return
+            seq, data = seq + skip, data[skip:]
+        self._feed(data)
+        if self.on_bytes is not None:
+            self.on_bytes(seq, data)
+        self.next_seq = seq + len(data)

@@ -1,0 +1,214 @@
+"""The agent-facing result shapes: msgspec Structs whose JSON is the documented contract.
+
+``ScreenState`` lives in :mod:`phux.engine.screen_state` (one projection code
+path) and is re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from phux.engine.screen_state import ScreenState as ScreenState
+
+
+def __getattr__(name: str) -> Any:
+    # ScreenState is imported lazily: importing the engine costs ~80 ms, which a
+    # one-shot verb that never replays output should not pay.
+    if name == "ScreenState":
+        from phux.engine.screen_state import ScreenState
+
+        globals()["ScreenState"] = ScreenState
+        return ScreenState
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+LS_SCHEMA_VERSION = 1
+ERROR_SCHEMA_VERSION = 1
+
+
+class SessionSummary(msgspec.Struct, kw_only=True):
+    """One row of ``phux ls --json``."""
+
+    name: str
+    windows: int
+    attached: bool
+
+
+class SessionInfo(msgspec.Struct, kw_only=True):
+    """What the client knows about a session (the MCP tool shows the raw counts)."""
+
+    name: str
+    window_count: int
+    attached_client_count: int
+    terminals: list[int]
+
+
+class SessionList(msgspec.Struct, kw_only=True):
+    """``phux ls --json`` (SessionListJson, schema_version 1), name-sorted."""
+
+    schema_version: int = LS_SCHEMA_VERSION
+    sessions: list[SessionSummary] = msgspec.field(default_factory=list)
+
+    @classmethod
+    def from_infos(cls, infos: Iterable[SessionInfo]) -> SessionList:
+        rows = [
+            SessionSummary(
+                name=info.name,
+                windows=info.window_count,
+                attached=info.attached_client_count > 0,
+            )
+            for info in infos
+        ]
+        return cls(sessions=sorted(rows, key=lambda r: r.name))
+
+
+class RunResult(msgspec.Struct, kw_only=True):
+    """``phux run --json`` on completion."""
+
+    command: str
+    exit_code: int
+    output: str
+    duration_ms: int
+    truncated: bool
+
+
+class NewResult(msgspec.Struct, kw_only=True):
+    """``phux new --json -s NAME``: a flat object without schema_version."""
+
+    session: str
+    terminal_id: int
+
+
+class SendKeysResult(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_send_keys`` result; ``pane`` is ``@N``."""
+
+    sent: bool
+    pane: str
+
+
+class WaitResult(msgspec.Struct, kw_only=True):
+    """``met`` false means the timeout passed; ``screen`` is the last state seen."""
+
+    met: bool
+    checks: int
+    screen: ScreenState
+
+
+# ---------------------------------------------------------------- watch events
+
+
+class _Event(msgspec.Struct, kw_only=True, tag_field="event"):
+    terminal: str
+
+
+class TitleChanged(_Event, tag="title_changed"):
+    title: str
+
+
+class Bell(_Event, tag="bell"):
+    pass
+
+
+class Dirty(_Event, tag="dirty"):
+    pass
+
+
+class Idle(_Event, tag="idle"):
+    pass
+
+
+class PaneSpawned(_Event, tag="pane_spawned"):
+    pass
+
+
+class PaneClosed(_Event, tag="pane_closed"):
+    exit_status: int | None = None
+    signal: int | None = None
+
+
+class CommandStarted(_Event, tag="command_started"):
+    pass
+
+
+class CommandFinished(_Event, tag="command_finished"):
+    exit_code: int | None = None
+
+
+WatchEvent = (
+    TitleChanged | Bell | Dirty | Idle | PaneSpawned | PaneClosed | CommandStarted | CommandFinished
+)
+WATCH_EVENT_NAMES: tuple[str, ...] = (
+    "title_changed",
+    "bell",
+    "dirty",
+    "idle",
+    "pane_spawned",
+    "pane_closed",
+    "command_started",
+    "command_finished",
+)
+
+
+def event_name(event: WatchEvent) -> str:
+    name: str = type(event).__struct_config__.tag  # type: ignore[assignment]
+    return name
+
+
+# ---------------------------------------------------------------- errors
+
+
+class ErrorBody(msgspec.Struct, kw_only=True):
+    code: str
+    message: str
+
+
+class ErrorReport(msgspec.Struct, kw_only=True):
+    """What ``--json`` front ends print to stderr (one line) for a failure."""
+
+    error: ErrorBody
+    exit_code: int
+    remedy: str
+    schema_version: int = ERROR_SCHEMA_VERSION
+
+    @classmethod
+    def from_exception(cls, exc: Any) -> ErrorReport:
+        return cls(
+            error=ErrorBody(
+                code=str(getattr(exc, "code", "error")),
+                message=str(getattr(exc, "message", None) or exc),
+            ),
+            exit_code=int(getattr(exc, "exit_code", 1)),
+            remedy=str(getattr(exc, "remedy", "")),
+        )
+
+
+def to_json(value: Any) -> bytes:
+    return msgspec.json.encode(value)
+
+
+__all__ = [
+    "Bell",
+    "CommandFinished",
+    "CommandStarted",
+    "Dirty",
+    "ErrorBody",
+    "ErrorReport",
+    "Idle",
+    "NewResult",
+    "PaneClosed",
+    "PaneSpawned",
+    "RunResult",
+    "SendKeysResult",
+    "SessionInfo",
+    "SessionList",
+    "SessionSummary",
+    "TitleChanged",
+    "WaitResult",
+    "WatchEvent",
+    "event_name",
+    "to_json",
+]

@@ -1,0 +1,182 @@
+"""``watch``: a pane's live events, derived by the client's own engine.
+
+From the bytes (the engine's events): ``title_changed`` (OSC 0/2), ``bell``
+(BEL), ``command_started`` / ``command_finished`` (OSC 133 C / D). From the
+stream itself: ``dirty`` (once per batch of output), ``idle`` (no output for
+``idle_ms`` after a dirty batch, default 500 ms). From the server's lifecycle:
+``pane_spawned`` (a new terminal joined the watched pane's session) and
+``pane_closed`` (the watched terminal ended; the stream ends after it).
+
+The stream is an iterator; it ends on the ``until_event`` (``met`` becomes
+true), on the timeout (``timed_out``), or after ``pane_closed``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from phux.client.deadline import Deadline
+from phux.client.errors import DeadlineExceeded, InvalidArgument
+from phux.client.models import (
+    WATCH_EVENT_NAMES,
+    Bell,
+    CommandFinished,
+    CommandStarted,
+    Dirty,
+    Idle,
+    PaneClosed,
+    PaneSpawned,
+    TitleChanged,
+    WatchEvent,
+    event_name,
+)
+from phux.client.selectors import KEY_SESSION
+from phux.wire.frames import Exited, Frame, TerminalSpawned
+
+if TYPE_CHECKING:
+    from phux.client.client import Client
+    from phux.client.mirror import Mirror
+    from phux.client.selectors import Pane
+
+DEFAULT_IDLE_MS = 500
+
+
+class WatchStream(Iterator[WatchEvent]):
+    def __init__(
+        self,
+        client: Client,
+        target: str | None,
+        *,
+        until_event: str | None = None,
+        idle_ms: int | None = None,
+        timeout: float | None = None,
+        deadline: Deadline,
+    ) -> None:
+        if until_event is not None and until_event not in WATCH_EVENT_NAMES:
+            names = ", ".join(WATCH_EVENT_NAMES)
+            raise InvalidArgument(f"unknown event {until_event!r} (events: {names})")
+        if idle_ms is not None and idle_ms < 0:
+            raise InvalidArgument("idle must be a non-negative number of milliseconds")
+        self.client = client
+        self.until_event = until_event
+        self.idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
+        self.limit = deadline.earliest(Deadline.after(timeout))
+        self.met = False
+        self.timed_out = False
+        self._queue: deque[WatchEvent] = deque()
+        self._done = False
+        self._closed_emitted = False
+        self.pane: Pane = client.resolve(target, deadline)
+        self._name = self.pane.id
+        client.subscribe_events(deadline)
+        self._mirror: Mirror | None = client.mirror(self.pane, deadline)
+        engine = self._mirror.engine
+        if engine is not None:
+            engine.take_events()  # history, not news
+        self._dirty_since: float | None = None
+        self._seen_frames = self._mirror.output_frames
+        client.add_sink(self._on_frame)
+
+    # ------------------------------------------------------------ iterator
+
+    def __iter__(self) -> WatchStream:
+        return self
+
+    def __next__(self) -> WatchEvent:
+        while not self._queue:
+            if self._done:
+                self.close()
+                raise StopIteration
+            self._step()
+        event = self._queue.popleft()
+        if self.until_event is not None and event_name(event) == self.until_event:
+            self.met = True
+            self._done = True
+            self._queue.clear()
+        return event
+
+    def close(self) -> None:
+        self._done = True
+        self.client.remove_sink(self._on_frame)
+        if self._mirror is not None:
+            self.client.release(self._mirror)
+            self._mirror = None
+
+    def __enter__(self) -> WatchStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ work
+
+    def _on_frame(self, frame: Frame) -> None:
+        if isinstance(frame, TerminalSpawned) and frame.request_id is None:
+            session = self.pane.session
+            if session is None:
+                return
+            for entry in frame.metadata:
+                if entry.key == KEY_SESSION and entry.value == session.encode():
+                    self._queue.append(PaneSpawned(terminal=f"@{frame.terminal}"))
+
+    def _step(self) -> None:
+        mirror = self._mirror
+        if mirror is None:
+            self._done = True
+            return
+        if not mirror.alive:
+            self._emit_closed(mirror)
+            return
+        wake = self.limit
+        if self._dirty_since is not None:
+            wake = wake.earliest(Deadline(mirror.last_output + self.idle_s))
+        try:
+            self.client.pump(wake)
+        except DeadlineExceeded:
+            if self.limit.expired():
+                self.timed_out = True
+                self._done = True
+                return
+        self._collect(mirror)
+
+    def _collect(self, mirror: Mirror) -> None:
+        engine = mirror.engine
+        if engine is not None:
+            for ev in engine.take_events():
+                name = type(ev).__name__
+                if name == "TitleChanged":
+                    self._queue.append(TitleChanged(terminal=self._name, title=ev.title))  # type: ignore[union-attr]
+                elif name == "Bell":
+                    self._queue.append(Bell(terminal=self._name))
+                elif name == "CommandStarted":
+                    self._queue.append(CommandStarted(terminal=self._name))
+                elif name == "CommandFinished":
+                    code = ev.exit_code  # type: ignore[union-attr]
+                    self._queue.append(CommandFinished(terminal=self._name, exit_code=code))
+        if mirror.output_frames != self._seen_frames:
+            self._seen_frames = mirror.output_frames
+            self._queue.append(Dirty(terminal=self._name))
+            self._dirty_since = mirror.last_output
+        elif self._dirty_since is not None and time.monotonic() >= mirror.last_output + self.idle_s:
+            self._dirty_since = None
+            self._queue.append(Idle(terminal=self._name))
+        if not mirror.alive:
+            self._emit_closed(mirror)
+
+    def _emit_closed(self, mirror: Mirror) -> None:
+        if self._closed_emitted:
+            self._done = True
+            return
+        self._closed_emitted = True
+        status = mirror.exit
+        if isinstance(status, Exited):
+            event = PaneClosed(terminal=self._name, exit_status=status.code)
+        elif status is not None:
+            event = PaneClosed(terminal=self._name, signal=status.signal)
+        else:
+            event = PaneClosed(terminal=self._name)
+        self._queue.append(event)
+        self._done = True
