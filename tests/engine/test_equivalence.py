@@ -6,7 +6,8 @@ pyte erases with the full cursor attributes and we use background only),
 insert/delete characters, insert lines, SGR, tab stops, IRM/LNM, autowrap and
 cursor visibility, IND/RI, DECALN. Left out on purpose, because the engine
 fixes them: DL (stale line), DECSTBM (scrollback from partial regions, cursor
-below the region), DECSC/DECRC (stack vs slot), NEL, RIS, DECOM (stock asserts),
+below the region), CUU/CUD/VPR (they cancel a pending wrap, as xterm and
+tmux do), DECSC/DECRC (stack vs slot), NEL, RIS, DECOM (stock asserts),
 DECCOLM, DECSCNM, alternate screens, wide and zero-width characters, charsets.
 """
 
@@ -82,7 +83,7 @@ _TOKEN = st.one_of(
     _TEXT,
     _TEXT,
     st.sampled_from(["\r", "\n", "\x08", "\t", "\x0b", "\x0c", "\x07", "\r\n"]),
-    *[_csi1(f) for f in "ABCDEFGdaeL@P"],
+    *[_csi1(f) for f in "CDEFGdaL@P"],
     st.builds(lambda a, b: f"\x1b[{a};{b}H", _N, _N),
     st.builds(lambda a, b: f"\x1b[{a};{b}f", _N, _N),
     st.sampled_from(["0", "1", "2", "3", ""]).map(lambda n: f"\x1b[0m\x1b[{n}J"),

@@ -446,14 +446,26 @@ class EngineScreen(pyte.Screen):
             self._scroll_down(top, bottom)
 
     def cursor_up(self, count: int | None = None) -> None:
+        """CUU: stops at the top margin only from inside the region (stock: always).
+
+        Like xterm and tmux, a pending wrap is cancelled: the cursor stays in the
+        last column instead of wrapping on the next character.
+        """
         top, _bottom = self._region()
-        y = self.cursor.y
-        self.cursor.y = max(y - (count or 1), top if y >= top else 0)
+        cursor = self.cursor
+        y = cursor.y
+        cursor.y = max(y - (count or 1), top if y >= top else 0)
+        if cursor.x >= self.columns:
+            cursor.x = self.columns - 1
 
     def cursor_down(self, count: int | None = None) -> None:
+        """CUD: the mirror image of :meth:`cursor_up`."""
         _top, bottom = self._region()
-        y = self.cursor.y
-        self.cursor.y = min(y + (count or 1), bottom if y <= bottom else self.lines - 1)
+        cursor = self.cursor
+        y = cursor.y
+        cursor.y = min(y + (count or 1), bottom if y <= bottom else self.lines - 1)
+        if cursor.x >= self.columns:
+            cursor.x = self.columns - 1
 
     def delete_lines(self, count: int | None = None) -> None:
         """DL. Stock pyte leaves a stale line when the source row was never touched."""
