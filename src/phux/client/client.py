@@ -126,7 +126,7 @@ class Client:
         self._conn: Connection | None = None
         self._mirrors: dict[int, Mirror] = {}
         self._warm: OrderedDict[int, None] = OrderedDict()
-        self._in_use: set[int] = set()
+        self._in_use: dict[int, int] = {}
         self._unsub_rids: list[int] = []
         self._sinks: list[Sink] = []
         self._events_subscribed = False
@@ -277,16 +277,29 @@ class Client:
         with self._guard():
             tid = pane.terminal
             existing = self._mirrors.get(tid)
+            if existing is not None and tid in self._in_use:
+                # Shared with an operation still running on this client (a watch
+                # stream): an engine mirror serves everyone.
+                if engine and not existing.with_engine:
+                    raise InvalidArgument(f"terminal {pane.id} is busy in this client")
+                self._in_use[tid] += 1
+                try:
+                    while existing.alive and (
+                        not existing.ready or existing.next_seq < pane.next_seq
+                    ):
+                        self.pump(deadline)
+                except BaseException:
+                    self._in_use[tid] -= 1
+                    raise
+                return existing
             if existing is not None and (
-                tid in self._in_use or existing.with_engine != engine or existing.history != history
+                existing.with_engine != engine or existing.history != history
             ):
-                if tid in self._in_use:
-                    raise InvalidArgument(f"terminal {pane.id} is already in use by this client")
                 self._unsubscribe(tid)
                 existing = None
             if existing is not None:
                 self._warm.pop(tid, None)
-                self._in_use.add(tid)
+                self._in_use[tid] = 1
                 try:
                     while existing.alive and (
                         not existing.ready or existing.next_seq < pane.next_seq
@@ -306,7 +319,7 @@ class Client:
         rid = conn.submit(lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER))
         mirror.request_id = rid
         self._mirrors[tid] = mirror
-        self._in_use.add(tid)
+        self._in_use[tid] = 1
         try:
             while not mirror.ready:
                 try:
@@ -315,7 +328,7 @@ class Client:
                     raise self._terminal_error(exc, pane) from None
                 self.pump(deadline)
         except BaseException:
-            self._in_use.discard(tid)
+            self._in_use.pop(tid, None)
             if self._mirrors.get(tid) is mirror:
                 del self._mirrors[tid]
                 if mirror.state != Mirror.SUBSCRIBING or mirror.ever_ready:
@@ -330,17 +343,22 @@ class Client:
     def release(self, mirror: Mirror) -> None:
         """Done with a mirror: keep it warm (LRU) or unsubscribe."""
         tid = mirror.terminal
-        self._in_use.discard(tid)
         if self._mirrors.get(tid) is not mirror:
             return
+        users = self._in_use.get(tid, 0) - 1
+        if users > 0:
+            self._in_use[tid] = users
+            return
+        self._in_use.pop(tid, None)
         if (
             self.keep_warm > 0
             and mirror.alive
             and mirror.with_engine
             and mirror.history == DEFAULT_HISTORY
         ):
-            mirror.on_bytes = mirror.on_resize = mirror.on_gap = None
-            mirror.on_live_output = None
+            mirror.bytes_hooks.clear()
+            mirror.resize_hooks.clear()
+            mirror.gap_hooks.clear()
             self._warm[tid] = None
             self._warm.move_to_end(tid)
             while len(self._warm) > self.keep_warm:
@@ -351,7 +369,7 @@ class Client:
 
     def _unsubscribe(self, tid: int) -> None:
         self._warm.pop(tid, None)
-        self._in_use.discard(tid)
+        self._in_use.pop(tid, None)
         if self._mirrors.pop(tid, None) is not None:
             self._unsubscribe_frame(tid)
 

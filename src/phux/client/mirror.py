@@ -7,8 +7,8 @@ pushed frames by terminal id) and keeps:
   a capture-only mirror, as ``run`` uses, skips the engine entirely);
 * ``next_seq``: the sequence number of the next output byte it expects;
 * ``alive`` / ``exit``: lifecycle as the server reported it;
-* listeners: ``on_bytes(seq, data)``, ``on_resize(seq, cols, rows)`` and
-  ``on_gap(lost_seq)`` hooks for the operations that scan the raw stream.
+* hooks: ``bytes_hooks`` (seq, data), ``resize_hooks`` (seq, cols, rows) and
+  ``gap_hooks`` (first lost seq) for the operations that scan the raw stream.
 
 Bootstrap handling: BOOTSTRAP_BEGIN starts a fresh engine at the size it
 names; a checkpoint chunk is fed first into that fresh engine (it recreates
@@ -70,10 +70,9 @@ class Mirror:
         self.tombstones = 0
         self.last_output = time.monotonic()
         self.output_frames = 0
-        self.on_bytes: BytesHook | None = None
-        self.on_resize: ResizeHook | None = None
-        self.on_gap: GapHook | None = None
-        self.on_live_output: Callable[[], None] | None = None
+        self.bytes_hooks: list[BytesHook] = []
+        self.resize_hooks: list[ResizeHook] = []
+        self.gap_hooks: list[GapHook] = []
 
     # ------------------------------------------------------------ state
 
@@ -142,8 +141,8 @@ class Mirror:
             return
         if isinstance(frame, Resized):
             self._resize(frame.cols, frame.rows)
-            if self.on_resize is not None:
-                self.on_resize(frame.seq, frame.cols, frame.rows)
+            for resize_hook in list(self.resize_hooks):
+                resize_hook(frame.seq, frame.cols, frame.rows)
             return
         if isinstance(frame, BootstrapReady):
             if (frame.cols, frame.rows) != (self.cols, self.rows):
@@ -161,18 +160,17 @@ class Mirror:
             self.output_frames += 1
             self.last_output = time.monotonic()
             self._take_bytes(frame.seq, frame.data)
-            if self.on_live_output is not None:
-                self.on_live_output()
 
     def _take_bytes(self, seq: int, data: bytes) -> None:
-        if seq > self.next_seq and self.on_gap is not None:
-            self.on_gap(self.next_seq)
+        if seq > self.next_seq:
+            for gap_hook in list(self.gap_hooks):
+                gap_hook(self.next_seq)
         skip = self.next_seq - seq
         if skip > 0:
             if skip >= len(data):
                 return
             seq, data = seq + skip, data[skip:]
         self._feed(data)
-        if self.on_bytes is not None:
-            self.on_bytes(seq, data)
+        for bytes_hook in list(self.bytes_hooks):
+            bytes_hook(seq, data)
         self.next_seq = seq + len(data)

@@ -346,9 +346,9 @@ def run_command(
             raise gave_up() from None
         try:
             scanner.size = scanner.begin_size = (mirror.cols, mirror.rows)
-            mirror.on_bytes = scanner.feed
-            mirror.on_resize = scanner.resize
-            mirror.on_gap = scanner.gap
+            mirror.bytes_hooks.append(scanner.feed)
+            mirror.resize_hooks.append(scanner.resize)
+            mirror.gap_hooks.append(scanner.gap)
             scanner.start(mirror.next_seq)
             if not mirror.alive:
                 raise TerminalGone(f"terminal {pane.id} has exited")
@@ -360,9 +360,9 @@ def run_command(
             except DeadlineExceeded:
                 raise gave_up() from None
         finally:
-            mirror.on_bytes = None
-            mirror.on_resize = None
-            mirror.on_gap = None
+            mirror.bytes_hooks.remove(scanner.feed)
+            mirror.resize_hooks.remove(scanner.resize)
+            mirror.gap_hooks.remove(scanner.gap)
             client.release(mirror)
     finally:
         lock.release()

@@ -72,7 +72,7 @@ def wait_for(
         return any(pattern.search(line) for line in lines)
 
     checks = 0
-    mirror.on_bytes = count_rows
+    mirror.bytes_hooks.append(count_rows)
     mirror.last_output = time.monotonic()
     try:
         while True:
@@ -100,7 +100,7 @@ def wait_for(
                     )
                     return _result(met, checks, mirror.engine, pane.terminal)
     finally:
-        mirror.on_bytes = None
+        mirror.bytes_hooks.remove(count_rows)
         client.release(mirror)
 
 
