@@ -1,0 +1,165 @@
+"""Malformed frames, unknown ids, request/reply matching (spec/proto.md §2, §5, §6)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from phux.wire.errors import DetachReason, ErrorCode
+from phux.wire.frames import (
+    Detached,
+    Error,
+    Input,
+    Kill,
+    ListTerminals,
+    MetadataValue,
+    MetaGet,
+    MetaSet,
+    Ok,
+    Ping,
+    Pong,
+    Resize,
+    SendSignal,
+    Signal,
+    Subscribe,
+    TerminalList,
+    Unsubscribe,
+)
+from phux.wire.tlv import WireType
+
+from .helpers import check_error
+from .wire_client import Conn
+
+Connect = Callable[..., Conn]
+NO_SUCH_TERMINAL = 0xFFFFFFF0
+
+
+def raw_frame(frame_type: int, body: bytes) -> bytes:
+    return (1 + len(body)).to_bytes(4, "big") + bytes((frame_type,)) + body
+
+
+def still_alive(c: Conn) -> None:
+    c.send(Ping(token=99))
+    assert c.expect_type(Pong) == Pong(token=99)
+
+
+def connection_error(c: Conn) -> Error:
+    err = c.expect_type(Error)
+    assert err.request_id is None, err
+    return err
+
+
+def test_unknown_frame_type_then_continue(conn: Conn) -> None:
+    conn.send_raw(raw_frame(0x70, b"\x01\x00\x04\x00\x00\x00\x01"))
+    assert connection_error(conn).code == ErrorCode.UNKNOWN_MESSAGE_TYPE
+    still_alive(conn)
+
+
+def test_server_frame_type_from_client_then_continue(conn: Conn) -> None:
+    conn.send(Ok(request_id=5))  # type: ignore[arg-type]
+    assert connection_error(conn).code == ErrorCode.UNKNOWN_MESSAGE_TYPE
+    still_alive(conn)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",  # LIST_TERMINALS without its required request_id
+        b"\x01\x00\x03\x00\x00\x01",  # u32 in 3 bytes
+        b"\x01\x00\x04\x00\x00\x00\x01\x01\x00\x04\x00\x00\x00\x01",  # duplicate field
+        b"\x81\x00\x00\x04\x00\x00\x00\x01",  # non-minimal varint field id
+        b"\x01\x00\x09\x00\x00\x00\x01",  # field length past the body
+    ],
+    ids=["missing", "bad-int", "duplicate", "non-minimal", "overrun"],
+)
+def test_malformed_body_then_continue(conn: Conn, body: bytes) -> None:
+    conn.send_raw(raw_frame(0x30, body))
+    assert connection_error(conn).code == ErrorCode.MALFORMED_MESSAGE
+    still_alive(conn)
+
+
+def test_huge_declared_count_is_malformed(conn: Conn) -> None:
+    # KILL whose terminals list declares 4 billion elements in a few bytes.
+    body = b"\x01\x00\x04\x00\x00\x00\x01" + bytes((2, WireType.LIST, 5)) + b"\x80\xd0\xac\xf3\x0e"
+    conn.send_raw(raw_frame(0x25, body))
+    assert connection_error(conn).code == ErrorCode.MALFORMED_MESSAGE
+    still_alive(conn)
+
+
+def test_unknown_field_ids_are_skipped(conn: Conn) -> None:
+    # LIST_TERMINALS(request_id=77) with unknown fields 9 and 300 around it.
+    body = (
+        bytes((9, WireType.STRING, 3))
+        + b"new"
+        + b"\x01\x00\x04\x00\x00\x00\x4d"
+        + b"\xac\x02"
+        + bytes((WireType.BYTES, 2))
+        + b"\xff\xff"
+    )
+    conn.send_raw(raw_frame(0x30, body))
+    assert isinstance(conn.reply(77), TerminalList)
+
+
+def _closed_with_protocol_error(c: Conn, code: ErrorCode) -> None:
+    frames = c.drain_until_closed()
+    errors = [f for f in frames if isinstance(f, Error)]
+    assert errors and errors[0].code == code, frames
+    detached = [f for f in frames if isinstance(f, Detached)]
+    assert detached and detached[0].reason == DetachReason.PROTOCOL_ERROR, frames
+
+
+def test_length_zero_closes(conn: Conn) -> None:
+    conn.send_raw(b"\x00\x00\x00\x00")
+    _closed_with_protocol_error(conn, ErrorCode.MALFORMED_MESSAGE)
+
+
+def test_length_over_16_mib_closes(conn: Conn) -> None:
+    conn.send_raw((16 * 1024 * 1024 + 1).to_bytes(4, "big") + b"\x13")
+    _closed_with_protocol_error(conn, ErrorCode.FRAME_TOO_LARGE)
+
+
+def test_errors_for_unknown_terminal(conn: Conn) -> None:
+    t = NO_SUCH_TERMINAL
+    requests = [
+        Input(request_id=conn.rid(), terminal=t, data=b"x"),
+        Resize(request_id=conn.rid(), terminal=t, cols=80, rows=24),
+        SendSignal(request_id=conn.rid(), terminal=t, signal=Signal.INT),
+        Kill(request_id=conn.rid(), terminals=[t]),
+        Subscribe(request_id=conn.rid(), terminal=t),
+        MetaGet(request_id=conn.rid(), key="k", terminal=t),
+        MetaSet(request_id=conn.rid(), key="k", value=b"v", terminal=t),
+    ]
+    for req in requests:
+        check_error(conn.request(req), ErrorCode.TERMINAL_NOT_FOUND, req.request_id)
+    req2 = Unsubscribe(request_id=conn.rid(), terminal=t)
+    reply = conn.request(req2)
+    assert isinstance(reply, Error) and reply.request_id == req2.request_id
+    assert reply.code in (ErrorCode.TERMINAL_NOT_FOUND, ErrorCode.NOT_SUBSCRIBED)
+
+
+def test_pipelined_requests_each_get_exactly_one_reply(conn: Conn) -> None:
+    ids = []
+    for i in range(40):
+        rid = conn.rid()
+        ids.append(rid)
+        if i % 2:
+            conn.send(MetaSet(request_id=rid, key=f"conformance.pipe.{i}", value=b"%d" % i))
+        else:
+            conn.send(ListTerminals(request_id=rid))
+    got = [conn.reply(rid) for rid in reversed(ids)]
+    for i, frame in zip(reversed(range(40)), got, strict=True):
+        assert isinstance(frame, Ok if i % 2 else TerminalList), frame
+    # No second reply for any of them.
+    conn.poll(0.2)
+    assert not [f for f in conn.backlog if getattr(f, "request_id", None) in ids]
+    value = conn.request(MetaGet(request_id=conn.rid(), key="conformance.pipe.39"))
+    assert isinstance(value, MetadataValue) and value.value == b"39"
+
+
+def test_detach(conn: Conn) -> None:
+    from phux.wire.frames import Detach
+
+    conn.send(Detach())
+    frames = conn.drain_until_closed()
+    assert any(isinstance(f, Detached) and f.reason == DetachReason.REQUESTED for f in frames)

@@ -1,0 +1,80 @@
+"""Handshake (spec/proto.md §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from phux.wire import PROTOCOL_VERSION
+from phux.wire.errors import ErrorCode
+from phux.wire.frames import Error, Hello, HelloOk, ListTerminals, Ping, Pong, TerminalList
+
+from .wire_client import Conn
+
+MAJOR, MINOR, PATCH = PROTOCOL_VERSION
+Connect = Callable[..., Conn]
+
+
+def hello(major: int = MAJOR, minor: int = MINOR, patch: int = PATCH, **kw: object) -> Hello:
+    return Hello(client_name="conformance", major=major, minor=minor, patch=patch, **kw)  # type: ignore[arg-type]
+
+
+def test_hello_ok_carries_version_and_limits(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send(hello())
+    ok = c.expect(lambda f: True)
+    assert isinstance(ok, HelloOk)
+    assert (ok.major, ok.minor) == (MAJOR, MINOR)
+    assert ok.server_id
+    assert ok.max_frame >= 1 << 20
+    assert ok.max_metadata_value >= 1024
+    assert ok.max_subscriptions >= 1
+    rid = c.rid()
+    assert isinstance(c.request(ListTerminals(request_id=rid)), TerminalList)
+
+
+def test_ping_before_hello(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send(Ping(token=0xDEADBEEF12345678))
+    assert c.expect(lambda f: True) == Pong(token=0xDEADBEEF12345678)
+    c.send(hello())
+    assert isinstance(c.expect(lambda f: True), HelloOk)
+    c.send(Ping(token=7))
+    assert c.expect(lambda f: True) == Pong(token=7)
+
+
+def test_patch_may_differ_and_unknown_capabilities_are_ignored(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send(hello(patch=PATCH + 41, capabilities=["x-no-such-capability"]))
+    assert isinstance(c.expect(lambda f: True), HelloOk)
+
+
+def _refused(c: Conn, code: ErrorCode) -> None:
+    frames = c.drain_until_closed()
+    errors = [f for f in frames if isinstance(f, Error)]
+    assert errors, f"expected ERROR {code.name} before close, got {frames}"
+    assert errors[0].code == code, errors[0]
+    assert errors[0].request_id is None
+
+
+def test_major_mismatch_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send(hello(major=MAJOR + 1))
+    _refused(c, ErrorCode.VERSION_INCOMPATIBLE)
+
+
+def test_minor_mismatch_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send(hello(minor=MINOR + 1))
+    _refused(c, ErrorCode.VERSION_INCOMPATIBLE)
+
+
+def test_frame_before_hello_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send(ListTerminals(request_id=1))
+    _refused(c, ErrorCode.HANDSHAKE_REQUIRED)
+
+
+def test_second_hello_is_refused_and_closed(connect: Connect) -> None:
+    c = connect()
+    c.send(hello())
+    _refused(c, ErrorCode.DUPLICATE_HELLO)
