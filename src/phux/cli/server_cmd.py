@@ -27,6 +27,12 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     help="Output bytes kept per terminal for bootstraps (default 4 MiB).",
 )
 @click.option(
+    "--subscriber-queue-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Output a subscriber may fall behind before it is tombstoned (default 4 MiB).",
+)
+@click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -37,6 +43,7 @@ def server_cmd(
     daemon: bool,
     exit_after_idle: float | None,
     journal_bytes: int | None,
+    subscriber_queue_bytes: int | None,
     log_file: Path | None,
 ) -> None:
     """Run the phux server."""
@@ -49,6 +56,8 @@ def server_cmd(
     config = ServerConfig(socket_path=path, log_file=log_path, exit_after_idle_s=exit_after_idle)
     if journal_bytes is not None:
         config = dataclasses.replace(config, journal_bytes=journal_bytes)
+    if subscriber_queue_bytes is not None:
+        config = dataclasses.replace(config, subscriber_queue_bytes=subscriber_queue_bytes)
     if daemon:
         code = daemonize(
             lambda ready, error: run_server(

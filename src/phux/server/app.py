@@ -23,6 +23,7 @@ from phux.server.log import log, setup_logging
 from phux.server.state import ServerState
 from phux.wire.errors import DetachReason
 
+SEND_BUFFER_BYTES = 1024 * 1024
 SHUTDOWN_GRACE_S = 2.0
 """At shutdown, how long terminals have to exit after SIGHUP and clients to get DETACHED."""
 
@@ -103,16 +104,29 @@ async def _guard(what: str, fn: Callable[[], Awaitable[None]]) -> None:
         log.exception("unexpected error in %s", what)
 
 
-async def _accept_loop(listener: trio.SocketListener, state: ServerState, server_id: str) -> None:
-    while True:
-        try:
-            stream = await listener.accept()
-        except OSError as exc:  # EMFILE and friends: wait a little, keep serving
-            log.error("accept failed: %s", exc)
-            await trio.sleep(0.1)
-            continue
-        conn = ClientConnection(state, stream, server_id)
-        state.nursery.start_soon(_guard, "connection", conn.run)
+async def _accept_loop(
+    listener: trio.SocketListener,
+    state: ServerState,
+    server_id: str,
+    task_status: trio.TaskStatus[trio.CancelScope] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    with trio.CancelScope() as scope:
+        task_status.started(scope)
+        while True:
+            try:
+                stream = await listener.accept()
+            except OSError as exc:  # EMFILE and friends: wait a little, keep serving
+                log.error("accept failed: %s", exc)
+                await trio.sleep(0.1)
+                continue
+            _start_connection(state, stream, server_id)
+
+
+def _start_connection(state: ServerState, stream: trio.SocketStream, server_id: str) -> None:
+    with contextlib.suppress(OSError):  # bigger batches per send; capped by wmem_max
+        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+    conn = ClientConnection(state, stream, server_id)
+    state.nursery.start_soon(_guard, "connection", conn.run)
 
 
 async def _watch_signals(state: ServerState) -> None:
@@ -146,9 +160,12 @@ async def _exit_when_idle(state: ServerState, idle_s: float) -> None:
             await activity.wait()
 
 
-async def _shutdown(state: ServerState, listener: trio.SocketListener, path: Path) -> None:
+async def _shutdown(
+    state: ServerState, listener: trio.SocketListener, accepting: trio.CancelScope, path: Path
+) -> None:
     live, clients = state.live_terminals, len(state.connections)
     log.info("shutting down: %d terminals, %d clients", live, clients)
+    accepting.cancel()
     await listener.aclose()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
@@ -182,7 +199,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
         try:
             async with trio.open_nursery() as nursery:
                 state = ServerState(config, nursery)
-                nursery.start_soon(_accept_loop, listener, state, server_id)
+                accepting = await nursery.start(_accept_loop, listener, state, server_id)
                 nursery.start_soon(_watch_signals, state)
                 if config.exit_after_idle_s is not None:
                     nursery.start_soon(_exit_when_idle, state, config.exit_after_idle_s)
@@ -190,7 +207,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                 if on_ready is not None:
                     on_ready()
                 await state.shutdown_requested.wait()
-                await _shutdown(state, listener, path)
+                await _shutdown(state, listener, accepting, path)
                 nursery.cancel_scope.cancel()
         finally:
             with contextlib.suppress(FileNotFoundError):

@@ -30,6 +30,7 @@ from phux.wire.frames import (
     BootstrapChunk,
     BootstrapReady,
     Frame,
+    Output,
     Role,
     TerminalClosed,
     Tombstone,
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from phux.server.terminal import Terminal
 
 BOOTSTRAP_CHUNK_BYTES = 1024 * 1024
+"""Journal chunks are merged into BOOTSTRAP_CHUNK frames of up to this many bytes."""
+MAX_OUTPUT_FRAME_DATA = 1024 * 1024
+"""Queued output of one subscription is merged into OUTPUT frames of up to about this size."""
 """Journal chunks are merged into BOOTSTRAP_CHUNK frames of up to this many bytes."""
 
 
@@ -66,7 +70,7 @@ class Entry:
     data: bytes = b""
     sub: Subscription | None = None
     seq: int = 0
-    """OUTPUT: seq after the entry; TOMBSTONE: lost_seq; BOOTSTRAP: request id."""
+    """OUTPUT: seq of the first byte; TOMBSTONE: lost_seq; BOOTSTRAP: request id."""
 
 
 @dataclass(eq=False)
@@ -80,9 +84,9 @@ class Subscription:
     """Seq after the last output handed to the socket."""
     close_after_bootstrap: bool = False
 
-    def push_output(self, encoded: bytes, end_seq: int) -> None:
+    def push_output(self, chunk: Chunk) -> None:
         if self.state is SubState.LIVE:
-            self.outbox.push_output(self, encoded, end_seq)
+            self.outbox.push_output(self, chunk)
 
     def push_frame(self, encoded: bytes) -> None:
         """A frame ordered with this subscription's output (RESIZED, TERMINAL_CLOSED)."""
@@ -124,13 +128,13 @@ class Outbox:
         self.entries.append(Entry(Kind.BOOTSTRAP, sub=sub, seq=request_id))
         self._wake.set()
 
-    def push_output(self, sub: Subscription, encoded: bytes, end_seq: int) -> None:
-        n = len(encoded)
+    def push_output(self, sub: Subscription, chunk: Chunk) -> None:
+        n = len(chunk.data)
         if sub.queued and sub.queued + n > self.queue_limit:
             self.lag(sub)
             return
         sub.queued += n
-        self.entries.append(Entry(Kind.OUTPUT, encoded, sub, end_seq))
+        self.entries.append(Entry(Kind.OUTPUT, chunk.data, sub, chunk.seq))
         self._wake.set()
 
     def push_sub_frame(self, sub: Subscription, encoded: bytes) -> None:
@@ -175,12 +179,27 @@ class Outbox:
             entry = entries.popleft()
             kind = entry.kind
             if kind is Kind.OUTPUT:
+                # Output queued back to back for one subscription leaves as one frame:
+                # a reader that falls behind gets fewer, larger frames and catches up.
                 sub = entry.sub
                 assert sub is not None
-                sub.queued -= len(entry.data)
-                sub.sent_seq = entry.seq
-                out.append(entry.data)
-                size += len(entry.data)
+                parts = [entry.data]
+                length = len(entry.data)
+                while (
+                    entries
+                    and entries[0].kind is Kind.OUTPUT
+                    and entries[0].sub is sub
+                    and length < MAX_OUTPUT_FRAME_DATA
+                ):
+                    more = entries.popleft().data
+                    parts.append(more)
+                    length += len(more)
+                sub.queued -= length
+                sub.sent_seq = entry.seq + length
+                data = parts[0] if len(parts) == 1 else b"".join(parts)
+                frame = encode_frame(Output(terminal=sub.terminal.id, seq=entry.seq, data=data))
+                out.append(frame)
+                size += len(frame)
             elif kind is Kind.FRAME:
                 self.control_bytes -= len(entry.data)
                 out.append(entry.data)

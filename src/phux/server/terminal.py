@@ -25,7 +25,6 @@ from phux.wire.errors import ErrorCode
 from phux.wire.frames import (
     Exited,
     ExitStatus,
-    Output,
     Resized,
     Role,
     Signaled,
@@ -163,10 +162,8 @@ class Terminal:
         chunk = self.journal.append(data)
         for hook in self.output_hooks:
             hook(self, chunk)
-        if self.subscribers:
-            encoded = encode_frame(Output(terminal=self.id, seq=chunk.seq, data=data))
-            for sub in self.subscribers:
-                sub.push_output(encoded, chunk.end)
+        for sub in self.subscribers:
+            sub.push_output(chunk)
 
     async def _reaper(self) -> None:
         pidfd = os.pidfd_open(self.pid)
