@@ -6,6 +6,7 @@ into :class:`StdoutClosed`), so they are easy to test and cheap to import.
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 import unicodedata
@@ -18,8 +19,11 @@ if TYPE_CHECKING:
 ERROR_SCHEMA_VERSION = 1
 
 
-class StdoutClosed(Exception):
-    """The reader of stdout went away (a broken pipe); the verb ends quietly."""
+class StdoutClosed(BrokenPipeError):
+    """The reader of stdout went away; the verb ends quietly (click exits 1 on EPIPE)."""
+
+    def __init__(self) -> None:
+        super().__init__(errno.EPIPE, "stdout closed")
 
 
 # ---------------------------------------------------------------- writing

@@ -1,0 +1,762 @@
+"""The agent verbs: parse, call :mod:`phux.client`, print, map errors to exit codes.
+
+Nothing here decides anything a second front end would need: selectors, key
+names, sentinels, wait conditions and server start-up all live in the client.
+The client (and through it msgspec, the wire codec and the engine) is
+imported inside each verb, so ``phux --help`` and the verbs that do not need
+the engine stay quick to start.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+from phux.cli import help as texts
+from phux.cli.render import (
+    box_screen,
+    error_line,
+    session_lines,
+    to_json,
+    watch_line,
+    write_err,
+    write_out,
+)
+
+if TYPE_CHECKING:
+    from phux.client import Client
+    from phux.client.deadline import Deadline
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+RUN_TIMEOUT = 30.0
+WAIT_TIMEOUT = 30.0
+GRACE = 5.0
+"""Seconds allowed beyond --timeout for connecting, resolving and reporting."""
+
+WATCH_EVENTS = (
+    "title_changed",
+    "bell",
+    "dirty",
+    "idle",
+    "pane_spawned",
+    "pane_closed",
+    "command_started",
+    "command_finished",
+)
+
+# Error exit codes each verb may use (seed 001 §5.2); anything else becomes 1.
+_ERROR_EXITS: dict[str, frozenset[int]] = {
+    "kill": frozenset({1, 2}),
+    "run": frozenset({1, 125}),
+    "wait": frozenset({1, 124}),
+}
+
+
+# ---------------------------------------------------------------- plumbing
+
+
+class Verb(click.Command):
+    """A verb: options first, then positionals taken literally.
+
+    Two usability fixes on top of click: a bare ``--scrollback`` followed by a
+    TARGET (``snapshot --scrollback work``) means "all history" rather than a
+    bad number, and a stray option after TARGET gets a hint about the order.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        settings = dict(kwargs.pop("context_settings", None) or {})
+        settings.setdefault("help_option_names", ["-h", "--help"])
+        settings["allow_interspersed_args"] = False
+        settings.setdefault("max_content_width", 100)
+        kwargs["context_settings"] = settings
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args = _bare_scrollback(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if "unexpected extra argument" not in exc.message:
+                raise
+            hint = "; options must come before TARGET (everything after it is taken literally)"
+            raise click.UsageError(exc.message + hint, ctx) from None
+
+
+def _bare_scrollback(args: list[str]) -> list[str]:
+    """``--scrollback`` followed by a non-number means all history (``--scrollback=0``)."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--":
+            break
+        if arg == "--scrollback" and i + 1 < len(out) and not out[i + 1].isdigit():
+            if out[i + 1].startswith("-") and out[i + 1] != "-":
+                continue  # another option follows: click already uses the flag value
+            out[i] = "--scrollback=0"
+    return out
+
+
+def exit_code_for(verb: str, exit_code: int, code: str) -> int:
+    """The exit code of a failed verb, restricted to the codes its seed row allows."""
+    if code == "timeout" and verb == "run":
+        return 125  # phux gave up
+    if code == "timeout" and verb == "wait":
+        return 124
+    allowed = _ERROR_EXITS.get(verb, frozenset({1}))
+    return exit_code if exit_code in allowed else 1
+
+
+def fail(
+    verb: str, code: str, message: str, exit_code: int, remedy: str, as_json: bool
+) -> NoReturn:
+    write_err(error_line(verb, code, message, exit_code, remedy, as_json=as_json))
+    raise click.exceptions.Exit(exit_code)
+
+
+@contextmanager
+def reporting(verb: str, as_json: bool) -> Iterator[None]:
+    """Render a client error as the verb's one stderr line and exit with its code."""
+    from phux.client.errors import PhuxError
+    from phux.runtime_paths import SocketDirError
+
+    try:
+        yield
+    except PhuxError as exc:
+        code = exit_code_for(verb, exc.exit_code, exc.code)
+        fail(verb, exc.code, exc.message, code, exc.remedy, as_json)
+    except SocketDirError as exc:
+        fail(verb, "socket_dir", str(exc), 1, "choose another --socket path", as_json)
+
+
+def deadline_after(seconds: float | None) -> Deadline:
+    from phux.client.deadline import Deadline
+
+    return Deadline.after(seconds)
+
+
+def open_client(socket: str | None) -> Client:
+    from phux.client import Client
+
+    return Client(socket, keep_warm=0, client_name="phux-cli")
+
+
+def finish(code: int) -> NoReturn:
+    raise click.exceptions.Exit(code)
+
+
+# ---------------------------------------------------------------- shared options
+
+
+def socket_option(f: F) -> F:
+    return click.option(
+        "--socket",
+        metavar="PATH",
+        default=None,
+        help="Server socket (default: $PHUX_SOCKET, then the per-user default).",
+    )(f)
+
+
+def json_option(what: str) -> Callable[[F], F]:
+    def deco(f: F) -> F:
+        return click.option("--json", "as_json", is_flag=True, help=what)(f)
+
+    return deco
+
+
+def deadline_option(f: F) -> F:
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=texts.DEFAULT_DEADLINE,
+        show_default=True,
+        metavar="SECS",
+        help=texts.DEADLINE_HELP,
+    )(f)
+
+
+def verb_epilog(*extra: str) -> str:
+    return texts.epilog(*extra, texts.SOCKET)
+
+
+# ---------------------------------------------------------------- ls
+
+
+@click.command(
+    "ls",
+    cls=Verb,
+    short_help="List sessions.",
+    epilog=verb_epilog(
+        texts.exit_codes(("0", "listed (possibly no sessions)"), ("1", "no server / failure")),
+        texts.JSON_ERRORS,
+    ),
+)
+@json_option('Print SessionList JSON: {"schema_version", "sessions": [{name, windows, attached}]}.')
+@deadline_option
+@socket_option
+def ls_cmd(as_json: bool, timeout: float, socket: str | None) -> None:
+    """List sessions, sorted by name: `name: N windows (attached)`.
+
+    Never starts a server: with none running it says so and exits 1.
+    """
+    with reporting("ls", as_json):
+        from phux.client.models import SessionList
+
+        deadline = deadline_after(timeout)
+        with open_client(socket) as client:
+            infos = client.ls(deadline=deadline)
+        listing = SessionList.from_infos(infos)
+    if as_json:
+        write_out(to_json(listing) + "\n")
+    elif listing.sessions:
+        write_out(session_lines(listing.sessions))
+    else:
+        write_err("phux ls: no sessions\n")
+
+
+# ---------------------------------------------------------------- snapshot
+
+
+@click.command(
+    "snapshot",
+    cls=Verb,
+    short_help="Read a pane's screen.",
+    epilog=verb_epilog(
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "ok"), ("1", "no server / target not found / failure")),
+        texts.JSON_ERRORS,
+    ),
+)
+@json_option(
+    "Print ScreenState JSON (schema_version 3: pane, cols, rows, cursor, lines, scrollback, "
+    "and cells with --cells)."
+)
+@click.option(
+    "--scrollback",
+    type=click.IntRange(min=0),
+    is_flag=False,
+    flag_value=0,
+    default=None,
+    metavar="[N]",
+    help="Include history above the viewport: bare --scrollback (or =0) for all of it, "
+    "N for the newest N rows. Absent: the viewport only.",
+)
+@click.option(
+    "--cells",
+    is_flag=True,
+    help="Add `cells`: the sparse styled cells (nine SGR flags, fg/bg as default / palette "
+    "/ rgb) and OSC 133 marks (prompt / input).",
+)
+@deadline_option
+@socket_option
+@click.argument("target", required=False)
+def snapshot_cmd(
+    as_json: bool,
+    scrollback: int | None,
+    cells: bool,
+    timeout: float,
+    socket: str | None,
+    target: str | None,
+) -> None:
+    """Print a pane's screen without attaching to it or resizing it.
+
+    TARGET defaults to the last used session. Without --json the screen is
+    drawn in a box: the header names the pane (@N), its size and title, the
+    footer gives the cursor as row,column (1-based).
+    """
+    with reporting("snapshot", as_json), open_client(socket) as client:
+        screen = client.snapshot(
+            target, scrollback=scrollback, cells=cells, deadline=deadline_after(timeout)
+        )
+    write_out(to_json(screen) + "\n" if as_json else box_screen(screen))
+
+
+# ---------------------------------------------------------------- send-keys
+
+
+@click.command(
+    "send-keys",
+    cls=Verb,
+    short_help="Type keys into a pane.",
+    epilog=verb_epilog(
+        "\b\nKEYS are tmux key names or literal text, e.g.\n"
+        "  phux send-keys work 'make test' Enter\n"
+        "  phux send-keys work C-c\n"
+        "Names: Enter Tab BTab Escape Space BSpace Up Down Left Right Home End\n"
+        "PageUp PageDown IC DC F1-F12, with C- (control), M- (meta) and S- (shift)\n"
+        "prefixes. Any other word is typed literally, character by character.",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "written to the terminal"), ("1", "no server / miss / failure")),
+    ),
+)
+@deadline_option
+@socket_option
+@click.argument("target")
+@click.argument("keys", nargs=-1, required=True)
+def send_keys_cmd(timeout: float, socket: str | None, target: str, keys: tuple[str, ...]) -> None:
+    """Send KEYS to the pane TARGET.
+
+    Returns once the server has written the bytes to the terminal; it does not
+    wait for the program to react (use `phux wait` for that).
+    """
+    with reporting("send-keys", False), open_client(socket) as client:
+        client.send_keys(target, list(keys), deadline=deadline_after(timeout))
+
+
+# ---------------------------------------------------------------- paste
+
+
+@click.command(
+    "paste",
+    cls=Verb,
+    short_help="Paste text into a pane.",
+    epilog=verb_epilog(
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "written"), ("1", "no server / miss / failure")),
+    ),
+)
+@deadline_option
+@socket_option
+@click.argument("target")
+@click.argument("text", required=False)
+def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None) -> None:
+    """Paste TEXT (or all of stdin) into TARGET as one paste.
+
+    Bracketed when the program asked for bracketed paste, so a shell or
+    editor takes it as typed text, not as commands; no key names are parsed.
+    """
+    if text is None:
+        if sys.stdin.isatty():
+            write_err("phux paste: reading the text from stdin (end it with Ctrl-D)\n")
+        text = sys.stdin.read()
+    with reporting("paste", False), open_client(socket) as client:
+        client.paste(target, text, deadline=deadline_after(timeout))
+
+
+# ---------------------------------------------------------------- run
+
+
+@click.command(
+    "run",
+    cls=Verb,
+    short_help="Run a shell command in a pane; mirror its exit code.",
+    epilog=verb_epilog(
+        "\b\nExample:\n  phux run --timeout 120 --json build cargo test",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(
+            ("0-255", "the command's own exit code (clamped to 0..255)"),
+            ("125", "phux gave up waiting (--timeout); no JSON is printed"),
+            ("1", "no server / target not found / refused"),
+        ),
+        texts.JSON_ERRORS,
+    ),
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=RUN_TIMEOUT,
+    show_default=True,
+    metavar="SECS",
+    help="Give up (exit 125) when the command has not finished after SECS seconds.",
+)
+@json_option("Print RunResult JSON: {command, exit_code, output, duration_ms, truncated}.")
+@socket_option
+@click.argument("target")
+@click.argument("cmd", nargs=-1, required=True)
+def run_cmd(
+    timeout: float, as_json: bool, socket: str | None, target: str, cmd: tuple[str, ...]
+) -> None:
+    """Run CMD (its words joined with spaces) in the shell of TARGET.
+
+    The command is bracketed with printed markers, so the pane must run a POSIX
+    shell (sh, bash, zsh) at its prompt. Prints the command's output (or, with
+    --json, a RunResult) and exits with the command's own exit code, so
+    `phux run work make && next` composes like a shell.
+    """
+    command = " ".join(cmd)
+    with reporting("run", as_json), open_client(socket) as client:
+        result = client.run(
+            target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)
+        )
+    if as_json:
+        write_out(to_json(result) + "\n")
+    else:
+        out = result.output
+        write_out(out + ("\n" if out and not out.endswith("\n") else ""))
+        if result.truncated:
+            write_err("phux run: output truncated (the start scrolled out of the history)\n")
+    finish(result.exit_code if 0 <= result.exit_code <= 255 else 255)
+
+
+# ---------------------------------------------------------------- wait
+
+
+@click.command(
+    "wait",
+    cls=Verb,
+    short_help="Wait until a pane shows TEXT or goes idle.",
+    epilog=verb_epilog(
+        "--until matches any visible row, including the shell's echo of the command\n"
+        "you just typed: match text that only the command's output contains.",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(
+            ("0", "the condition holds"),
+            ("124", "--timeout passed first (with --json the last screen is printed)"),
+            ("1", "no server / target not found / bad pattern"),
+        ),
+        texts.JSON_ERRORS,
+    ),
+)
+@click.option("--until", metavar="TEXT", help="Wait until TEXT appears on the screen.")
+@click.option("--regex", metavar="RE", help="Wait until the Python regex RE matches a row.")
+@click.option(
+    "--idle",
+    type=click.IntRange(min=0),
+    metavar="MS",
+    help="Wait until the pane has printed nothing for MS milliseconds "
+    "(the default condition when neither --until nor --regex is given).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=WAIT_TIMEOUT,
+    show_default=True,
+    metavar="SECS",
+    help="Give up (exit 124) after SECS seconds.",
+)
+@json_option("Print the final ScreenState JSON (also on timeout).")
+@socket_option
+@click.argument("target", required=False)
+def wait_cmd(
+    until: str | None,
+    regex: str | None,
+    idle: int | None,
+    timeout: float,
+    as_json: bool,
+    socket: str | None,
+    target: str | None,
+) -> None:
+    """Wait until TARGET's screen shows --until TEXT or matches --regex RE,
+    or (with neither) until it has been idle for --idle MS.
+
+    TARGET defaults to the last used session. The read neither attaches nor
+    resizes the pane.
+    """
+    if until is not None and regex is not None:
+        raise click.UsageError("--until and --regex are exclusive: give one")
+    with reporting("wait", as_json), open_client(socket) as client:
+        result = client.wait(
+            target,
+            until=until,
+            regex=regex,
+            idle_ms=idle,
+            timeout=timeout,
+            deadline=deadline_after(timeout + GRACE),
+        )
+    if as_json:
+        write_out(to_json(result.screen) + "\n")
+    if result.met:
+        finish(0)
+    if until is not None:
+        what = f"text {until!r}"
+    elif regex is not None:
+        what = f"regex {regex!r}"
+    else:
+        what = "the pane to go idle"
+    write_err(
+        error_line(
+            "wait",
+            "timeout",
+            f"timed out after {timeout:g} s waiting for {what}",
+            124,
+            "raise --timeout, or check the pane with `phux snapshot`",
+            as_json=as_json,
+        )
+    )
+    finish(124)
+
+
+# ---------------------------------------------------------------- watch
+
+
+@click.command(
+    "watch",
+    cls=Verb,
+    short_help="Stream a pane's events, one per line.",
+    epilog=verb_epilog(
+        "\b\nEvents: " + ", ".join(WATCH_EVENTS) + ".\n"
+        "Human lines are tab-separated: EVENT, @N, then key=value fields.",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(
+            ("0", "the stream ended (--until seen, --timeout passed, or the pane closed)"),
+            ("124", "--timeout passed before the --until event"),
+            ("1", "no server / target not found / the stream ended before --until"),
+        ),
+        texts.JSON_ERRORS,
+    ),
+)
+@json_option('One JSON object per line: {"event": NAME, "terminal": "@N", ...}.')
+@click.option(
+    "--until",
+    "until_event",
+    type=click.Choice(WATCH_EVENTS),
+    metavar="EVENT",
+    help="Stop after the first EVENT (one of the names below).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECS",
+    help="Stop after SECS seconds (default: run until the pane closes or Ctrl-C).",
+)
+@socket_option
+@click.argument("target", required=False)
+def watch_cmd(
+    as_json: bool,
+    until_event: str | None,
+    timeout: float | None,
+    socket: str | None,
+    target: str | None,
+) -> None:
+    """Print TARGET's live events as they happen, one per line.
+
+    Neither attaches nor resizes the pane. stdout carries only events;
+    diagnostics go to stderr. TARGET defaults to the last used session.
+    """
+    import msgspec
+
+    last: str | None = None
+    deadline = deadline_after(None if timeout is None else timeout + GRACE)
+    with reporting("watch", as_json), open_client(socket) as client:
+        events = client.watch(target, until_event=until_event, timeout=timeout, deadline=deadline)
+        for event in events:
+            doc = msgspec.to_builtins(event)
+            last = doc.get("event")
+            write_out(to_json(doc) + "\n" if as_json else watch_line(doc), flush=True)
+    if until_event is None or last == until_event:
+        finish(0)
+    if timeout is not None:
+        fail(
+            "watch",
+            "timeout",
+            f"no {until_event} event within {timeout:g} s",
+            124,
+            "raise --timeout",
+            as_json,
+        )
+    fail("watch", "stream_ended", f"the stream ended before a {until_event} event", 1, "", as_json)
+
+
+# ---------------------------------------------------------------- new
+
+
+@click.command(
+    "new",
+    cls=Verb,
+    short_help="Create a session (starting the server if needed).",
+    epilog=verb_epilog(
+        "\b\nExamples:\n"
+        "  phux new --json -s build            # create-only, prints the ids\n"
+        "  phux new -s logs -c /var/log -- tail -f syslog",
+        texts.exit_codes(("0", "created"), ("1", "the name is taken / failure")),
+        texts.JSON_ERRORS,
+    ),
+)
+@click.option("-s", "name", metavar="NAME", help="Session name (default: smallest free number).")
+@click.option(
+    "-c",
+    "cwd",
+    metavar="CWD",
+    help="Working directory of the first pane (default: the current one).",
+)
+@json_option(
+    'Create only and print {"session", "terminal_id"}; needs -s, and a taken name is an error.'
+)
+@deadline_option
+@socket_option
+@click.argument("command", nargs=-1)
+def new_cmd(
+    name: str | None,
+    cwd: str | None,
+    as_json: bool,
+    timeout: float,
+    socket: str | None,
+    command: tuple[str, ...],
+) -> None:
+    """Create a session running COMMAND (default: your shell).
+
+    Starts the server first when none is running. Without -s the session gets
+    the smallest free numeric name; an explicit -s NAME that exists is an
+    error. phux attach is not available yet: without --json the new session's
+    name is printed with the commands that reach it.
+    """
+    if as_json and name is None:
+        raise click.UsageError("--json needs an explicit -s NAME (it is create-only)")
+    directory = os.path.abspath(cwd) if cwd is not None else os.getcwd()
+    with reporting("new", as_json):
+        from phux.client import ensure_server
+
+        deadline = deadline_after(timeout)
+        path = ensure_server(socket, deadline=deadline)
+        with open_client(os.fspath(path)) as client:
+            result = client.new(name, cwd=directory, command=list(command), deadline=deadline)
+    if as_json:
+        write_out(to_json(result) + "\n")
+        return
+    via = f" --socket {socket}" if socket else ""
+    session = result.session
+    write_out(
+        f"created session {session} (pane @{result.terminal_id})\n"
+        f"  read it:  phux snapshot{via} {session}\n"
+        f"  type:     phux send-keys{via} {session} 'echo hi' Enter\n"
+        f"  run:      phux run{via} {session} make test\n"
+        f"  end it:   phux kill{via} {session}\n"
+        "(phux attach is not available yet)\n"
+    )
+
+
+# ---------------------------------------------------------------- kill
+
+
+@click.command(
+    "kill",
+    cls=Verb,
+    short_help="Kill a session, window or pane, or the server.",
+    epilog=verb_epilog(
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(
+            ("0", "killed (with --server: also when no server was running)"),
+            ("1", "target not found / no server"),
+            ("2", "the server refused / usage error"),
+        ),
+    ),
+)
+@click.option("--server", "server", is_flag=True, help="Stop the server and every terminal.")
+@deadline_option
+@socket_option
+@click.argument("target", required=False)
+def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | None) -> None:
+    """Kill TARGET: a whole session (all its panes at once), a window, a pane or @N.
+
+    With --server, stop the server instead (no TARGET); a server that is not
+    running counts as stopped.
+    """
+    if server:
+        if target is not None:
+            raise click.UsageError("kill --server takes no TARGET")
+        with reporting("kill", False):
+            from phux.client import kill_server
+
+            kill_server(socket, deadline=deadline_after(timeout))
+        return
+    if target is None:
+        raise click.UsageError("missing TARGET (or --server)")
+    with reporting("kill", False), open_client(socket) as client:
+        client.kill(target, deadline=deadline_after(timeout))
+
+
+# ---------------------------------------------------------------- rename / resize / signal
+
+
+@click.command(
+    "rename",
+    cls=Verb,
+    short_help="Rename a session.",
+    epilog=verb_epilog(
+        texts.ORDERING,
+        texts.exit_codes(("0", "renamed"), ("1", "no such session / name taken / no server")),
+    ),
+)
+@deadline_option
+@socket_option
+@click.argument("session")
+@click.argument("new_name", metavar="NEW")
+def rename_cmd(timeout: float, socket: str | None, session: str, new_name: str) -> None:
+    """Rename the session SESSION to NEW."""
+    with reporting("rename", False), open_client(socket) as client:
+        client.rename(session, new_name, deadline=deadline_after(timeout))
+
+
+def parse_size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
+    """``COLSxROWS``, each 1..1000."""
+    cols_text, sep, rows_text = value.lower().partition("x")
+    if not sep or not cols_text.isdigit() or not rows_text.isdigit():
+        raise click.BadParameter(f"{value!r} is not COLSxROWS, e.g. 120x40")
+    cols, rows = int(cols_text), int(rows_text)
+    if not (1 <= cols <= 1000 and 1 <= rows <= 1000):
+        raise click.BadParameter(f"{value!r}: columns and rows must be 1..1000")
+    return cols, rows
+
+
+@click.command(
+    "resize",
+    cls=Verb,
+    short_help="Resize a pane's terminal.",
+    epilog=verb_epilog(
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "resized"), ("1", "no server / miss / failure")),
+    ),
+)
+@deadline_option
+@socket_option
+@click.argument("target")
+@click.argument("size", metavar="COLSxROWS", callback=parse_size)
+def resize_cmd(timeout: float, socket: str | None, target: str, size: tuple[int, int]) -> None:
+    """Resize TARGET's terminal to SIZE, written COLSxROWS (e.g. 120x40).
+
+    The program gets SIGWINCH. An attached client may resize it back.
+    """
+    cols, rows = size
+    with reporting("resize", False), open_client(socket) as client:
+        client.resize(target, cols, rows, deadline=deadline_after(timeout))
+
+
+@click.command(
+    "signal",
+    cls=Verb,
+    short_help="Send a signal to a pane's foreground program.",
+    epilog=verb_epilog(
+        "NAME is one of HUP INT QUIT KILL USR1 USR2 TERM CONT STOP TSTP WINCH\n"
+        "(with or without SIG, any case).",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "sent"), ("1", "no server / miss / unknown signal")),
+    ),
+)
+@deadline_option
+@socket_option
+@click.argument("target")
+@click.argument("name")
+def signal_cmd(timeout: float, socket: str | None, target: str, name: str) -> None:
+    """Send signal NAME to the foreground process group of TARGET."""
+    with reporting("signal", False), open_client(socket) as client:
+        client.signal(target, name, deadline=deadline_after(timeout))
+
+
+VERBS: Sequence[click.Command] = (
+    ls_cmd,
+    snapshot_cmd,
+    send_keys_cmd,
+    paste_cmd,
+    run_cmd,
+    wait_cmd,
+    watch_cmd,
+    new_cmd,
+    kill_cmd,
+    rename_cmd,
+    resize_cmd,
+    signal_cmd,
+)

@@ -1,0 +1,419 @@
+"""The CLI end to end: ``python -m phux VERB`` subprocesses against a real server.
+
+Checks stdout, stderr and exit codes the way an agent sees them, the seed's
+read -> act -> wait -> read loop, every exit code of the seed's table, bad
+input, and that every --json document validates against spec/schemas/.
+One server per module (per xdist worker), always stopped; sessions are
+named per test so tests stay independent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .schemas import validate
+
+STEP_TIMEOUT = 30.0
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+    def err_json(self) -> Any:
+        lines = self.err.splitlines()
+        assert len(lines) == 1, self.err
+        doc = json.loads(lines[0])
+        validate("error_report", doc)
+        assert doc["exit_code"] == self.code
+        return doc
+
+
+class Phux:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.socket = root / "s"
+        self.env = dict(os.environ, PHUX_SOCKET=str(self.socket), SHELL="/bin/sh", PS1="$ ")
+        for var in ("PHUX_TERMINAL", "ENV", "PROMPT_COMMAND"):
+            self.env.pop(var, None)
+        self.server: subprocess.Popen[bytes] | None = None
+
+    def __call__(
+        self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> Result:
+        proc = subprocess.run(
+            [sys.executable, "-m", "phux", *args],
+            env=self.env if env is None else env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=STEP_TIMEOUT,
+            cwd=self.root,
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    def start(self) -> None:
+        self.server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "phux",
+                "server",
+                "--socket",
+                str(self.socket),
+                "--log-file",
+                str(self.root / "server.log"),
+            ],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.root,
+        )
+        deadline = time.monotonic() + 20
+        while not self.socket.exists():
+            assert self.server.poll() is None, "server exited at start"
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self("kill", "--server")
+        if self.server is not None and self.server.poll() is None:
+            try:
+                self.server.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait(timeout=5)
+
+    def new(self, name: str, *command: str) -> int:
+        res = self("new", "--json", "-s", name, *(["--", *command] if command else []))
+        assert res.code == 0, res.err
+        doc = res.json()
+        validate("new_result", doc)
+        assert doc["session"] == name
+        return int(doc["terminal_id"])
+
+    def settle(self, target: str) -> None:
+        """Wait for the shell's first prompt, so typed input is not echoed twice."""
+        res = self("wait", "--regex", r"\$ ?$", "--timeout", "10", target)
+        assert res.code == 0, res.err
+
+
+@pytest.fixture(scope="module")
+def phux() -> Iterator[Phux]:
+    root = Path(tempfile.mkdtemp(prefix="phux-cli-", dir="/tmp"))
+    p = Phux(root)
+    try:
+        p.start()
+        yield p
+    finally:
+        p.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def absent(tmp_path: Path) -> Phux:
+    """A CLI pointed at a socket where no server runs."""
+    root = Path(tempfile.mkdtemp(prefix="phux-none-", dir="/tmp"))
+    return Phux(root)
+
+
+# ---------------------------------------------------------------- the loop
+
+
+def test_read_act_wait_read_loop(phux: Phux) -> None:
+    tid = phux.new("loop")
+    phux.settle("loop")
+    first = phux("snapshot", "--json", "loop")
+    assert first.code == 0, first.err
+    screen = first.json()
+    validate("screen_state", screen)
+    assert screen["pane"] == tid and screen["schema_version"] == 3
+    assert "cells" not in screen and screen["scrollback"] == []
+    # act: the command's echo shows `AB""CD`, only its output shows ABCD
+    act = phux("send-keys", "loop", 'echo "AB""CD"', "Enter")
+    assert (act.code, act.out) == (0, "")
+    waited = phux("wait", "--until", "ABCD", "--timeout", "10", "loop")
+    assert (waited.code, waited.out) == (0, ""), waited.err
+    after = phux("snapshot", "--json", "--scrollback", "--cells", f"@{tid}")
+    doc = after.json()
+    validate("screen_state", doc)
+    assert "ABCD" in doc["lines"]
+    assert isinstance(doc["cells"], list)
+    boxed = phux("snapshot", "loop")
+    assert boxed.code == 0 and boxed.out.startswith(f"┌─ @{tid} 80x24")
+    assert "│ABCD" in boxed.out
+
+
+def test_ls(phux: Phux) -> None:
+    phux.new("ls-b")
+    phux.new("ls-a")
+    res = phux("ls", "--json")
+    assert res.code == 0
+    doc = res.json()
+    validate("session_list", doc)
+    names = [s["name"] for s in doc["sessions"]]
+    assert names == sorted(names) and {"ls-a", "ls-b"} <= set(names)
+    row = next(s for s in doc["sessions"] if s["name"] == "ls-a")
+    assert row == {"name": "ls-a", "windows": 1, "attached": False}
+    text = phux("ls")
+    assert "ls-a: 1 window\n" in text.out
+
+
+# ---------------------------------------------------------------- run
+
+
+@pytest.mark.parametrize("child", [0, 3, 124, 255])
+def test_run_mirrors_the_exit_code(phux: Phux, child: int) -> None:
+    name = f"run-{child}"
+    phux.new(name)
+    phux.settle(name)
+    res = phux(
+        "run", "--json", "--timeout", "10", name, "echo", "out-$((40+2));", "(exit", f"{child})"
+    )
+    assert res.code == child, res.err
+    doc = res.json()
+    validate("run_result", doc)
+    assert doc["exit_code"] == child
+    assert doc["output"].strip() == "out-42"
+    assert doc["truncated"] is False
+    plain = phux("run", name, "echo plain")
+    assert (plain.code, plain.out) == (0, "plain\n")
+
+
+def test_run_timeout_is_125(phux: Phux) -> None:
+    phux.new("run-slow")
+    phux.settle("run-slow")
+    res = phux("run", "--json", "--timeout", "0.5", "run-slow", "sleep", "30")
+    assert (res.code, res.out) == (125, "")
+    assert res.err_json()["error"]["code"] == "run_timed_out"
+    phux("send-keys", "run-slow", "C-c")
+
+
+def test_run_bad_target_is_1(phux: Phux) -> None:
+    res = phux("run", "--json", "no-such-session", "true")
+    assert (res.code, res.out) == (1, "")
+    assert res.err_json()["error"]["code"] == "target_not_found"
+
+
+# ---------------------------------------------------------------- wait / watch
+
+
+def test_wait_timeout_is_124_and_still_prints_the_screen(phux: Phux) -> None:
+    tid = phux.new("wait-t")
+    res = phux("wait", "--json", "--until", "NEVER-SEEN", "--timeout", "0.3", "wait-t")
+    assert res.code == 124
+    doc = res.json()
+    validate("screen_state", doc)
+    assert doc["pane"] == tid
+    assert res.err_json()["exit_code"] == 124
+    plain = phux("wait", "--until", "NEVER-SEEN", "--timeout", "0.3", "wait-t")
+    assert (plain.code, plain.out) == (124, "") and "timed out" in plain.err
+
+
+def test_watch_streams_json_events(phux: Phux) -> None:
+    script = "sleep 0.7; printf '\\033]2;hello\\007'; sleep 0.3"
+    tid = phux.new("watch", "sh", "-c", script)
+    res = phux("watch", "--json", "--until", "pane_closed", "--timeout", "15", f"@{tid}")
+    assert res.code == 0, res.err
+    events = [json.loads(line) for line in res.out.splitlines()]
+    for event in events:
+        validate("watch_event", event)
+        assert event["terminal"] == f"@{tid}"
+    names = [e["event"] for e in events]
+    assert names[-1] == "pane_closed"
+    assert {"event": "title_changed", "terminal": f"@{tid}", "title": "hello"} in events
+
+
+# ---------------------------------------------------------------- new / kill / control verbs
+
+
+def test_new_errors(phux: Phux) -> None:
+    phux.new("dup")
+    taken = phux("new", "--json", "-s", "dup")
+    assert (taken.code, taken.out) == (1, "")
+    assert taken.err_json()["error"]["code"] == "session_exists"
+    missing = phux("new", "--json")
+    assert (missing.code, missing.out) == (2, "")
+    bad = phux("new", "--json", "-s", "a:b")
+    assert (bad.code, bad.out) == (1, "")
+
+
+def test_new_without_json_picks_a_numeric_name(phux: Phux) -> None:
+    res = phux("new")
+    assert res.code == 0, res.err
+    first = res.out.split()[2]
+    assert first.isdigit()
+    assert f"phux snapshot {first}" in res.out
+    assert phux("kill", first).code == 0
+
+
+def test_kill_session_window_pane(phux: Phux) -> None:
+    tid = phux.new("doomed")
+    assert phux("kill", "doomed").code == 0
+    gone = phux("snapshot", "doomed")
+    assert gone.code == 1 and "doomed" in gone.err
+    assert phux("kill", "doomed").code == 1
+    assert phux("kill", f"@{tid}").code in (1, 2)  # closed (still listed) or forgotten
+    assert phux("kill", "no-such").code == 1
+
+
+def test_control_verbs(phux: Phux) -> None:
+    tid = phux.new("ctl")
+    phux.settle("ctl")
+    assert phux("resize", "ctl", "100x30").code == 0
+    snap = phux("snapshot", "--json", "ctl").json()
+    assert (snap["cols"], snap["rows"]) == (100, 30)
+    assert phux("paste", "ctl", "echo pas''ted").code == 0
+    assert phux("paste", "ctl", stdin="\n").code == 0
+    assert phux("wait", "--until", "pasted", "--timeout", "10", "ctl").code == 0
+    assert phux("rename", "ctl", "ctl2").code == 0
+    assert phux("snapshot", "--json", "ctl2").json()["pane"] == tid
+    assert phux("signal", "ctl2", "NOPE").code == 1
+    assert phux("signal", "ctl2", "KILL").code == 0
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("target", ["a:b:c", "@x", "#", "sess:", ".x."])
+def test_malformed_selectors(phux: Phux, target: str) -> None:
+    res = phux("snapshot", "--json", target)
+    assert (res.code, res.out) == (1, "")
+    assert res.err_json()["error"]["code"] == "bad_selector"
+
+
+def test_unknown_key(phux: Phux) -> None:
+    phux.new("keys")
+    res = phux("send-keys", "keys", "C-")
+    assert (res.code, res.out) == (1, "")
+    assert "C-" in res.err
+
+
+def test_closed_terminal(phux: Phux) -> None:
+    tid = phux.new("closed", "true")
+    deadline = time.monotonic() + 10
+    while True:
+        res = phux("send-keys", f"@{tid}", "x")
+        if res.code != 0:
+            break
+        assert time.monotonic() < deadline, "the terminal never closed"
+        time.sleep(0.1)
+    assert res.code == 1 and res.out == ""
+
+
+# ---------------------------------------------------------------- no server
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ls"],
+        ["ls", "--json"],
+        ["snapshot", "--json", "x"],
+        ["send-keys", "x", "Enter"],
+        ["run", "--json", "x", "true"],
+        ["wait", "--timeout", "1", "x"],
+        ["kill", "x"],
+    ],
+)
+def test_no_server_is_1_and_starts_nothing(absent: Phux, args: list[str]) -> None:
+    res = absent(*args)
+    assert (res.code, res.out) == (1, ""), res.err
+    if "--json" in args:
+        assert res.err_json()["error"]["code"] == "no_server"
+    else:
+        assert "no server" in res.err
+    assert not absent.socket.exists()
+
+
+def test_kill_server_without_server_succeeds(absent: Phux) -> None:
+    assert absent("kill", "--server").code == 0
+
+
+def test_new_autostarts_then_kill_server(absent: Phux) -> None:
+    try:
+        res = absent("new", "--json", "-s", "auto")
+        assert res.code == 0, res.err
+        assert absent("ls", "--json").json()["sessions"][0]["name"] == "auto"
+    finally:
+        stop = absent("kill", "--server")
+    assert stop.code == 0
+    assert absent("ls").code == 1
+
+
+# ---------------------------------------------------------------- process hygiene
+
+
+def imported_modules(env: dict[str, str], *args: str) -> tuple[int, set[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "phux", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT,
+    )
+    lines = proc.stderr.splitlines()
+    return proc.returncode, {line.split("|")[-1].strip() for line in lines if "|" in line}
+
+
+def heavy(modules: set[str], roots: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in roots or m.startswith(roots))
+
+
+@pytest.mark.parametrize("verb", ["ls", "snapshot", "send-keys", "run", "wait", "watch", "new"])
+def test_the_cli_layer_imports_nothing_heavy(phux: Phux, verb: str) -> None:
+    code, modules = imported_modules(phux.env, verb, "--help")
+    assert code == 0
+    assert heavy(modules, ("trio", "pyte", "msgspec", "phux.client", "phux.engine")) == []
+
+
+def test_send_keys_imports_no_event_loop(phux: Phux) -> None:
+    phux.new("imports")
+    code, modules = imported_modules(phux.env, "send-keys", "imports", "x")
+    assert code == 0
+    assert heavy(modules, ("trio", "phux.server")) == []
+
+
+def test_mode_independent_keys_import_no_engine(phux: Phux) -> None:
+    # Cursor keys, and Enter after typed text, depend on the terminal's modes, so
+    # the client replays the pane for them; keys like these need no engine.
+    phux.new("imports-2")
+    code, modules = imported_modules(phux.env, "send-keys", "imports-2", "x", "C-u")
+    assert code == 0
+    assert heavy(modules, ("pyte", "phux.engine.terminal")) == []
+
+
+def test_broken_pipe_on_output_is_quiet(phux: Phux) -> None:
+    phux.new("pipe")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "phux", "snapshot", "--json", "--scrollback", "pipe"],
+            env=phux.env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=STEP_TIMEOUT,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == b""

@@ -1,0 +1,408 @@
+"""The click front end in-process, over a fake client: parsing, printing, exit codes.
+
+These pin what the CLI itself decides (argument grammar, tri-states, output
+streams, exit-code mapping); the end-to-end tests run the real client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from phux.cli import verbs
+from phux.cli.main import cli, run_cli
+from phux.client import errors
+from phux.client import models as m
+from phux.engine.screen_state import Cursor, ScreenState
+
+SCREEN = ScreenState(
+    schema_version=3,
+    pane=4,
+    cols=20,
+    rows=2,
+    cursor=Cursor(x=0, y=1, visible=True),
+    lines=["$ true", "$"],
+    scrollback=[],
+    title="",
+    wrapped=[],
+)
+
+
+class FakeClient:
+    """Records every call; answers from ``replies`` (an exception is raised)."""
+
+    def __init__(self, replies: dict[str, Any]) -> None:
+        self.replies = replies
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def __enter__(self) -> FakeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            assert "deadline" in kwargs, f"{name} called without a deadline"
+            kwargs.pop("deadline")
+            self.calls.append((name, args, kwargs))
+            reply = self.replies.get(name)
+            if isinstance(reply, BaseException):
+                raise reply
+            return reply
+
+        return call
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
+    client = FakeClient(
+        {
+            "snapshot": SCREEN,
+            "ls": [
+                m.SessionInfo(name="zeta", window_count=1, attached_client_count=0, terminals=[3]),
+                m.SessionInfo(name="alpha", window_count=2, attached_client_count=1, terminals=[1]),
+            ],
+            "run": m.RunResult(
+                command="true", exit_code=0, output="ok", duration_ms=5, truncated=False
+            ),
+            "wait": m.WaitResult(met=True, checks=1, screen=SCREEN),
+            "new": m.NewResult(session="s", terminal_id=9),
+            "kill": [1, 2],
+            "watch": iter(()),
+        }
+    )
+    monkeypatch.setattr(verbs, "open_client", lambda socket: client)
+
+    def ensure_server(socket: object, deadline: object) -> str:
+        client.calls.append(("ensure_server", (socket,), {}))
+        return "/tmp/fake.sock"
+
+    def kill_server(socket: object, deadline: object) -> bool:
+        client.calls.append(("kill_server", (socket,), {}))
+        return False
+
+    import phux.client
+
+    monkeypatch.setattr(phux.client, "ensure_server", ensure_server, raising=False)
+    monkeypatch.setattr(phux.client, "kill_server", kill_server, raising=False)
+    return client
+
+
+def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run_cli(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------- snapshot
+
+
+@pytest.mark.parametrize(
+    ("args", "scrollback", "target"),
+    [
+        ([], None, None),
+        (["work"], None, "work"),
+        (["--scrollback"], 0, None),
+        (["--scrollback", "work"], 0, "work"),
+        (["--scrollback", "--json", "work"], 0, "work"),
+        (["--scrollback", "5", "work"], 5, "work"),
+        (["--scrollback=7"], 7, None),
+        (["--scrollback", "0", "@3"], 0, "@3"),
+        (["--scrollback", "--", "9"], 0, "9"),
+    ],
+)
+def test_snapshot_scrollback_tristate(
+    fake: FakeClient,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    scrollback: int | None,
+    target: str | None,
+) -> None:
+    code, _, err = invoke(capsys, "snapshot", *args)
+    assert code == 0, err
+    assert fake.calls == [("snapshot", (target,), {"scrollback": scrollback, "cells": False})]
+
+
+def test_snapshot_json_and_box(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = invoke(capsys, "snapshot", "--json", "--cells", "w")
+    assert code == 0
+    assert json.loads(out)["pane"] == 4
+    assert out.count("\n") == 1
+    assert fake.calls[0][2]["cells"] is True
+    code, out, _ = invoke(capsys, "snapshot", "w")
+    assert out.startswith("┌─ @4 20x2")
+
+
+def test_options_after_target_are_refused_with_a_hint(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = invoke(capsys, "snapshot", "work", "--json")
+    assert (code, out) == (2, "")
+    # The document would have gone to stdout; the usage error is JSON because --json was asked.
+    doc = json.loads(err)
+    assert doc["exit_code"] == 2 and "before TARGET" in doc["error"]["message"]
+    code, out, err = invoke(capsys, "wait", "work", "--until", "x")
+    assert code == 2 and "before TARGET" in err
+    assert fake.calls == []
+
+
+@pytest.mark.parametrize(
+    ("exc", "code"),
+    [
+        (errors.NoServer("no server running on /x"), 1),
+        (errors.TargetNotFound("no session nope"), 1),
+        (errors.SelectorSyntax("bad selector 'a:b:c'"), 1),
+        (errors.TerminalGone("terminal @3 has exited"), 1),
+        (errors.ServerRefused("refused"), 1),
+        (errors.DeadlineExceeded("deadline exceeded"), 1),
+    ],
+)
+def test_snapshot_errors_json(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str], exc: errors.PhuxError, code: int
+) -> None:
+    fake.replies["snapshot"] = exc
+    rc, out, err = invoke(capsys, "snapshot", "--json", "x")
+    assert (rc, out) == (code, "")
+    assert err.count("\n") == 1
+    doc = json.loads(err)
+    assert doc["error"] == {"code": exc.code, "message": exc.message}
+    assert doc["exit_code"] == code and doc["schema_version"] == 1
+    rc, out, err = invoke(capsys, "snapshot", "x")
+    assert (rc, out) == (code, "")
+    assert err.startswith("phux snapshot: ") and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- ls
+
+
+def test_ls(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = invoke(capsys, "ls", "--json")
+    assert code == 0
+    assert json.loads(out) == {
+        "schema_version": 1,
+        "sessions": [
+            {"name": "alpha", "windows": 2, "attached": True},
+            {"name": "zeta", "windows": 1, "attached": False},
+        ],
+    }
+    code, out, _ = invoke(capsys, "ls")
+    assert out == "alpha: 2 windows (attached)\nzeta: 1 window\n"
+    fake.replies["ls"] = errors.NoServer("no server running on /x")
+    code, out, err = invoke(capsys, "ls")
+    assert (code, out) == (1, "") and "no server" in err
+
+
+# ---------------------------------------------------------------- send-keys / paste
+
+
+def test_send_keys_takes_everything_after_target_literally(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = invoke(capsys, "send-keys", "--socket", "/s", "w", "-l", "--json", "Enter")
+    assert (code, out) == (0, "")
+    assert fake.calls == [("send_keys", ("w", ["-l", "--json", "Enter"]), {})]
+    code, _, err = invoke(capsys, "send-keys", "w")
+    assert code == 2 and "KEYS" in err
+    fake.replies["send_keys"] = errors.UnknownKey("unknown key C-")
+    code, _, err = invoke(capsys, "send-keys", "w", "C-")
+    assert code == 1 and "unknown key" in err
+
+
+def test_paste_text_argument(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    assert invoke(capsys, "paste", "w", "a b\nc")[0] == 0
+    assert fake.calls == [("paste", ("w", "a b\nc"), {})]
+
+
+# ---------------------------------------------------------------- run
+
+
+def run_result(code: int) -> m.RunResult:
+    return m.RunResult(command="x", exit_code=code, output="out", duration_ms=1, truncated=False)
+
+
+@pytest.mark.parametrize(
+    ("child", "mirrored"), [(0, 0), (3, 3), (124, 124), (255, 255), (256, 255), (-1, 255)]
+)
+def test_run_mirrors_the_child(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str], child: int, mirrored: int
+) -> None:
+    fake.replies["run"] = run_result(child)
+    code, out, _ = invoke(capsys, "run", "--json", "w", "exit", str(child))
+    assert code == mirrored
+    assert json.loads(out)["exit_code"] == child
+    assert fake.calls[0][1] == ("w", f"exit {child}")
+    code, out, _ = invoke(capsys, "run", "w", "x")
+    assert (code, out) == (mirrored, "out\n")
+
+
+def test_run_joins_cmd_and_keeps_late_options_in_it(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = invoke(capsys, "run", "--timeout", "3", "w", "ls", "-l", "--json")
+    assert (code, out) == (0, "ok\n")
+    assert fake.calls == [("run", ("w", "ls -l --json"), {"timeout": 3.0})]
+
+
+def test_run_timeout_is_125_without_json(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.replies["run"] = errors.RunTimedOut("sleep 9", 1000)
+    code, out, err = invoke(capsys, "run", "--json", "--timeout", "1", "w", "sleep", "9")
+    assert (code, out) == (125, "")
+    assert json.loads(err)["exit_code"] == 125
+    fake.replies["run"] = errors.DeadlineExceeded("deadline exceeded")
+    assert invoke(capsys, "run", "w", "sleep", "9")[0] == 125
+    fake.replies["run"] = errors.TargetNotFound("no session w")
+    assert invoke(capsys, "run", "w", "true")[0] == 1
+
+
+# ---------------------------------------------------------------- wait
+
+
+def test_wait_met_and_timeout(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = invoke(capsys, "wait", "--until", "done", "--timeout", "2", "w")
+    assert (code, out) == (0, "")
+    assert fake.calls[-1] == (
+        "wait",
+        ("w",),
+        {"until": "done", "regex": None, "idle_ms": None, "timeout": 2.0},
+    )
+    fake.replies["wait"] = m.WaitResult(met=False, checks=3, screen=SCREEN)
+    code, out, err = invoke(capsys, "wait", "--json", "--regex", "d.ne", "w")
+    assert code == 124
+    assert json.loads(out)["pane"] == 4  # the last screen is still printed
+    assert json.loads(err)["exit_code"] == 124
+    code, out, err = invoke(capsys, "wait", "--idle", "100")
+    assert (code, out) == (124, "") and "timed out" in err
+
+
+def test_wait_until_and_regex_are_exclusive(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, _ = invoke(capsys, "wait", "--until", "a", "--regex", "b", "w")
+    assert code == 2 and fake.calls == []
+
+
+# ---------------------------------------------------------------- watch
+
+
+def test_watch_lines(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    events: list[m.WatchEvent] = [
+        m.TitleChanged(terminal="@4", title="vim"),
+        m.PaneClosed(terminal="@4", exit_status=0),
+    ]
+    fake.replies["watch"] = iter(events)
+    code, out, _ = invoke(capsys, "watch", "--json", "w")
+    assert code == 0
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"event": "title_changed", "terminal": "@4", "title": "vim"},
+        {"event": "pane_closed", "terminal": "@4", "exit_status": 0, "signal": None},
+    ]
+    fake.replies["watch"] = iter(events)
+    code, out, _ = invoke(capsys, "watch", "--until", "pane_closed", "w")
+    assert code == 0
+    assert out.splitlines()[0] == "title_changed\t@4\ttitle=vim"
+    assert fake.calls[-1][2] == {"until_event": "pane_closed", "timeout": None}
+    fake.replies["watch"] = iter(events[:1])
+    code, _, err = invoke(capsys, "watch", "--json", "--until", "bell", "--timeout", "1", "w")
+    assert code == 124 and json.loads(err)["exit_code"] == 124
+    assert invoke(capsys, "watch", "--until", "nope", "w")[0] == 2
+
+
+def test_watch_event_names_match_the_models() -> None:
+    assert verbs.WATCH_EVENTS == m.WATCH_EVENT_NAMES
+
+
+# ---------------------------------------------------------------- new
+
+
+def test_new(fake: FakeClient, capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    code, out, err = invoke(capsys, "new", "--json")
+    assert (code, out) == (2, "")
+    assert "-s" in json.loads(err)["error"]["message"]
+    code, out, _ = invoke(capsys, "new", "--json", "-s", "s", "-c", str(tmp_path), "--", "top")
+    assert code == 0
+    assert json.loads(out) == {"session": "s", "terminal_id": 9}
+    assert fake.calls[-1] == (
+        "new",
+        ("s",),
+        {"cwd": str(tmp_path), "command": ["top"]},
+    )
+    code, out, _ = invoke(capsys, "new")
+    assert code == 0 and "phux snapshot s" in out
+    assert fake.calls[-1][2]["cwd"] == os.getcwd()
+    fake.replies["new"] = errors.SessionExists("session s exists")
+    code, out, err = invoke(capsys, "new", "--json", "-s", "s")
+    assert (code, out) == (1, "") and json.loads(err)["error"]["code"] == "session_exists"
+
+
+# ---------------------------------------------------------------- kill and the rest
+
+
+def test_kill(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    assert invoke(capsys, "kill", "w")[0] == 0
+    assert invoke(capsys, "kill", "--server")[0] == 0
+    assert [c[0] for c in fake.calls] == ["kill", "kill_server"]
+    assert invoke(capsys, "kill")[0] == 2
+    assert invoke(capsys, "kill", "--server", "w")[0] == 2
+    fake.replies["kill"] = errors.ServerRefused("refused")
+    assert invoke(capsys, "kill", "w")[0] == 2
+    fake.replies["kill"] = errors.TargetNotFound("no such pane")
+    assert invoke(capsys, "kill", "w")[0] == 1
+
+
+def test_rename_resize_signal(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    assert invoke(capsys, "rename", "a", "b")[0] == 0
+    assert invoke(capsys, "resize", "w", "120x40")[0] == 0
+    assert invoke(capsys, "signal", "w", "INT")[0] == 0
+    assert fake.calls == [
+        ("rename", ("a", "b"), {}),
+        ("resize", ("w", 120, 40), {}),
+        ("signal", ("w", "INT"), {}),
+    ]
+    for bad in ("120", "0x10", "10x1001", "axb"):
+        assert invoke(capsys, "resize", "w", bad)[0] == 2
+
+
+# ---------------------------------------------------------------- help
+
+
+@pytest.mark.parametrize("verb", sorted(verbs_.name for verbs_ in verbs.VERBS))
+def test_every_verb_has_helpful_help(capsys: pytest.CaptureFixture[str], verb: str) -> None:
+    code, out, _ = invoke(capsys, verb, "-h")
+    assert code == 0
+    assert "Exit codes:" in out
+    assert "--socket" in out
+    if verb not in ("ls", "new", "rename"):
+        assert "name:N.M" in out and "#tag" in out and "@N" in out
+    if verb not in ("ls", "new"):
+        assert "must come before" in out
+
+
+def test_group_lists_every_verb(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = invoke(capsys, "--help")
+    assert code == 0
+    for verb in cli.commands:
+        assert verb in out
+
+
+def test_broken_pipe_is_quiet() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "phux", "snapshot", "--help"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=30,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == b""
+    assert proc.returncode == 1  # click's convention for EPIPE
