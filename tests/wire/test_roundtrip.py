@@ -11,7 +11,13 @@ from phux.wire.frames import Frame, Input, Ok, Output, Ping
 
 from .strategies import frame_strategy
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @pytest.mark.parametrize("cls", ALL_FRAMES, ids=lambda c: c.__name__)
