@@ -93,3 +93,124 @@ def notification(method: str, params: Any = None) -> bytes:
     if params is not None:
         msg["params"] = params
     return json.dumps(msg).encode() + b"\n"
+
+
+class McpProcess:
+    """``phux mcp`` as a subprocess with bounded line I/O; always stopped on exit."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        import subprocess
+        import sys
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "phux", "mcp", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self.out = LineReader(self.proc.stdout.fileno())
+        self._stdin = self.proc.stdin.fileno()
+
+    def send(self, data: bytes) -> None:
+        write_all(self._stdin, data)
+
+    def ask(self, rid: Any, method: str, params: Any = None) -> Any:
+        self.send(request(rid, method, params))
+        return self.out.message()
+
+    def call(self, name: str, arguments: Any = None, rid: Any = 1, timeout: float = 30) -> Any:
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        self.send(request(rid, "tools/call", params))
+        return self.out.message(timeout)
+
+    def close_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+
+    def finish(self, timeout: float = 5.0) -> tuple[int, bytes]:
+        """Close stdin and wait for the exit; returns (returncode, stderr)."""
+        self.close_stdin()
+        rc = self.proc.wait(timeout)
+        assert self.proc.stderr is not None
+        return rc, self.proc.stderr.read()
+
+    def stop(self) -> None:
+        import subprocess
+
+        self.close_stdin()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def __enter__(self) -> McpProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class PhuxServer:
+    """A real ``python -m phux server`` on a socket in a short temp dir; stop() always."""
+
+    START_TIMEOUT = 15.0
+
+    def __init__(self) -> None:
+        import tempfile
+        from pathlib import Path
+
+        self.dir = Path(tempfile.mkdtemp(prefix="phux-mcp-", dir="/tmp"))
+        self.socket = self.dir / "s"
+        self.proc: Any = None
+
+    def start(self) -> PhuxServer:
+        import socket
+        import subprocess
+        import sys
+
+        env = {**os.environ, "SHELL": "/bin/sh", "PS1": "$ "}
+        argv = [sys.executable, "-m", "phux", "server", "--socket", str(self.socket)]
+        argv += ["--log-file", str(self.dir / "server.log")]
+        self.proc = subprocess.Popen(
+            argv, env=env, cwd=self.dir, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        end = time.monotonic() + self.START_TIMEOUT
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.proc.stderr.read().decode()}")
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(str(self.socket))
+                return self
+            except OSError:
+                time.sleep(0.02)
+            finally:
+                probe.close()
+        raise TimeoutError("the phux server did not start")
+
+    def stop(self) -> None:
+        import shutil
+        import signal
+        import subprocess
+
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                proc.send_signal(sig)
+                try:
+                    proc.wait(5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        if proc is not None and proc.stderr is not None:
+            proc.stderr.close()
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -48,6 +48,10 @@ from phux.cli.server_cmd import server_cmd  # noqa: E402
 
 cli.add_command(server_cmd)
 
+from phux.cli.mcp_cmd import mcp_cmd  # noqa: E402
+
+cli.add_command(mcp_cmd)
+
 
 def _wants_json(args: Sequence[str]) -> bool:
     for arg in args:

@@ -1,1 +1,38 @@
-"""phux.mcp layer (see ARCHITECTURE.md)."""
+"""phux.mcp: the MCP stdio adapter (``phux mcp``), a thin front end over phux.client.
+
+:mod:`phux.mcp.jsonrpc` frames JSON-RPC lines, :mod:`phux.mcp.server` runs the
+loop, :mod:`phux.mcp.tools` holds the six tools.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+
+def run_stdio(*, read_only: bool = False) -> None:
+    """Serve MCP on stdin/stdout until stdin reaches EOF."""
+    from phux import __version__
+    from phux.mcp.server import serve
+    from phux.mcp.tools import INSTRUCTIONS, PhuxTools
+
+    # Stdout carries protocol messages only: keep a private copy of it for them
+    # and point fd 1 (and sys.stdout) at /dev/null, so nothing stray can
+    # corrupt the stream. Warnings would break the quiet of stderr.
+    warnings.simplefilter("ignore")
+    protocol_fd = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    tools = PhuxTools()
+    try:
+        serve(
+            tools.catalog(read_only=read_only),
+            name="phux",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            stdout_fd=protocol_fd,
+        )
+    finally:
+        tools.close()
+        os.close(protocol_fd)

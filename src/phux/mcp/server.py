@@ -201,9 +201,11 @@ class McpServer:
 
     def _spawn(self, rid: msgspec.Raw | None, work: Callable[[], None]) -> None:
         if not self._slots.acquire(blocking=False):
-            if rid is not None:
-                text = f"too many tool calls running (at most {self._max_inflight}); retry shortly"
-                self._out.write(jsonrpc.result_response(rid, _content(ToolResult(text, True))))
+            if rid is None:
+                work()  # a batch: answer it inline rather than drop it
+                return
+            text = f"too many tool calls running (at most {self._max_inflight}); retry shortly"
+            self._out.write(jsonrpc.result_response(rid, _content(ToolResult(text, True))))
             return
 
         def run() -> None:

@@ -1,0 +1,529 @@
+"""The six phux tools: argument checking, one client call each, JSON rendering.
+
+Each tool is a thin wrapper over the :class:`phux.client.Client` method the
+matching CLI verb uses; the only shape of its own is the MCP one the seed
+gives (raw ``ls`` counts, the ``outcome`` bodies of ``run`` and ``wait``).
+The adapter is long-lived, so it keeps one warm ``Client`` per socket (see
+:class:`ClientPool`): a repeated snapshot or wait of a pane it has already
+touched needs no new subscription or bootstrap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import msgspec
+
+from phux.client.deadline import Deadline
+from phux.client.errors import (
+    ConnectionLost,
+    DeadlineExceeded,
+    PhuxError,
+    ProtocolError,
+    RunTimedOut,
+)
+from phux.client.wait import DEFAULT_IDLE_MS
+from phux.mcp.server import Tool, ToolResult
+from phux.runtime_paths import SocketDirError, resolve_socket_path
+
+if TYPE_CHECKING:
+    from phux.client import Client
+
+A = TypeVar("A", bound=msgspec.Struct)
+
+KEEP_WARM = 8
+"""Terminal mirrors (subscription + engine) each socket's client keeps warm, LRU."""
+MAX_SOCKETS = 4
+"""Distinct sockets with a warm client; the least recently used one is closed."""
+CALL_DEADLINE = 30.0
+"""Overall deadline of the tools that do not block on a condition."""
+GRACE = 5.0
+"""Seconds allowed beyond ``timeout_secs`` for connecting, resolving and reporting."""
+RUN_DEFAULT_TIMEOUT = 600.0
+
+# A client whose call failed this way may hold a dead or confused connection.
+_BROKEN = (ConnectionLost, DeadlineExceeded, ProtocolError)
+
+NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
+NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
+
+
+# ---------------------------------------------------------------- arguments
+
+
+class _Args(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    socket: str | None = None
+
+
+class LsArgs(_Args):
+    pass
+
+
+class SnapshotArgs(_Args):
+    target: str | None = None
+    scrollback: NonNegInt | None = None
+    cells: bool = False
+
+
+class SendKeysArgs(_Args):
+    target: str
+    keys: Annotated[list[str], msgspec.Meta(min_length=1)]
+
+
+class RunArgs(_Args):
+    target: str
+    command: str
+    timeout_secs: NonNegFloat = RUN_DEFAULT_TIMEOUT
+
+
+class WaitArgs(_Args):
+    target: str | None = None
+    until: str | None = None
+    idle_ms: NonNegInt | None = None
+    timeout_secs: NonNegFloat | None = None
+
+
+class NewArgs(_Args):
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    command: list[str] = msgspec.field(default_factory=list)
+    cwd: str | None = None
+
+
+class BadArguments(Exception):
+    pass
+
+
+def parse_args(kind: type[A], arguments: dict[str, Any]) -> A:
+    try:
+        return msgspec.convert(arguments, kind, strict=False)
+    except msgspec.ValidationError as exc:
+        text = str(exc).replace("`$.", "`").replace(" - at `$`", "")
+        raise BadArguments(text) from None
+
+
+# ---------------------------------------------------------------- clients
+
+
+@dataclass
+class _Entry:
+    client: Client
+    busy: bool = False
+
+
+def _default_factory(path: Path, keep_warm: int) -> Client:
+    from phux.client import Client
+
+    return Client(path, keep_warm=keep_warm, client_name="phux-mcp")
+
+
+class ClientPool:
+    """One warm :class:`Client` per distinct socket, for the adapter's life.
+
+    A call takes its socket's client; a call made while that client is busy
+    with another (the host called tools in parallel) gets a cold one-shot
+    client instead. A client whose connection broke is dropped, so the next
+    call reconnects (to a restarted server, say).
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[Path, int], Client] = _default_factory,
+        *,
+        keep_warm: int = KEEP_WARM,
+        max_sockets: int = MAX_SOCKETS,
+    ) -> None:
+        self._factory = factory
+        self._keep_warm = keep_warm
+        self._max = max_sockets
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Path, _Entry] = OrderedDict()
+
+    @contextmanager
+    def client(self, socket: str | None) -> Iterator[tuple[Client, bool]]:
+        """Yield ``(client, reused)``; reused means the client served an earlier call."""
+        path = resolve_socket_path(socket)
+        evicted: list[Client] = []
+        with self._lock:
+            entry = self._entries.get(path)
+            oneshot = entry is not None and entry.busy
+            reused = entry is not None and not oneshot
+            if entry is None:
+                entry = _Entry(self._factory(path, self._keep_warm))
+                self._entries[path] = entry
+                evicted = self._evict(keep=path)
+            if not oneshot:
+                entry.busy = True
+                self._entries.move_to_end(path)
+        for old in evicted:
+            _close(old)
+        if oneshot:  # a parallel call on this socket: a cold client of its own
+            client = self._factory(path, 0)
+            try:
+                yield client, False
+            finally:
+                _close(client)
+            return
+        broken = True
+        try:
+            yield entry.client, reused
+            broken = False
+        except PhuxError as exc:
+            broken = isinstance(exc, _BROKEN)
+            raise
+        finally:
+            with self._lock:
+                entry.busy = False
+                if broken and self._entries.get(path) is entry:
+                    del self._entries[path]
+            if broken:
+                _close(entry.client)
+
+    def _evict(self, keep: Path) -> list[Client]:
+        """Drop idle clients beyond the bound, least recently used first (lock held)."""
+        out: list[Client] = []
+        for path in list(self._entries):
+            if len(self._entries) <= self._max:
+                break
+            entry = self._entries[path]
+            if path != keep and not entry.busy:
+                out.append(self._entries.pop(path).client)
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            entries = [e for e in self._entries.values() if not e.busy]
+            self._entries.clear()
+        for entry in entries:
+            _close(entry.client)
+
+
+def _close(client: Client) -> None:
+    with contextlib.suppress(Exception):  # closing is best effort, never noisy
+        client.close()
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def pretty(value: Any) -> str:
+    return msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
+
+
+def _error_text(exc: BaseException) -> str:
+    code = getattr(exc, "code", "")
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    remedy = getattr(exc, "remedy", "")
+    text = f"{code}: {message}" if code else message
+    return f"{text} ({remedy})" if remedy else text
+
+
+# ---------------------------------------------------------------- the tools
+
+
+_TARGET_GRAMMAR = (
+    "TARGET grammar (resolved client-side, as in the CLI): `.` current, `=` last, `name` "
+    "session, `name:N` or `name:tag` window, `name:N.M` pane, `@N` pane id. A target that "
+    "names several panes narrows to the focused one, else the first."
+)
+_SOCKET_PROP = {
+    "type": "string",
+    "description": "Server socket path. Default: $PHUX_SOCKET, then "
+    "$XDG_RUNTIME_DIR/phux/phux.sock, then /tmp/phux-$UID/phux.sock.",
+}
+_LONG_WAITS = (
+    "MCP clients commonly abandon a request after about 60 s, so keep timeout_secs at 50 or "
+    "less and, while the outcome is timed_out, call again: state persists between calls."
+)
+
+
+def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {**properties, "socket": _SOCKET_PROP},
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+class PhuxTools:
+    """The catalog, bound to a :class:`ClientPool`."""
+
+    def __init__(self, pool: ClientPool | None = None) -> None:
+        self.pool = pool or ClientPool()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _invoke(
+        self,
+        kind: type[A],
+        arguments: dict[str, Any],
+        work: Callable[[Client, A], Any],
+        *,
+        retry_stale: bool,
+    ) -> ToolResult:
+        try:
+            args = parse_args(kind, arguments)
+        except BadArguments as exc:
+            return ToolResult(f"invalid arguments: {exc}", True)
+        socket = getattr(args, "socket", None)
+        try:
+            for attempt in (1, 2):
+                try:
+                    with self.pool.client(socket) as (client, reused):
+                        return _render(work(client, args))
+                except ConnectionLost:
+                    # A warm client's connection to a server that has since
+                    # restarted: a side-effect-free call tries once more.
+                    if not (retry_stale and reused and attempt == 1):
+                        raise
+            raise AssertionError("unreachable")  # pragma: no cover
+        except PhuxError as exc:
+            return ToolResult(_error_text(exc), True)
+        except (SocketDirError, OSError, ValueError) as exc:
+            return ToolResult(_error_text(exc), True)
+
+    # ------------------------------------------------------------ tools
+
+    def ls(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: LsArgs) -> Any:
+            infos = client.ls(deadline=Deadline.after(CALL_DEADLINE))
+            rows = sorted(infos, key=lambda info: info.name)
+            return {
+                "sessions": [
+                    {
+                        "name": info.name,
+                        "window_count": info.window_count,
+                        "attached_client_count": info.attached_client_count,
+                    }
+                    for info in rows
+                ]
+            }
+
+        return self._invoke(LsArgs, arguments, work, retry_stale=True)
+
+    def snapshot(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: SnapshotArgs) -> Any:
+            return client.snapshot(
+                args.target,
+                scrollback=args.scrollback,
+                cells=args.cells,
+                deadline=Deadline.after(CALL_DEADLINE),
+            )
+
+        return self._invoke(SnapshotArgs, arguments, work, retry_stale=True)
+
+    def send_keys(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: SendKeysArgs) -> Any:
+            return client.send_keys(args.target, args.keys, deadline=Deadline.after(CALL_DEADLINE))
+
+        return self._invoke(SendKeysArgs, arguments, work, retry_stale=False)
+
+    def run(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: RunArgs) -> Any:
+            timeout = args.timeout_secs or None  # 0 waits indefinitely
+            deadline = Deadline.after(None if timeout is None else timeout + GRACE)
+            try:
+                return client.run(args.target, args.command, timeout=timeout, deadline=deadline)
+            except RunTimedOut as exc:
+                return {
+                    "outcome": "timed_out",
+                    "command": exc.command,
+                    "duration_ms": exc.duration_ms,
+                }
+
+        return self._invoke(RunArgs, arguments, work, retry_stale=False)
+
+    def wait(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: WaitArgs) -> Any:
+            timeout = args.timeout_secs
+            deadline = Deadline.after(None if timeout is None else timeout + GRACE)
+            result = client.wait(
+                args.target,
+                until=args.until,
+                idle_ms=args.idle_ms,
+                timeout=timeout,
+                deadline=deadline,
+            )
+            return {"outcome": "met" if result.met else "timed_out", "polls": result.checks}
+
+        return self._invoke(WaitArgs, arguments, work, retry_stale=True)
+
+    def new(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: NewArgs) -> Any:
+            return client.new(
+                args.name,
+                cwd=args.cwd,
+                command=args.command,
+                deadline=Deadline.after(CALL_DEADLINE),
+            )
+
+        return self._invoke(NewArgs, arguments, work, retry_stale=False)
+
+    # ------------------------------------------------------------ catalog
+
+    def catalog(self, *, read_only: bool = False) -> list[Tool]:
+        tools = [
+            Tool("phux_ls", LS_DOC, _schema({}), self.ls),
+            Tool("phux_snapshot", SNAPSHOT_DOC, SNAPSHOT_SCHEMA, self.snapshot),
+            Tool("phux_send_keys", SEND_KEYS_DOC, SEND_KEYS_SCHEMA, self.send_keys),
+            Tool("phux_run", RUN_DOC, RUN_SCHEMA, self.run),
+            Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
+            Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
+        ]
+        if read_only:
+            tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
+        return tools
+
+
+READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait"})
+
+
+def _render(value: Any) -> ToolResult:
+    return ToolResult(pretty(value))
+
+
+# ---------------------------------------------------------------- descriptions
+
+LS_DOC = (
+    "List the sessions on the running phux server (does not start one). Returns "
+    '{"sessions": [{"name", "window_count", "attached_client_count"}]}, sorted by name. '
+    "Note: these are the raw counts; the CLI's `ls --json` calls them windows/attached. "
+    "Returns at once (at most 30 s against a wedged server)."
+)
+
+SNAPSHOT_DOC = (
+    "Read a pane's screen as structured data (ScreenState: schema_version, pane, cols, rows, "
+    "cursor, lines, scrollback, title, and cells when asked). Side-effect-free: never attaches "
+    "or resizes. target is optional (default: the last/focused session). scrollback: absent = "
+    "viewport only, 0 = all retained history, N = the newest N history rows. cells=true adds "
+    "the sparse per-cell styles and OSC 133 marks. Repeated snapshots of a pane are served "
+    "from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+)
+SNAPSHOT_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector; default: last session."},
+        "scrollback": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Absent: viewport only; 0: all history; N: newest N history rows.",
+        },
+        "cells": {
+            "type": "boolean",
+            "default": False,
+            "description": "Include per-cell styles and OSC 133 marks.",
+        },
+    }
+)
+
+SEND_KEYS_DOC = (
+    "Send keys to a pane (no attach, no resize). Each entry of keys is a named key (Enter, "
+    "Tab, Escape, BSpace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-c, "
+    "M-x, ...) or a literal string typed as is, tmux-style: to run a command send "
+    '["make test", "Enter"]. Returns {"sent": true, "pane": "@N"} once the pane has the '
+    "bytes; it does not wait for any output (use phux_wait). Returns at once (at most 30 s). "
+    + _TARGET_GRAMMAR
+)
+SEND_KEYS_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "keys": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "Named keys or literal strings, sent in order.",
+        },
+    },
+    ["target", "keys"],
+)
+
+RUN_DOC = (
+    "Run a shell command in a pane (POSIX shell assumed) and return its RunResult: "
+    '{"command", "exit_code", "output", "duration_ms", "truncated"}. Blocks until the command '
+    "finishes or timeout_secs pass (default 600, 0 = no limit); on timeout it returns "
+    '{"outcome": "timed_out", "command", "duration_ms"} and the command keeps running. '
+    + _LONG_WAITS.replace("call again: state persists between calls", "keep checking")
+    + ": for a command that may run longer, start it with phux_send_keys "
+    '[command, "Enter"] and poll with phux_wait (until = text its output ends with). '
+    + _TARGET_GRAMMAR
+)
+RUN_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "command": {"type": "string", "description": "The command line to run."},
+        "timeout_secs": {
+            "type": "number",
+            "minimum": 0,
+            "default": RUN_DEFAULT_TIMEOUT,
+            "description": "Give up waiting after this long (default 600; 0 = no limit).",
+        },
+    },
+    ["target", "command"],
+)
+
+WAIT_DOC = (
+    "Block until a pane meets a condition: until = some visible line contains this text "
+    "(wins when given), else the screen has been still for idle_ms "
+    f"(default {DEFAULT_IDLE_MS} ms). "
+    'Returns {"outcome": "met" | "timed_out", "polls": N}; a timeout is an outcome, not an '
+    "error. Side-effect-free. Blocks up to timeout_secs (default: no limit, until the "
+    "condition holds). "
+    + _LONG_WAITS
+    + " Tip: match text that only the command's output prints, not the command line you "
+    "typed (its echo is visible too). target is optional (default: the last session). "
+    + _TARGET_GRAMMAR
+)
+WAIT_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector; default: last session."},
+        "until": {"type": "string", "description": "Succeed once a visible line contains this."},
+        "idle_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Succeed once the screen is unchanged this long (ms).",
+        },
+        "timeout_secs": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Give up after this long; default: wait without limit. Keep <= 50.",
+        },
+    }
+)
+
+NEW_DOC = (
+    "Create a named session on the running server without attaching (does not start a "
+    "server: with none running it fails). command is the seed pane's argv (default: the "
+    "server's shell); cwd its working directory. A name already in use is rejected. Returns "
+    '{"session": NAME, "terminal_id": N}; target the pane as NAME or @N. Returns at once '
+    "(at most 30 s)."
+)
+NEW_SCHEMA = _schema(
+    {
+        "name": {"type": "string", "minLength": 1, "description": "Name of the new session."},
+        "command": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "argv of the seed pane; omit or [] for the default shell.",
+        },
+        "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+    },
+    ["name"],
+)
+
+INSTRUCTIONS = (
+    "phux drives real terminals that persist between calls and that a human may be watching. "
+    "Loop: read (phux_snapshot) -> act (phux_send_keys, or phux_run when you only need an exit "
+    "code and output) -> wait (phux_wait) -> read. Create a session with phux_new. Keep "
+    "timeout_secs <= 50 on phux_wait/phux_run and call again to wait longer."
+)

@@ -1,0 +1,317 @@
+"""The tool layer against a stand-in client: arguments, shapes, the warm pool."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phux.client.errors import ConnectionLost, NoServer, RunTimedOut, TargetNotFound
+from phux.client.models import NewResult, RunResult, SendKeysResult, SessionInfo, WaitResult
+from phux.engine.screen_state import Cursor, ScreenState
+from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
+
+SCREEN = ScreenState(
+    schema_version=3,
+    pane=7,
+    cols=80,
+    rows=24,
+    cursor=Cursor(x=2, y=0, visible=True),
+    lines=["$ "],
+    scrollback=[],
+    title="",
+    wrapped=[],
+)
+
+
+class FakeClient:
+    instances: list[FakeClient]
+
+    def __init__(self, path: Path, keep_warm: int, log: list[FakeClient]) -> None:
+        self.path = path
+        self.keep_warm = keep_warm
+        self.calls: list[tuple[str, Any]] = []
+        self.closed = False
+        self.fail: BaseException | None = None
+        self.block: threading.Event | None = None
+        log.append(self)
+
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> None:
+        self.calls.append((name, (args, kwargs)))
+        if self.block is not None:
+            self.block.wait(5)
+        if self.fail is not None:
+            exc, self.fail = self.fail, None
+            raise exc
+
+    def ls(self, *, deadline: Any) -> list[SessionInfo]:
+        self._call("ls")
+        return [
+            SessionInfo(name="zed", window_count=1, attached_client_count=0, terminals=[3]),
+            SessionInfo(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
+        ]
+
+    def snapshot(self, target: str | None, **kw: Any) -> ScreenState:
+        self._call("snapshot", target, **kw)
+        return SCREEN
+
+    def send_keys(self, target: str, keys: Sequence[str], *, deadline: Any) -> SendKeysResult:
+        self._call("send_keys", target, list(keys))
+        return SendKeysResult(sent=True, pane="@7")
+
+    def run(self, target: str, command: str, *, timeout: float | None, deadline: Any) -> RunResult:
+        self._call("run", target, command, timeout=timeout)
+        if command == "sleep":
+            raise RunTimedOut(command, 1234)
+        return RunResult(command=command, exit_code=0, output="hi", duration_ms=5, truncated=False)
+
+    def wait(self, target: str | None, **kw: Any) -> WaitResult:
+        self._call("wait", target, **{k: v for k, v in kw.items() if k != "deadline"})
+        return WaitResult(met=kw.get("until") != "never", checks=3, screen=SCREEN)
+
+    def new(self, name: str | None, **kw: Any) -> NewResult:
+        self._call("new", name, **{k: v for k, v in kw.items() if k != "deadline"})
+        return NewResult(session=name or "0", terminal_id=9)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def made() -> list[FakeClient]:
+    return []
+
+
+@pytest.fixture
+def tools(made: list[FakeClient], monkeypatch: pytest.MonkeyPatch) -> PhuxTools:
+    monkeypatch.setenv("PHUX_SOCKET", "/tmp/phux-test-env/s")
+    pool = ClientPool(lambda path, warm: FakeClient(path, warm, made), max_sockets=2)  # type: ignore[arg-type,return-value]
+    return PhuxTools(pool)
+
+
+def ok(result: Any) -> Any:
+    assert result.is_error is False, result.text
+    return json.loads(result.text)
+
+
+def test_ls_raw_counts_sorted(tools: PhuxTools) -> None:
+    body = ok(tools.ls({}))
+    assert body == {
+        "sessions": [
+            {"name": "abc", "window_count": 2, "attached_client_count": 1},
+            {"name": "zed", "window_count": 1, "attached_client_count": 0},
+        ]
+    }
+
+
+def test_results_are_pretty_printed(tools: PhuxTools) -> None:
+    text = tools.ls({}).text
+    assert text.startswith("{\n  ") and json.loads(text)
+
+
+def test_snapshot_arguments_pass_through(tools: PhuxTools, made: list[FakeClient]) -> None:
+    body = ok(tools.snapshot({}))
+    assert body["schema_version"] == 3 and body["lines"] == ["$ "] and "cells" not in body
+    ok(tools.snapshot({"target": "work:1.0", "scrollback": 0, "cells": True}))
+    ok(tools.snapshot({"scrollback": 200}))
+    calls = [c for c in made[0].calls if c[0] == "snapshot"]
+    assert calls[0][1][0] == (None,) and calls[0][1][1]["scrollback"] is None
+    assert calls[0][1][1]["cells"] is False
+    assert calls[1][1][0] == ("work:1.0",) and calls[1][1][1]["scrollback"] == 0
+    assert calls[1][1][1]["cells"] is True
+    assert calls[2][1][1]["scrollback"] == 200
+
+
+def test_send_keys(tools: PhuxTools, made: list[FakeClient]) -> None:
+    assert ok(tools.send_keys({"target": "w", "keys": ["ls", "Enter"]})) == {
+        "sent": True,
+        "pane": "@7",
+    }
+    assert made[0].calls[-1] == ("send_keys", (("w", ["ls", "Enter"]), {}))
+
+
+def test_run_result_and_timeout_body(tools: PhuxTools, made: list[FakeClient]) -> None:
+    assert ok(tools.run({"target": "w", "command": "echo hi"})) == {
+        "command": "echo hi",
+        "exit_code": 0,
+        "output": "hi",
+        "duration_ms": 5,
+        "truncated": False,
+    }
+    assert made[0].calls[-1][1][1] == {"timeout": 600.0}
+    assert ok(tools.run({"target": "w", "command": "sleep", "timeout_secs": 1})) == {
+        "outcome": "timed_out",
+        "command": "sleep",
+        "duration_ms": 1234,
+    }
+    ok(tools.run({"target": "w", "command": "x", "timeout_secs": 0}))
+    assert made[0].calls[-1][1][1] == {"timeout": None}
+
+
+def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
+    assert ok(tools.wait({"until": "done", "timeout_secs": 5})) == {"outcome": "met", "polls": 3}
+    assert made[0].calls[-1][1][1] == {"until": "done", "idle_ms": None, "timeout": 5.0}
+    assert ok(tools.wait({"until": "never"})) == {"outcome": "timed_out", "polls": 3}
+    assert made[0].calls[-1][1][1]["timeout"] is None
+    ok(tools.wait({"target": "w", "idle_ms": 300}))
+    assert made[0].calls[-1][1] == (("w",), {"until": None, "idle_ms": 300, "timeout": None})
+
+
+def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
+    assert ok(tools.new({"name": "build", "command": ["sh"], "cwd": "/tmp"})) == {
+        "session": "build",
+        "terminal_id": 9,
+    }
+    assert made[0].calls[-1] == ("new", (("build",), {"cwd": "/tmp", "command": ["sh"]}))
+    ok(tools.new({"name": "b2"}))
+    assert made[0].calls[-1] == ("new", (("b2",), {"cwd": None, "command": []}))
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "needle"),
+    [
+        ("snapshot", {"scrollback": -1}, "scrollback"),
+        ("snapshot", {"scrollback": 1.5}, "scrollback"),
+        ("snapshot", {"cells": "maybe"}, "cells"),
+        ("snapshot", {"bogus": 1}, "bogus"),
+        ("send_keys", {"target": "w"}, "keys"),
+        ("send_keys", {"target": "w", "keys": []}, "keys"),
+        ("send_keys", {"keys": ["a"]}, "target"),
+        ("send_keys", {"target": "w", "keys": "Enter"}, "keys"),
+        ("run", {"target": "w"}, "command"),
+        ("run", {"target": "w", "command": "x", "timeout_secs": -2}, "timeout_secs"),
+        ("run", {"target": "w", "command": "x", "timeout": 5}, "timeout"),
+        ("wait", {"idle_ms": "soon"}, "idle_ms"),
+        ("new", {}, "name"),
+        ("new", {"name": ""}, "name"),
+        ("new", {"name": "x", "command": "sh -c x"}, "command"),
+        ("ls", {"socket": 5}, "socket"),
+    ],
+)
+def test_bad_arguments_are_tool_errors(
+    tools: PhuxTools, made: list[FakeClient], tool: str, arguments: dict[str, Any], needle: str
+) -> None:
+    result = getattr(tools, tool)(arguments)
+    assert result.is_error is True
+    assert result.text.startswith("invalid arguments") and needle in result.text
+    assert all(not c.calls for c in made)
+
+
+def test_lenient_number_forms(tools: PhuxTools, made: list[FakeClient]) -> None:
+    ok(tools.snapshot({"scrollback": "20"}))
+    ok(tools.wait({"timeout_secs": 2, "idle_ms": 100.0}))
+
+
+def test_client_errors_are_readable_tool_errors(tools: PhuxTools) -> None:
+    tools.ls({})
+    client = tools.pool._entries[Path("/tmp/phux-test-env/s")].client
+    client.fail = TargetNotFound("no pane matches 'nope'")  # type: ignore[attr-defined]
+    result = tools.snapshot({"target": "nope"})
+    assert result.is_error and "no pane matches 'nope'" in result.text
+    assert "target_not_found" in result.text or "not_found" in result.text
+
+
+def test_one_warm_client_per_socket(tools: PhuxTools, made: list[FakeClient]) -> None:
+    for _ in range(3):
+        ok(tools.snapshot({}))
+    ok(tools.ls({"socket": "/tmp/other/s"}))
+    ok(tools.ls({"socket": "/tmp/phux-test-env/s"}))  # same as $PHUX_SOCKET
+    assert [(c.path, c.keep_warm) for c in made] == [
+        (Path("/tmp/phux-test-env/s"), 8),
+        (Path("/tmp/other/s"), 8),
+    ]
+    assert len(made[0].calls) == 4 and not made[0].closed
+
+
+def test_socket_bound_evicts_least_recently_used(tools: PhuxTools, made: list[FakeClient]) -> None:
+    ok(tools.ls({"socket": "/tmp/a/s"}))
+    ok(tools.ls({"socket": "/tmp/b/s"}))
+    ok(tools.ls({"socket": "/tmp/a/s"}))
+    ok(tools.ls({"socket": "/tmp/c/s"}))  # bound is 2: b goes
+    assert [c.closed for c in made] == [False, True, False]
+
+
+def test_broken_connection_is_dropped_and_reads_retry(
+    tools: PhuxTools, made: list[FakeClient]
+) -> None:
+    ok(tools.snapshot({}))
+    made[0].fail = ConnectionLost("the server closed the connection")
+    ok(tools.snapshot({}))  # side-effect-free: retried on a fresh client
+    assert made[0].closed and len(made) == 2
+    made[1].fail = ConnectionLost("gone")
+    result = tools.send_keys({"target": "w", "keys": ["x"]})  # not retried: might double-send
+    assert result.is_error and "gone" in result.text
+    assert made[1].closed and len(made) == 2
+    ok(tools.ls({}))
+    assert len(made) == 3
+
+
+def test_no_server_keeps_nothing_broken(tools: PhuxTools, made: list[FakeClient]) -> None:
+    ok(tools.ls({}))
+    made[0].fail = NoServer("no server running on /tmp/phux-test-env/s")
+    result = tools.ls({})
+    assert result.is_error and "no server" in result.text and "phux server" in result.text
+    assert len(made) == 1
+
+
+def test_parallel_calls_get_a_oneshot_client(tools: PhuxTools, made: list[FakeClient]) -> None:
+    ok(tools.ls({}))
+    gate = threading.Event()
+    made[0].block = gate
+    out: list[Any] = []
+    worker = threading.Thread(target=lambda: out.append(tools.wait({"until": "x"})))
+    worker.start()
+    try:
+        for _ in range(100):
+            if len(made[0].calls) == 2:
+                break
+            threading.Event().wait(0.01)
+        made_before = len(made)
+        ok(tools.snapshot({}))
+        assert len(made) == made_before + 1
+        assert made[-1].keep_warm == 0 and made[-1].closed
+    finally:
+        gate.set()
+        worker.join(5)
+    assert ok(out[0])["outcome"] == "met"
+    assert not made[0].closed
+
+
+def test_catalog(tools: PhuxTools) -> None:
+    full = tools.catalog()
+    assert [t.name for t in full] == [
+        "phux_ls",
+        "phux_snapshot",
+        "phux_send_keys",
+        "phux_run",
+        "phux_wait",
+        "phux_new",
+    ]
+    for tool in full:
+        schema = tool.input_schema
+        assert schema["type"] == "object"
+        assert "socket" in schema["properties"]
+        assert schema["additionalProperties"] is False
+        assert tool.description
+    required = {t.name: t.input_schema.get("required", []) for t in full}
+    assert required == {
+        "phux_ls": [],
+        "phux_snapshot": [],
+        "phux_send_keys": ["target", "keys"],
+        "phux_run": ["target", "command"],
+        "phux_wait": [],
+        "phux_new": ["name"],
+    }
+    ro = tools.catalog(read_only=True)
+    assert {t.name for t in ro} == READ_ONLY_TOOLS == {"phux_ls", "phux_snapshot", "phux_wait"}
+
+
+def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:
+    docs = {t.name: t.description for t in tools.catalog()}
+    for name in ("phux_wait", "phux_run"):
+        assert "60 s" in docs[name] and "timeout_secs" in docs[name]
+    assert "600" in docs["phux_run"]
