@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import pytest
@@ -62,8 +64,34 @@ def test_wait_matches_logical_lines(client: Client) -> None:
 
 def test_wait_sees_text_that_scrolled_away_in_one_batch(client: Client) -> None:
     name = new_shell(client)
-    client.send_keys(name, ["printf 'FLA%s\\n' SHED; seq 1 200", "Enter"], Deadline.after(5))
-    assert client.wait(name, until="FLASHED", timeout=10, deadline=Deadline.after(15)).met
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    pane = client.resolve(name, Deadline.after(5))
+
+    def release_when_watched() -> None:
+        # Output starts only once the wait below has subscribed (a viewer exists).
+        with Client(client.socket_path, env={}) as other:
+            deadline = Deadline.after(15)
+            while other.list_terminals(deadline).by_id[pane.terminal].viewers < 1:
+                time.sleep(0.01)
+        with open(fifo, "w") as f:
+            f.write("go\n")
+
+    try:
+        client.send_keys(
+            name,
+            [f"cat {fifo} >/dev/null; printf 'FLA%s\\n' SHED; seq 1 200", "Enter"],
+            Deadline.after(5),
+        )
+        thread = threading.Thread(target=release_when_watched)
+        thread.start()
+        try:
+            waited = client.wait(name, until="FLASHED", timeout=15, deadline=Deadline.after(20))
+        finally:
+            thread.join(20)
+        assert waited.met
+    finally:
+        os.unlink(fifo)
 
 
 def test_wait_bad_arguments(client: Client) -> None:

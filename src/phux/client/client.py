@@ -400,7 +400,7 @@ class Client:
             def make(piece: bytes) -> Callable[[int], Frame]:
                 return lambda rid: Input(request_id=rid, terminal=tid, data=piece)
 
-            rids = [conn.submit(make(piece)) for piece in pieces or [b""]]
+            rids = [conn.submit(make(piece), deadline) for piece in pieces or [b""]]
             for rid in rids:
                 try:
                     conn.wait_reply(rid, deadline)

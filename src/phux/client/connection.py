@@ -95,6 +95,7 @@ class Connection:
             return
         self._closed = True
         with contextlib.suppress(OSError):
+            self._sock.settimeout(0.0)  # best effort: never block on a wedged server
             self._sock.sendall(encode_frame(Detach()))
         with contextlib.suppress(OSError):
             self._sock.close()
@@ -112,21 +113,26 @@ class Connection:
         self._next_id = rid + 1 if rid < 0xFFFFFFFF else 1
         return rid
 
-    def send(self, frame: Frame) -> None:
+    def send(self, frame: Frame, deadline: Deadline | None = None) -> None:
+        # A non-blocking read may have left the socket in non-blocking mode:
+        # always (re)set the timeout before a send, or a large frame fails EAGAIN.
         try:
+            self._sock.settimeout(None if deadline is None else deadline.remaining())
             self._sock.sendall(encode_frame(frame))
+        except TimeoutError:
+            raise DeadlineExceeded("timed out sending to the server") from None
         except OSError as exc:
             raise ConnectionLost(f"connection to the server lost: {exc}") from None
 
-    def submit(self, make: Callable[[int], Frame]) -> int:
+    def submit(self, make: Callable[[int], Frame], deadline: Deadline | None = None) -> int:
         """Send the request ``make(request_id)`` and return its id without waiting."""
         rid = self.new_request_id()
-        self.send(make(rid))
+        self.send(make(rid), deadline)
         return rid
 
     def call(self, make: Callable[[int], Frame], deadline: Deadline) -> Frame:
         """Send a request and wait for its reply; ERROR raises ServerError."""
-        return self.wait_reply(self.submit(make), deadline)
+        return self.wait_reply(self.submit(make, deadline), deadline)
 
     def call_expect(self, make: Callable[[int], Frame], kind: type[F], deadline: Deadline) -> F:
         reply = self.call(make, deadline)

@@ -1,0 +1,62 @@
+"""Many agents at once: ten on ten panes, three on one pane; every result correct."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from phux.client import Client, Deadline
+
+from .conftest import new_shell
+
+ROUNDS = 6
+
+
+def agent_loop(server: Path, target: str, tag: str, errors: list[str]) -> None:
+    try:
+        with Client(server, env={}) as c:
+            for k in range(ROUNDS):
+                command = f"printf '%s\\n' {tag}-{k}; (exit {k})"
+                result = c.run(target, command, timeout=60, deadline=Deadline.after(90))
+                if (result.exit_code, result.output, result.truncated) != (k, f"{tag}-{k}", False):
+                    errors.append(f"{tag} round {k}: {result}")
+    except Exception as exc:  # pragma: no cover - reported below
+        errors.append(f"{tag}: {exc!r}")
+
+
+def run_agents(server: Path, jobs: list[tuple[str, str]]) -> list[str]:
+    errors: list[str] = []
+    threads = [
+        threading.Thread(target=agent_loop, args=(server, target, tag, errors))
+        for target, tag in jobs
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    return errors
+
+
+def test_ten_agents_on_ten_panes(client: Client, server: Path) -> None:
+    names = [new_shell(client) for _ in range(10)]
+    errors = run_agents(server, [(name, f"agent{i}") for i, name in enumerate(names)])
+    assert errors == []
+
+
+def test_three_agents_on_one_pane(client: Client, server: Path) -> None:
+    name = new_shell(client)
+    errors = run_agents(server, [(name, f"agent{i}") for i in range(3)])
+    assert errors == []
+
+
+def test_keep_warm_client_reuses_mirrors(server: Path) -> None:
+    with Client(server, keep_warm=2, env={}) as c:
+        names = [new_shell(c) for _ in range(3)]
+        for _ in range(2):
+            for name in names:
+                c.send_keys(name, ["echo warm-$((6*7))", "Enter"], Deadline.after(5))
+                assert c.wait(name, until="warm-42", timeout=10, deadline=Deadline.after(15)).met
+                state = c.snapshot(name, deadline=Deadline.after(5))
+                assert any("warm-42" in line for line in state.lines)
+                assert c.run(name, "echo r", timeout=10, deadline=Deadline.after(15)).output == "r"
