@@ -15,13 +15,15 @@ from typing import TypeVar
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
-from phux.wire import encode_frame
+from phux.wire import FrameReader, encode_frame
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
     BootstrapReady,
     ExitStatus,
     Frame,
+    Hello,
+    HelloOk,
     Output,
     Resized,
     Shutdown,
@@ -185,3 +187,38 @@ def read_until(
 
 def raw_send(conn: Connection, frame: Frame) -> None:
     conn._sock.sendall(encode_frame(frame))
+
+
+class RawClient:
+    """A bare socket speaking frames, for tests that misbehave on purpose."""
+
+    def __init__(self, path: Path, timeout: float = 5.0) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(os.fspath(path))
+        self.reader = FrameReader()
+
+    def send(self, data: bytes | Frame) -> None:
+        self.sock.sendall(data if isinstance(data, bytes) else encode_frame(data))
+
+    def hello(self) -> HelloOk:
+        self.send(Hello(client_name="raw", major=1, minor=0, patch=0))
+        reply = self.recv()
+        assert isinstance(reply, HelloOk), reply
+        return reply
+
+    def recv(self, timeout: float = 5.0) -> Frame | None:
+        """The next frame, or None at EOF."""
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = self.reader.next_frame()
+            if frame is not None:
+                return frame
+            self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+            data = self.sock.recv(1 << 16)
+            if not data:
+                return None
+            self.reader.feed(data)
+
+    def close(self) -> None:
+        self.sock.close()

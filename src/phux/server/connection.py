@@ -9,6 +9,7 @@ readers or any other connection.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import struct
@@ -22,7 +23,14 @@ from phux.server.metadata import MetaSubscription, RequestError, check_key, entr
 from phux.server.state import ServerState, check_size, host_signal
 from phux.server.subscriber import Outbox, Subscription
 from phux.server.terminal import Terminal
-from phux.wire import MAX_FRAME, PROTOCOL_VERSION, FrameReader, ServerHandshake, WireError
+from phux.wire import (
+    MAX_FRAME,
+    PROTOCOL_VERSION,
+    FrameReader,
+    ServerHandshake,
+    WireError,
+    encode_frame,
+)
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
     CLIENT_FRAMES,
@@ -131,9 +139,26 @@ class ClientConnection:
                     nursery.cancel_scope.deadline = trio.current_time() + FLUSH_TIMEOUT_S
                 else:  # the peer went away
                     nursery.cancel_scope.cancel()
+            if self.outbox.closing:
+                await self._linger_close()
         finally:
             self._cleanup()
             self.stream.socket.close()
+
+    async def _linger_close(self) -> None:
+        """Half-close, then discard what the peer still sends until it closes (bounded).
+
+        Closing a Unix socket with unread data makes the peer's next read fail with
+        ECONNRESET instead of a clean EOF after our last frame.
+        """
+        self._cleanup()
+        with trio.move_on_after(FLUSH_TIMEOUT_S):
+            try:
+                self.stream.socket.shutdown(socket.SHUT_WR)
+                while await self.stream.receive_some(RECEIVE_BYTES):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
 
     async def _check_peer(self) -> bool:
         try:
@@ -151,12 +176,10 @@ class ClientConnection:
             message=f"uid {uid} may not use this server (it belongs to uid {os.geteuid()})",
         )
         with trio.move_on_after(FLUSH_TIMEOUT_S):
-            try:
-                from phux.wire import encode_frame
-
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 await self.stream.send_all(encode_frame(err))
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                pass
+        self.outbox.closing = True
+        await self._linger_close()
         self.stream.socket.close()
         return False
 
@@ -170,6 +193,7 @@ class ClientConnection:
             state.meta.subscriptions.discard(msub)
         self.meta_subs.clear()
         self.outbox.entries.clear()
+        self.outbox.closing = True
         state.connections.discard(self)
         state.touch()
 

@@ -1,0 +1,160 @@
+"""Handshake rules, malformed frames and abrupt disconnects never hurt other clients."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from phux.wire import encode_frame
+from phux.wire.errors import DetachReason, ErrorCode
+from phux.wire.frames import (
+    Detach,
+    Detached,
+    Error,
+    Hello,
+    Input,
+    ListTerminals,
+    Ok,
+    Output,
+    Ping,
+    Pong,
+    Subscribe,
+    TerminalList,
+)
+
+from .harness import RawClient, ServerProcess, spawn
+from .test_flow import MB, follow_to_close, go, pattern, producer, started
+
+
+def test_ping_before_hello_and_detach(server: ServerProcess) -> None:
+    raw = RawClient(server.socket)
+    try:
+        raw.send(Ping(token=77))
+        assert raw.recv() == Pong(token=77)
+        raw.hello()
+        raw.send(Detach())
+        assert raw.recv() == Detached(reason=DetachReason.REQUESTED)
+        assert raw.recv() is None
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize(
+    ("first", "code"),
+    [
+        (ListTerminals(request_id=1), ErrorCode.HANDSHAKE_REQUIRED),
+        (Hello(client_name="x", major=2, minor=0, patch=0), ErrorCode.VERSION_INCOMPATIBLE),
+        (Hello(client_name="x", major=1, minor=9, patch=0), ErrorCode.VERSION_INCOMPATIBLE),
+    ],
+)
+def test_handshake_refusals_close(server: ServerProcess, first: object, code: int) -> None:
+    raw = RawClient(server.socket)
+    try:
+        raw.send(first)  # type: ignore[arg-type]
+        reply = raw.recv()
+        assert isinstance(reply, Error) and reply.code == code
+        assert raw.recv() is None
+    finally:
+        raw.close()
+
+
+def test_duplicate_hello_closes_and_patch_may_differ(server: ServerProcess) -> None:
+    raw = RawClient(server.socket)
+    try:
+        raw.send(Hello(client_name="x", major=1, minor=0, patch=9))
+        raw.recv()
+        raw.send(Hello(client_name="x", major=1, minor=0, patch=0))
+        reply = raw.recv()
+        assert isinstance(reply, Error) and reply.code == ErrorCode.DUPLICATE_HELLO
+        assert raw.recv() is None
+    finally:
+        raw.close()
+
+
+def frame_bytes(frame_type: int, body: bytes) -> bytes:
+    return (1 + len(body)).to_bytes(4, "big") + bytes((frame_type,)) + body
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (frame_bytes(0x70, b""), ErrorCode.UNKNOWN_MESSAGE_TYPE),
+        (frame_bytes(Input.TYPE, b"\xff\xff"), ErrorCode.MALFORMED_MESSAGE),
+        (frame_bytes(Input.TYPE, b""), ErrorCode.MALFORMED_MESSAGE),
+        (encode_frame(Output(terminal=1, seq=0, data=b"x")), ErrorCode.UNKNOWN_MESSAGE_TYPE),
+    ],
+)
+def test_bad_frame_inside_framing_is_survivable(
+    server: ServerProcess, data: bytes, code: int
+) -> None:
+    raw = RawClient(server.socket)
+    try:
+        raw.hello()
+        raw.send(data)
+        reply = raw.recv()
+        assert isinstance(reply, Error) and reply.code == code and reply.request_id is None
+        raw.send(ListTerminals(request_id=5))
+        assert isinstance(raw.recv(), TerminalList)
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        ((0).to_bytes(4, "big"), ErrorCode.MALFORMED_MESSAGE),
+        ((64 << 20).to_bytes(4, "big") + b"\x13", ErrorCode.FRAME_TOO_LARGE),
+    ],
+)
+def test_framing_error_detaches(server: ServerProcess, data: bytes, code: int) -> None:
+    raw = RawClient(server.socket)
+    try:
+        raw.hello()
+        raw.send(data)
+        reply = raw.recv()
+        assert isinstance(reply, Error) and reply.code == code
+        detached = raw.recv()
+        assert isinstance(detached, Detached) and detached.reason == DetachReason.PROTOCOL_ERROR
+        assert raw.recv() is None
+    finally:
+        raw.close()
+
+
+def test_abuse_and_abrupt_disconnects_do_not_affect_others(server: ServerProcess) -> None:
+    total = 12 * MB
+    with server.connect() as conn:
+        tid = spawn(conn, producer(total, piece=65536, pause=0.002))
+        stream = started(conn, tid)
+        go(conn, tid)
+        for i in range(12):
+            raw = RawClient(server.socket)
+            raw.hello()
+            if i % 3 == 0:  # subscribe, read a little, vanish mid-stream
+                raw.send(Subscribe(request_id=1, terminal=tid))
+                raw.recv()
+            elif i % 3 == 1:  # half a frame, then vanish
+                raw.send(frame_bytes(Input.TYPE, b"\x01\x00\x04\x01")[:7])
+            else:  # input that is still being written when we vanish
+                raw.send(Input(request_id=2, terminal=tid, data=b""))
+                raw.send((0).to_bytes(4, "big"))
+            raw.close()
+        digest, count = follow_to_close(conn, stream, timeout=60)
+        assert (digest, count) == (hashlib.sha256(pattern(0, total)).hexdigest(), total)
+    with server.connect() as again:
+        again.call(
+            lambda rid: ListTerminals(request_id=rid),
+            __import__("phux").client.deadline.Deadline.after(5),
+        )
+
+
+def test_input_ack_only_after_write(server: ServerProcess) -> None:
+    raw = RawClient(server.socket)
+    try:
+        raw.hello()
+        with server.connect() as conn:
+            tid = spawn(conn, ["cat"])
+        raw.send(Input(request_id=9, terminal=tid, data=b"x\n"))
+        assert raw.recv() == Ok(request_id=9)
+    finally:
+        raw.close()
