@@ -318,3 +318,34 @@ def test_eof_lets_a_running_call_answer(mcp: Harness) -> None:
     assert mcp.out.message()["id"] == 1
     mcp.thread.join(2)
     assert not mcp.thread.is_alive()
+
+
+def test_eof_grace_is_bounded_and_late_answers_are_dropped() -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    release, started = threading.Event(), threading.Event()
+    server = McpServer(
+        _tools(release, started),
+        name="phux",
+        version="t",
+        stdin_fd=in_r,
+        stdout_fd=out_w,
+        eof_grace=0.2,
+    )
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    out = LineReader(out_r)
+    try:
+        write_all(in_w, request(1, "tools/call", {"name": "slow"}))
+        assert started.wait(5)
+        close_quietly(in_w)
+        thread.join(2)
+        assert not thread.is_alive()  # gave up waiting after the grace
+        release.set()
+        assert out.nothing_within(0.3)  # the late answer is not written
+    finally:
+        release.set()
+        close_quietly(in_w)
+        thread.join(5)
+        for fd in (in_r, out_r, out_w):
+            close_quietly(fd)

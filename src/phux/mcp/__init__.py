@@ -34,5 +34,6 @@ def run_stdio(*, read_only: bool = False) -> None:
             stdout_fd=protocol_fd,
         )
     finally:
+        # protocol_fd stays open: a call still running past the EOF grace must
+        # not find its number reused by another file while the process exits.
         tools.close()
-        os.close(protocol_fd)

@@ -83,6 +83,11 @@ class _Writer:
             except OSError:
                 self.broken = True  # the host went away; keep reading until EOF
 
+    def close(self) -> None:
+        """Write nothing more (a call still running past the EOF grace stays silent)."""
+        with self._lock:
+            self.broken = True
+
 
 class McpServer:
     def __init__(
@@ -132,6 +137,7 @@ class McpServer:
         for line in splitter.finish():
             self._handle_line(line)
         self._drain()
+        self._out.close()
 
     def _drain(self) -> None:
         end = time.monotonic() + self._eof_grace
