@@ -1,0 +1,112 @@
+"""Mirror bootstrap/tombstone handling and run's marker scanner, on synthetic frames."""
+
+from __future__ import annotations
+
+from phux.client.mirror import Mirror
+from phux.client.run import MarkerScanner, render_output, wrap_command
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    Exited,
+    Output,
+    Resized,
+    TerminalClosed,
+    Tombstone,
+)
+
+
+def bootstrapped(rid: int = 5) -> Mirror:
+    m = Mirror(1)
+    m.request_id = rid
+    m.handle(BootstrapBegin(request_id=rid, terminal=1, start_seq=0, cols=20, rows=5))
+    m.handle(BootstrapChunk(terminal=1, seq=0, data=b"hello\r\n"))
+    m.handle(Resized(terminal=1, seq=7, cols=30, rows=6))
+    m.handle(BootstrapChunk(terminal=1, seq=7, data=b"world"))
+    m.handle(BootstrapReady(terminal=1, next_seq=12, cols=30, rows=6))
+    return m
+
+
+def test_bootstrap_then_live_output() -> None:
+    m = bootstrapped()
+    assert m.ready and m.next_seq == 12 and (m.cols, m.rows) == (30, 6)
+    m.handle(Output(terminal=1, seq=12, data=b"!"))
+    assert m.engine is not None
+    assert m.engine.project().lines[:2] == ["hello", "world!"]
+    m.handle(Output(terminal=1, seq=10, data=b"ld!?"))  # overlap is skipped
+    assert m.engine.project().lines[1] == "world!?"
+    m.handle(TerminalClosed(terminal=1, status=Exited(code=3), final_seq=14))
+    assert not m.alive and m.exit == Exited(code=3)
+
+
+def test_stale_frames_before_our_bootstrap_are_ignored() -> None:
+    m = Mirror(1)
+    m.request_id = 9
+    m.handle(Output(terminal=1, seq=0, data=b"stale"))
+    m.handle(BootstrapBegin(request_id=4, terminal=1, start_seq=0, cols=10, rows=3))
+    assert m.state == Mirror.SUBSCRIBING
+    m.handle(BootstrapBegin(request_id=9, terminal=1, start_seq=100, cols=10, rows=3))
+    m.handle(BootstrapChunk(terminal=1, seq=50, data=b"STATE", checkpoint=True))
+    m.handle(BootstrapReady(terminal=1, next_seq=100, cols=10, rows=3))
+    assert m.engine is not None and m.engine.project().lines[0] == "STATE"
+
+
+def test_tombstone_rebuilds_from_a_fresh_bootstrap() -> None:
+    m = bootstrapped()
+    gaps: list[int] = []
+    m.gap_hooks.append(gaps.append)
+    m.handle(Tombstone(terminal=1, reason=1, lost_seq=12))
+    assert not m.ready
+    m.handle(Output(terminal=1, seq=12, data=b"dropped"))  # ignored until re-bootstrap
+    m.handle(BootstrapBegin(request_id=0, terminal=1, start_seq=0, cols=30, rows=6))
+    m.handle(BootstrapChunk(terminal=1, seq=0, data=b"hello\r\nworld and more"))
+    m.handle(BootstrapReady(terminal=1, next_seq=21, cols=30, rows=6))
+    assert m.ready and gaps == []
+    assert m.engine is not None and m.engine.project().lines[1] == "world and more"
+
+
+def test_scanner_finds_split_markers_and_keeps_output() -> None:
+    s = MarkerScanner("abc", 80, 24)
+    s.start(0)
+    stream = b"echo junk\r\n__phxB_abc__\r\nline1\r\nline2\r\n__phxE_abc_7__\r\n$ "
+    for i, byte in enumerate(stream):  # one byte at a time
+        s.feed(i, bytes([byte]))
+    assert s.phase == "done" and s.exit_code == 7
+    assert s.output == b"\r\nline1\r\nline2\r\n"
+
+
+def test_scanner_dedups_replayed_bytes_and_flags_real_gaps() -> None:
+    s = MarkerScanner("t", 80, 24)
+    s.start(0)
+    s.feed(0, b"__phxB_t__\r\nab")
+    s.feed(0, b"__phxB_t__\r\nabcd")  # replayed journal: only "cd" is new
+    assert bytes(s.capture) == b"\r\nabcd" and not s.truncated
+    s.feed(100, b"zz__phxE_t_0__")  # bytes 16..99 never arrive
+    assert s.truncated and s.phase == "done"
+
+
+def test_scanner_records_resizes() -> None:
+    s = MarkerScanner("r", 10, 5)
+    s.start(0)
+    s.feed(0, b"__phxB_r__")
+    s.resize(10, 20, 5)
+    s.feed(10, b"x" * 15 + b"__phxE_r_0__")
+    assert s.resizes == [(0, 20, 5)]
+    out, dropped = render_output(s.output, 10, 5, s.resizes)
+    assert out == "x" * 15 and not dropped
+
+
+def test_render_output_history_and_trailing_lines() -> None:
+    data = b"".join(b"row %d\r\n" % i for i in range(10_000))
+    out, dropped = render_output(data, 40, 5)
+    lines = out.split("\n")
+    assert len(lines) == 10_000 and lines[0] == "row 0" and lines[-1] == "row 9999"
+    assert not dropped
+    assert render_output(b"a\r\n\r\n", 10, 5)[0] == "a\n"
+    assert render_output(b"", 10, 5)[0] == ""
+
+
+def test_wrapped_command_never_contains_the_printed_markers() -> None:
+    typed = wrap_command("echo hi", "tok")
+    assert "__phxB_tok__" not in typed and "__phxE_tok_" not in typed
+    assert typed.endswith('"$?"\n')
