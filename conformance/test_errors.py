@@ -163,3 +163,16 @@ def test_detach(conn: Conn) -> None:
     conn.send(Detach())
     frames = conn.drain_until_closed()
     assert any(isinstance(f, Detached) and f.reason == DetachReason.REQUESTED for f in frames)
+
+
+def test_unknown_role_is_invalid(conn: Conn) -> None:
+    from phux.wire.frames import Spawn, TerminalSpawned
+
+    t = conn.request(Spawn(request_id=conn.rid(), argv=["/bin/sh"]))
+    assert isinstance(t, TerminalSpawned)
+    try:
+        rid = conn.rid()
+        reply = conn.request(Subscribe(request_id=rid, terminal=t.terminal, role=7))
+        check_error(reply, ErrorCode.INVALID_COMMAND, rid)
+    finally:
+        conn.request(Kill(request_id=conn.rid(), terminals=[t.terminal]))

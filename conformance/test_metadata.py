@@ -172,3 +172,45 @@ def test_unique_keys_race(connect: Connect, cleanup: list[int]) -> None:
         c, cleanup, ["/bin/sh"], metadata={"phux.session": name}, unique_keys=["phux.session"]
     )
     assert again.terminal != spawned[0].terminal
+
+
+def test_key_length_limits(conn: Conn) -> None:
+    for key in ("", "k" * 257):
+        rid = conn.rid()
+        check_error(
+            conn.request(MetaSet(request_id=rid, key=key, value=b"x")),
+            ErrorCode.INVALID_COMMAND,
+            rid,
+        )
+    ok(conn, MetaSet(request_id=conn.rid(), key="k" * 256, value=b"x"))
+    ok(conn, MetaDelete(request_id=conn.rid(), key="k" * 256))
+
+
+def test_unknown_metadata_subscription(conn: Conn) -> None:
+    rid = conn.rid()
+    reply = conn.request(MetaUnsubscribe(request_id=rid, subscription=0xFFFF_FFF0))
+    check_error(reply, ErrorCode.NOT_SUBSCRIBED, rid)
+
+
+def test_unique_key_needs_a_value(conn: Conn, cleanup: list[int]) -> None:
+    rid = conn.rid()
+    reply = conn.request(Spawn(request_id=rid, argv=["/bin/sh"], unique_keys=["conf.nokey"]))
+    if isinstance(reply, TerminalSpawned):
+        cleanup.append(reply.terminal)
+    check_error(reply, ErrorCode.INVALID_COMMAND, rid)
+
+
+def test_closed_terminal_scope(conn: Conn, cleanup: list[int]) -> None:
+    from .helpers import subscribe
+
+    t = spawn(conn, cleanup, ["/bin/sh", "-c", "exit 0"], metadata={"conf.a": b"1"}).terminal
+    subscribe(conn, t).read_until_closed(conn)
+    rid = conn.rid()
+    assert conn.request(MetaGet(request_id=rid, key="conf.a", terminal=t)).value is None
+    rid = conn.rid()
+    assert conn.request(MetaList(request_id=rid, terminal=t)).entries == []
+    for frame in (
+        MetaSet(request_id=conn.rid(), key="conf.a", value=b"2", terminal=t),
+        MetaDelete(request_id=conn.rid(), key="conf.a", terminal=t),
+    ):
+        check_error(conn.request(frame), ErrorCode.TERMINAL_EXITED, frame.request_id)
