@@ -230,16 +230,37 @@ def test_wait_timeout_is_124_and_still_prints_the_screen(phux: Phux) -> None:
 
 
 def test_watch_streams_json_events(phux: Phux) -> None:
-    script = "sleep 0.7; printf '\\033]2;hello\\007'; sleep 0.3"
+    go = phux.root / "watch-go"
+    # Prints ticks (dirty events) until the test says go, then sets a title and ends.
+    script = (
+        f"while [ ! -e {go} ]; do echo tick; sleep 0.1; done; "
+        "printf '\\033]2;hello\\007'; sleep 0.2"
+    )
     tid = phux.new("watch", "sh", "-c", script)
-    res = phux("watch", "--json", "--until", "pane_closed", "--timeout", "15", f"@{tid}")
-    assert res.code == 0, res.err
-    events = [json.loads(line) for line in res.out.splitlines()]
+    argv = [sys.executable, "-m", "phux", "watch", "--json", "--until", "pane_closed"]
+    proc = subprocess.Popen(
+        [*argv, "--timeout", "20", f"@{tid}"],
+        env=phux.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # bounded by --timeout: EOF at worst
+        assert json.loads(first)["event"] in ("dirty", "idle"), first
+        go.touch()
+        rest, err = proc.communicate(timeout=STEP_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    events = [json.loads(line) for line in (first + rest).splitlines()]
     for event in events:
         validate("watch_event", event)
         assert event["terminal"] == f"@{tid}"
-    names = [e["event"] for e in events]
-    assert names[-1] == "pane_closed"
+    assert events[-1]["event"] == "pane_closed"
     assert {"event": "title_changed", "terminal": f"@{tid}", "title": "hello"} in events
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -33,6 +34,29 @@ SCREEN = ScreenState(
 )
 
 
+class FakeStream:
+    """Stands in for the client's WatchStream: iterable, closable, with met / timed_out."""
+
+    def __init__(self, events: list[Any], until: str | None, timed_out: bool = False) -> None:
+        self.events = events
+        self.until = until
+        self.met = False
+        self.timed_out = timed_out
+
+    def __enter__(self) -> FakeStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[Any]:
+        for event in self.events:
+            yield event
+            if self.until is not None and m.event_name(event) == self.until:
+                self.met = True
+                return
+
+
 class FakeClient:
     """Records every call; answers from ``replies`` (an exception is raised)."""
 
@@ -54,6 +78,9 @@ class FakeClient:
             reply = self.replies.get(name)
             if isinstance(reply, BaseException):
                 raise reply
+            if name == "watch":
+                events, timed_out = reply
+                return FakeStream(events, kwargs["until_event"], timed_out)
             return reply
 
         return call
@@ -74,7 +101,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
             "wait": m.WaitResult(met=True, checks=1, screen=SCREEN),
             "new": m.NewResult(session="s", terminal_id=9),
             "kill": [1, 2],
-            "watch": iter(()),
+            "watch": ([], False),
         }
     )
     monkeypatch.setattr(verbs, "open_client", lambda socket: client)
@@ -297,21 +324,23 @@ def test_watch_lines(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> No
         m.TitleChanged(terminal="@4", title="vim"),
         m.PaneClosed(terminal="@4", exit_status=0),
     ]
-    fake.replies["watch"] = iter(events)
+    fake.replies["watch"] = (events, False)
     code, out, _ = invoke(capsys, "watch", "--json", "w")
     assert code == 0
     assert [json.loads(line) for line in out.splitlines()] == [
         {"event": "title_changed", "terminal": "@4", "title": "vim"},
         {"event": "pane_closed", "terminal": "@4", "exit_status": 0, "signal": None},
     ]
-    fake.replies["watch"] = iter(events)
     code, out, _ = invoke(capsys, "watch", "--until", "pane_closed", "w")
     assert code == 0
     assert out.splitlines()[0] == "title_changed\t@4\ttitle=vim"
     assert fake.calls[-1][2] == {"until_event": "pane_closed", "timeout": None}
-    fake.replies["watch"] = iter(events[:1])
+    fake.replies["watch"] = (events[:1], True)
     code, _, err = invoke(capsys, "watch", "--json", "--until", "bell", "--timeout", "1", "w")
     assert code == 124 and json.loads(err)["exit_code"] == 124
+    fake.replies["watch"] = (events, False)  # the pane closed before the bell
+    code, _, err = invoke(capsys, "watch", "--until", "bell", "w")
+    assert code == 1 and "ended before" in err
     assert invoke(capsys, "watch", "--until", "nope", "w")[0] == 2
 
 

@@ -536,17 +536,19 @@ def watch_cmd(
     """
     import msgspec
 
-    last: str | None = None
     deadline = deadline_after(None if timeout is None else timeout + GRACE)
-    with reporting("watch", as_json), open_client(socket) as client:
-        events = client.watch(target, until_event=until_event, timeout=timeout, deadline=deadline)
+    with (
+        reporting("watch", as_json),
+        open_client(socket) as client,
+        client.watch(target, until_event=until_event, timeout=timeout, deadline=deadline) as events,
+    ):
         for event in events:
             doc = msgspec.to_builtins(event)
-            last = doc.get("event")
             write_out(to_json(doc) + "\n" if as_json else watch_line(doc), flush=True)
-    if until_event is None or last == until_event:
+        met, timed_out = events.met, events.timed_out
+    if until_event is None or met:
         finish(0)
-    if timeout is not None:
+    if timed_out:
         fail(
             "watch",
             "timeout",
