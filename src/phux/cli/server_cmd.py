@@ -33,6 +33,13 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     help="Output a subscriber may fall behind before it is tombstoned (default 4 MiB).",
 )
 @click.option(
+    "--retention",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECS",
+    help="How long an exited terminal stays listed and subscribable (default 60).",
+)
+@click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -44,6 +51,7 @@ def server_cmd(
     exit_after_idle: float | None,
     journal_bytes: int | None,
     subscriber_queue_bytes: int | None,
+    retention: float | None,
     log_file: Path | None,
 ) -> None:
     """Run the phux server."""
@@ -56,6 +64,8 @@ def server_cmd(
     config = ServerConfig(socket_path=path, log_file=log_path, exit_after_idle_s=exit_after_idle)
     if journal_bytes is not None:
         config = dataclasses.replace(config, journal_bytes=journal_bytes)
+    if retention is not None:
+        config = dataclasses.replace(config, retention_s=retention)
     if subscriber_queue_bytes is not None:
         config = dataclasses.replace(config, subscriber_queue_bytes=subscriber_queue_bytes)
     if daemon:

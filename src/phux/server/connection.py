@@ -90,7 +90,12 @@ class ClientConnection:
         self.config = state.config
         self.stream = stream
         self.server_id = server_id
-        self.outbox = Outbox(self.config.subscriber_queue_bytes, _closed_frame)
+        self.outbox = Outbox(
+            self.config.subscriber_queue_bytes,
+            _closed_frame,
+            control_limit=self.config.max_control_backlog,
+            on_overflow=self._overflowed,
+        )
         self.handshake = ServerHandshake()
         self.subs: dict[int, Subscription] = {}
         self.meta_subs: dict[int, MetaSubscription] = {}
@@ -226,9 +231,6 @@ class ClientConnection:
             while self.pending_input > self.config.max_input_backlog and self._reading:
                 self._input_room = trio.Event()
                 await self._input_room.wait()
-            if self.outbox.control_bytes > self.config.max_control_backlog:
-                log.warning("dropping %s: it does not read its replies", self.peer)
-                return
             try:
                 data = await self.stream.receive_some(RECEIVE_BYTES)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -282,10 +284,24 @@ class ClientConnection:
     def reply_error(self, request_id: int | None, code: ErrorCode, message: str) -> None:
         self.outbox.push(Error(code=code, message=message, request_id=request_id))
 
-    def input_written(self, request_id: int, size: int) -> None:
+    def input_done(self, request_id: int, size: int, exited: str | None = None) -> None:
+        """An INPUT was written (``exited`` None) or dropped because the terminal ended."""
         self.pending_input -= size
         self._input_room.set()
-        self.outbox.push(Ok(request_id=request_id))
+        if exited is None:
+            self.outbox.push(Ok(request_id=request_id))
+        else:
+            self.reply_error(request_id, ErrorCode.TERMINAL_EXITED, exited)
+
+    def _overflowed(self) -> None:
+        log.warning(
+            "dropping %s: over %d bytes of replies and events it does not read",
+            self.peer,
+            self.config.max_control_backlog,
+        )
+        self.outbox.entries.clear()
+        self.outbox.closing = True
+        self.abort()
 
     # ------------------------------------------------------------ handlers
 

@@ -99,6 +99,9 @@ class Outbox:
     queue_limit: int
     render_closed: Callable[[Terminal], bytes]
     """Encodes the TERMINAL_CLOSED that follows a bootstrap of a terminal closed meanwhile."""
+    control_limit: int = 64 * 1024 * 1024
+    on_overflow: Callable[[], None] | None = None
+    """Called when queued non-output frames pass ``control_limit`` (a client not reading)."""
     entries: deque[Entry] = field(default_factory=deque)
     control_bytes: int = 0
     closing: bool = False
@@ -115,6 +118,8 @@ class Outbox:
         self.entries.append(Entry(Kind.FRAME, data))
         self.control_bytes += len(data)
         self._wake.set()
+        if self.control_bytes > self.control_limit and self.on_overflow is not None:
+            self.on_overflow()
 
     def push_close(self) -> None:
         """Close the connection once everything queued so far is sent."""

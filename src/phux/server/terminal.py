@@ -21,7 +21,6 @@ from phux.server.log import log
 from phux.server.pty_process import PtyProcess, foreground_pgrp, set_winsize, signal_group
 from phux.server.subscriber import Subscription
 from phux.wire import encode_frame
-from phux.wire.errors import ErrorCode
 from phux.wire.frames import (
     Exited,
     ExitStatus,
@@ -192,7 +191,7 @@ class Terminal:
         self.final_seq = self.journal.next_seq
         while self._inputs:
             item = self._inputs.popleft()
-            item.conn.reply_error(item.request_id, ErrorCode.TERMINAL_EXITED, self._exited_msg())
+            item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
         closed = self.encode_closed()
         for sub in self.subscribers:
             if sub.state.value == "live":
@@ -283,7 +282,7 @@ class Terminal:
                     await trio.sleep_forever()  # the reaper closes the terminal
                 await trio.lowlevel.checkpoint()
             self._inputs.popleft()
-            item.conn.input_written(item.request_id, len(item.data))
+            item.conn.input_done(item.request_id, len(item.data))
 
 
 def _readable_now(fd: int) -> bool:
