@@ -435,3 +435,17 @@ def test_broken_pipe_is_quiet() -> None:
         os.close(write_end)
     assert proc.stderr == b""
     assert proc.returncode == 1  # click's convention for EPIPE
+
+
+def test_a_bug_is_still_one_error_line(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PHUX_DEBUG", raising=False)
+    fake.replies["snapshot"] = ZeroDivisionError("oops")
+    code, out, err = invoke(capsys, "snapshot", "--json", "w")
+    assert (code, out) == (1, "")
+    doc = json.loads(err)
+    assert doc["error"] == {"code": "internal_error", "message": "ZeroDivisionError: oops"}
+    monkeypatch.setenv("PHUX_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        run_cli(["snapshot", "w"])

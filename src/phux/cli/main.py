@@ -104,8 +104,7 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
             with contextlib.suppress(BrokenPipeError):
                 exc.show()
         return exc.exit_code
-    except click.Abort:
-        write_err("\n")
+    except click.Abort:  # Ctrl-C (click has already ended the ^C line)
         return 130
     except BrokenPipeError:  # click handles the ones raised inside a command
         _quiet_stdout()

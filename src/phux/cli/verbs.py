@@ -131,6 +131,15 @@ def reporting(verb: str, as_json: bool) -> Iterator[None]:
         fail(verb, exc.code, exc.message, code, exc.remedy, as_json)
     except SocketDirError as exc:
         fail(verb, "socket_dir", str(exc), 1, "choose another --socket path", as_json)
+    except (BrokenPipeError, click.exceptions.Exit, click.ClickException):
+        raise
+    except Exception as exc:
+        # A bug, not a user error: still one line (JSON under --json), unless debugging.
+        if os.environ.get("PHUX_DEBUG"):
+            raise
+        message = f"{type(exc).__name__}: {exc}"
+        remedy = "this is a bug in phux; rerun with PHUX_DEBUG=1 for a traceback"
+        fail(verb, "internal_error", message, 1, remedy, as_json)
 
 
 def deadline_after(seconds: float | None) -> Deadline:
