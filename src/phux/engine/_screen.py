@@ -20,7 +20,7 @@ import copy
 import re
 import unicodedata
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, cast
 from urllib.parse import unquote, urlparse
 
@@ -80,6 +80,162 @@ class Cell(NamedTuple):
     semantic: int = SEM_OUTPUT
 
 
+_FG, _BG, _FG_INDEX, _BG_INDEX = 1, 2, 12, 13
+_HEX = [f"{i:02x}" for i in range(256)]
+
+
+def _clamp8(v: int) -> int:
+    return 0 if v < 0 else 255 if v > 255 else v
+
+
+_new_tuple = tuple.__new__
+
+
+def _cell(values: Sequence[Any]) -> Cell:
+    """Build a Cell from its fields without NamedTuple's keyword machinery."""
+    return _new_tuple(Cell, values)
+
+
+def _build_flags() -> dict[int, tuple[tuple[int, bool], ...]]:
+    fields = Cell._fields
+    flags: dict[int, tuple[tuple[int, bool], ...]] = {
+        code: ((fields.index(name[1:]), name.startswith("+")),) for code, name in g.TEXT.items()
+    }
+    faint, invisible, overline = (fields.index(n) for n in ("faint", "invisible", "overline"))
+    flags[22] = (*flags[22], (faint, False))
+    flags[2] = ((faint, True),)
+    flags[6] = flags[5]
+    flags[8] = ((invisible, True),)
+    flags[28] = ((invisible, False),)
+    flags[21] = flags[4]
+    flags[53] = ((overline, True),)
+    flags[55] = ((overline, False),)
+    return flags
+
+
+_SGR_FLAGS = _build_flags()
+
+
+def _set_color(v: _Recorder, fg: bool, value: str, index: int) -> None:
+    if fg:
+        v[_FG] = value
+        v[_FG_INDEX] = index
+    else:
+        v[_BG] = value
+        v[_BG_INDEX] = index
+
+
+SgrPlan = tuple[bool, tuple[tuple[int, Any], ...]]
+_SGR_RGB = re.compile(
+    r"([34])8;2;(\d{1,4});(\d{1,4});(\d{1,4})(?:;([34])8;2;(\d{1,4});(\d{1,4});(\d{1,4}))?"
+)
+
+
+def _sgr_plan(params: str) -> SgrPlan:
+    """What an SGR parameter string does: reset first or not, then field assignments.
+
+    Follows stock pyte where it is right (same colour names, ``rrggbb`` strings,
+    out-of-range 256-colour indexes ignored) and adds faint, invisible, overline,
+    the palette index and colon forms.
+    """
+    rgb_match = _SGR_RGB.fullmatch(params)
+    if rgb_match is not None:  # the common truecolor forms, without the general parse
+        g1, r1, g1_, b1, g2, r2, g2_, b2 = rgb_match.groups()
+        first = (_FG, _FG_INDEX) if g1 == "3" else (_BG, _BG_INDEX)
+        hex1 = _HEX[min(int(r1), 255)] + _HEX[min(int(g1_), 255)] + _HEX[min(int(b1), 255)]
+        if g2 is None or g2 == g1:
+            if g2 is not None:
+                hex1 = _HEX[min(int(r2), 255)] + _HEX[min(int(g2_), 255)] + _HEX[min(int(b2), 255)]
+            return False, ((first[0], hex1), (first[1], -1))
+        hex2 = _HEX[min(int(r2), 255)] + _HEX[min(int(g2_), 255)] + _HEX[min(int(b2), 255)]
+        second = (_FG, _FG_INDEX) if g2 == "3" else (_BG, _BG_INDEX)
+        return False, ((first[0], hex1), (first[1], -1), (second[0], hex2), (second[1], -1))
+    items: list[int | tuple[int, ...]] = []
+    for part in params.split(";"):
+        if ":" in part:
+            items.append(tuple(min(int(p), 9999) if p else -1 for p in part.split(":")))
+        else:
+            items.append(min(int(part), 9999) if part else 0)
+    reset = False
+    assigns: dict[int, Any] = {}
+    v = _Recorder(assigns)
+    i = 0
+    n = len(items)
+    while i < n:
+        item = items[i]
+        i += 1
+        if isinstance(item, tuple):
+            _colon_sgr(item, v)
+            continue
+        p = item
+        flag = _SGR_FLAGS.get(p)
+        if flag is not None:
+            for index, value in flag:
+                v[index] = value
+        elif p == 0:
+            reset = True
+            assigns.clear()
+        elif 30 <= p <= 39 and p != 38:
+            v[_FG] = g.FG_ANSI[p]
+            v[_FG_INDEX] = -1 if p == 39 else p - 30
+        elif 40 <= p <= 49 and p != 48:
+            v[_BG] = g.BG_ANSI[p]
+            v[_BG_INDEX] = -1 if p == 49 else p - 40
+        elif 90 <= p <= 97:
+            v[_FG] = g.FG_AIXTERM[p]
+            v[_FG_INDEX] = p - 90 + 8
+        elif 100 <= p <= 107:
+            v[_BG] = g.BG_AIXTERM[p]
+            v[_BG_INDEX] = p - 100 + 8
+        elif p in (38, 48, 58):
+            if i >= n or not isinstance(items[i], int):
+                continue
+            how = items[i]
+            i += 1
+            if how == 5:
+                if i < n:
+                    m = items[i]
+                    i += 1
+                    if isinstance(m, int) and 0 <= m <= 255 and p != 58:
+                        _set_color(v, p == 38, g.FG_BG_256[m], m)
+            elif how == 2:
+                rgb = [x for x in items[i : i + 3] if isinstance(x, int)]
+                if len(rgb) == 3:
+                    i += 3
+                    if p != 58:
+                        r, gg, b = (_clamp8(x) for x in rgb)
+                        _set_color(v, p == 38, f"{r:02x}{gg:02x}{b:02x}", -1)
+                else:
+                    i = n
+    return reset, tuple(assigns.items())
+
+
+class _Recorder:
+    """Collects ``v[index] = value`` assignments (the last one per field wins)."""
+
+    __slots__ = ("assigns",)
+
+    def __init__(self, assigns: dict[int, Any]) -> None:
+        self.assigns = assigns
+
+    def __setitem__(self, index: int, value: Any) -> None:
+        self.assigns[index] = value
+
+
+def _colon_sgr(item: tuple[int, ...], v: _Recorder) -> None:
+    """``4:3`` underline styles, ``38:5:n``, ``38:2::r:g:b`` and ``38:2:r:g:b``."""
+    head = item[0]
+    if head == 4:
+        v[5] = len(item) < 2 or item[1] != 0
+    elif head in (38, 48) and len(item) >= 2:
+        if item[1] == 5 and len(item) >= 3 and 0 <= item[2] <= 255:
+            _set_color(v, head == 38, g.FG_BG_256[item[2]], item[2])
+        elif item[1] == 2 and len(item) >= 5:
+            rgb = item[-3:] if len(item) >= 6 else item[2:5]
+            r, gg, b = (_clamp8(x) for x in rgb)
+            _set_color(v, head == 38, f"{r:02x}{gg:02x}{b:02x}", -1)
+
+
 BLANK = Cell(" ")
 BLANK_REVERSE = Cell(" ", reverse=True)
 _DEFAULTS = {
@@ -98,14 +254,14 @@ class Line(StaticDefaultDict[int, Cell]):
 class _Glyphs(dict[str, Cell]):
     """``{character: Cell}`` for one set of attributes: cells are shared, not rebuilt."""
 
-    __slots__ = ("attrs",)
+    __slots__ = ("tail",)
 
     def __init__(self, attrs: Cell) -> None:
         super().__init__()
-        self.attrs = attrs
+        self.tail = tuple(attrs[1:])
 
     def __missing__(self, char: str) -> Cell:
-        cell = self.attrs._replace(data=char)
+        cell: Cell = _new_tuple(Cell, (char, *self.tail))
         self[char] = cell
         return cell
 
@@ -132,10 +288,6 @@ _GLYPH_CACHE_LIMIT = 2048
 _SGR_CACHE_LIMIT = 8192
 
 
-def _clamp8(v: int) -> int:
-    return 0 if v < 0 else 255 if v > 255 else v
-
-
 class EngineScreen(pyte.Screen):
     """A pyte Screen with scrollback, an alternate screen, OSC and the fixes listed in the issue."""
 
@@ -158,6 +310,7 @@ class EngineScreen(pyte.Screen):
         self._glyphs: _Glyphs = _Glyphs(BLANK)
         self._glyph_cache: dict[Cell, _Glyphs] = {}
         self._sgr_cache: dict[tuple[Cell, str], Cell] = {}
+        self._sgr_plans: dict[str, SgrPlan] = {}
         super().__init__(columns, lines)
         self.buffer: defaultdict[int, Line] = self._new_buffer()  # type: ignore[assignment]
 
@@ -267,13 +420,29 @@ class EngineScreen(pyte.Screen):
             for char in run:
                 self._draw_char(char, 1)
             return
-        attrs = _attrs(cursor)
+        attrs: Cell = cursor.attrs  # type: ignore[assignment]
         glyphs = self._glyphs if attrs is self._glyph_attrs else self._select_glyphs(attrs)
-        glyph = glyphs.__getitem__
         cols = self.columns
         buffer = self.buffer
-        pos = 0
         n = len(run)
+        x = cursor.x
+        if x + n <= cols:  # fast path: the run fits on the current row
+            line = buffer[cursor.y]
+            left = line.get(x)
+            right = line.get(x + n)
+            if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
+                self._split_wide(line, x, x + n)
+            if glyphs:
+                line.update(zip(range(x, x + n), map(glyphs.__getitem__, run), strict=False))
+            else:  # attributes seen for the first time: build cells without the cache
+                tail = glyphs.tail
+                cells = [_new_tuple(Cell, (c, *tail)) for c in run]
+                line.update(zip(range(x, x + n), cells, strict=True))
+                glyphs.update(zip(run, cells, strict=True))
+            cursor.x = x + n
+            return
+        glyph = glyphs.__getitem__
+        pos = 0
         while pos < n:
             x = cursor.x
             if x >= cols:
@@ -296,7 +465,13 @@ class EngineScreen(pyte.Screen):
             if (left is not None and left.data == "") or (right is not None and right.data == ""):
                 self._split_wide(line, x, x + k)
             seg = run[pos : pos + k] if k != n else run
-            line.update(zip(range(x, x + k), map(glyph, seg), strict=False))
+            if glyphs:
+                line.update(zip(range(x, x + k), map(glyph, seg), strict=False))
+            else:  # attributes seen for the first time: build cells without the cache
+                tail = glyphs.tail
+                cells = [_new_tuple(Cell, (c, *tail)) for c in seg]
+                line.update(zip(range(x, x + k), cells, strict=True))
+                glyphs.update(zip(seg, cells, strict=True))
             cursor.x = x + k
             pos += k
 
@@ -379,17 +554,13 @@ class EngineScreen(pyte.Screen):
 
     def _scroll_up(self, top: int, bottom: int) -> None:
         buffer = self.buffer
-        if self._full_screen_region(top, bottom):
-            self._push_history(buffer[top])
+        if top == 0 and bottom == self.lines - 1 and not self.alternate and self.history_size:
+            self.scrollback.append(buffer[0])
+            self._scrollback_text.append(None)
         if bottom > top:
-            get = buffer.get
-            moved = [get(y + 1) for y in range(top, bottom)]
-            for y, line in zip(range(top, bottom), moved, strict=True):
-                if line is None:
-                    buffer.pop(y, None)
-                else:
-                    buffer[y] = line
-        buffer.pop(bottom, None)
+            rows = range(top + 1, bottom + 1)
+            buffer.update(zip(range(top, bottom), map(buffer.__getitem__, rows), strict=True))
+        buffer[bottom] = self._new_line()
 
     def _scroll_down(self, top: int, bottom: int) -> None:
         buffer = self.buffer
@@ -659,111 +830,31 @@ class EngineScreen(pyte.Screen):
         self.sgr(";".join(map(str, attrs)))
 
     def sgr(self, params: str) -> None:
-        """SGR from its raw parameter string (``;`` and ``:`` separated), memoised."""
+        """SGR from its raw parameter string (``;`` and ``:`` separated), memoised twice:
+        the parsed plan per string, and the resulting attributes per (attributes, string)."""
         cursor = self.cursor
-        attrs = _attrs(cursor)
+        attrs: Cell = cursor.attrs  # type: ignore[assignment]
         key = (attrs, params)
-        result = self._sgr_cache.get(key)
+        cache = self._sgr_cache
+        result = cache.get(key)
         if result is None:
-            result = self._compute_sgr(attrs, params)
-            if len(self._sgr_cache) >= _SGR_CACHE_LIMIT:
-                self._sgr_cache.clear()
-            self._sgr_cache[key] = result
-        _set_attrs(cursor, result)
-
-    def _compute_sgr(self, attrs: Cell, params: str) -> Cell:
-        items: list[int | tuple[int, ...]] = []
-        for part in params.split(";"):
-            if ":" in part:
-                items.append(tuple(min(int(p), 9999) if p else -1 for p in part.split(":")))
+            plan = self._sgr_plans.get(params)
+            if plan is None:
+                if len(self._sgr_plans) >= _SGR_CACHE_LIMIT:
+                    self._sgr_plans.clear()
+                plan = self._sgr_plans[params] = _sgr_plan(params)
+            reset, assigns = plan
+            if reset and not assigns:
+                result = self._default_attrs()
             else:
-                items.append(min(int(part), 9999) if part else 0)
-        if items == [0]:
-            return self._default_attrs()
-        replace: dict[str, Any] = {}
-        i = 0
-        n = len(items)
-        while i < n:
-            item = items[i]
-            i += 1
-            if isinstance(item, tuple):
-                self._colon_sgr(item, replace)
-                continue
-            p = item
-            if p == 0:
-                replace.update(self._default_attrs()._asdict())
-            elif p in g.FG_ANSI:
-                replace["fg"] = g.FG_ANSI[p]
-                replace["fg_index"] = -1 if p == 39 else p - 30
-            elif p in g.BG_ANSI:
-                replace["bg"] = g.BG_ANSI[p]
-                replace["bg_index"] = -1 if p == 49 else p - 40
-            elif p in g.TEXT:
-                name = g.TEXT[p]
-                replace[name[1:]] = name.startswith("+")
-                if p == 22:
-                    replace["faint"] = False
-            elif p in g.FG_AIXTERM:
-                replace["fg"] = g.FG_AIXTERM[p]
-                replace["fg_index"] = p - 90 + 8
-            elif p in g.BG_AIXTERM:
-                replace["bg"] = g.BG_AIXTERM[p]
-                replace["bg_index"] = p - 100 + 8
-            elif p in (38, 48, 58):
-                if i >= n or not isinstance(items[i], int):
-                    continue
-                how = items[i]
-                i += 1
-                if how == 5:
-                    if i < n and isinstance(items[i], int):
-                        m = items[i]
-                        i += 1
-                        assert isinstance(m, int)
-                        if 0 <= m <= 255 and p != 58:
-                            self._set_color(replace, p == 38, g.FG_BG_256[m], m)
-                elif how == 2:
-                    if i + 3 <= n and all(isinstance(v, int) for v in items[i : i + 3]):
-                        r, gg, b = (_clamp8(v) for v in items[i : i + 3] if isinstance(v, int))
-                        i += 3
-                        if p != 58:
-                            self._set_color(replace, p == 38, f"{r:02x}{gg:02x}{b:02x}", -1)
-                    else:
-                        i = n
-            elif p == 2:
-                replace["faint"] = True
-            elif p == 8:
-                replace["invisible"] = True
-            elif p == 28:
-                replace["invisible"] = False
-            elif p in (6, 21):
-                replace["blink" if p == 6 else "underscore"] = True
-            elif p == 53:
-                replace["overline"] = True
-            elif p == 55:
-                replace["overline"] = False
-        return attrs._replace(**replace) if replace else attrs
-
-    @staticmethod
-    def _set_color(replace: dict[str, Any], fg: bool, value: str, index: int) -> None:
-        if fg:
-            replace["fg"] = value
-            replace["fg_index"] = index
-        else:
-            replace["bg"] = value
-            replace["bg_index"] = index
-
-    def _colon_sgr(self, item: tuple[int, ...], replace: dict[str, Any]) -> None:
-        """``4:3`` underline styles, ``38:5:n``, ``38:2::r:g:b`` and ``38:2:r:g:b``."""
-        head = item[0]
-        if head == 4:
-            replace["underscore"] = len(item) < 2 or item[1] != 0
-        elif head in (38, 48) and len(item) >= 2:
-            if item[1] == 5 and len(item) >= 3 and 0 <= item[2] <= 255:
-                self._set_color(replace, head == 38, g.FG_BG_256[item[2]], item[2])
-            elif item[1] == 2 and len(item) >= 5:
-                rgb = item[-3:] if len(item) >= 6 else item[2:5]
-                r, gg, b = (_clamp8(v) for v in rgb)
-                self._set_color(replace, head == 38, f"{r:02x}{gg:02x}{b:02x}", -1)
+                v: list[Any] = list(self._default_attrs() if reset else attrs)
+                for index, value in assigns:
+                    v[index] = value
+                result = _new_tuple(Cell, v)
+            if len(cache) >= _SGR_CACHE_LIMIT:
+                cache.clear()
+            cache[key] = result
+        cursor.attrs = result  # type: ignore[assignment]
 
     def set_semantic(self, semantic: int) -> None:
         self.semantic = semantic

@@ -25,19 +25,21 @@ ESC = "\x1b"
 _TOKEN = re.compile(
     # 1: plain text
     r"([^\x00-\x1f\x7f-\x9f]+)"
-    # 2: CSI; 3 private prefix, 4 parameters, 5 intermediates, 6 final
+    # 2: one or more SGR sequences in a row (applied as one)
+    r"|((?:\x1b\[[0-9;:]*m)+)"
+    # 3: CSI; 4 private prefix, 5 parameters, 6 intermediates, 7 final
     r"|((?:\x1b\[|\x9b)([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
-    # 7: C0 controls that do something
-    r"|([\x07-\x0d\x0e\x0f])"
-    # 8: complete OSC; 9 payload
+    # 8: C0 controls that do something (CR LF as one)
+    r"|(\r\n|[\x07-\x0d\x0e\x0f])"
+    # 9: complete OSC; 10 payload
     r"|((?:\x1b\]|\x9d)([^\x07\x1b\x9c\x18\x1a]*)(?:\x07|\x1b\\|\x9c))"
-    # 10: ESC with intermediates; 11 intermediates, 12 final
+    # 11: ESC with intermediates; 12 intermediates, 13 final
     r"|(\x1b([\x20-\x2f]+)([\x30-\x7e]))"
-    # 13: two-character ESC sequence (not CSI/OSC/DCS/SOS/PM/APC); 14 final
+    # 14: two-character ESC sequence (not CSI/OSC/DCS/SOS/PM/APC); 15 final
     r"|(\x1b([\x30-\x4f\x51-\x57\x59\x5a\x5c\x60-\x7e]))"
-    # 15: complete DCS/SOS/PM/APC: swallowed
+    # 16: complete DCS/SOS/PM/APC: swallowed
     r"|((?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c\x18\x1a]*(?:\x1b\\|\x9c))"
-    # 16: other controls: ignored
+    # 17: other controls: ignored
     r"|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
 )
 _CSI = re.compile(r"\x1b\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e])")
@@ -81,6 +83,7 @@ class EngineStream(pyte.Stream):
             "\x0d": s.carriage_return,
             "\x0e": s.shift_out,
             "\x0f": s.shift_in,
+            "\r\n": self._crlf,
         }
         # final -> (handler, number of parameters it takes)
         self._csi_table: dict[str, tuple[Callable[..., None], int]] = {
@@ -126,6 +129,10 @@ class EngineStream(pyte.Stream):
             ">": self._keypad_numeric,
         }
 
+    def _crlf(self) -> None:
+        self.screen.carriage_return()
+        self.screen.linefeed()
+
     def _keypad_application(self) -> None:
         self.screen.app_keypad = True
 
@@ -147,6 +154,7 @@ class EngineStream(pyte.Stream):
         n = len(data)
         match = _TOKEN.match
         draw = self.screen.draw
+        sgr = self.screen.sgr
         controls = self._controls
         while pos < n:
             m = match(data, pos)
@@ -163,15 +171,20 @@ class EngineStream(pyte.Stream):
                 if kind == 1:
                     draw(data[pos:end])
                 elif kind == 2:
-                    self._csi(m.group(3), m.group(4), m.group(5), m.group(6))
-                elif kind == 7:
-                    controls[data[pos]]()
+                    # CSI a m CSI b m is CSI a;b m (an empty list means 0).
+                    parts = data[pos + 2 : end - 1].split("m\x1b[")
+                    sgr(parts[0] if len(parts) == 1 else ";".join([p or "0" for p in parts]))
+                elif kind == 3:
+                    prefix, params, inter, final = m.group(4, 5, 6, 7)
+                    self._csi(prefix, params, inter, final)
                 elif kind == 8:
-                    self.screen.osc(m.group(9))
-                elif kind == 10:
-                    self._esc(m.group(11), m.group(12))
-                elif kind == 13:
-                    self._esc("", m.group(14))
+                    controls[data[pos:end]]()
+                elif kind == 9:
+                    self.screen.osc(m.group(10))
+                elif kind == 11:
+                    self._esc(m.group(12), m.group(13))
+                elif kind == 14:
+                    self._esc("", m.group(15))
             except Exception:
                 self.errors += 1
             pos = end

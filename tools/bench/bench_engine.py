@@ -1,0 +1,251 @@
+"""Engine throughput and projection cost against stock pyte 0.8.2, same run.
+
+Workloads at 120x40 with scrollback on (10 000 rows): plain text, ``ls
+--color``-style output, a truecolor full-screen repaint (htop-like), CJK text,
+and real vim and top captures from tests/engine/corpus (htop is not installed
+on the recording machine; top is the closest real full-screen repaint). The
+baseline for throughput is stock ``HistoryScreen`` + ``ByteStream`` (the
+issue's target: 20x on text, 5x on full-screen repaints); for reference,
+plain text is also measured against stock ``Screen``. Projection is a
+``project(scrollback=0)`` of a screen with 10 000 scrollback rows against
+the equivalent naive projection over a stock ``HistoryScreen`` (``display``
+plus every history row joined), both warm (repeated, as ``wait`` does) and
+cold (first projection after the history filled).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyte
+
+from phux.engine import Terminal
+from tools.bench.harness import Measurement, median_seconds
+
+COLS, ROWS, HISTORY = 120, 40, 10_000
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "engine" / "corpus"
+_WORDS = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
+
+
+def _plain(size: int) -> bytes:
+    rng = random.Random(1)
+    out = []
+    n = 0
+    while n < size:
+        line = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(2, 16))) + "\r\n"
+        out.append(line)
+        n += len(line)
+    return "".join(out).encode()
+
+
+def _ls_color(size: int) -> bytes:
+    rng = random.Random(2)
+    colors = ["01;34", "01;32", "01;36", "00", "01;31", "40;33;01"]
+    out = []
+    n = 0
+    while n < size:
+        parts = []
+        for _ in range(6):
+            name = rng.choice(_WORDS) + rng.choice(["", ".py", ".txt", ".tar.gz", "_dir"])
+            parts.append(f"\x1b[0m\x1b[{rng.choice(colors)}m{name:<16}\x1b[0m ")
+        line = "".join(parts) + "\r\n"
+        out.append(line)
+        n += len(line)
+    return "".join(out).encode()
+
+
+def _truecolor_repaint(size: int) -> bytes:
+    rng = random.Random(3)
+    out = []
+    n = 0
+    while n < size:
+        frame = ["\x1b[H"]
+        for row in range(1, ROWS + 1):
+            frame.append(f"\x1b[{row};1H")
+            col = 0
+            while col < COLS:
+                w = min(rng.randint(3, 12), COLS - col)
+                r, g, b = rng.randrange(256), rng.randrange(256), rng.randrange(256)
+                frame.append(f"\x1b[38;2;{r};{g};{b}m\x1b[48;2;{b};{r};{g}m")
+                frame.append("".join(rng.choice("|#=.-%0123456789") for _ in range(w)))
+                col += w
+            frame.append("\x1b[0m")
+        text = "".join(frame)
+        out.append(text)
+        n += len(text)
+    return "".join(out).encode()
+
+
+def _cjk(size: int) -> bytes:
+    rng = random.Random(4)
+    chars = "中文字符日本語のテキスト한국어漢字表示端末画面"
+    out = []
+    n = 0
+    while n < size:
+        line = "".join(rng.choice(chars) for _ in range(rng.randint(10, 70))) + "\r\n"
+        encoded = line.encode()
+        out.append(encoded)
+        n += len(encoded)
+    return b"".join(out)
+
+
+def _capture(name: str, size: int) -> bytes:
+    data = (CORPUS / f"{name}.bin").read_bytes()
+    return data * max(1, size // len(data))
+
+
+def _feed_phux(data: bytes, chunk: int = 4096) -> Callable[[], object]:
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
+
+    def run() -> object:
+        t = Terminal(COLS, ROWS, history=HISTORY)
+        for c in chunks:
+            t.feed(c)
+        return t
+
+    return run
+
+
+def _feed_stock(data: bytes, history: bool, chunk: int = 4096) -> Callable[[], object]:
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
+
+    def run() -> object:
+        screen: Any = (
+            pyte.HistoryScreen(COLS, ROWS, history=HISTORY) if history else pyte.Screen(COLS, ROWS)
+        )
+        stream = pyte.ByteStream(screen)
+        for c in chunks:
+            try:
+                stream.feed(c)
+            except Exception:
+                pass  # stock pyte raises on e.g. vim's CSI ? 4 m; it loses the chunk's rest
+        return screen
+
+    return run
+
+
+def _mbps(data: bytes, seconds: float) -> float:
+    return len(data) / seconds / 1e6
+
+
+def _throughput(quick: bool) -> list[Measurement]:
+    size = 150_000 if quick else 1_000_000
+    stock_size = size // 5  # stock pyte is slow; its rate does not depend on size
+    repeat = 1 if quick else 3
+    workloads: list[tuple[str, Callable[[int], bytes], str]] = [
+        ("plain text", _plain, ">= 20x"),
+        ("ls --color", _ls_color, ""),
+        ("truecolor repaint", _truecolor_repaint, ">= 5x"),
+        ("CJK text", _cjk, ""),
+        ("vim capture", lambda n: _capture("vim", n), ""),
+        ("top capture (htop stand-in)", lambda n: _capture("top", n), ">= 5x"),
+    ]
+    out = []
+    for name, make, target in workloads:
+        data = make(size)
+        stock_data = make(stock_size)
+        phux = median_seconds(_feed_phux(data), repeat=repeat)
+        stock = median_seconds(_feed_stock(stock_data, history=True), repeat=repeat)
+        out.append(
+            Measurement(
+                bench="engine",
+                name=f"feed {name}, history on",
+                unit="MB/s",
+                value=_mbps(data, phux),
+                baseline_name="pyte HistoryScreen",
+                baseline=_mbps(stock_data, stock),
+                target=target,
+            )
+        )
+        if name == "plain text":
+            plain = median_seconds(_feed_stock(stock_data, history=False), repeat=repeat)
+            out.append(
+                Measurement(
+                    bench="engine",
+                    name="feed plain text, history on",
+                    unit="MB/s",
+                    value=_mbps(data, phux),
+                    baseline_name="pyte Screen (no history)",
+                    baseline=_mbps(stock_data, plain),
+                )
+            )
+    return out
+
+
+def _naive_projection(screen: Any) -> list[str]:
+    cols = screen.columns
+    rows = ["".join(line[x].data for x in range(cols)).rstrip() for line in screen.history.top]
+    return rows + [row.rstrip() for row in screen.display]
+
+
+def _projection(quick: bool) -> list[Measurement]:
+    data = _plain(1_200_000)  # well over 10 000 rows
+    t = Terminal(COLS, ROWS, history=HISTORY)
+    t.feed(data)
+    stock: Any = pyte.HistoryScreen(COLS, ROWS, history=HISTORY)
+    pyte.ByteStream(stock).feed(data)
+    assert len(t.project(scrollback=0).scrollback) == HISTORY
+
+    start = time.perf_counter()
+    cold_state = Terminal(COLS, ROWS, history=HISTORY)
+    cold_state.feed(data)
+    fill = time.perf_counter() - start
+    del fill
+    start = time.perf_counter()
+    cold_state.project(scrollback=0)
+    cold = time.perf_counter() - start
+
+    repeat = 5 if quick else 20
+    warm = median_seconds(lambda: t.project(scrollback=0), repeat=repeat)
+    viewport = median_seconds(lambda: t.project(), repeat=repeat * 10)
+    cells = median_seconds(lambda: t.project(cells=True), repeat=repeat)
+    naive = median_seconds(lambda: _naive_projection(stock), repeat=max(3, repeat // 4))
+    naive_viewport = median_seconds(lambda: stock.display, repeat=repeat * 10)
+    ms = 1000.0
+    return [
+        Measurement(
+            "engine",
+            "project 120x40 + 10k scrollback (warm)",
+            "ms",
+            warm * ms,
+            "naive stock projection",
+            naive * ms,
+            higher_is_better=False,
+            target="< 20 ms",
+        ),
+        Measurement(
+            "engine",
+            "project 120x40 + 10k scrollback (cold)",
+            "ms",
+            cold * ms,
+            "naive stock projection",
+            naive * ms,
+            higher_is_better=False,
+        ),
+        Measurement(
+            "engine",
+            "project 120x40 viewport only",
+            "ms",
+            viewport * ms,
+            "pyte Screen.display",
+            naive_viewport * ms,
+            higher_is_better=False,
+        ),
+        Measurement(
+            "engine",
+            "project 120x40 viewport with cells",
+            "ms",
+            cells * ms,
+            "pyte Screen.display",
+            naive_viewport * ms,
+            higher_is_better=False,
+        ),
+    ]
+
+
+def run(quick: bool) -> list[Measurement]:
+    return _throughput(quick) + _projection(quick)
