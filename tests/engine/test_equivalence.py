@@ -13,6 +13,9 @@ DECCOLM, DECSCNM, alternate screens, wide and zero-width characters, charsets.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +124,29 @@ def test_long_plain_text_same_as_stock() -> None:
     t = Terminal(80, 24, history=1000)
     t.feed(data)
     assert_same_as_stock(t, stock_screen(data, 80, 24, 1000))
+
+
+def _stock_safe_captures() -> list[tuple[str, bytes]]:
+    """Recorded captures (or their prefixes) that stay inside what stock pyte gets right.
+
+    bash is cut before its first non-ASCII byte (emoji with VS16 and combining
+    marks are where stock pyte drops text); vim, less, git's pager and curses
+    use the alternate screen and DEC graphics, which stock pyte lacks.
+    """
+    corpus = Path(__file__).parent / "corpus"
+    out = [(name, (corpus / f"{name}.bin").read_bytes()) for name in ("python", "rich", "top")]
+    bash = (corpus / "bash.bin").read_bytes()
+    first_non_ascii = next(i for i, b in enumerate(bash) if b >= 0x80)
+    out.append(("bash-ascii", bash[: bash.rfind(b"\n", 0, first_non_ascii) + 1]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "data", [pytest.param(data, id=name) for name, data in _stock_safe_captures()]
+)
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_recorded_output_same_as_stock(data: bytes, chunk: int) -> None:
+    t = Terminal(120, 40, history=1000)
+    for i in range(0, len(data), chunk):
+        t.feed(data[i : i + chunk])
+    assert_same_as_stock(t, stock_screen(data, 120, 40, 1000))
