@@ -349,3 +349,23 @@ def test_eof_grace_is_bounded_and_late_answers_are_dropped() -> None:
         thread.join(5)
         for fd in (in_r, out_r, out_w):
             close_quietly(fd)
+
+
+def test_a_cancelled_call_frees_its_slot(mcp: Harness) -> None:
+    for rid in range(4):
+        mcp.send(request(rid, "tools/call", {"name": "slow"}))
+    mcp.send(notification("notifications/cancelled", {"requestId": 2}))
+    mcp.send(request(4, "tools/call", {"name": "slow"}))  # accepted: 2 no longer counts
+    assert mcp.ask("p", "ping")["id"] == "p"
+    mcp.release.set()
+    assert sorted(mcp.out.message()["id"] for _ in range(4)) == [0, 1, 3, 4]
+    assert mcp.out.nothing_within(0.2)
+
+
+def test_duplicate_running_id_is_refused(mcp: Harness) -> None:
+    mcp.send(request(7, "tools/call", {"name": "slow"}))
+    assert mcp.started.wait(5)
+    reply = mcp.call("echo", {}, rid=7)
+    assert reply["id"] == 7 and reply["error"]["code"] == -32600
+    mcp.release.set()
+    assert mcp.out.message()["result"]["content"][0]["text"] == "slow done"

@@ -64,6 +64,17 @@ class Tool:
         }
 
 
+# Cancelled calls keep running (a blocking client call cannot be interrupted)
+# but stop counting against max_inflight; threads in all are bounded by this.
+_THREAD_FACTOR = 4
+
+
+@dataclass
+class _Call:
+    counted: bool = True
+    cancelled: bool = False
+
+
 class _Writer:
     """Whole messages to a file descriptor, one per line, never interleaved."""
 
@@ -111,12 +122,11 @@ class McpServer:
         self._stdin_fd = stdin_fd
         self._out = _Writer(stdout_fd)
         self._max_inflight = max_inflight
-        self._slots = threading.BoundedSemaphore(max_inflight)
+        self._inflight = 0  # calls counted against max_inflight (cancelled ones are not)
         self._eof_grace = eof_grace
         self._lock = threading.Lock()
         self._workers: set[threading.Thread] = set()
-        self._running: set[bytes] = set()
-        self._cancelled: set[bytes] = set()
+        self._running: dict[bytes, _Call] = {}
 
     # ------------------------------------------------------------ the loop
 
@@ -167,19 +177,19 @@ class McpServer:
             return
         parsed = jsonrpc.parse_line(line)
         if parsed.batch:
-            calls = [m for m in parsed.messages if self._is_tool_call(m)]
-            if calls:
+            if any(self._is_tool_call(m) for m in parsed.messages):
                 self._spawn(None, lambda: self._answer_batch(parsed.messages))
             else:
-                self._answer_batch(parsed.messages)
+                self._write(self._answer_batch(parsed.messages))
             return
         message = parsed.messages[0]
         if isinstance(message, Request) and self._is_tool_call(message):
             assert message.id is not None
-            rid = message.id
-            self._spawn(rid, lambda: self._emit(rid, self._answer(message)))
+            self._spawn(message.id, lambda: self._answer(message))
             return
-        answer = self._answer(message)
+        self._write(self._answer(message))
+
+    def _write(self, answer: bytes | None) -> None:
         if answer is not None:
             self._out.write(answer)
 
@@ -191,44 +201,56 @@ class McpServer:
             and message.method == "tools/call"
         )
 
-    def _answer_batch(self, messages: list[Message]) -> None:
+    def _answer_batch(self, messages: list[Message]) -> bytes | None:
         answers = [a for a in (self._answer(m) for m in messages) if a is not None]
-        if answers:
-            self._out.write(jsonrpc.batch_response(answers))
+        return jsonrpc.batch_response(answers) if answers else None
 
-    def _emit(self, rid: msgspec.Raw, answer: bytes | None) -> None:
-        key = bytes(rid)
+    def _spawn(self, rid: msgspec.Raw | None, compute: Callable[[], bytes | None]) -> None:
+        """Run ``compute`` on a worker thread and write its answer (unless cancelled)."""
+        key = None if rid is None else bytes(rid)
+        call = _Call()
         with self._lock:
-            self._running.discard(key)
-            cancelled = key in self._cancelled
-            self._cancelled.discard(key)
-        if answer is not None and not cancelled:
-            self._out.write(answer)
-
-    def _spawn(self, rid: msgspec.Raw | None, work: Callable[[], None]) -> None:
-        if not self._slots.acquire(blocking=False):
+            refusal = None
+            if key is not None and key in self._running:
+                refusal = "Invalid Request: a request with this id is still running"
+            elif (
+                self._inflight >= self._max_inflight
+                or len(self._workers) >= _THREAD_FACTOR * self._max_inflight
+            ):
+                refusal = "too many tool calls running"
+            if refusal is None:
+                self._inflight += 1
+                if key is not None:
+                    self._running[key] = call
+        if refusal is not None:
             if rid is None:
-                work()  # a batch: answer it inline rather than drop it
-                return
-            text = f"too many tool calls running (at most {self._max_inflight}); retry shortly"
-            self._out.write(jsonrpc.result_response(rid, _content(ToolResult(text, True))))
+                self._write(compute())  # a batch: answer it inline rather than drop it
+            elif refusal.startswith("Invalid"):
+                self._write(jsonrpc.error_response(rid, jsonrpc.INVALID_REQUEST, refusal))
+            else:
+                text = f"{refusal} (at most {self._max_inflight} at once); retry shortly"
+                self._write(jsonrpc.result_response(rid, _content(ToolResult(text, True))))
             return
 
         def run() -> None:
+            answer = None
             try:
-                work()
+                answer = compute()
             except BaseException:  # pragma: no cover - _answer already catches
                 pass
             finally:
                 with self._lock:
                     self._workers.discard(thread)
-                self._slots.release()
+                    if key is not None:
+                        self._running.pop(key, None)
+                    if call.counted:
+                        self._inflight -= 1
+                if not call.cancelled:
+                    self._write(answer)
 
         thread = threading.Thread(target=run, name="phux-mcp-call", daemon=True)
         with self._lock:
             self._workers.add(thread)
-            if rid is not None:
-                self._running.add(bytes(rid))
         thread.start()
 
     # ------------------------------------------------------------ methods
@@ -256,8 +278,13 @@ class McpServer:
             if isinstance(target, str | int) and not isinstance(target, bool):
                 key = jsonrpc.encode(target)
                 with self._lock:
-                    if key in self._running:
-                        self._cancelled.add(key)
+                    call = self._running.get(key)
+                    if call is not None and not call.cancelled:
+                        # Its answer is dropped and it stops counting against the
+                        # limit; the client call itself runs to its own timeout.
+                        call.cancelled = True
+                        call.counted = False
+                        self._inflight -= 1
         # notifications/initialized and anything unknown: nothing to do.
 
     def _request(self, rid: msgspec.Raw, method: str, params: Any) -> bytes:
