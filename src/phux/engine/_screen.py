@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple, cast
 from urllib.parse import unquote, urlparse
 
@@ -82,6 +83,7 @@ class Cell(NamedTuple):
 
 _FG, _BG, _FG_INDEX, _BG_INDEX = 1, 2, 12, 13
 _HEX = [f"{i:02x}" for i in range(256)]
+_DATA = itemgetter(0)
 
 
 def _clamp8(v: int) -> int:
@@ -294,7 +296,10 @@ class EngineScreen(pyte.Screen):
     def __init__(self, columns: int, lines: int, history: int = 10_000) -> None:
         self.history_size = max(0, history)
         self.scrollback: deque[Line] = deque(maxlen=self.history_size)
-        self._scrollback_text: deque[str | None] = deque(maxlen=self.history_size)
+        # Rendered (untrimmed, trimmed) text of scrollback rows; the newest
+        # ``_unrendered`` rows are not in it yet (rendering is deferred to projection).
+        self._scrollback_text: deque[tuple[str, str]] = deque(maxlen=self.history_size)
+        self._unrendered = 0
         self.alternate = False
         self.main_buffer: defaultdict[int, Line] | None = None
         self.saved_cursors: dict[bool, Savepoint] = {}
@@ -365,8 +370,12 @@ class EngineScreen(pyte.Screen):
         line = self.buffer.get(y)
         if not line:
             return " " * self.columns
-        get = line.get
-        return "".join([get(x, BLANK).data for x in range(self.columns)])
+        cols = self.columns
+        text = _render_line(line, cols)
+        if len(text) > cols and max(line) >= cols:
+            get = line.get
+            return "".join([get(x, BLANK).data for x in range(cols)])
+        return text
 
     # -- drawing ----------------------------------------------------------------
 
@@ -550,13 +559,13 @@ class EngineScreen(pyte.Screen):
     def _push_history(self, line: Line) -> None:
         if self.history_size:
             self.scrollback.append(line)
-            self._scrollback_text.append(None)
+            self._unrendered += 1
 
     def _scroll_up(self, top: int, bottom: int) -> None:
         buffer = self.buffer
         if top == 0 and bottom == self.lines - 1 and not self.alternate and self.history_size:
             self.scrollback.append(buffer[0])
-            self._scrollback_text.append(None)
+            self._unrendered += 1
         if bottom > top:
             rows = range(top + 1, bottom + 1)
             buffer.update(zip(range(top, bottom), map(buffer.__getitem__, rows), strict=True))
@@ -698,6 +707,7 @@ class EngineScreen(pyte.Screen):
         if how == 3:
             self.scrollback.clear()
             self._scrollback_text.clear()
+            self._unrendered = 0
 
     def erase_characters(self, count: int | None = None) -> None:
         cursor = self.cursor
@@ -988,18 +998,25 @@ class EngineScreen(pyte.Screen):
 
     # -- history text ----------------------------------------------------------------
 
-    def history_rows(self) -> list[str]:
-        """Scrollback rows, oldest first, untrimmed; rendered once and cached."""
+    def _render_history(self) -> deque[tuple[str, str]]:
         texts = self._scrollback_text
-        if None in texts:
+        pending = min(self._unrendered, len(self.scrollback))
+        if pending:
             cols = self.columns
-            rendered: list[str] = []
-            for text, line in zip(texts, self.scrollback, strict=True):
-                if text is None:
-                    text = _render_line(line, cols)
-                rendered.append(text)
-            self._scrollback_text = texts = deque(rendered, maxlen=self.history_size)
-        return list(texts)  # type: ignore[arg-type]
+            scrollback = self.scrollback
+            # Only the newest rows are unrendered; older ones fell off both deques alike.
+            while len(texts) > len(scrollback) - pending:
+                texts.pop()
+            for i in range(pending, 0, -1):
+                text = _render_line(scrollback[-i], cols)
+                texts.append((text, text.rstrip(" ")))
+        self._unrendered = 0
+        return texts
+
+    def history_rows(self, trimmed: bool = False) -> list[str]:
+        """Scrollback rows, oldest first (untrimmed unless ``trimmed``); rendered once."""
+        index = 1 if trimmed else 0
+        return [t[index] for t in self._render_history()]
 
     def history_wrapped(self) -> list[bool]:
         return [line.wrapped for line in self.scrollback]
@@ -1024,9 +1041,16 @@ def _shift_up(buffer: defaultdict[int, Line], lines: int) -> None:
 
 
 def _render_line(line: Line, cols: int) -> str:
-    if not line:
-        return ""
-    width = max(cols, max(line) + 1)
+    """A row's text, untrimmed, at least ``cols`` cells wide (stubs contribute nothing)."""
+    n = len(line)
+    if not n:
+        return " " * cols
+    keys = list(line)
+    if keys[-1] == n - 1 and keys == list(range(n)):
+        # Cells written left to right from column 0: no gaps to fill.
+        text = "".join(map(_DATA, line.values()))
+        return text + " " * (cols - n) if n < cols else text
+    width = max(cols, max(keys) + 1)
     get = line.get
     return "".join([get(x, BLANK).data for x in range(width)])
 

@@ -158,12 +158,22 @@ class Terminal:
 
     # -- projection ------------------------------------------------------------------
 
-    def _history(self, scrollback: int | None) -> tuple[list[str], list[bool]]:
+    def _history_rows(self, scrollback: int | None) -> list[str]:
+        if scrollback is None:
+            return []
+        if scrollback < 0:
+            raise ValueError("scrollback must be None, 0 (all) or a positive row count")
+        rows = self.screen.history_rows(trimmed=True)
+        return rows[-scrollback:] if scrollback else rows
+
+    def _history(
+        self, scrollback: int | None, trimmed: bool = False
+    ) -> tuple[list[str], list[bool]]:
         if scrollback is None:
             return [], []
         if scrollback < 0:
             raise ValueError("scrollback must be None, 0 (all) or a positive row count")
-        rows = self.screen.history_rows()
+        rows = self.screen.history_rows(trimmed=trimmed)
         wrapped = self.screen.history_wrapped()
         if scrollback:
             return rows[-scrollback:], wrapped[-scrollback:]
@@ -176,7 +186,7 @@ class Terminal:
         screen = self.screen
         cols, rows = screen.columns, screen.lines
         buffer = screen.buffer
-        history, _ = self._history(scrollback)
+        history = self._history_rows(scrollback)
         cursor = screen.cursor
         return ScreenState(
             schema_version=SCHEMA_VERSION,
@@ -189,7 +199,7 @@ class Terminal:
                 else None
             ),
             lines=[screen.row_text(y).rstrip(" ") for y in range(rows)],
-            scrollback=[row.rstrip(" ") for row in history],
+            scrollback=history,
             cells=self._cells() if cells else None,
             title=str(screen.title),
             wrapped=[y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped],
