@@ -29,5 +29,5 @@ class ServerConfig:
     max_control_backlog: int = 64 * MiB
     """Queued non-output frames for a connection that does not read before it is dropped."""
     exit_after_idle_s: float | None = None
-    read_batch_bytes: int = 256 * 1024
+    read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""

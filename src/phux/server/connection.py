@@ -66,7 +66,7 @@ from phux.wire.frames import (
 )
 
 RECEIVE_BYTES = 256 * 1024
-SEND_BATCH_BYTES = 1024 * 1024
+SEND_BATCH_BYTES = 256 * 1024
 FLUSH_TIMEOUT_S = 2.0
 """How long a closing connection may take to receive its last frames."""
 

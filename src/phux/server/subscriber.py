@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 BOOTSTRAP_CHUNK_BYTES = 1024 * 1024
 """Journal chunks are merged into BOOTSTRAP_CHUNK frames of up to this many bytes."""
-MAX_OUTPUT_FRAME_DATA = 1024 * 1024
+MAX_OUTPUT_FRAME_DATA = 256 * 1024
 """Queued output of one subscription is merged into OUTPUT frames of up to about this size."""
 """Journal chunks are merged into BOOTSTRAP_CHUNK frames of up to this many bytes."""
 
