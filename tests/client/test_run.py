@@ -8,7 +8,7 @@ import pytest
 
 from phux.client import Client, Deadline, RunTimedOut
 from phux.client.connection import Connection
-from phux.wire.frames import Resized, Role, Subscribe
+from phux.wire.frames import BootstrapReady, Resized, Role, Subscribe
 
 from .conftest import BASH, SH, new_shell
 
@@ -143,6 +143,8 @@ def test_reads_never_resize(client: Client) -> None:
                 request_id=rid, terminal=pane.terminal, role=Role.PRIMARY, cols=100, rows=30
             )
         )
+        while not isinstance(primary.receive(deadline), BootstrapReady):
+            pass  # the primary's size is applied before its bootstrap
         assert client.resolve(name, deadline).cols == 100
         client.snapshot(name, deadline=deadline)
         client.snapshot(name, scrollback=0, cells=True, deadline=deadline)

@@ -86,6 +86,8 @@ if TYPE_CHECKING:
 # Largest INPUT body we send in one frame (the frame limit is 16 MiB).
 MAX_INPUT_FRAME = 8 * 1024 * 1024
 AUTO_NAME_ATTEMPTS = 64
+# Frames read per pump after the first one (a batch for wait's evaluation).
+MAX_BATCH_FRAMES = 256
 
 Sink = Callable[[Frame], None]
 
@@ -181,25 +183,30 @@ class Client:
 
         Raises DeadlineExceeded when nothing arrived in time.
         """
-        conn = self.connection(deadline)
-        frame = conn.take_pushed()
-        if frame is None:
-            conn.read_one(deadline)
-            while conn.read_nowait():
-                pass
-        elif frame is not None:
-            self._route(frame)
-        while (frame := conn.take_pushed()) is not None:
-            self._route(frame)
-        self._collect_unsubscribes()
+        with self._guard():
+            conn = self.connection(deadline)
+            frame = conn.take_pushed()
+            if frame is None:
+                conn.read_one(deadline)
+                # The rest of the batch: what is already readable, bounded so a
+                # flood is applied as it comes rather than piling up unapplied.
+                for _ in range(MAX_BATCH_FRAMES):
+                    if not conn.read_nowait():
+                        break
+            else:
+                self._route(frame)
+            while (frame := conn.take_pushed()) is not None:
+                self._route(frame)
+            self._collect_unsubscribes()
 
     def drain(self) -> None:
         """Apply every frame readable right now, without waiting."""
         conn = self._conn
         if conn is None:
             return
-        while conn.read_nowait():
-            pass
+        for _ in range(MAX_BATCH_FRAMES):
+            if not conn.read_nowait():
+                break
         while (frame := conn.take_pushed()) is not None:
             self._route(frame)
         self._collect_unsubscribes()
