@@ -197,8 +197,19 @@ class PhuxServer:
                 probe.close()
         raise TimeoutError("the phux server did not start")
 
+    def restart(self) -> None:
+        """Stop the server and start a new one on the same socket."""
+        self._kill()
+        self.socket.unlink(missing_ok=True)
+        self.start()
+
     def stop(self) -> None:
         import shutil
+
+        self._kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _kill(self) -> None:
         import signal
         import subprocess
 
@@ -213,4 +224,3 @@ class PhuxServer:
                     continue
         if proc is not None and proc.stderr is not None:
             proc.stderr.close()
-        shutil.rmtree(self.dir, ignore_errors=True)

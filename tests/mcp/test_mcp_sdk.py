@@ -169,3 +169,24 @@ def test_high_level_client_probes_then_falls_back(server: PhuxServer) -> None:
                 assert "sessions" in json.loads(result.content[0].text)  # type: ignore[union-attr]
 
     anyio.run(main)
+
+
+def test_the_adapter_outlives_a_server_restart() -> None:
+    srv = PhuxServer()
+    try:
+        srv.start()
+
+        async def body(session: ClientSession) -> None:
+            await ok(session, "phux_new", name="before", command=["/bin/sh"])
+            await ok(session, "phux_snapshot", target="before")  # a warm mirror now
+            srv.restart()
+            # Not retried blindly (it is not idempotent): the dead warm connection
+            # is noticed and replaced before the call.
+            new = await ok(session, "phux_new", name="after", command=["/bin/sh"])
+            assert new["session"] == "after"
+            ls = await ok(session, "phux_ls")
+            assert [s["name"] for s in ls["sessions"]] == ["after"]
+
+        session_run(params(srv), body)
+    finally:
+        srv.stop()

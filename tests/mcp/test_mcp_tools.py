@@ -38,6 +38,7 @@ class FakeClient:
         self.closed = False
         self.fail: BaseException | None = None
         self.block: threading.Event | None = None
+        self.stale = False
         log.append(self)
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> None:
@@ -76,6 +77,10 @@ class FakeClient:
     def new(self, name: str | None, **kw: Any) -> NewResult:
         self._call("new", name, **{k: v for k, v in kw.items() if k != "deadline"})
         return NewResult(session=name or "0", terminal_id=9)
+
+    def drain(self) -> None:
+        if self.stale:
+            raise ConnectionLost("the server closed the connection")
 
     def close(self) -> None:
         self.closed = True
@@ -315,3 +320,14 @@ def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:
     for name in ("phux_wait", "phux_run"):
         assert "60 s" in docs[name] and "timeout_secs" in docs[name]
     assert "600" in docs["phux_run"]
+
+
+def test_a_dead_warm_connection_is_replaced_before_the_call(
+    tools: PhuxTools, made: list[FakeClient]
+) -> None:
+    ok(tools.ls({}))
+    made[0].stale = True  # the server went away since
+    ok(tools.send_keys({"target": "w", "keys": ["x"]}))
+    assert made[0].closed and len(made) == 2
+    assert made[1].calls == [("send_keys", (("w", ["x"]), {}))]
+    assert made[1].keep_warm == 8

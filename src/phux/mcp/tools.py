@@ -163,6 +163,17 @@ class ClientPool:
                 self._entries.move_to_end(path)
         for old in evicted:
             _close(old)
+        if reused:
+            # A warm connection may have died since its last call (the server
+            # restarted, say): find out before the call, which may not be safe
+            # to repeat, and start afresh. Draining also applies the output
+            # that arrived meanwhile to the warm mirrors.
+            try:
+                entry.client.drain()
+            except PhuxError:
+                _close(entry.client)
+                entry.client = self._factory(path, self._keep_warm)
+                reused = False
         if oneshot:  # a parallel call on this socket: a cold client of its own
             client = self._factory(path, 0)
             try:
