@@ -52,6 +52,10 @@ from phux.cli.mcp_cmd import mcp_cmd  # noqa: E402
 
 cli.add_command(mcp_cmd)
 
+from phux.cli.attach_cmd import attach_cmd  # noqa: E402
+
+cli.add_command(attach_cmd)
+
 
 def _wants_json(args: Sequence[str]) -> bool:
     for arg in args:

@@ -1,0 +1,50 @@
+"""``phux attach``: the human side (the work is in :mod:`phux.tui.attach`)."""
+
+from __future__ import annotations
+
+import click
+
+from phux.cli import help as texts
+from phux.cli.verbs import Verb, finish, reporting, socket_option
+
+_EPILOG = texts.epilog(
+    "\b\nKeys while attached:\n"
+    "  C-b d     detach (the session keeps running)\n"
+    "  C-b C-b   send one C-b to the program\n"
+    "Change the prefix/key with --detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or\n"
+    "'C-a x' ('none' disables detaching by key).",
+    texts.TARGET_GRAMMAR,
+    texts.exit_codes(
+        ("0", "detached, or the program exited (its status is printed)"),
+        ("1", "no server / target not found / not a terminal / the server went away"),
+    ),
+    texts.SOCKET,
+)
+
+
+@click.command(
+    "attach",
+    cls=Verb,
+    short_help="Attach this terminal to a session (for people).",
+    epilog=_EPILOG,
+)
+@click.option(
+    "--detach-key",
+    metavar="KEY",
+    default=None,
+    help="Detach key: a control prefix and a key (default 'C-b d'; $PHUX_DETACH_KEY).",
+)
+@socket_option
+@click.argument("target", required=False)
+def attach_cmd(detach_key: str | None, socket: str | None, target: str | None) -> None:
+    """Show TARGET in this terminal and type into it, until you detach.
+
+    TARGET defaults to the most recently used session. Your window's size
+    becomes the terminal's size; agents reading it never change it, and what
+    they type appears here live. Several people can attach to one terminal.
+    """
+    with reporting("attach", False):
+        from phux.tui.attach import run_attach
+
+        code = run_attach(target, socket=socket, detach_key=detach_key)
+    finish(code)

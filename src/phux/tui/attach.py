@@ -1,0 +1,608 @@
+"""``phux attach``: put a person's terminal in a live phux terminal.
+
+Attach is a client like any other (no wire privileges). It resolves the
+target (default: the most recently used session), marks the pane focused
+(``phux.focus_ms``), and SUBSCRIBEs as PRIMARY with the window's size, so
+the person's window size (and every SIGWINCH, sent as RESIZE) becomes the
+terminal's size. Agents' reads are viewers and never change it.
+
+Screen: the bootstrap is replayed into a local ``phux.engine.Terminal`` and
+*painted* (``phux.tui.paint``): never written raw, because the journal may
+start mid-state, hold terminal queries and be megabytes long. Live OUTPUT is
+then passed through as bytes (cheap and exact) with terminal queries removed
+(``phux.tui.queries``: the server answers queries, the person's terminal must
+not answer them a second time), and also fed to the engine, so that a later
+repaint (a RESIZED, a TOMBSTONE and fresh bootstrap, SIGCONT) is possible.
+
+When the terminal's size is not the window's (another person attached later
+with another size: the most recent primary wins), passing bytes through would
+garble the window, so attach paints the engine's screen clipped to the window
+after each batch instead; typing takes the size back (the most recently
+active person wins, as tmux's ``window-size latest``).
+
+Input: keystrokes go to the terminal as typed (INPUT frames); the detach key
+(``phux.tui.keys``, default ``C-b d``) leaves the terminal running.
+
+Exits: detach, the program exiting (its status is printed), the server going
+away, SIGTERM/SIGHUP, or any exception: on every path the tty modes are
+restored and the screen is put back (alternate screen left, cursor shown,
+SGR and mouse/paste modes reset).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import termios
+import time
+import tty
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from phux.client.errors import ConnectionLost, PhuxError, ProtocolError, ServerError
+from phux.tui.keys import DetachKey, InputSplitter, parse_detach_key
+from phux.tui.paint import Painter
+from phux.tui.queries import QueryFilter
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    Detached,
+    Exited,
+    ExitStatus,
+    Frame,
+    Input,
+    MetaSet,
+    Output,
+    Resize,
+    Resized,
+    Role,
+    Subscribe,
+    TerminalClosed,
+    Tombstone,
+)
+
+if TYPE_CHECKING:
+    from phux.client import Client
+    from phux.client.connection import Connection
+    from phux.client.selectors import Pane
+    from phux.engine import Terminal
+
+SETUP_TIMEOUT = 10.0
+"""Seconds allowed for connecting, resolving and subscribing."""
+
+HISTORY = 1000
+"""Scrollback rows the local engine keeps (only the screen is painted)."""
+
+FOCUS_REFRESH = 30.0
+"""Seconds between ``phux.focus_ms`` refreshes while the person types."""
+
+FRAMES_PER_BATCH = 512
+MAX_INPUT = 64 * 1024
+
+
+class NotATerminal(PhuxError):
+    code = "not_a_tty"
+    remedy = (
+        "run phux attach from an interactive terminal; agents read with "
+        "`phux snapshot` and type with `phux send-keys`"
+    )
+
+
+class SelfAttach(PhuxError):
+    code = "self_attach"
+    remedy = "attach from outside the terminal, or to another pane"
+
+
+class _Terminated(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an attach ended: ``reason`` is detached / exited / server_gone / signal."""
+
+    reason: str
+    message: str
+    exit_code: int
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def window_size(fd: int) -> tuple[int, int]:
+    """(cols, rows) of the terminal on ``fd``, clamped to the wire's 1..1000."""
+    try:
+        size = os.get_terminal_size(fd)
+        cols, rows = size.columns, size.lines
+    except OSError:
+        cols, rows = 80, 24
+    cols = cols or 80
+    rows = rows or 24
+    return max(1, min(cols, 1000)), max(1, min(rows, 1000))
+
+
+def describe_exit(status: ExitStatus | None) -> str:
+    if isinstance(status, Exited):
+        return f"exited with status {status.code}"
+    if status is None:
+        return "exited"
+    return f"killed by signal {status.signal}"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except InterruptedError:
+            continue
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)
+            continue
+        view = view[n:]
+
+
+class Session:
+    """One attached terminal: the frame handling, painting and input of attach."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        pane: Pane,
+        key: DetachKey,
+        *,
+        in_fd: int,
+        out_fd: int,
+        size: tuple[int, int],
+    ) -> None:
+        self.conn = conn
+        self.pane = pane
+        self.terminal = pane.terminal
+        self.splitter = InputSplitter(key)
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.win = size
+        self.engine: Terminal | None = None
+        self.filter = QueryFilter()
+        self.painter = Painter()
+        self.state = "subscribing"
+        self.request_id = 0
+        self.next_seq = 0
+        self.user_alt = False
+        self.need_full = False
+        self.view_dirty = False
+        self.painted = False
+        self.closed: ExitStatus | None = None
+        self.closed_seen = False
+        self.outcome: Outcome | None = None
+        self.out = bytearray()
+        self.acks: list[int] = []
+        self.resize_rid: int | None = None
+        self.last_takeover = 0.0
+        self.last_focus = time.monotonic()
+
+    # ------------------------------------------------------------ naming
+
+    @property
+    def name(self) -> str:
+        return self.pane.session or self.pane.id
+
+    @property
+    def reattach(self) -> str:
+        return self.pane.session or self.pane.id
+
+    # ------------------------------------------------------------ subscription
+
+    def subscribe(self) -> None:
+        cols, rows = self.win
+        tid = self.terminal
+        self.request_id = self.conn.submit(
+            lambda r: Subscribe(request_id=r, terminal=tid, role=Role.PRIMARY, cols=cols, rows=rows)
+        )
+
+    @property
+    def passthrough(self) -> bool:
+        engine = self.engine
+        return engine is not None and (engine.cols, engine.rows) == self.win
+
+    def _new_engine(self, cols: int, rows: int) -> None:
+        from phux.engine import Terminal
+
+        self.engine = Terminal(max(cols, 1), max(rows, 1), history=HISTORY)
+
+    def _feed(self, data: bytes) -> None:
+        engine = self.engine
+        if engine is not None:
+            engine.feed(data)
+            engine.take_replies()  # the server answers queries; attach never does
+
+    def _resize_engine(self, cols: int, rows: int) -> None:
+        engine = self.engine
+        if engine is None:
+            self._new_engine(cols, rows)
+        elif (engine.cols, engine.rows) != (cols, rows) and cols >= 1 and rows >= 1:
+            engine.resize(cols, rows)
+
+    # ------------------------------------------------------------ frames
+
+    def handle(self, frame: Frame) -> None:
+        if isinstance(frame, Detached):
+            self.finish("server_gone", "[server went away]", 1)
+            return
+        if getattr(frame, "terminal", None) != self.terminal:
+            return
+        if isinstance(frame, Output):
+            if self.state != "live":
+                return
+            self._take(frame.seq, frame.data, live=True)
+        elif isinstance(frame, Resized):
+            if self.state == "subscribing":
+                return
+            self._resize_engine(frame.cols, frame.rows)
+            if self.state == "live":
+                self.need_full = True
+        elif isinstance(frame, BootstrapBegin):
+            if self.state == "subscribing" and frame.request_id not in (self.request_id, 0):
+                return
+            self.state = "bootstrapping"
+            self.next_seq = frame.start_seq
+            self._new_engine(frame.cols, frame.rows)
+        elif isinstance(frame, BootstrapChunk):
+            if self.state != "bootstrapping":
+                return
+            if frame.checkpoint:
+                engine = self.engine
+                cols, rows = (engine.cols, engine.rows) if engine else (80, 24)
+                self._new_engine(cols, rows)
+                self._feed(frame.data)
+                self.next_seq = frame.seq
+            else:
+                self._take(frame.seq, frame.data, live=False)
+        elif isinstance(frame, BootstrapReady):
+            if self.state != "bootstrapping":
+                return
+            self._resize_engine(frame.cols, frame.rows)
+            self.next_seq = max(self.next_seq, frame.next_seq)
+            self.state = "live"
+            self.filter.reset()
+            self.need_full = True
+            if not frame.alive:
+                self.closed = frame.exit
+                self.closed_seen = True
+        elif isinstance(frame, Tombstone):
+            self.state = "subscribing"
+            self.request_id = 0
+        elif isinstance(frame, TerminalClosed):
+            self.closed = frame.status
+            self.closed_seen = True
+
+    def _take(self, seq: int, data: bytes, *, live: bool) -> None:
+        skip = self.next_seq - seq
+        if skip > 0:
+            if skip >= len(data):
+                return
+            seq, data = seq + skip, data[skip:]
+        self.next_seq = seq + len(data)
+        if live and self.passthrough and not self.need_full:
+            self.out += self.filter.feed(data)
+            self._feed(data)
+            if self.engine is not None:
+                self.user_alt = self.engine.alternate
+        else:
+            self._feed(data)
+            if live:
+                self.view_dirty = True
+
+    def after_batch(self) -> None:
+        """Paint what the frames of this batch require, then settle the outcome."""
+        engine = self.engine
+        if engine is not None and self.state == "live":
+            waiting_resize = self.resize_rid is not None
+            if self.passthrough:
+                if self.need_full:
+                    self.out += self.painter.full(engine, user_alt=self.user_alt).encode()
+                    self.user_alt = engine.alternate
+                    self.need_full = self.view_dirty = False
+                    self.painted = True
+            elif (self.need_full or self.view_dirty) and not waiting_resize:
+                cols, rows = self.win
+                self.out += self.painter.view(engine, cols, rows).encode()
+                self.need_full = self.view_dirty = False
+                self.painted = True
+        if self.closed_seen and self.state == "live" and self.outcome is None:
+            self.finish("exited", f"[{self.name}: {describe_exit(self.closed)}]", 0)
+
+    def collect_acks(self) -> None:
+        if self.resize_rid is not None:
+            try:
+                if self.conn.take_reply(self.resize_rid) is not None:
+                    self.resize_rid = None
+            except ServerError:
+                self.resize_rid = None
+        if not self.acks:
+            return
+        left = []
+        for rid in self.acks:
+            try:
+                if self.conn.take_reply(rid) is None:
+                    left.append(rid)
+            except ServerError:
+                pass  # the terminal exited under the keystroke: TERMINAL_CLOSED follows
+        self.acks = left
+
+    def finish(self, reason: str, message: str, exit_code: int) -> None:
+        if self.outcome is None:
+            self.outcome = Outcome(reason, message, exit_code)
+
+    # ------------------------------------------------------------ input and size
+
+    def on_keys(self, data: bytes) -> None:
+        payload, detach = self.splitter.feed(data)
+        if payload:
+            if not self.passthrough and self.engine is not None and self.state == "live":
+                # Another person resized it; typing takes the size back.
+                now = time.monotonic()
+                if now - self.last_takeover > 0.5:
+                    self.last_takeover = now
+                    self.send_resize()
+            tid = self.terminal
+            self.acks.append(
+                self.conn.submit(lambda r: Input(request_id=r, terminal=tid, data=payload))
+            )
+            now = time.monotonic()
+            if now - self.last_focus > FOCUS_REFRESH:
+                self.last_focus = now
+                self.acks.append(
+                    self.conn.submit(
+                        lambda r: MetaSet(
+                            request_id=r,
+                            key="phux.focus_ms",
+                            value=str(_now_ms()).encode(),
+                            terminal=tid,
+                        )
+                    )
+                )
+        if detach:
+            self.finish(
+                "detached",
+                f"[detached from {self.name} ({self.pane.id}); "
+                f"reattach with: phux attach {self.reattach}]",
+                0,
+            )
+
+    def send_resize(self) -> None:
+        cols, rows = self.win
+        tid = self.terminal
+        if self.resize_rid is not None:
+            self.acks.append(self.resize_rid)
+        self.resize_rid = self.conn.submit(
+            lambda r: Resize(request_id=r, terminal=tid, cols=cols, rows=rows)
+        )
+
+    def on_winch(self) -> None:
+        size = window_size(self.out_fd)
+        if size == self.win:
+            return
+        self.win = size
+        self.send_resize()
+
+    # ------------------------------------------------------------ output
+
+    def flush(self) -> None:
+        if self.out:
+            data = bytes(self.out)
+            self.out.clear()
+            _write_all(self.out_fd, data)
+
+    def leave_bytes(self) -> bytes:
+        _, rows = self.win
+        return self.painter.leave(
+            self.engine if self.painted else None, user_alt=self.user_alt, height=rows
+        ).encode()
+
+
+class _RawTerminal:
+    """Raw mode on ``fd`` for the life of the context; restored on every exit path."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.saved: list[Any] | None = None
+
+    def __enter__(self) -> _RawTerminal:
+        self.saved = termios.tcgetattr(self.fd)
+        tty.setraw(self.fd, termios.TCSANOW)
+        return self
+
+    def reapply(self) -> None:
+        with contextlib.suppress(termios.error):
+            tty.setraw(self.fd, termios.TCSANOW)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+
+
+def resolve_target(client: Client, target: str | None, deadline: object) -> Pane:
+    """TARGET -> one pane; no TARGET means the most recently used session."""
+    from phux.client.deadline import Deadline
+    from phux.client.errors import TargetNotFound
+    from phux.client.selectors import pick_pane
+
+    assert isinstance(deadline, Deadline)
+    if target is not None:
+        return client.resolve(target, deadline)
+    snap = client.list_terminals(deadline)
+    name = snap.last_session()
+    if name is None:
+        raise TargetNotFound("there are no sessions to attach to")
+    return pick_pane(snap.session(name))
+
+
+def run_attach(
+    target: str | None = None,
+    *,
+    socket: str | os.PathLike[str] | None = None,
+    detach_key: str | None = None,
+    in_fd: int = 0,
+    out_fd: int = 1,
+) -> int:
+    """Attach the controlling terminal (``in_fd``/``out_fd``) to TARGET until the
+    person detaches, the program exits or the server goes away; returns the
+    exit code (0 detached or exited, 1 server gone, 128+N on signal N).
+
+    Errors before the terminal is taken over (not a tty, no server, no such
+    target, a bad detach key) raise PhuxError, for the caller to report.
+    """
+    from phux.client import Client
+    from phux.client.deadline import Deadline
+    from phux.client.errors import InvalidArgument
+    from phux.tui.keys import DetachKeyError
+
+    if not os.isatty(in_fd) or not os.isatty(out_fd):
+        raise NotATerminal("phux attach needs a terminal: stdin/stdout is not a tty")
+    try:
+        key = parse_detach_key(
+            detach_key if detach_key is not None else os.environ.get("PHUX_DETACH_KEY")
+        )
+    except DetachKeyError as exc:
+        raise InvalidArgument(str(exc)) from None
+    deadline = Deadline.after(SETUP_TIMEOUT)
+    client = Client(socket, client_name="phux-attach")
+    try:
+        pane = resolve_target(client, target, deadline)
+        _refuse_self(client, pane)
+        if not pane.alive:
+            from phux.client.errors import TerminalGone
+
+            raise TerminalGone(f"{pane.id} has exited ({describe_exit(pane.exit)})")
+        client.focus(pane, deadline)
+        conn = client.connection(deadline)
+        session = Session(conn, pane, key, in_fd=in_fd, out_fd=out_fd, size=window_size(out_fd))
+        outcome = _attached(session, in_fd)
+    finally:
+        client.close()
+    _write_all(out_fd, (outcome.message + "\n").encode())
+    return outcome.exit_code
+
+
+def _refuse_self(client: Client, pane: Pane) -> None:
+    inside = os.environ.get("PHUX_TERMINAL")
+    sock = os.environ.get("PHUX_SOCKET")
+    if not inside or not sock or inside != str(pane.terminal):
+        return
+    with contextlib.suppress(OSError):
+        if Path(sock).resolve() != Path(client.socket_path).resolve():
+            return
+    raise SelfAttach(f"refusing to attach {pane.id} to itself (you are inside it)")
+
+
+def _attached(session: Session, in_fd: int) -> Outcome:
+    """The raw-mode loop; the terminal is restored before this returns or raises."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    pending: dict[str, bool] = {"winch": False, "cont": False}
+
+    def on_winch(signum: int, frame: FrameType | None) -> None:
+        pending["winch"] = True
+
+    def on_cont(signum: int, frame: FrameType | None) -> None:
+        pending["cont"] = True
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise _Terminated(signum)
+
+    handlers = {
+        signal.SIGWINCH: on_winch,
+        signal.SIGCONT: on_cont,
+        signal.SIGTERM: on_term,
+        signal.SIGHUP: on_term,
+        signal.SIGQUIT: on_term,
+    }
+    previous = {sig: signal.getsignal(sig) for sig in handlers}
+    old_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    raw = _RawTerminal(in_fd)
+    try:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        with raw:
+            try:
+                session.subscribe()
+                _loop(session, in_fd, wake_r, pending, raw)
+            except _Terminated as exc:
+                name = signal.Signals(exc.signum).name
+                session.finish(
+                    "signal", f"[{name}: detached from {session.name}]", 128 + exc.signum
+                )
+            except (ConnectionLost, ProtocolError):
+                session.finish("server_gone", "[server went away]", 1)
+            finally:
+                # No signal may interrupt the restore.
+                for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+                    signal.signal(sig, signal.SIG_IGN)
+                with contextlib.suppress(OSError):
+                    session.flush()
+                with contextlib.suppress(OSError):
+                    _write_all(session.out_fd, session.leave_bytes())
+    finally:
+        signal.set_wakeup_fd(old_wakeup)
+        for sig, old in previous.items():
+            with contextlib.suppress(TypeError, ValueError):
+                signal.signal(sig, old)
+        os.close(wake_r)
+        os.close(wake_w)
+    assert session.outcome is not None
+    return session.outcome
+
+
+def _loop(
+    session: Session, in_fd: int, wake_r: int, pending: dict[str, bool], raw: _RawTerminal
+) -> None:
+    conn = session.conn
+    sock_fd = conn.fileno()
+    more = False
+    while session.outcome is None:
+        readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], 0 if more else None)
+        if wake_r in readable:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(wake_r, 512):
+                    pass
+        if pending["cont"]:
+            pending["cont"] = False
+            raw.reapply()
+            session.need_full = True
+        if pending["winch"]:
+            pending["winch"] = False
+            session.on_winch()
+        if in_fd in readable:
+            try:
+                data = os.read(in_fd, MAX_INPUT)
+            except OSError:
+                data = b""
+            if not data:
+                session.finish("detached", f"[input closed: detached from {session.name}]", 0)
+                break
+            session.on_keys(data)
+        more = False
+        if sock_fd in readable or conn.has_buffered:
+            for _ in range(FRAMES_PER_BATCH):
+                frame = conn.take_pushed()
+                if frame is None:
+                    if not conn.read_nowait():
+                        break
+                    continue
+                session.handle(frame)
+            else:
+                more = True
+        session.collect_acks()
+        session.after_batch()
+        session.flush()

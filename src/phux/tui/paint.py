@@ -1,0 +1,275 @@
+"""Paint a ``phux.engine.Terminal``'s state onto a real terminal as VT bytes.
+
+Used by ``phux attach`` instead of replaying the raw bootstrap: the journal
+may start mid-state, hold queries and be megabytes long, while a paint is one
+screenful. A *full paint* recreates what the user's terminal must show to
+stay in step with the program from then on:
+
+1. leave the alternate screen if the user's terminal is in it, reset margins,
+   clear, and draw the main screen's rows with their SGR attributes;
+2. if the program is in the alternate screen: put the cursor where the main
+   screen's saved cursor is, enter the alternate screen (``?1049h`` saves that
+   cursor, so leaving it later restores the main screen exactly as the
+   program will expect), and draw the alternate rows;
+3. restore margins, origin mode, the cursor (position, pending wrap,
+   attributes, visibility), the character sets and the private modes that
+   change what the keyboard sends or what the terminal reports (application
+   cursor keys and keypad, bracketed paste, mouse modes, focus events), and
+   autowrap/insert/reverse-screen.
+
+A *view paint* (used when the terminal's size is not the window's: another
+human is primary) draws only the active screen, clipped or padded to the
+window, without touching the alternate screen.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyte import charsets as cs
+from pyte import modes as mo
+
+if TYPE_CHECKING:
+    from phux.engine import Terminal
+
+CSI = "\x1b["
+
+# Private modes restored after a paint (pyte stores private mode m as m << 5).
+_KEY_MODES = (1, 9, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1015, 2004)
+
+# What attach resets when it leaves, whatever the program had set.
+RESTORE = (
+    "\x1b[?2026l"  # end a synchronized update, if one was open
+    "\x1b[r"  # margins (homes the cursor)
+    "\x1b[?6l"  # origin mode
+    "\x1b[0m"
+    "\x1b[?25h"
+    "\x1b[?7h"
+    "\x1b[4l"
+    "\x1b[?5l"
+    "\x1b[?1l\x1b>"
+    "\x1b[?2004l"
+    "\x1b[?1000l\x1b[?1001l\x1b[?1002l\x1b[?1003l\x1b[?9l"
+    "\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l"
+    "\x1b(B\x0f"
+)
+
+
+def _colour(name: str, index: int, base: int) -> str:
+    """SGR parameters for a colour; ``base`` is 30 (fg) or 40 (bg)."""
+    if index >= 0:
+        if index < 8:
+            return str(base + index)
+        if index < 16:
+            return str(base + 60 + index - 8)
+        return f"{base + 8};5;{index}"
+    if len(name) == 6 and name != "silver":
+        try:
+            r, g, b = int(name[0:2], 16), int(name[2:4], 16), int(name[4:6], 16)
+        except ValueError:
+            return ""
+        return f"{base + 8};2;{r};{g};{b}"
+    return ""
+
+
+def sgr(cell: Any) -> str:
+    """The SGR sequence that sets exactly ``cell``'s attributes (from a reset)."""
+    params = ["0"]
+    if cell.bold:
+        params.append("1")
+    if cell.faint:
+        params.append("2")
+    if cell.italics:
+        params.append("3")
+    if cell.underscore:
+        params.append("4")
+    if cell.blink:
+        params.append("5")
+    if cell.reverse:
+        params.append("7")
+    if cell.invisible:
+        params.append("8")
+    if cell.strikethrough:
+        params.append("9")
+    if cell.overline:
+        params.append("53")
+    fg = _colour(cell.fg, cell.fg_index, 30)
+    if fg:
+        params.append(fg)
+    bg = _colour(cell.bg, cell.bg_index, 40)
+    if bg:
+        params.append(bg)
+    return CSI + ";".join(params) + "m"
+
+
+class Painter:
+    """Turns engine buffers into VT text; caches one SGR string per style."""
+
+    def __init__(self) -> None:
+        self._sgr: dict[tuple[Any, ...], str] = {}
+
+    def _style(self, cell: Any) -> str:
+        key = tuple(cell[1:14])
+        hit = self._sgr.get(key)
+        if hit is None:
+            if len(self._sgr) > 4096:
+                self._sgr.clear()
+            hit = self._sgr[key] = sgr(cell)
+        return hit
+
+    def rows(
+        self,
+        buffer: Any,
+        default: Any,
+        cols: int,
+        rows: int,
+        *,
+        width: int | None = None,
+        height: int | None = None,
+    ) -> list[str]:
+        """Each row as ``CUP`` + styled text + erase-to-end, clipped to width x height."""
+        width = cols if width is None else width
+        height = rows if height is None else height
+        reset = self._style(default)
+        out: list[str] = []
+        for y in range(min(rows, height)):
+            parts = [f"{CSI}{y + 1}H"]
+            line = buffer.get(y)
+            if line:
+                limit = min(cols, width)
+                # Cells beyond the last styled/non-blank one are drawn by the erase.
+                last = -1
+                for x in line:
+                    if x < limit:
+                        cell = line[x]
+                        if cell.data != " " or self._style(cell) != reset:
+                            last = max(last, x)
+                current = reset
+                parts.append(reset)
+                x = 0
+                while x <= last:
+                    cell = line.get(x, default)
+                    if cell.data == "":  # right half of a wide glyph
+                        x += 1
+                        continue
+                    style = self._style(cell)
+                    if style != current:
+                        parts.append(style)
+                        current = style
+                    parts.append(cell.data)
+                    x += 1
+                if current != reset:
+                    parts.append(reset)
+            else:
+                parts.append(reset)
+            if width > 0:
+                parts.append(f"{CSI}K")
+            out.append("".join(parts))
+        return out
+
+    def full(self, term: Terminal, *, user_alt: bool) -> str:
+        """A full paint (see the module docstring). ``user_alt``: the user's terminal
+        is in the alternate screen now."""
+        screen: Any = term.screen
+        cols, rows = term.cols, term.rows
+        default = screen.default_char
+        out = ["\x1b[?2026h"]
+        if user_alt:
+            out.append("\x1b[?1049l")
+        out.append("\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[0m\x1b[H\x1b[2J")
+        if term.alternate and screen.main_buffer is not None:
+            out += self.rows(screen.main_buffer, default, cols, rows)
+            saved = screen.saved_cursors.get(False)
+            if saved is not None:
+                cy = min(saved.cursor.y, rows - 1)
+                cx = min(saved.cursor.x, cols - 1)
+                out.append(f"{CSI}{cy + 1};{cx + 1}H")
+            out.append("\x1b[?1049h\x1b[H\x1b[2J")
+        out += self.rows(screen.buffer, default, cols, rows)
+        out.append(self.cursor_and_modes(term))
+        out.append("\x1b[?2026l")
+        return "".join(out)
+
+    def view(self, term: Terminal, width: int, height: int) -> str:
+        """The active screen clipped/padded to ``width`` x ``height`` (no alternate switch)."""
+        screen: Any = term.screen
+        cols, rows = term.cols, term.rows
+        out = ["\x1b[?2026h\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[0m"]
+        out += self.rows(screen.buffer, screen.default_char, cols, rows, width=width, height=height)
+        if rows < height:
+            out.append(f"{CSI}0m{CSI}{rows + 1}H{CSI}J")
+        cursor = screen.cursor
+        if cursor.y < height and min(cursor.x, cols - 1) < width:
+            out.append(self.cursor_and_modes(term, margins=False))
+        else:
+            out.append(self.cursor_and_modes(term, margins=False))
+            out.append("\x1b[?25l")
+        out.append("\x1b[?2026l")
+        return "".join(out)
+
+    def cursor_and_modes(self, term: Terminal, *, margins: bool = True) -> str:
+        screen: Any = term.screen
+        cols, rows = term.cols, term.rows
+        mode = screen.mode
+        out: list[str] = []
+        margin = screen.margins
+        origin = mo.DECOM in mode
+        top = 0
+        if margins and margin is not None and (margin.top, margin.bottom) != (0, rows - 1):
+            out.append(f"{CSI}{margin.top + 1};{margin.bottom + 1}r")
+            top = margin.top
+        if origin and margins:
+            out.append(f"{CSI}?6h")
+        else:
+            top = 0
+        cursor = screen.cursor
+        cy = min(cursor.y, rows - 1)
+        autowrap = mo.DECAWM in mode
+        if cursor.x >= cols and autowrap:
+            # Pending wrap: redraw the last cell of the row to recreate it.
+            line = screen.buffer.get(cy)
+            cell = line.get(cols - 1, screen.default_char) if line else screen.default_char
+            out.append(f"{CSI}{cy - top + 1};{cols}H")
+            if cell.data:
+                out.append(self._style(cell) + cell.data)
+            else:
+                out.append(f"{CSI}{cy - top + 1};{cols}H")
+        else:
+            out.append(f"{CSI}{cy - top + 1};{min(cursor.x, cols - 1) + 1}H")
+        out.append(self._style(cursor.attrs))
+        if not autowrap:
+            out.append(f"{CSI}?7l")
+        if mo.IRM in mode:
+            out.append(f"{CSI}4h")
+        if mo.DECSCNM in mode:
+            out.append(f"{CSI}?5h")
+        for m in _KEY_MODES:
+            if (m << 5) in mode:
+                out.append(f"{CSI}?{m}h")
+        out.append("\x1b=" if screen.app_keypad else "\x1b>")
+        if screen.g0_charset is not cs.LAT1_MAP:
+            out.append("\x1b(0")
+        if screen.g1_charset is cs.VT100_MAP:
+            out.append("\x1b)0")
+        if screen.charset:
+            out.append("\x0e")
+        out.append(f"{CSI}?25h" if mo.DECTCEM in mode else f"{CSI}?25l")
+        return "".join(out)
+
+    def leave(self, term: Terminal | None, *, user_alt: bool, height: int) -> str:
+        """Bytes that put the user's terminal back to normal, cursor below the content."""
+        out = []
+        if user_alt:
+            out.append("\x1b[?1049l")
+        out.append(RESTORE)
+        row = height
+        if term is not None:
+            screen: Any = term.screen
+            cursor = screen.cursor
+            if term.alternate:
+                saved = screen.saved_cursors.get(False)
+                cursor = saved.cursor if saved is not None else None
+            if cursor is not None:
+                row = min(cursor.y + 1, height)
+        out.append(f"{CSI}{row}H\r\n")
+        return "".join(out)
