@@ -51,8 +51,12 @@ RUN_DEFAULT_TIMEOUT = 600.0
 # A client whose call failed this way may hold a dead or confused connection.
 _BROKEN = (ConnectionLost, DeadlineExceeded, ProtocolError)
 
+# Bounds keep absurd values from overflowing the platform's timeouts.
+MAX_TIMEOUT_SECS = 1e9
+MAX_IDLE_MS = 1_000_000_000
+Timeout = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIMEOUT_SECS)]
+IdleMs = Annotated[int, msgspec.Meta(ge=0, le=MAX_IDLE_MS)]
 NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
-NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
 
 
 # ---------------------------------------------------------------- arguments
@@ -80,14 +84,14 @@ class SendKeysArgs(_Args):
 class RunArgs(_Args):
     target: str
     command: str
-    timeout_secs: NonNegFloat = RUN_DEFAULT_TIMEOUT
+    timeout_secs: Timeout = RUN_DEFAULT_TIMEOUT
 
 
 class WaitArgs(_Args):
     target: str | None = None
     until: str | None = None
-    idle_ms: NonNegInt | None = None
-    timeout_secs: NonNegFloat | None = None
+    idle_ms: IdleMs | None = None
+    timeout_secs: Timeout | None = None
 
 
 class NewArgs(_Args):
@@ -476,6 +480,7 @@ RUN_SCHEMA = _schema(
         "timeout_secs": {
             "type": "number",
             "minimum": 0,
+            "maximum": MAX_TIMEOUT_SECS,
             "default": RUN_DEFAULT_TIMEOUT,
             "description": "Give up waiting after this long (default 600; 0 = no limit).",
         },
@@ -502,11 +507,13 @@ WAIT_SCHEMA = _schema(
         "idle_ms": {
             "type": "integer",
             "minimum": 0,
+            "maximum": MAX_IDLE_MS,
             "description": "Succeed once the screen is unchanged this long (ms).",
         },
         "timeout_secs": {
             "type": "number",
             "minimum": 0,
+            "maximum": MAX_TIMEOUT_SECS,
             "description": "Give up after this long; default: wait without limit. Keep <= 50.",
         },
     }
