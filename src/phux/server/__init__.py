@@ -1,1 +1,29 @@
-"""phux.server layer (see ARCHITECTURE.md)."""
+"""The phux server: a trio daemon that owns PTYs and carries their bytes.
+
+It never interprets terminal output for its clients (see ARCHITECTURE.md and
+spec/). Modules, from the outside in:
+
+- ``app``: socket setup (directory checks, stale socket, one server per path
+  by a lock file, mode 0600), the accept loop, signals, idle exit, shutdown.
+- ``daemon``: ``--daemon`` (double fork, new session, stdio to the log,
+  readiness through a pipe).
+- ``connection``: one client: peer uid check, handshake, request dispatch,
+  the sender task.
+- ``subscriber``: a connection's ordered outbound queue; per-subscription
+  byte accounting, tombstones and bootstrap rendering.
+- ``state``: the registry and its atomic operations (spawn with unique keys,
+  multi-terminal kill, listing, metadata writes).
+- ``terminal``: one terminal: PTY reader, input writer, reaper, resize,
+  signals, and the ``output_hooks`` seam for server-side replicas.
+- ``journal``: sequence-numbered output and size changes, byte-bounded;
+  ``bootstrap()`` returns a ``Bootstrap`` whose ``checkpoint`` a replica
+  will fill in later.
+- ``pty_process``, ``metadata``, ``config``, ``log``.
+
+Defaults (``config.ServerConfig``): journal 4 MiB per terminal
+(``--journal-bytes``), subscriber queue 4 MiB (``--subscriber-queue-bytes``),
+closed-terminal retention 60 s (``--retention``), metadata values 64 KiB,
+256 terminal and 256 metadata subscriptions per connection, SIGKILL 2 s after
+a KILL's SIGHUP, 64 MiB of unacknowledged input per connection before the
+server stops reading it, 64 MiB of unread replies before it drops the client.
+"""

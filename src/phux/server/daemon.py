@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -113,18 +112,3 @@ def daemonize(main: ServerMain, log_file: Path | None) -> int:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
-
-
-def start_daemon(
-    socket_path: Path, timeout: float = START_TIMEOUT_S, extra_args: list[str] | None = None
-) -> None:
-    """Auto-start for client verbs: run ``phux server --daemon`` and wait until it accepts.
-
-    Raises RuntimeError with the server's own message when it cannot start.
-    """
-    argv = [sys.executable, "-m", "phux", "server", "--daemon", "--socket", os.fspath(socket_path)]
-    argv += extra_args or []
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    if done.returncode != 0:
-        reason = done.stderr.strip() or f"phux server exited with status {done.returncode}"
-        raise RuntimeError(reason)
