@@ -383,6 +383,10 @@ class EngineScreen(pyte.Screen):
         charset = self.g1_charset if self.charset else self.g0_charset
         if charset is not cs.LAT1_MAP:
             data = data.translate(charset)
+        elif data.isascii() and data.isprintable() and data:
+            self._draw_narrow(data)  # the common case, without a detour
+            self.last_char = data[-1]
+            return
         self._draw(data)
 
     def _draw(self, data: str) -> None:
@@ -593,10 +597,15 @@ class EngineScreen(pyte.Screen):
         Stock HistoryScreen also saves lines scrolled out of a partial scroll
         region; and stock pyte moves a cursor that is below the region up into it.
         """
-        top, bottom = self._region()
+        margins = self.margins
         y = self.cursor.y
-        if y == bottom:
-            self._scroll_up(top, bottom)
+        if margins is None:
+            if y == self.lines - 1:
+                self._scroll_up(0, y)
+            else:
+                self.cursor.y = y + 1
+        elif y == margins.bottom:
+            self._scroll_up(margins.top, margins.bottom)
         elif y < self.lines - 1:
             self.cursor.y = y + 1
 

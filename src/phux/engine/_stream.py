@@ -23,8 +23,8 @@ from phux.engine._screen import EngineScreen
 ESC = "\x1b"
 
 _TOKEN = re.compile(
-    # 1: plain text
-    r"([^\x00-\x1f\x7f-\x9f]+)"
+    # 1: plain text, and the CR LF that often ends it
+    r"([^\x00-\x1f\x7f-\x9f]+(?:\r\n)?)"
     # 2: one or more SGR sequences in a row (applied as one)
     r"|((?:\x1b\[[0-9;:]*m)+)"
     # 3: CSI; 4 private prefix, 5 parameters, 6 intermediates, 7 final
@@ -130,8 +130,9 @@ class EngineStream(pyte.Stream):
         }
 
     def _crlf(self) -> None:
-        self.screen.carriage_return()
-        self.screen.linefeed()
+        screen = self.screen
+        screen.cursor.x = 0
+        screen.index()  # LNM would only add another CR
 
     def _keypad_application(self) -> None:
         self.screen.app_keypad = True
@@ -155,6 +156,7 @@ class EngineStream(pyte.Stream):
         match = _TOKEN.match
         draw = self.screen.draw
         sgr = self.screen.sgr
+        crlf = self._crlf
         controls = self._controls
         while pos < n:
             m = match(data, pos)
@@ -169,7 +171,11 @@ class EngineStream(pyte.Stream):
             kind = m.lastindex
             try:
                 if kind == 1:
-                    draw(data[pos:end])
+                    if data[end - 1] == "\n":
+                        draw(data[pos : end - 2])
+                        crlf()
+                    else:
+                        draw(data[pos:end])
                 elif kind == 2:
                     # CSI a m CSI b m is CSI a;b m (an empty list means 0).
                     parts = data[pos + 2 : end - 1].split("m\x1b[")
