@@ -240,3 +240,27 @@ def test_env_and_cwd(client: Client) -> None:
     )
     pane = client.resolve(name, Deadline.after(5))
     assert result.output == f"bar\n/usr\n{pane.terminal}"
+
+
+def test_tag_and_window_selectors_end_to_end(client: Client) -> None:
+    from phux.client.connection import Connection
+    from phux.wire.frames import MetaSet
+
+    name = unique("t")
+    first = client.new(name, command=SH, deadline=Deadline.after(5))
+    tag = unique("tag")
+    deadline = Deadline.after(10)
+    with Connection.open(client.socket_path, deadline) as conn:
+        for key, value in [("phux.tags", f"x,{tag}"), ("phux.window_name", "editor")]:
+            conn.call(
+                lambda rid, k=key, v=value: MetaSet(
+                    request_id=rid, key=k, value=v.encode(), terminal=first.terminal_id
+                ),
+                deadline,
+            )
+    assert client.resolve(f"#{tag}", deadline).terminal == first.terminal_id
+    assert client.resolve(f"{name}:editor", deadline).terminal == first.terminal_id
+    assert client.resolve(f"{name}:0.0", deadline).terminal == first.terminal_id
+    with Client(client.socket_path, env={"PHUX_TERMINAL": str(first.terminal_id)}) as inside:
+        assert inside.resolve(".", deadline).terminal == first.terminal_id
+        assert inside.kill(".", deadline) == [first.terminal_id]

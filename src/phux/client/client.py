@@ -599,6 +599,8 @@ class Client:
         """Kill what the selector names: a whole session or window atomically, or one pane."""
         for attempt in range(2):
             panes = self.resolve_all(target, deadline)
+            if target == ".":
+                panes = [pick_pane(panes)]  # the current pane, never a whole session
             ids = [p.terminal for p in panes]
             try:
                 with self._guard():

@@ -73,6 +73,8 @@ class Mirror:
         self.bytes_hooks: list[BytesHook] = []
         self.resize_hooks: list[ResizeHook] = []
         self.gap_hooks: list[GapHook] = []
+        # Engine events are kept only while someone (a watch) consumes them.
+        self.event_consumers = 0
 
     # ------------------------------------------------------------ state
 
@@ -99,6 +101,8 @@ class Mirror:
             engine.feed(data)
             # The server answers terminal queries; a mirror never does.
             engine.take_replies()
+            if not self.event_consumers:
+                engine.take_events()
 
     def _resize(self, cols: int, rows: int) -> None:
         self.cols, self.rows = cols, rows

@@ -73,6 +73,7 @@ class WatchStream(Iterator[WatchEvent]):
         self._name = self.pane.id
         client.subscribe_events(deadline)
         self._mirror: Mirror | None = client.mirror(self.pane, deadline)
+        self._mirror.event_consumers += 1
         engine = self._mirror.engine
         if engine is not None:
             engine.take_events()  # history, not news
@@ -102,6 +103,7 @@ class WatchStream(Iterator[WatchEvent]):
         self._done = True
         self.client.remove_sink(self._on_frame)
         if self._mirror is not None:
+            self._mirror.event_consumers -= 1
             self.client.release(self._mirror)
             self._mirror = None
 
