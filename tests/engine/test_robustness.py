@@ -174,3 +174,18 @@ def test_huge_parameters_and_long_strings() -> None:
     t.feed(b"\x1b\\fine")
     _check(t)
     assert t.project().lines[0] == "okfine"
+
+
+_LINE_TEXT = st.text(alphabet=st.sampled_from("ab c-中文é😀"), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LINE_TEXT, min_size=1, max_size=30), st.integers(3, 15), st.integers(2, 6))
+def test_logical_lines_give_back_every_printed_line(lines: list[str], cols: int, rows: int) -> None:
+    """What ``run`` relies on: every line printed, wrapped or scrolled into history."""
+    t = Terminal(cols, rows, history=10_000)
+    t.feed("\r\n".join(lines).encode())
+    got = t.logical_lines(0)
+    while len(got) > len(lines) and got[-1] == "":
+        got.pop()
+    assert got == [line.rstrip(" ") for line in lines]

@@ -493,11 +493,13 @@ class EngineScreen(pyte.Screen):
         left = line.get(start)
         if left is not None and left.data == "" and start > 0:
             prev = line.get(start - 1)
-            if prev is not None:
+            if prev is not None and prev.data and wcwidth(prev.data[0]) == 2:
                 line[start - 1] = prev._replace(data=" ")
         right = line.get(end)
         if right is not None and right.data == "":
-            line[end] = right._replace(data=" ")
+            last = line.get(end - 1)
+            if last is not None and last.data and wcwidth(last.data[0]) == 2:
+                line[end] = right._replace(data=" ")
 
     def _draw_char(self, char: str, width: int | None = None) -> None:
         """Draw one character of any width (the slow path)."""
@@ -514,6 +516,13 @@ class EngineScreen(pyte.Screen):
         if x >= cols or (width == 2 and x == cols - 1):
             if mo.DECAWM in mode:
                 # A wide character that does not fit in the last column wraps whole.
+                if x == cols - 1:
+                    # The skipped last cell becomes an empty pad (like a wide
+                    # character's right half), so joined logical lines get no space.
+                    line = self.buffer[cursor.y]
+                    old = line.get(x)
+                    if old is None or old.data == " ":
+                        line[x] = (old or self.default_char)._replace(data="")
                 self._wrap()
             else:
                 cursor.x = max(0, cols - width)
