@@ -293,8 +293,15 @@ def test_kill_session_window_pane(phux: Phux) -> None:
     gone = phux("snapshot", "doomed")
     assert gone.code == 1 and "doomed" in gone.err
     assert phux("kill", "doomed").code == 1
-    assert phux("kill", f"@{tid}").code in (1, 2)  # closed (still listed) or forgotten
+    refused = phux("kill", f"@{tid}")  # closed, still retained: the server refuses
+    assert (refused.code, refused.out) == (2, "")
+    assert "exited" in refused.err
     assert phux("kill", "no-such").code == 1
+    phux.new("doomed-w")
+    assert phux("kill", "doomed-w:0").code == 0
+    phux.new("doomed-p")
+    assert phux("kill", "doomed-p:0.0").code == 0
+    assert phux("snapshot", "doomed-p").code == 1
 
 
 def test_control_verbs(phux: Phux) -> None:
