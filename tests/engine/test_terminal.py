@@ -314,3 +314,25 @@ def test_erase_uses_background_colour_only() -> None:
     cells = t.project(cells=True).cells or []
     assert len(cells) == 8
     assert all(c.style.bg == PaletteColor(index=4) and not c.style.bold for c in cells)
+
+
+def test_ris_keeps_title_and_scrollback_but_resets_the_rest() -> None:
+    t = term(b"\x1b]2;kept\x07" + b"x\r\n" * 8 + b"\x1b[?1049h\x1b[?25l\x1b[31m\x1bc")
+    assert t.title == "kept"
+    assert not t.alternate and t.modes.cursor_visible
+    assert lines(t) == ["", "", "", "", ""]
+    assert len(t.project(scrollback=0).scrollback) == 4
+
+
+def test_pending_replies_and_events_are_bounded() -> None:
+    t = term(b"\x07\x1b[5n" * 10_000)
+    assert len(t.take_events()) <= 4096
+    assert len(t.take_replies()) <= 4096 * len(b"\x1b[0n")
+    assert t.bell_count == 10_000
+
+
+def test_feed_accepts_bytearray_and_memoryview() -> None:
+    t = term()
+    t.feed(bytearray(b"ab"))
+    t.feed(memoryview(b"cd"))
+    assert lines(t)[0] == "abcd"

@@ -287,6 +287,7 @@ def _narrow_class() -> str:
 
 _NARROW_RUN = re.compile(_narrow_class() + "+")
 _GLYPH_CACHE_LIMIT = 2048
+_MAX_PENDING = 4096
 _SGR_CACHE_LIMIT = 8192
 
 
@@ -303,8 +304,9 @@ class EngineScreen(pyte.Screen):
         self.alternate = False
         self.main_buffer: defaultdict[int, Line] | None = None
         self.saved_cursors: dict[bool, Savepoint] = {}
-        self.replies: list[str] = []
-        self.events: list[EngineEvent] = []
+        # Bounded, so a replica nobody drains cannot grow without limit.
+        self.replies: deque[str] = deque(maxlen=_MAX_PENDING)
+        self.events: deque[EngineEvent] = deque(maxlen=_MAX_PENDING)
         self.bell_count = 0
         self.cwd: str | None = None
         self.hyperlink: str | None = None
@@ -353,7 +355,10 @@ class EngineScreen(pyte.Screen):
             self.buffer = self.main_buffer
             self.main_buffer = None
             self.alternate = False
+        title, icon_name = getattr(self, "title", ""), getattr(self, "icon_name", "")
         super().reset()
+        # Like xterm, RIS keeps the window title (stock pyte clears it).
+        self.title, self.icon_name = title, icon_name
         _set_attrs(self.cursor, BLANK)
         self.saved_cursors = {}
         self.app_keypad = False

@@ -71,10 +71,12 @@ class Terminal:
     # -- input -----------------------------------------------------------------------
 
     def feed(self, data: bytes) -> None:
-        """Consume raw PTY output. Never raises on any input."""
+        """Consume raw PTY output (bytes in any chunking). Never raises on any input."""
         if not data:
             return
         self._generation += 1
+        if isinstance(data, str):
+            data = data.encode()
         text = self._decoder.decode(bytes(data))
         if not text:
             return
@@ -152,8 +154,8 @@ class Terminal:
         return out
 
     def take_events(self) -> list[EngineEvent]:
-        events = self.screen.events
-        self.screen.events = []
+        events = list(self.screen.events)
+        self.screen.events.clear()
         return events
 
     # -- projection ------------------------------------------------------------------
