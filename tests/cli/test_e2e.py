@@ -130,10 +130,13 @@ def phux() -> Iterator[Phux]:
 
 
 @pytest.fixture
-def absent(tmp_path: Path) -> Phux:
+def absent() -> Iterator[Phux]:
     """A CLI pointed at a socket where no server runs."""
     root = Path(tempfile.mkdtemp(prefix="phux-none-", dir="/tmp"))
-    return Phux(root)
+    try:
+        yield Phux(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- the loop
