@@ -52,6 +52,6 @@ DEFAULT_DEADLINE = 10.0
 """Overall deadline (seconds) of the verbs the seed gives no timeout."""
 
 DEADLINE_HELP = (
-    "Give up after SECS seconds overall: connect, handshake and the work "
-    f"(default {DEFAULT_DEADLINE:g}), so a wedged server cannot hang the verb."
+    "Give up after SECS seconds overall (connect, handshake and the work), "
+    "so a wedged server cannot hang the verb."
 )
