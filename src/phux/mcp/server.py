@@ -240,13 +240,15 @@ class McpServer:
                 pass
             finally:
                 with self._lock:
-                    self._workers.discard(thread)
                     if key is not None:
                         self._running.pop(key, None)
                     if call.counted:
                         self._inflight -= 1
-                if not call.cancelled:
+                    cancelled = call.cancelled
+                if not cancelled:
                     self._write(answer)
+                with self._lock:  # only now: the EOF drain waits for the answer above
+                    self._workers.discard(thread)
 
         thread = threading.Thread(target=run, name="phux-mcp-call", daemon=True)
         with self._lock:
