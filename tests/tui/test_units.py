@@ -1,0 +1,255 @@
+"""Unit tests of attach's pieces: the query filter, the detach key, the painter."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phux.engine import Terminal
+from phux.tui.keys import DetachKeyError, InputSplitter, parse_detach_key
+from phux.tui.paint import Painter
+from phux.tui.queries import MAX_HELD, QueryFilter
+
+# ---------------------------------------------------------------- query filter
+
+STRIPPED = [
+    b"\x1b[c",
+    b"\x1b[0c",
+    b"\x1b[>c",
+    b"\x1b[>0c",
+    b"\x1b[=c",
+    b"\x1b[5n",
+    b"\x1b[6n",
+    b"\x1b[?6n",
+    b"\x1b[?2004$p",
+    b"\x1b[4$p",
+    b"\x1b[>q",
+    b"\x1b[>0q",
+    b"\x1b[?u",
+    b"\x1b[?4m",
+    b"\x1b[18t",
+    b"\x1b[14;2t",
+    b"\x1b[1x",
+    b"\x1b]10;?\x07",
+    b"\x1b]11;?\x1b\\",
+    b"\x1b]12;?\x07",
+    b"\x1b]4;1;?\x07",
+    b"\x1b]52;c;?\x07",
+    b"\x1bP$qm\x1b\\",
+    b'\x1bP$q"p\x1b\\',
+    b"\x1bP+q544e\x1b\\",
+    b"\x1bZ",
+    b"\x05",
+]
+
+KEPT = [
+    b"\x1b[31;1m",
+    b"\x1b[2J",
+    b"\x1b[?1049h",
+    b"\x1b[?2004h",
+    b"\x1b[>4;2m",
+    b"\x1b[>1n",
+    b"\x1b[22;0t",
+    b"\x1b[8;24;80t",
+    b"\x1b[!p",
+    b"\x1b[2 q",
+    b"\x1b]0;a title\x07",
+    b"\x1b]2;t\x1b\\",
+    b"\x1b]7;file://host/tmp\x07",
+    b"\x1b]8;;http://x\x07link\x1b]8;;\x07",
+    b"\x1b]11;#000000\x07",
+    b"\x1b]52;c;aGVsbG8=\x07",
+    b"\x1b]133;A\x07",
+    b"\x1bP1$r0m\x1b\\",
+    b"\x1b(0lqk\x1b(B",
+    b"\x1b7\x1b8",
+    b"\x1b=\x1b>",
+    b"\x1bM",
+    b"\x1b_Gf=100;AAAA\x1b\\",
+    "héllo wörld ✓ 中文".encode(),
+]
+
+
+def feed_in_pieces(data: bytes, sizes: list[int]) -> bytes:
+    f = QueryFilter()
+    out = b""
+    i = 0
+    for size in sizes:
+        out += f.feed(data[i : i + size])
+        i += size
+    return out + f.feed(data[i:])
+
+
+@pytest.mark.parametrize("seq", STRIPPED)
+def test_queries_are_stripped(seq: bytes) -> None:
+    f = QueryFilter()
+    assert f.feed(b"a" + seq + b"b") == b"ab"
+    assert f.removed == 1
+
+
+@pytest.mark.parametrize("seq", KEPT)
+def test_everything_else_passes_unchanged(seq: bytes) -> None:
+    f = QueryFilter()
+    assert f.feed(b"a" + seq + b"b") == b"a" + seq + b"b"
+    assert f.removed == 0
+
+
+def test_split_at_every_byte() -> None:
+    data = b"".join(b"x" + s for s in STRIPPED + KEPT)
+    want = b"".join(b"x" + (b"" if s in STRIPPED else s) for s in STRIPPED + KEPT)
+    assert QueryFilter().feed(data) == want
+    assert feed_in_pieces(data, [1] * len(data)) == want
+    rng = random.Random(7)
+    for _ in range(50):
+        sizes = [rng.randint(1, 9) for _ in range(len(data))]
+        assert feed_in_pieces(data, sizes) == want
+
+
+def test_long_strings_stream_without_being_held() -> None:
+    f = QueryFilter()
+    head = b"\x1b]52;c;" + b"Q" * (MAX_HELD + 10)
+    out = f.feed(head)
+    assert out == head  # decided (not a query) and streamed
+    assert f.feed(b"QQ") == b"QQ"
+    assert f.feed(b"\x1b") == b""
+    assert f.feed(b"\\after\x1b[6n") == b"\x1b\\after"
+
+
+def test_aborted_sequences_pass_as_the_terminal_would_see_them() -> None:
+    f = QueryFilter()
+    assert f.feed(b"\x1b]0;title\x1b[6nX") == b"\x1b]0;titleX"
+    assert f.feed(b"\x1b[12\x1b[cY") == b"\x1b[12Y"
+    assert f.feed(b"\x1b[1\x18Z") == b"\x1b[1\x18Z"
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(STRIPPED + KEPT + [b"text", b"\r\n", b"\x1b"]), max_size=30),
+    cuts=st.lists(st.integers(min_value=1, max_value=7), max_size=40),
+)
+def test_chunking_never_changes_the_result(parts: list[bytes], cuts: list[int]) -> None:
+    data = b"".join(parts)
+    assert feed_in_pieces(data, cuts) == QueryFilter().feed(data)
+
+
+# ---------------------------------------------------------------- detach key
+
+
+def test_detach_key_parsing() -> None:
+    assert parse_detach_key(None).prefix == 2
+    assert parse_detach_key(None).key == ord("d")
+    assert parse_detach_key("C-a").prefix == 1
+    assert parse_detach_key("C-a x").key == ord("x")
+    assert parse_detach_key("^A").prefix == 1
+    assert parse_detach_key("C-]").prefix == 29
+    assert parse_detach_key("none").prefix is None
+    assert parse_detach_key("C-b d").label == "C-b d"
+    for bad in ("x", "C-", "C-ab", "C-b d e", "M-x"):
+        with pytest.raises(DetachKeyError):
+            parse_detach_key(bad)
+
+
+def test_splitter() -> None:
+    s = InputSplitter(parse_detach_key(None))
+    assert s.feed(b"ls\r") == (b"ls\r", False)
+    assert s.feed(b"a\x02\x02b") == (b"a\x02b", False)
+    assert s.feed(b"a\x02xb") == (b"a\x02xb", False)
+    assert s.feed(b"ab\x02") == (b"ab", False)
+    assert s.feed(b"\x02") == (b"\x02", False)
+    assert s.feed(b"\x02") == (b"", False)
+    assert s.feed(b"d") == (b"", True)
+    assert InputSplitter(parse_detach_key(None)).feed(b"xy\x02dzz") == (b"xy", True)
+    off = InputSplitter(parse_detach_key("none"))
+    assert off.feed(b"\x02d") == (b"\x02d", False)
+
+
+# ---------------------------------------------------------------- painter
+
+
+def replay(data: bytes, cols: int = 40, rows: int = 10) -> Terminal:
+    t = Terminal(cols, rows, history=100)
+    t.feed(data)
+    return t
+
+
+def assert_same(a: Terminal, b: Terminal) -> None:
+    pa = a.project(cells=True)
+    pb = b.project(cells=True)
+    assert pa.lines == pb.lines
+    assert pa.cursor == pb.cursor
+    assert pa.cells == pb.cells
+    assert a.modes == b.modes
+    assert a.alternate == b.alternate
+
+
+SCENES = [
+    b"plain text\r\nsecond line",
+    b"\x1b[1;31mbold red\x1b[0m \x1b[4;38;5;200munder 200\x1b[0m \x1b[48;2;1;2;3mrgb bg",
+    b"\x1b[7mreverse\x1b[27m \x1b[2;3;9mfaint italic strike\x1b[m\x1b[44m   \x1b[K",
+    "wide 中文 and é combining e\u0301".encode(),
+    b"\x1b[?1h\x1b=\x1b[?2004h\x1b[?1000h\x1b[?1006h\x1b[?25l\x1b[5;10Hcursor hidden",
+    b"\x1b[3;8rscroll region\x1b[6;1H",
+    b"\x1b[2;6r\x1b[?6h\x1b[2;3Horigin mode",
+    b"x" * 40 + b"\x1b[?7l",
+    b"x" * 40,
+    b"\x1b(0lqqk\x1b(B box",
+    b"\x1b[35mcolour stays on\x1b[3;3H",
+]
+
+
+@pytest.mark.parametrize("scene", SCENES)
+def test_full_paint_recreates_the_screen(scene: bytes) -> None:
+    source = replay(scene)
+    painted = replay(Painter().full(source, user_alt=False).encode())
+    assert_same(source, painted)
+    # What follows lands the same way on both (margins, pending wrap, SGR, charset).
+    more = b"tail\r\nnext\x1b[Kqx" + b"\r\nscrolling" * 12 + b"\x1b[2;1Hover"
+    source.feed(more)
+    painted.feed(more)
+    assert_same(source, painted)
+
+
+def test_full_paint_of_the_alternate_screen_keeps_the_main_one() -> None:
+    source = replay(b"shell line 1\r\n$ vim\x1b[?1049h\x1b[H\x1b[2J~\r\n~\x1b[1;1Hedit")
+    assert source.alternate
+    painted = replay(Painter().full(source, user_alt=False).encode())
+    assert_same(source, painted)
+    # Leaving the alternate screen restores the main one and its cursor, on both.
+    for t in (source, painted):
+        t.feed(b"\x1b[?1049l")
+    assert_same(source, painted)
+    assert source.project().lines[1] == "$ vim"
+
+
+def test_full_paint_from_the_alternate_screen() -> None:
+    painter = Painter()
+    first = replay(b"\x1b[?1049hin alt")
+    screen = replay(painter.full(first, user_alt=False).encode())
+    second = replay(b"back in main")
+    screen.feed(painter.full(second, user_alt=True).encode())
+    assert_same(second, screen)
+
+
+def test_view_paint_clips_to_the_window() -> None:
+    source = replay(b"0123456789abcdef\r\nline two\r\nline three", cols=40, rows=10)
+    window = Terminal(8, 2)
+    window.feed(Painter().view(source, 8, 2).encode())
+    assert window.project().lines == ["01234567", "line two"]
+    bigger = Terminal(60, 12)
+    bigger.feed(b"old junk everywhere" * 30)
+    bigger.feed(Painter().view(source, 60, 12).encode())
+    assert bigger.project().lines[:3] == ["0123456789abcdef", "line two", "line three"]
+    assert all(not line for line in bigger.project().lines[3:])
+
+
+def test_leave_resets_modes() -> None:
+    source = replay(b"\x1b[?1049h\x1b[?1h\x1b[?2004h\x1b[?1000h\x1b[?25l\x1b[31m")
+    t = replay(Painter().full(source, user_alt=False).encode())
+    t.feed(Painter().leave(source, user_alt=True, height=10).encode())
+    modes = t.modes
+    assert not t.alternate
+    assert not modes.app_cursor and not modes.bracketed_paste and not modes.mouse
+    assert modes.cursor_visible
