@@ -297,7 +297,7 @@ def test_too_many_calls_at_once(mcp: Harness) -> None:
 def test_eof_ends_the_loop_promptly(mcp: Harness) -> None:
     assert mcp.ask(1, "ping")["result"] == {}
     mcp.close_stdin()
-    mcp.thread.join(1)
+    mcp.thread.join(3)
     assert not mcp.thread.is_alive()
 
 
@@ -305,7 +305,7 @@ def test_eof_without_newline_still_answers_the_last_line(mcp: Harness) -> None:
     mcp.send(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
     mcp.close_stdin()
     assert mcp.out.message()["id"] == 1
-    mcp.thread.join(1)
+    mcp.thread.join(3)
     assert not mcp.thread.is_alive()
 
 

@@ -39,10 +39,13 @@ class FakeClient:
         self.fail: BaseException | None = None
         self.block: threading.Event | None = None
         self.stale = False
+        self.entered = threading.Event()
         log.append(self)
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> None:
         self.calls.append((name, (args, kwargs)))
+        if self.block is not None:
+            self.entered.set()
         if self.block is not None:
             self.block.wait(5)
         if self.fail is not None:
@@ -274,10 +277,7 @@ def test_parallel_calls_get_a_oneshot_client(tools: PhuxTools, made: list[FakeCl
     worker = threading.Thread(target=lambda: out.append(tools.wait({"until": "x"})))
     worker.start()
     try:
-        for _ in range(100):
-            if len(made[0].calls) == 2:
-                break
-            threading.Event().wait(0.01)
+        assert made[0].entered.wait(5)  # the wait holds the warm client now
         made_before = len(made)
         ok(tools.snapshot({}))
         assert len(made) == made_before + 1
