@@ -189,3 +189,40 @@ def test_logical_lines_give_back_every_printed_line(lines: list[str], cols: int,
     while len(got) > len(lines) and got[-1] == "":
         got.pop()
     assert got == [line.rstrip(" ") for line in lines]
+
+
+def test_wide_run_class_agrees_with_wcwidth() -> None:
+    from wcwidth import wcwidth
+
+    from phux.engine import _screen
+
+    match = _screen._wide_matcher()
+    for lo, hi in _screen._WIDE_BLOCKS:
+        for cp in range(lo, hi + 1):
+            assert (match(chr(cp), 0) is not None) == (wcwidth(chr(cp)) == 2), hex(cp)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["中文", "字", "ab", " ", "\r\n", "\x1b[1;3H", "\x1b[31m", "\x1b[4h"])
+        | st.sampled_from(["\x1b[4l", "\x1b[?7l", "\x1b[?7h", "é", "\x1b[2D", "ｆｕｌｌ"]),
+        max_size=40,
+    ),
+    st.integers(1, 9),
+)
+def test_wide_fast_path_matches_per_character_drawing(parts: list[str], cols: int) -> None:
+    from phux.engine import _screen
+
+    data = "".join(parts).encode()
+    fast = Terminal(cols, 4, history=20)
+    fast.feed(data)
+    original = _screen._wide_matcher
+    _screen._wide_matcher = lambda: lambda text, pos: None  # type: ignore[assignment]
+    try:
+        slow = Terminal(cols, 4, history=20)
+        slow.feed(data)
+    finally:
+        _screen._wide_matcher = original
+    assert fast.project(scrollback=0, cells=True) == slow.project(scrollback=0, cells=True)
+    assert fast.screen.cursor.x == slow.screen.cursor.x

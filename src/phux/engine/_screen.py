@@ -268,21 +268,64 @@ class _Glyphs(dict[str, Cell]):
         return cell
 
 
-def _narrow_class() -> str:
-    """A regex character class of every code point below U+3000 of width exactly 1."""
+def _width_ranges(width: int, blocks: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The code points in ``blocks`` that wcwidth gives ``width``, as ranges."""
     ranges: list[tuple[int, int]] = []
-    for cp in range(0x20, 0x3000):
-        if 0xD800 <= cp <= 0xDFFF or wcwidth(chr(cp)) != 1:
-            continue
-        if ranges and ranges[-1][1] == cp - 1:
-            ranges[-1] = (ranges[-1][0], cp)
-        else:
-            ranges.append((cp, cp))
+    for lo_block, hi_block in blocks:
+        for cp in range(lo_block, hi_block + 1):
+            if 0xD800 <= cp <= 0xDFFF or wcwidth(chr(cp)) != width:
+                continue
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return ranges
+
+
+def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
     parts = []
     for lo, hi in ranges:
         lo_s, hi_s = re.escape(chr(lo)), re.escape(chr(hi))
         parts.append(lo_s if lo == hi else f"{lo_s}-{hi_s}")
     return "[" + "".join(parts) + "]"
+
+
+def _narrow_class() -> str:
+    """Every code point below U+3000 of width exactly 1."""
+    return _char_class(_width_ranges(1, [(0x20, 0x2FFF)]))
+
+
+_WIDE_BLOCKS = [
+    (0x3000, 0x303E),  # CJK symbols and punctuation
+    (0x3041, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7A3),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF01, 0xFF60),  # fullwidth forms
+]
+_wide_run: list[re.Pattern[str]] = []
+
+
+def _wide_matcher() -> Callable[[str, int], re.Match[str] | None]:
+    """Runs of common wide (CJK) characters; built on first use, not at import.
+
+    Big ideograph and syllable blocks are East Asian Wide throughout
+    (unassigned code points included), so for them a sample confirms that
+    wcwidth agrees instead of asking it about every code point.
+    """
+    if not _wide_run:
+        scanned: list[tuple[int, int]] = []
+        whole: list[tuple[int, int]] = []
+        for lo, hi in _WIDE_BLOCKS:
+            sample = (*range(lo, hi + 1, 61), hi)
+            if hi - lo > 1000 and all(wcwidth(chr(cp)) == 2 for cp in sample):
+                whole.append((lo, hi))
+            else:
+                scanned.append((lo, hi))
+        ranges = sorted(_width_ranges(2, scanned) + whole)
+        _wide_run.append(re.compile(_char_class(ranges) + "+"))
+    return _wide_run[0].match
 
 
 _NARROW_RUN = re.compile(_narrow_class() + "+")
@@ -401,18 +444,56 @@ class EngineScreen(pyte.Screen):
             self._draw_narrow(data)
         else:
             match = _NARROW_RUN.match
+            wide = _wide_matcher()
             pos = 0
             n = len(data)
             while pos < n:
-                m = match(data, pos)
+                m = match(data, pos) or wide(data, pos)
                 if m is None:
                     self._draw_char(data[pos])
                     pos += 1
                 else:
                     end = m.end()
-                    self._draw_narrow(data[pos:end])
+                    if m.re is _NARROW_RUN:
+                        self._draw_narrow(data[pos:end])
+                    else:
+                        self._draw_wide(data[pos:end])
                     pos = end
         self.last_char = data[-1]
+
+    def _draw_wide(self, run: str) -> None:
+        """Draw a run of width-2 characters, as many per row segment as fit."""
+        cursor = self.cursor
+        if mo.IRM in self.mode:
+            for char in run:
+                self._draw_char(char, 2)
+            return
+        attrs: Cell = cursor.attrs  # type: ignore[assignment]
+        glyphs = self._glyphs if attrs is self._glyph_attrs else self._select_glyphs(attrs)
+        glyph = glyphs.__getitem__
+        stub = glyph("")
+        cols = self.columns
+        buffer = self.buffer
+        pos = 0
+        n = len(run)
+        while pos < n:
+            x = cursor.x
+            room = (cols - x) // 2 if x < cols else 0
+            if room == 0:
+                self._draw_char(run[pos], 2)  # wraps (or not) like any wide character
+                pos += 1
+                continue
+            k = min(room, n - pos)
+            line = buffer[cursor.y]
+            end = x + 2 * k
+            left = line.get(x)
+            right = line.get(end)
+            if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
+                self._split_wide(line, x, end)
+            cells = [cell for c in run[pos : pos + k] for cell in (glyph(c), stub)]
+            line.update(zip(range(x, end), cells, strict=True))
+            cursor.x = end
+            pos += k
 
     def _select_glyphs(self, attrs: Cell) -> _Glyphs:
         glyphs = self._glyph_cache.get(attrs)
