@@ -32,7 +32,6 @@ from phux.wire.frames import (
     Frame,
     Output,
     Role,
-    TerminalClosed,
     Tombstone,
     TombstoneReason,
 )
@@ -82,7 +81,6 @@ class Subscription:
     queued: int = 0
     sent_seq: int = 0
     """Seq after the last output handed to the socket."""
-    close_after_bootstrap: bool = False
 
     def push_output(self, chunk: Chunk) -> None:
         if self.state is SubState.LIVE:
@@ -156,14 +154,7 @@ class Outbox:
 
     def drop(self, sub: Subscription) -> None:
         """Remove every entry queued for ``sub`` (lag, unsubscribe)."""
-        kept: deque[Entry] = deque()
-        for entry in self.entries:
-            if entry.sub is sub:
-                if entry.kind is Kind.SUB_FRAME and entry.data[4] == TerminalClosed.TYPE:
-                    sub.close_after_bootstrap = True
-            else:
-                kept.append(entry)
-        self.entries = kept
+        self.entries = deque(entry for entry in self.entries if entry.sub is not sub)
         sub.queued = 0
 
     # ------------------------------------------------------------ the sender
@@ -239,9 +230,10 @@ class Outbox:
         sub.state = SubState.LIVE
         sub.sent_seq = boot.next_seq
         sub.queued = 0
-        if terminal.exit_status is not None and sub.close_after_bootstrap:
+        if terminal.exit_status is not None:
+            # Every subscriber sees exactly one TERMINAL_CLOSED: after READY when the
+            # terminal had already closed when the bootstrap was taken.
             frames.append(self.render_closed(terminal))
-        sub.close_after_bootstrap = False
         return frames
 
 

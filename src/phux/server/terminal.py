@@ -193,11 +193,8 @@ class Terminal:
             item = self._inputs.popleft()
             item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
         closed = self.encode_closed()
-        for sub in self.subscribers:
-            if sub.state.value == "live":
-                sub.push_frame(closed)
-            else:
-                sub.close_after_bootstrap = True
+        for sub in self.subscribers:  # those awaiting a bootstrap get it after READY
+            sub.push_frame(closed)
         self._on_closed(self)
 
     def encode_closed(self) -> bytes:
