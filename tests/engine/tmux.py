@@ -71,7 +71,7 @@ class TmuxScreen:
             check=True,
         ).stdout
 
-    def show(self, data: bytes, timeout: float = 15.0) -> TmuxState:
+    def show(self, data: bytes, timeout: float = 30.0) -> TmuxState:
         """Display ``data`` in a fresh window of this server and capture it."""
         self._n += 1
         path = Path(self._dir.name) / f"data{self._n}.bin"

@@ -2,7 +2,21 @@
 
 Every client replays PTY bytes into a :class:`Terminal` and projects what it
 needs; the server's replicas use the same class. Use this package only
-through the names exported here.
+through the names exported here::
+
+    t = Terminal(cols=120, rows=40, history=10_000)
+    t.feed(pty_bytes)                 # any chunking; never raises
+    t.take_replies()                  # answers to DA1/DA2/DSR, for the caller to route
+    t.take_events()                   # TitleChanged, Bell, CwdChanged, PromptStarted,
+                                      # CommandStarted, CommandFinished, in order
+    t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v3
+    t.logical_lines(scrollback=0)     # soft wraps joined, history included
+    t.generation                      # changes whenever bytes arrive or the size changes
+    t.modes.app_cursor, t.modes.bracketed_paste, t.alternate, t.title, t.cwd, ...
+
+Inside: ``_stream.EngineStream`` (a regex tokenizer over pyte's ``Stream``)
+drives ``_screen.EngineScreen`` (a pyte ``Screen`` subclass that leaves stock
+pyte's exact state wherever stock pyte is right, and fixes it elsewhere).
 """
 
 from phux.engine.events import (
