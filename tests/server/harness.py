@@ -39,16 +39,23 @@ F = TypeVar("F", bound=Frame)
 
 
 class ServerProcess:
-    def __init__(self, directory: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        wrapper: list[str] | None = None,
+    ) -> None:
         self.dir = directory
         self.socket = directory / "s"
         self.log = directory / "server.log"
         self.args = list(args)
         self.env = env
+        self.wrapper = wrapper or []
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        argv = [sys.executable, "-m", "phux", "server", "--socket", str(self.socket)]
+        argv = [*self.wrapper, sys.executable, "-m", "phux", "server", "--socket", str(self.socket)]
         argv += ["--log-file", str(self.log), *self.args]
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("SHELL", "/bin/sh")

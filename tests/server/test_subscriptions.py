@@ -114,6 +114,8 @@ def test_closed_terminal_retained_then_forgotten(tmp_path: Path) -> None:
             assert replay.ready is not None and not replay.ready.alive
             assert replay.ready.exit == Exited(code=4)
             assert bytes(replay.data) == bytes(stream.data)
+            closed = late.receive(Deadline.after(T))  # exactly one TERMINAL_CLOSED, after READY
+            assert isinstance(closed, TerminalClosed) and closed.final_seq == replay.next_seq
         while listing.terminals:
             listing = conn.call_expect(
                 lambda rid: ListTerminals(request_id=rid), TerminalList, deadline

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -243,3 +244,20 @@ def test_list_terminals_carries_selector_fields(server: ServerProcess) -> None:
         assert (info.cols, info.rows) == (90, 20)
         assert info.pid > 0 and info.created_ms > 0
         os.kill(info.pid, 0)
+
+
+def test_children_keep_the_users_fd_limit(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, wrapper=["sh", "-c", 'ulimit -Sn 1000; exec "$@"', "sh"])
+    try:
+        server.start()
+        with server.connect() as conn:
+            tid = spawn(conn, ["sh", "-c", "echo limit=$(ulimit -Sn)"])
+            stream = Stream(tid)
+            subscribe(conn, tid)
+            read_until(conn, stream, lambda s: b"limit=" in s.data and s.data.endswith(b"\n"))
+            assert b"limit=1000\r" in stream.data
+            assert server.proc is not None
+            limits = Path(f"/proc/{server.proc.pid}/limits").read_text()
+            assert "Max open files            1000 " not in limits
+    finally:
+        server.stop()

@@ -20,6 +20,7 @@ from phux.runtime_paths import SocketDirError, ensure_socket_dir
 from phux.server.config import ServerConfig
 from phux.server.connection import ClientConnection
 from phux.server.log import log, setup_logging
+from phux.server.pty_process import raise_fd_limit
 from phux.server.state import ServerState
 from phux.wire.errors import DetachReason
 
@@ -188,6 +189,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
         ensure_socket_dir(path)
     except SocketDirError as exc:
         raise ServerStartError(str(exc)) from None
+    raise_fd_limit()
     lock_fd = acquire_lock(path)
     try:
         clear_stale_socket(path)

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import os
 import pty
+import resource
 import struct
 import subprocess
 import termios
@@ -23,8 +24,23 @@ def set_winsize(fd: int, cols: int, rows: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
 
-def _make_controlling_tty() -> None:  # runs in the child between fork and exec
+_child_nofile: tuple[int, int] | None = None
+
+
+def raise_fd_limit(want: int = 65536) -> None:
+    """Let the server hold many terminals; children get the original limit back."""
+    global _child_nofile
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        _child_nofile = (soft, hard)
+
+
+def _child_setup() -> None:  # runs in the child between fork and exec
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    if _child_nofile is not None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, _child_nofile)
 
 
 @dataclass
@@ -52,7 +68,7 @@ def spawn_on_pty(
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
-            preexec_fn=_make_controlling_tty,
+            preexec_fn=_child_setup,
             close_fds=True,
         )
     except BaseException:

@@ -159,8 +159,12 @@ class Terminal:
 
     def _dispatch(self, data: bytes) -> None:
         chunk = self.journal.append(data)
-        for hook in self.output_hooks:
-            hook(self, chunk)
+        for hook in list(self.output_hooks):
+            try:
+                hook(self, chunk)
+            except Exception:
+                log.exception("terminal %d: output hook failed; removed", self.id)
+                self.output_hooks.remove(hook)
         for sub in self.subscribers:
             sub.push_output(chunk)
 
