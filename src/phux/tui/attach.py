@@ -184,6 +184,7 @@ class Session:
         self.closed_seen = False
         self.outcome: Outcome | None = None
         self.out = bytearray()
+        self.deferred: list[bytes] = []
         self.acks: list[int] = []
         self.resize_rid: int | None = None
         self.last_takeover = 0.0
@@ -233,7 +234,18 @@ class Session:
 
     # ------------------------------------------------------------ frames
 
+    def sync(self) -> None:
+        """Feed the engine the passed-through bytes it has not seen yet."""
+        if self.deferred:
+            data = b"".join(self.deferred)
+            self.deferred.clear()
+            self._feed(data)
+            if self.engine is not None:
+                self.user_alt = self.engine.alternate
+
     def handle(self, frame: Frame) -> None:
+        if not isinstance(frame, Output):
+            self.sync()
         if isinstance(frame, Detached):
             self.finish("server_gone", "[server went away]", 1)
             return
@@ -292,17 +304,19 @@ class Session:
             seq, data = seq + skip, data[skip:]
         self.next_seq = seq + len(data)
         if live and self.passthrough and not self.need_full:
+            # The bytes go out first; the engine catches up after the write
+            # (sync), so a keystroke's echo never waits for the emulator.
             self.out += self.filter.feed(data)
-            self._feed(data)
-            if self.engine is not None:
-                self.user_alt = self.engine.alternate
+            self.deferred.append(data)
         else:
+            self.sync()
             self._feed(data)
             if live:
                 self.view_dirty = True
 
     def after_batch(self) -> None:
         """Paint what the frames of this batch require, then settle the outcome."""
+        self.sync()
         engine = self.engine
         if engine is not None and self.state == "live":
             waiting_resize = self.resize_rid is not None
@@ -403,6 +417,7 @@ class Session:
             _write_all(self.out_fd, data)
 
     def leave_bytes(self) -> bytes:
+        self.sync()
         _, rows = self.win
         return self.painter.leave(
             self.engine if self.painted else None, user_alt=self.user_alt, height=rows
@@ -603,6 +618,7 @@ def _loop(
                 session.handle(frame)
             else:
                 more = True
+        session.flush()
         session.collect_acks()
         session.after_batch()
         session.flush()
