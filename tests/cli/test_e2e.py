@@ -448,3 +448,28 @@ def test_broken_pipe_on_output_is_quiet(phux: Phux) -> None:
     finally:
         os.close(write_end)
     assert proc.stderr == b""
+
+
+def test_scrollback_tristate(phux: Phux) -> None:
+    phux.new("hist")
+    phux.settle("hist")
+    assert phux("run", "hist", "seq 1 100").code == 0
+    viewport = phux("snapshot", "--json", "hist").json()
+    assert viewport["scrollback"] == []
+    last5 = phux("snapshot", "--json", "--scrollback", "5", "hist").json()
+    assert len(last5["scrollback"]) == 5
+    every = phux("snapshot", "--json", "--scrollback", "hist").json()
+    assert len(every["scrollback"]) > 70
+    assert every["scrollback"][-5:] == last5["scrollback"]
+    assert every == phux("snapshot", "--json", "--scrollback=0", "hist").json()
+
+
+def test_signal_interrupts_the_foreground_program(phux: Phux) -> None:
+    phux.new("sig")
+    phux.settle("sig")
+    assert phux("send-keys", "sig", "sleep 30; echo after-$((6*7))", "Enter").code == 0
+    assert phux("wait", "--idle", "300", "--timeout", "10", "sig").code == 0
+    assert phux("signal", "sig", "INT").code == 0
+    # sh abandons the whole list on SIGINT: the prompt comes back without `after-42`.
+    assert phux("wait", "--regex", r"^\$ ?$", "--timeout", "10", "sig").code == 0
+    assert "after-42" not in phux("snapshot", "--json", "sig").json()["lines"]
