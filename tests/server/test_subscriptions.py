@@ -10,6 +10,7 @@ from phux.client.deadline import Deadline
 from phux.client.errors import ServerError
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import (
+    BootstrapBegin,
     Exited,
     Kill,
     ListTerminals,
@@ -123,3 +124,15 @@ def test_closed_terminal_retained_then_forgotten(tmp_path: Path) -> None:
         with pytest.raises(ServerError) as err:
             conn.call(lambda rid: Subscribe(request_id=rid, terminal=tid), Deadline.after(T))
         assert err.value.wire_code == ErrorCode.TERMINAL_NOT_FOUND
+
+
+def test_subscribe_then_unsubscribe_at_once_still_answers_both(server: ServerProcess) -> None:
+    with server.connect() as conn:
+        tid = spawn(conn, ["sh", "-c", "echo hi; exec sleep 30"])
+        sub = subscribe(conn, tid)
+        unsub = conn.submit(lambda rid: Unsubscribe(request_id=rid, terminal=tid))
+        conn.wait_reply(unsub, Deadline.after(T))
+        begin = conn.receive(Deadline.after(T))
+        assert isinstance(begin, BootstrapBegin) and begin.request_id == sub
+        stream = read_until(conn, Stream(tid), lambda s: s.ready is not None)
+        assert stream.ready is not None

@@ -394,7 +394,7 @@ class ClientConnection:
             )
         if sub in sub.terminal.subscribers:
             sub.terminal.subscribers.remove(sub)
-        self.outbox.drop(sub)
+        self.outbox.drop(sub, keep_bootstrap=True)
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _subscribe_events(self, frame: SubscribeEvents) -> None:

@@ -152,9 +152,17 @@ class Outbox:
         self.entries.append(Entry(Kind.TOMBSTONE, sub=sub, seq=sub.sent_seq))
         self._wake.set()
 
-    def drop(self, sub: Subscription) -> None:
-        """Remove every entry queued for ``sub`` (lag, unsubscribe)."""
-        self.entries = deque(entry for entry in self.entries if entry.sub is not sub)
+    def drop(self, sub: Subscription, *, keep_bootstrap: bool = False) -> None:
+        """Remove the entries queued for ``sub`` (lag, unsubscribe).
+
+        ``keep_bootstrap`` keeps a pending bootstrap: it is the reply to a SUBSCRIBE,
+        and every request gets its reply even when UNSUBSCRIBE follows at once.
+        """
+        self.entries = deque(
+            entry
+            for entry in self.entries
+            if entry.sub is not sub or (keep_bootstrap and entry.kind is Kind.BOOTSTRAP)
+        )
         sub.queued = 0
 
     # ------------------------------------------------------------ the sender
