@@ -127,13 +127,18 @@ def test_bootstrap_plus_live_is_the_whole_stream(server: ServerProcess) -> None:
     assert bytes(joined.data) == b"R" + pattern(0, total)
 
 
-def test_stalled_subscriber_is_tombstoned_others_unaffected(server: ServerProcess) -> None:
-    # Paced (about 12 MB/s at most) so that two Python readers keep up even on a
-    # loaded machine; the stalled one must still overflow its 4 MiB queue.
-    total = 16 * MB
+def test_stalled_subscriber_is_tombstoned_others_unaffected(tmp_path: Path) -> None:
+    # Paced (about 10 MB/s at most) with 8 MiB queues, so that the two Python readers
+    # that keep up would need to stall for most of a second to be tombstoned, even on a
+    # loaded machine; the stalled one overflows its queue long before the end.
+    with running_server(tmp_path, "--subscriber-queue-bytes", str(8 << 20)) as server:
+        _stalled(server, total=24 * MB)
+
+
+def _stalled(server: ServerProcess, total: int) -> None:
     assert server.proc is not None
     with server.connect() as conn, server.connect() as fast, server.connect() as stalled:
-        tid = spawn(conn, producer(total, piece=65536, pause=0.005))
+        tid = spawn(conn, producer(total, piece=65536, pause=0.006))
         streams = [started(c, tid) for c in (conn, fast, stalled)]
         results: dict[str, tuple[str, int]] = {}
 
@@ -156,7 +161,7 @@ def test_stalled_subscriber_is_tombstoned_others_unaffected(server: ServerProces
             thread.join(1)
         want = (hashlib.sha256(pattern(0, total)).hexdigest(), total)
         assert results == {"a": want, "b": want}
-        # Journal 4 MiB + the stalled queue 4 MiB + batches in flight, on top of the interpreter.
+        # Journal 4 MiB + the stalled queue 8 MiB + batches in flight, on top of the interpreter.
         assert peak < 120 * 1024, f"server RSS peaked at {peak} KiB"
 
         # The stalled subscriber resumes: what was already in flight, then a tombstone
