@@ -473,3 +473,22 @@ def test_signal_interrupts_the_foreground_program(phux: Phux) -> None:
     # sh abandons the whole list on SIGINT: the prompt comes back without `after-42`.
     assert phux("wait", "--regex", r"^\$ ?$", "--timeout", "10", "sig").code == 0
     assert "after-42" not in phux("snapshot", "--json", "sig").json()["lines"]
+
+
+def test_wait_bad_regex_is_1(phux: Phux) -> None:
+    phux.new("wait-re")
+    res = phux("wait", "--json", "--regex", "(", "--timeout", "1", "wait-re")
+    assert (res.code, res.out) == (1, "")
+    assert res.err_json()["error"]["code"] == "invalid_argument"
+
+
+def test_ls_with_a_server_but_no_sessions(absent: Phux) -> None:
+    absent.start()
+    try:
+        res = absent("ls", "--json")
+        assert res.code == 0
+        assert res.json() == {"schema_version": 1, "sessions": []}
+        text = absent("ls")
+        assert (text.code, text.out) == (0, "")
+    finally:
+        absent.stop()
