@@ -234,6 +234,9 @@ def test_send_keys_takes_everything_after_target_literally(
     code, out, _ = invoke(capsys, "send-keys", "--socket", "/s", "w", "-l", "--json", "Enter")
     assert (code, out) == (0, "")
     assert fake.calls == [("send_keys", ("w", ["-l", "--json", "Enter"]), {})]
+    invoke(capsys, "send-keys", "w", "--scrollback", "x")
+    assert fake.calls[-1] == ("send_keys", ("w", ["--scrollback", "x"]), {})
+    fake.calls.clear()
     code, _, err = invoke(capsys, "send-keys", "w")
     assert code == 2 and "KEYS" in err
     fake.replies["send_keys"] = errors.UnknownKey("unknown key C-")

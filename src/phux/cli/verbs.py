@@ -78,7 +78,8 @@ class Verb(click.Command):
         super().__init__(*args, **kwargs)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        args = _bare_scrollback(args)
+        if any(param.name == "scrollback" for param in self.params):
+            args = _bare_scrollback(args)
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
