@@ -268,3 +268,24 @@ def test_unknown_target_fails_before_taking_the_terminal(
     tmux.attach("nosuch")
     screen = tmux.wait_for("EXITED 1")
     assert "no session named 'nosuch'" in screen
+
+
+def test_two_sizes_the_most_recently_active_person_wins(
+    phux_server: PhuxServer, tmux: Tmux
+) -> None:
+    phux_server.new("work")
+    tmux.attach("work", cols=100, rows=30)
+    tmux.wait_for(prompt_ready, target="0:0")
+    tmux.cmd("new-window", "-d", "-t", "0:1", tmux.attach_line("work"))
+    tmux.wait_for(prompt_ready, target="0:1")
+    tmux.cmd("resize-window", "-t", "0:1", "-x", "60", "-y", "10")
+    phux_server.phux("send-keys", "work", "clear; seq 1 40; stty size", "Enter")
+    tmux.wait_for("10 60\n", target="0:1")
+    # The bigger window shows the smaller terminal (a view, not garbled bytes).
+    tmux.wait_for(lambda s: "10 60" in s and "40\n" in s, target="0:0")
+    # Typing in the first window takes the size back.
+    tmux.literal("stty size", target="0:0")
+    tmux.keys("Enter", target="0:0")
+    tmux.wait_for("30 100\n", target="0:0")
+    # The smaller window follows the cursor.
+    tmux.wait_for("30 100\n", target="0:1")

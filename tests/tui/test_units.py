@@ -235,9 +235,9 @@ def test_full_paint_from_the_alternate_screen() -> None:
 
 def test_view_paint_clips_to_the_window() -> None:
     source = replay(b"0123456789abcdef\r\nline two\r\nline three", cols=40, rows=10)
-    window = Terminal(8, 2)
-    window.feed(Painter().view(source, 8, 2).encode())
-    assert window.project().lines == ["01234567", "line two"]
+    window = Terminal(8, 3)
+    window.feed(Painter().view(source, 8, 3).encode())
+    assert window.project().lines == ["01234567", "line two", "line thr"]
     bigger = Terminal(60, 12)
     bigger.feed(b"old junk everywhere" * 30)
     bigger.feed(Painter().view(source, 60, 12).encode())
@@ -253,3 +253,12 @@ def test_leave_resets_modes() -> None:
     assert not t.alternate
     assert not modes.app_cursor and not modes.bracketed_paste and not modes.mouse
     assert modes.cursor_visible
+
+
+def test_view_paint_follows_the_cursor_down() -> None:
+    source = replay(b"\r\n".join(b"row %d" % i for i in range(10)), cols=40, rows=10)
+    window = Terminal(20, 4)
+    window.feed(Painter().view(source, 20, 4).encode())
+    assert window.project().lines == ["row 6", "row 7", "row 8", "row 9"]
+    cursor = window.project().cursor
+    assert cursor is not None and (cursor.y, cursor.x) == (3, 5)

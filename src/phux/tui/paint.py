@@ -126,15 +126,17 @@ class Painter:
         *,
         width: int | None = None,
         height: int | None = None,
+        top: int = 0,
     ) -> list[str]:
-        """Each row as ``CUP`` + styled text + erase-to-end, clipped to width x height."""
+        """Each row as ``CUP`` + styled text + erase-to-end, clipped to width x height;
+        ``top`` is the first buffer row shown."""
         width = cols if width is None else width
         height = rows if height is None else height
         reset = self._style(default)
         out: list[str] = []
-        for y in range(min(rows, height)):
+        for y in range(min(rows - top, height)):
             parts = [f"{CSI}{y + 1}H"]
-            line = buffer.get(y)
+            line = buffer.get(top + y)
             if line:
                 limit = min(cols, width)
                 # Cells beyond the last styled/non-blank one are drawn by the erase.
@@ -191,41 +193,43 @@ class Painter:
         return "".join(out)
 
     def view(self, term: Terminal, width: int, height: int) -> str:
-        """The active screen clipped/padded to ``width`` x ``height`` (no alternate switch)."""
+        """The active screen clipped/padded to ``width`` x ``height`` (no alternate switch).
+
+        A window shorter than the terminal shows the rows that hold the cursor."""
         screen: Any = term.screen
         cols, rows = term.cols, term.rows
+        cursor = screen.cursor
+        top = max(0, min(cursor.y - height + 1, rows - height))
         out = ["\x1b[?2026h\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[0m"]
-        out += self.rows(screen.buffer, screen.default_char, cols, rows, width=width, height=height)
+        out += self.rows(
+            screen.buffer, screen.default_char, cols, rows, width=width, height=height, top=top
+        )
         if rows < height:
             out.append(f"{CSI}0m{CSI}{rows + 1}H{CSI}J")
-        cursor = screen.cursor
-        if cursor.y < height and min(cursor.x, cols - 1) < width:
-            out.append(self.cursor_and_modes(term, margins=False))
-        else:
-            out.append(self.cursor_and_modes(term, margins=False))
+        out.append(self.cursor_and_modes(term, margins=False, top=top))
+        if min(cursor.x, cols - 1) >= width:
             out.append("\x1b[?25l")
         out.append("\x1b[?2026l")
         return "".join(out)
 
-    def cursor_and_modes(self, term: Terminal, *, margins: bool = True) -> str:
+    def cursor_and_modes(self, term: Terminal, *, margins: bool = True, top: int = 0) -> str:
         screen: Any = term.screen
         cols, rows = term.cols, term.rows
         mode = screen.mode
         out: list[str] = []
         margin = screen.margins
         origin = mo.DECOM in mode
-        top = 0
         if margins and margin is not None and (margin.top, margin.bottom) != (0, rows - 1):
             out.append(f"{CSI}{margin.top + 1};{margin.bottom + 1}r")
             top = margin.top
         if origin and margins:
             out.append(f"{CSI}?6h")
-        else:
+        elif margins:
             top = 0
         cursor = screen.cursor
         cy = min(cursor.y, rows - 1)
         autowrap = mo.DECAWM in mode
-        if cursor.x >= cols and autowrap:
+        if cursor.x >= cols and autowrap and margins:
             # Pending wrap: redraw the last cell of the row to recreate it.
             line = screen.buffer.get(cy)
             cell = line.get(cols - 1, screen.default_char) if line else screen.default_char
