@@ -626,8 +626,10 @@ def new_cmd(
     if as_json:
         write_out(to_json(result) + "\n")
         return
-    via = f" --socket {socket}" if socket else ""
-    session = result.session
+    import shlex
+
+    via = f" --socket {shlex.quote(socket)}" if socket else ""
+    session = shlex.quote(result.session)
     write_out(
         f"created session {session} (pane @{result.terminal_id})\n"
         f"  read it:  phux snapshot{via} {session}\n"
