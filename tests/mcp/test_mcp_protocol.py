@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -57,11 +58,15 @@ def _tools(release: threading.Event, started: threading.Event) -> list[Tool]:
         release.wait(10)
         return ToolResult("slow done")
 
+    def big(args: dict[str, Any]) -> ToolResult:
+        return ToolResult("z" * 200_000)
+
     return [
         Tool("echo", "Echo the arguments.", SCHEMA, echo),
         Tool("fail", "Always fails.", SCHEMA, fail),
         Tool("crash", "Has a bug.", SCHEMA, crash),
         Tool("slow", "Blocks until released.", SCHEMA, slow),
+        Tool("big", "A 200 kB answer.", SCHEMA, big),
     ]
 
 
@@ -228,7 +233,7 @@ def test_batch(mcp: Harness) -> None:
 
 def test_tools_list(mcp: Harness) -> None:
     tools = mcp.ask(1, "tools/list", {"cursor": "ignored"})["result"]["tools"]
-    assert [t["name"] for t in tools] == ["echo", "fail", "crash", "slow"]
+    assert [t["name"] for t in tools] == ["echo", "fail", "crash", "slow", "big"]
     for tool in tools:
         assert set(tool) == {"name", "description", "inputSchema"}
         assert tool["inputSchema"]["type"] == "object"
@@ -369,3 +374,32 @@ def test_duplicate_running_id_is_refused(mcp: Harness) -> None:
     assert reply["id"] == 7 and reply["error"]["code"] == -32600
     mcp.release.set()
     assert mcp.out.message()["result"]["content"][0]["text"] == "slow done"
+
+
+def test_non_blocking_pipes() -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    os.set_blocking(in_r, False)
+    os.set_blocking(out_w, False)
+    release, started = threading.Event(), threading.Event()
+    server = McpServer(
+        _tools(release, started), name="p", version="t", stdin_fd=in_r, stdout_fd=out_w
+    )
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    out = LineReader(out_r)
+    try:
+        # Answers big enough to fill the pipe: the writer must wait, not give up.
+        for rid in range(3):
+            write_all(in_w, request(rid, "tools/call", {"name": "big"}))
+        time.sleep(0.2)
+        got = sorted(out.message()["id"] for _ in range(3))
+        assert got == [0, 1, 2]
+        write_all(in_w, request(9, "ping"))
+        assert out.message()["id"] == 9
+    finally:
+        close_quietly(in_w)
+        thread.join(5)
+        for fd in (in_r, out_r, out_w):
+            close_quietly(fd)
+    assert not thread.is_alive()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -90,7 +91,10 @@ class _Writer:
                 return
             try:
                 while data:
-                    data = data[os.write(self._fd, data) :]
+                    try:
+                        data = data[os.write(self._fd, data) :]
+                    except BlockingIOError:  # a host that handed us a non-blocking pipe
+                        select.select([], [self._fd], [])
             except OSError:
                 self.broken = True  # the host went away; keep reading until EOF
 
@@ -136,7 +140,8 @@ class McpServer:
         while True:
             try:
                 data = os.read(self._stdin_fd, _READ_SIZE)
-            except InterruptedError:  # pragma: no cover - PEP 475 retries for us
+            except BlockingIOError:  # a host that handed us a non-blocking pipe
+                select.select([self._stdin_fd], [], [])
                 continue
             except OSError:
                 break
