@@ -336,3 +336,30 @@ def test_feed_accepts_bytearray_and_memoryview() -> None:
     t.feed(bytearray(b"ab"))
     t.feed(memoryview(b"cd"))
     assert lines(t)[0] == "abcd"
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 7, 1000])
+def test_scrollback_text_stays_aligned_when_history_overflows(every: int) -> None:
+    t = Terminal(10, 2, history=5)
+    for i in range(40):
+        t.feed(b"r%d\r\n" % i)  # the screen shows r{i} and a blank row
+        if i % every == 0 or i == 39:
+            assert t.project(scrollback=0).scrollback == [f"r{j}" for j in range(i)][-5:]
+
+
+def test_scrollback_text_heals_after_outside_changes() -> None:
+    t = term(b"".join(b"x%d\r\n" % i for i in range(10)), rows=2)
+    t.project(scrollback=0)
+    t.screen.scrollback.clear()
+    t.feed(b"y\r\n")
+    assert t.project(scrollback=0).scrollback == ["x9"]
+
+
+def test_drain_history() -> None:
+    t = term(b"A" * 25 + b"\r\n" + b"".join(b"z%d\r\n" % i for i in range(6)), cols=10, rows=2)
+    rows, wrapped = t.drain_history()
+    assert [r.rstrip() for r in rows][:3] == ["A" * 10, "A" * 10, "A" * 5]
+    assert wrapped[:3] == [False, True, True]
+    assert t.project(scrollback=0).scrollback == []
+    t.feed(b"w\r\n")
+    assert t.project(scrollback=0).scrollback == ["z5"]

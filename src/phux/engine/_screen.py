@@ -809,9 +809,7 @@ class EngineScreen(pyte.Screen):
         if how in (0, 1):
             self.erase_in_line(how)
         if how == 3:
-            self.scrollback.clear()
-            self._scrollback_text.clear()
-            self._unrendered = 0
+            self.clear_history()
 
     def erase_characters(self, count: int | None = None) -> None:
         cursor = self.cursor
@@ -924,6 +922,12 @@ class EngineScreen(pyte.Screen):
         self.ensure_vbounds(use_margins=True)
 
     # -- tabs ---------------------------------------------------------------------------
+
+    def tab(self) -> None:
+        """HT: to the next tab stop, or the last column (stops past it are ignored)."""
+        x = self.cursor.x
+        stops = [stop for stop in self.tabstops if stop > x]
+        self.cursor.x = min(min(stops), self.columns - 1) if stops else self.columns - 1
 
     def tab_forward(self, count: int | None = None) -> None:
         """CHT (CSI I)."""
@@ -1093,6 +1097,7 @@ class EngineScreen(pyte.Screen):
                 for line in buf.values():
                     for x in [x for x in line if x >= columns]:
                         del line[x]
+            self.tabstops = {x for x in self.tabstops if x < columns}
         elif columns > self.columns:
             self.tabstops.update(x for x in range(8, columns, 8) if x >= self.columns)
         self.lines, self.columns = lines, columns
@@ -1102,19 +1107,29 @@ class EngineScreen(pyte.Screen):
 
     # -- history text ----------------------------------------------------------------
 
-    def _render_history(self) -> deque[tuple[str, str]]:
-        texts = self._scrollback_text
-        pending = min(self._unrendered, len(self.scrollback))
-        if pending:
-            cols = self.columns
-            scrollback = self.scrollback
-            # Only the newest rows are unrendered; older ones fell off both deques alike.
-            while len(texts) > len(scrollback) - pending:
-                texts.pop()
-            for i in range(pending, 0, -1):
-                text = _render_line(scrollback[-i], cols)
-                texts.append((text, text.rstrip(" ")))
+    def clear_history(self) -> None:
+        """Drop all scrollback rows (and their rendered text)."""
+        self.scrollback.clear()
+        self._scrollback_text.clear()
         self._unrendered = 0
+
+    def _render_history(self) -> deque[tuple[str, str]]:
+        """Render the rows pushed since the last call; ``maxlen`` drops the oldest
+        texts exactly as it dropped the oldest rows."""
+        texts = self._scrollback_text
+        scrollback = self.scrollback
+        pending = min(self._unrendered, len(scrollback))
+        cols = self.columns
+        for i in range(pending, 0, -1):
+            text = _render_line(scrollback[-i], cols)
+            texts.append((text, text.rstrip(" ")))
+        self._unrendered = 0
+        if len(texts) != len(scrollback):
+            # ``scrollback`` was changed behind our back: render it all again.
+            texts.clear()
+            for line in scrollback:
+                text = _render_line(line, cols)
+                texts.append((text, text.rstrip(" ")))
         return texts
 
     def history_rows(self, trimmed: bool = False) -> list[str]:

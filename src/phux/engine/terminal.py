@@ -239,6 +239,16 @@ class Terminal:
                 )
         return out
 
+    def drain_history(self) -> tuple[list[str], list[bool]]:
+        """Take all scrollback rows out of the engine (oldest first, untrimmed) with
+        their soft-wrap flags (True: the row continues the previous one), and forget
+        them, so a long capture can be streamed with bounded memory."""
+        screen = self.screen
+        rows = screen.history_rows()
+        wrapped = screen.history_wrapped()
+        screen.clear_history()
+        return rows, wrapped
+
     def logical_lines(self, scrollback: int | None = None) -> list[str]:
         """Viewport (and, per ``scrollback``'s tri-state, history) rows with soft
         wraps joined into logical lines, each right-trimmed. Trailing blank
