@@ -581,6 +581,8 @@ def watch_cmd(
         "\b\nExamples:\n"
         "  phux new --json -s build            # create-only, prints the ids\n"
         "  phux new -s logs -c /var/log -- tail -f syslog",
+        "Options must come before COMMAND: everything from COMMAND on is the\n"
+        "program's argv. Put `--` before a COMMAND that has options of its own.",
         texts.exit_codes(("0", "created"), ("1", "the name is taken / failure")),
         texts.JSON_ERRORS,
     ),
