@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 
 import pytest
 
+from phux.client.deadline import Deadline
 from phux.wire import encode_frame
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
@@ -15,6 +17,8 @@ from phux.wire.frames import (
     Hello,
     Input,
     ListTerminals,
+    MetaSet,
+    MetaSubscribe,
     Ok,
     Output,
     Ping,
@@ -144,7 +148,7 @@ def test_abuse_and_abrupt_disconnects_do_not_affect_others(server: ServerProcess
     with server.connect() as again:
         again.call(
             lambda rid: ListTerminals(request_id=rid),
-            __import__("phux").client.deadline.Deadline.after(5),
+            Deadline.after(5),
         )
 
 
@@ -158,3 +162,33 @@ def test_input_ack_only_after_write(server: ServerProcess) -> None:
         assert raw.recv() == Ok(request_id=9)
     finally:
         raw.close()
+
+
+def test_client_that_never_reads_its_events_is_dropped(server: ServerProcess) -> None:
+    deaf = RawClient(server.socket)
+    try:
+        deaf.hello()
+        deaf.send(MetaSubscribe(request_id=1, prefix="flood"))
+        value = b"v" * 65536
+        with server.connect() as conn:
+            # 80 MiB of METADATA_CHANGED for a client that reads none of it: over the
+            # 64 MiB bound, the server drops it instead of buffering without end.
+            ids = [
+                conn.submit(lambda rid: MetaSet(request_id=rid, key="flood", value=value))
+                for _ in range(1280)
+            ]
+            for rid in ids:
+                conn.wait_reply(rid, Deadline.after(60))
+            assert server.proc is not None
+            with open(f"/proc/{server.proc.pid}/status") as status:
+                rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
+            assert rss < 200 * 1024
+        deaf.sock.settimeout(10)
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := deaf.sock.recv(1 << 20):
+                received += len(chunk)
+        assert received < 70 << 20  # it got what was in flight, then the close
+        assert "does not read" in server.log.read_text()
+    finally:
+        deaf.close()
