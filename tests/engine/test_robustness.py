@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal
+from phux.engine._screen import _render_line
 
 _FRAGMENTS = st.sampled_from(
     [
@@ -117,6 +118,9 @@ def _check(t: Terminal) -> None:
     t.logical_lines(0)
     t.take_replies()
     t.take_events()
+    # The incrementally rendered scrollback text matches a fresh render.
+    fresh = [_render_line(line, t.cols).rstrip(" ") for line in t.screen.scrollback]
+    assert state.scrollback == fresh
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -125,11 +129,13 @@ def test_never_raises_and_cursor_stays_in_bounds(
     sample: tuple[bytes, list[bytes]], cols: int, rows: int
 ) -> None:
     _data, chunks = sample
-    t = Terminal(cols, rows, history=50)
-    for chunk in chunks:
+    t = Terminal(cols, rows, history=5)
+    for i, chunk in enumerate(chunks):
         t.feed(chunk)
         assert 0 <= t.screen.cursor.x <= t.cols
         assert 0 <= t.screen.cursor.y < t.rows
+        if i % 2:
+            t.project(scrollback=0)
     _check(t)
     assert t.stream.errors == 0
 
