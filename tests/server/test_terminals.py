@@ -261,3 +261,38 @@ def test_children_keep_the_users_fd_limit(tmp_path: Path) -> None:
             assert "Max open files            1000 " not in limits
     finally:
         server.stop()
+
+
+def test_output_flows_while_a_paste_is_being_written(server: ServerProcess) -> None:
+    size = 1024 * 1024
+    slow_reader = (
+        "import os, tty, time, hashlib; tty.setraw(0); n = 0; h = hashlib.sha256()\n"
+        "print('ready', flush=True)\n"
+        f"while n < {size}:\n"
+        "    b = os.read(0, 65536); h.update(b); n += len(b); time.sleep(0.003)\n"
+        "print('digest', h.hexdigest(), flush=True)\n"
+    )
+    payload = random.Random(5).randbytes(size)
+    with server.connect() as conn:
+        paste = spawn(conn, ["python3", "-c", slow_reader])
+        ticker = spawn(conn, ["sh", "-c", "while :; do echo tick; sleep 0.01; done"])
+        pasted, ticks = Stream(paste), Stream(ticker)
+        subscribe(conn, paste)
+        subscribe(conn, ticker)
+        deadline = Deadline.after(30)
+        while b"ready" not in pasted.data or ticks.ready is None:
+            frame = conn.receive(deadline)
+            pasted.feed(frame)
+            ticks.feed(frame)
+        rid = conn.submit(lambda rid: Input(request_id=rid, terminal=paste, data=payload))
+        before = None
+        while (reply := conn.take_reply(rid)) is None:
+            frame = conn.receive(deadline)
+            pasted.feed(frame)
+            ticks.feed(frame)
+            if before is None:
+                before = ticks.data.count(b"tick")
+        assert reply is not None
+        assert ticks.data.count(b"tick") - (before or 0) >= 3  # the loop kept relaying
+        want = hashlib.sha256(payload).hexdigest().encode()
+        read_until(conn, pasted, lambda s: want in s.data, timeout=30)
