@@ -363,3 +363,9 @@ def test_drain_history() -> None:
     assert t.project(scrollback=0).scrollback == []
     t.feed(b"w\r\n")
     assert t.project(scrollback=0).scrollback == ["z5"]
+
+
+def test_display_never_raises_on_orphan_stubs() -> None:
+    t = term("中文\x1b[1;2H\x1b[@".encode(), cols=6)  # ICH shifts a stub away from its glyph
+    assert len(t.screen.display) == 5
+    t.project(cells=True)
