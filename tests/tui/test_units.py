@@ -262,3 +262,18 @@ def test_view_paint_follows_the_cursor_down() -> None:
     assert window.project().lines == ["row 6", "row 7", "row 8", "row 9"]
     cursor = window.project().cursor
     assert cursor is not None and (cursor.y, cursor.x) == (3, 5)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    data=st.lists(st.sampled_from(list(b"\x1b[]P\\\x07\x18\x05c6n?;>$qa0")), max_size=60).map(
+        bytes
+    ),
+    cuts=st.lists(st.integers(min_value=1, max_value=5), max_size=30),
+)
+def test_byte_soup_chunking_is_stable(data: bytes, cuts: list[int]) -> None:
+    whole = QueryFilter().feed(data)
+    assert feed_in_pieces(data, cuts) == whole
+    # Only removes: what passes is the input with some sequences taken out.
+    it = iter(data)
+    assert all(b in it for b in whole)
