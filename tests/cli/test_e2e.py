@@ -492,3 +492,62 @@ def test_ls_with_a_server_but_no_sessions(absent: Phux) -> None:
         assert (text.code, text.out) == (0, "")
     finally:
         absent.stop()
+
+
+def test_new_on_a_terminal_attaches(phux: Phux) -> None:
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 70, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "phux", "new", "-s", "tty"],
+        env=dict(phux.env, TERM="xterm-256color"),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        cwd=phux.root,
+    )
+    os.close(slave)
+    seen = b""
+
+    def read_until(needle: bytes, seconds: float) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + seconds
+        while needle not in seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {needle!r} in {seen[-400:]!r}"
+            ready, _, _ = select.select([master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the tty
+                    chunk = b""
+                if not chunk:
+                    break
+                seen += chunk
+
+    try:
+        read_until(b"$", 15)  # the new session's prompt, painted through attach
+        # While attached, the session is PRIMARY: ls shows it attached, at our size.
+        deadline = time.monotonic() + 10
+        while not any(
+            s["name"] == "tty" and s["attached"] for s in phux("ls", "--json").json()["sessions"]
+        ):
+            assert time.monotonic() < deadline, "never shown as attached"
+            time.sleep(0.1)
+        snap = phux("snapshot", "--json", "tty").json()
+        assert (snap["cols"], snap["rows"]) == (70, 20)
+        os.write(master, b"\x02d")  # C-b d: detach
+        read_until(b"detached", 10)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        os.close(master)
+    assert phux("kill", "tty").code == 0  # detaching left the session running

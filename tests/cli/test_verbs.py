@@ -452,3 +452,25 @@ def test_a_bug_is_still_one_error_line(
     monkeypatch.setenv("PHUX_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):
         run_cli(["snapshot", "w"])
+
+
+def test_new_attaches_only_on_a_terminal_and_without_d(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import phux.tui.attach
+
+    attached: list[tuple[str, object]] = []
+
+    def run_attach(target: str, *, socket: object = None, detach_key: object = None) -> int:
+        attached.append((target, socket))
+        return 7
+
+    monkeypatch.setattr(phux.tui.attach, "run_attach", run_attach)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert invoke(capsys, "new", "-s", "s")[0] == 7
+    assert attached == [("@9", "/tmp/fake.sock")]
+    code, out, _ = invoke(capsys, "new", "-d", "-s", "s")
+    assert code == 0 and "phux attach s" in out
+    assert invoke(capsys, "new", "--json", "-s", "s")[0] == 0
+    assert len(attached) == 1

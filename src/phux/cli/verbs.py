@@ -583,7 +583,11 @@ def watch_cmd(
         "  phux new -s logs -c /var/log -- tail -f syslog",
         "Options must come before COMMAND: everything from COMMAND on is the\n"
         "program's argv. Put `--` before a COMMAND that has options of its own.",
-        texts.exit_codes(("0", "created"), ("1", "the name is taken / failure")),
+        texts.exit_codes(
+            ("0", "created (when attached: then detached, or the program exited)"),
+            ("1", "the name is taken / failure (when attached: the server went away)"),
+            ("128+N", "when attached: the program was killed by signal N"),
+        ),
         texts.JSON_ERRORS,
     ),
 )
@@ -594,6 +598,12 @@ def watch_cmd(
     metavar="CWD",
     help="Working directory of the first pane (default: the current one).",
 )
+@click.option(
+    "-d",
+    "detached",
+    is_flag=True,
+    help="Do not attach; print how to reach the session instead.",
+)
 @json_option(
     'Create only and print {"session", "terminal_id"}; needs -s, and a taken name is an error.'
 )
@@ -603,17 +613,19 @@ def watch_cmd(
 def new_cmd(
     name: str | None,
     cwd: str | None,
+    detached: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
     command: tuple[str, ...],
 ) -> None:
-    """Create a session running COMMAND (default: your shell).
+    """Create a session running COMMAND (default: your shell), then attach to it.
 
     Starts the server first when none is running. Without -s the session gets
     the smallest free numeric name; an explicit -s NAME that exists is an
-    error. phux attach is not available yet: without --json the new session's
-    name is printed with the commands that reach it.
+    error. It attaches only when stdin and stdout are a terminal and -d is not
+    given; otherwise it prints the session's name and the commands that reach
+    it. --json is create-only and never attaches.
     """
     if as_json and name is None:
         raise click.UsageError("--json needs an explicit -s NAME (it is create-only)")
@@ -628,6 +640,12 @@ def new_cmd(
     if as_json:
         write_out(to_json(result) + "\n")
         return
+    if not detached and sys.stdin.isatty() and sys.stdout.isatty():
+        with reporting("new", False):
+            from phux.tui.attach import run_attach
+
+            code = run_attach(f"@{result.terminal_id}", socket=os.fspath(path))
+        finish(code)
     import shlex
 
     via = f" --socket {shlex.quote(socket)}" if socket else ""
@@ -637,8 +655,8 @@ def new_cmd(
         f"  read it:  phux snapshot{via} {session}\n"
         f"  type:     phux send-keys{via} {session} 'echo hi' Enter\n"
         f"  run:      phux run{via} {session} make test\n"
+        f"  attach:   phux attach{via} {session}\n"
         f"  end it:   phux kill{via} {session}\n"
-        "(phux attach is not available yet)\n"
     )
 
 
