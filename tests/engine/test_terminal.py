@@ -369,3 +369,10 @@ def test_display_never_raises_on_orphan_stubs() -> None:
     t = term("中文\x1b[1;2H\x1b[@".encode(), cols=6)  # ICH shifts a stub away from its glyph
     assert len(t.screen.display) == 5
     t.project(cells=True)
+
+
+def test_truecolor_components_are_clamped() -> None:
+    t = term(b"\x1b[38;2;300;0;255;48;2;1;2;3mA")
+    (cell,) = t.project(cells=True).cells or []
+    assert cell.style.fg == RgbColor(r=255, g=0, b=255)
+    assert cell.style.bg == RgbColor(r=1, g=2, b=3)

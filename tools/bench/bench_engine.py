@@ -11,12 +11,16 @@ plain text is also measured against stock ``Screen``. Projection is a
 the equivalent naive projection over a stock ``HistoryScreen`` (``display``
 plus every history row joined), both warm (repeated, as ``wait`` does) and
 cold (first projection after the history filled).
+
+Times are CPU time (``time.process_time``), with phux and stock runs
+alternating, so that other load on a shared machine skews neither figure.
 """
 
 from __future__ import annotations
 
 import contextlib
 import random
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +29,7 @@ from typing import Any
 import pyte
 
 from phux.engine import Terminal
-from tools.bench.harness import Measurement, median_seconds
+from tools.bench.harness import Measurement
 
 COLS, ROWS, HISTORY = 120, 40, 10_000
 CORPUS = Path(__file__).resolve().parents[2] / "tests" / "engine" / "corpus"
@@ -139,6 +143,26 @@ def _mbps(data: bytes, seconds: float) -> float:
     return len(data) / seconds / 1e6
 
 
+def _cpu(fn: Callable[[], object]) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def _paired(
+    phux: Callable[[], object], stock: Callable[[], object], repeat: int
+) -> tuple[float, float]:
+    """Median CPU seconds of two functions run alternately (after one warm-up each)."""
+    phux()
+    stock()
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeat):
+        a.append(_cpu(phux))
+        b.append(_cpu(stock))
+    return statistics.median(a), statistics.median(b)
+
+
 def _throughput(quick: bool) -> list[Measurement]:
     size = 150_000 if quick else 1_000_000
     stock_size = size // 5  # stock pyte is slow; its rate does not depend on size
@@ -156,8 +180,9 @@ def _throughput(quick: bool) -> list[Measurement]:
     for name, make, target in workloads:
         data = make(size)
         stock_data = make(stock_size)
-        phux = median_seconds(_feed_phux(data), repeat=repeat)
-        stock = median_seconds(_feed_stock(stock_data, history=True), repeat=repeat)
+        phux, stock = _paired(
+            _feed_phux(data), _feed_stock(stock_data, history=True), repeat=repeat
+        )
         out.append(
             Measurement(
                 bench="engine",
@@ -170,7 +195,9 @@ def _throughput(quick: bool) -> list[Measurement]:
             )
         )
         if name == "plain text":
-            plain = median_seconds(_feed_stock(stock_data, history=False), repeat=repeat)
+            phux, plain = _paired(
+                _feed_phux(data), _feed_stock(stock_data, history=False), repeat=repeat
+            )
             out.append(
                 Measurement(
                     bench="engine",
@@ -182,6 +209,11 @@ def _throughput(quick: bool) -> list[Measurement]:
                 )
             )
     return out
+
+
+def _median_cpu(fn: Callable[[], object], repeat: int) -> float:
+    fn()
+    return statistics.median(_cpu(fn) for _ in range(repeat))
 
 
 def _naive_projection(screen: Any) -> list[str]:
@@ -198,21 +230,16 @@ def _projection(quick: bool) -> list[Measurement]:
     pyte.ByteStream(stock).feed(data)
     assert len(t.project(scrollback=0).scrollback) == HISTORY
 
-    start = time.perf_counter()
     cold_state = Terminal(COLS, ROWS, history=HISTORY)
     cold_state.feed(data)
-    fill = time.perf_counter() - start
-    del fill
-    start = time.perf_counter()
-    cold_state.project(scrollback=0)
-    cold = time.perf_counter() - start
+    cold = _cpu(lambda: cold_state.project(scrollback=0))
 
     repeat = 5 if quick else 20
-    warm = median_seconds(lambda: t.project(scrollback=0), repeat=repeat)
-    viewport = median_seconds(lambda: t.project(), repeat=repeat * 10)
-    cells = median_seconds(lambda: t.project(cells=True), repeat=repeat)
-    naive = median_seconds(lambda: _naive_projection(stock), repeat=max(3, repeat // 4))
-    naive_viewport = median_seconds(lambda: stock.display, repeat=repeat * 10)
+    warm = _median_cpu(lambda: t.project(scrollback=0), repeat=repeat)
+    viewport = _median_cpu(lambda: t.project(), repeat=repeat * 10)
+    cells = _median_cpu(lambda: t.project(cells=True), repeat=repeat)
+    naive = _median_cpu(lambda: _naive_projection(stock), repeat=max(3, repeat // 4))
+    naive_viewport = _median_cpu(lambda: stock.display, repeat=repeat * 10)
     ms = 1000.0
     return [
         Measurement(

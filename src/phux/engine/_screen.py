@@ -128,9 +128,8 @@ def _set_color(v: _Recorder, fg: bool, value: str, index: int) -> None:
 
 
 SgrPlan = tuple[bool, tuple[tuple[int, Any], ...]]
-_SGR_RGB = re.compile(
-    r"([34])8;2;(\d{1,4});(\d{1,4});(\d{1,4})(?:;([34])8;2;(\d{1,4});(\d{1,4});(\d{1,4}))?"
-)
+_BYTE = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_SGR_RGB = re.compile(rf"([34])8;2;{_BYTE};{_BYTE};{_BYTE}(?:;([34])8;2;{_BYTE};{_BYTE};{_BYTE})?")
 
 
 def _sgr_plan(params: str) -> SgrPlan:
@@ -142,14 +141,14 @@ def _sgr_plan(params: str) -> SgrPlan:
     """
     rgb_match = _SGR_RGB.fullmatch(params)
     if rgb_match is not None:  # the common truecolor forms, without the general parse
-        g1, r1, g1_, b1, g2, r2, g2_, b2 = rgb_match.groups()
+        g1, r1, gg1, b1, g2, r2, gg2, b2 = rgb_match.groups()
         first = (_FG, _FG_INDEX) if g1 == "3" else (_BG, _BG_INDEX)
-        hex1 = _HEX[min(int(r1), 255)] + _HEX[min(int(g1_), 255)] + _HEX[min(int(b1), 255)]
-        if g2 is None or g2 == g1:
-            if g2 is not None:
-                hex1 = _HEX[min(int(r2), 255)] + _HEX[min(int(g2_), 255)] + _HEX[min(int(b2), 255)]
+        hex1 = _HEX[int(r1)] + _HEX[int(gg1)] + _HEX[int(b1)]
+        if g2 is None:
             return False, ((first[0], hex1), (first[1], -1))
-        hex2 = _HEX[min(int(r2), 255)] + _HEX[min(int(g2_), 255)] + _HEX[min(int(b2), 255)]
+        hex2 = _HEX[int(r2)] + _HEX[int(gg2)] + _HEX[int(b2)]
+        if g2 == g1:
+            return False, ((first[0], hex2), (first[1], -1))
         second = (_FG, _FG_INDEX) if g2 == "3" else (_BG, _BG_INDEX)
         return False, ((first[0], hex1), (first[1], -1), (second[0], hex2), (second[1], -1))
     items: list[int | tuple[int, ...]] = []
@@ -957,6 +956,7 @@ class EngineScreen(pyte.Screen):
         result = cache.get(key)
         if result is None:
             plan = self._sgr_plans.get(params)
+            seen = plan is not None
             if plan is None:
                 if len(self._sgr_plans) >= _SGR_CACHE_LIMIT:
                     self._sgr_plans.clear()
@@ -969,9 +969,10 @@ class EngineScreen(pyte.Screen):
                 for index, value in assigns:
                     v[index] = value
                 result = _new_tuple(Cell, v)
-            if len(cache) >= _SGR_CACHE_LIMIT:
-                cache.clear()
-            cache[key] = result
+            if seen:  # a string seen once (say a random colour) is not worth a result
+                if len(cache) >= _SGR_CACHE_LIMIT:
+                    cache.clear()
+                cache[key] = result
         cursor.attrs = result  # type: ignore[assignment]
 
     def set_semantic(self, semantic: int) -> None:
