@@ -210,3 +210,55 @@ def test_leaving_restores_the_screen() -> None:
     modes = person.term.modes
     assert modes.cursor_visible and not modes.app_cursor and not modes.bracketed_paste
     assert person.term.project().lines[0] == "main"
+
+
+def test_large_bootstrap_paints_a_preview_then_the_exact_screen() -> None:
+    session, _, person = make()
+    lines = b"".join(b"line %d\r\n" % i for i in range(20_000)) + b"\x1b[?1h$ "
+    rid = session.request_id
+    for frame in (
+        BootstrapBegin(request_id=rid, terminal=TID, start_seq=0, cols=20, rows=5),
+        BootstrapChunk(terminal=TID, seq=0, data=lines),
+        BootstrapReady(terminal=TID, next_seq=len(lines), cols=20, rows=5),
+    ):
+        session.handle(frame)
+    session.after_batch(0.0)  # no time for the engine: a preview from the tail
+    assert not session.synced
+    assert person.see()[-2:] == ["line 19999", "$"]
+    assert session.passthrough and session.need_full
+    # Live output passes through while the engine catches up ...
+    session.handle(Output(terminal=TID, seq=len(lines), data=b"ls"))
+    session.after_batch(0.0)
+    assert person.see()[-1] == "$ ls"
+    # ... and once it has, the exact paint follows (modes the tail never saw).
+    while not session.synced:
+        session.after_batch(0.01)
+    assert person.see()[-2:] == ["line 19999", "$ ls"]
+    assert person.term.modes.app_cursor
+    assert not session.need_full
+
+
+def test_passthrough_tracks_the_alternate_screen() -> None:
+    session, _, _ = make()
+    bootstrap(session, b"$ ")
+    feed(session, Output(terminal=TID, seq=2, data=b"\x1b[?1049h\x1b[H"))
+    assert session.user_alt
+    feed(session, Output(terminal=TID, seq=13, data=b"\x1b[?1049l"))
+    assert not session.user_alt
+
+
+def test_a_huge_backlog_resubscribes() -> None:
+    from phux.tui import attach
+
+    session, conn, _ = make()
+    bootstrap(session, b"$ ")
+    conn.sent.clear()
+    big = b"y\r\n" * (attach.MAX_BACKLOG // 3 + 10)
+    session.handle(Output(terminal=TID, seq=2, data=big))
+    session.after_batch(0.0)
+    kinds = [type(f).__name__ for f in conn.sent]
+    assert kinds == ["Unsubscribe", "Subscribe"]
+    assert session.state == "subscribing" and session.synced
+    # The fresh bootstrap brings the screen back.
+    bootstrap(session, b"\x1b[2J\x1b[Hfresh")
+    assert session.passthrough

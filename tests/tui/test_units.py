@@ -248,7 +248,7 @@ def test_view_paint_clips_to_the_window() -> None:
 def test_leave_resets_modes() -> None:
     source = replay(b"\x1b[?1049h\x1b[?1h\x1b[?2004h\x1b[?1000h\x1b[?25l\x1b[31m")
     t = replay(Painter().full(source, user_alt=False).encode())
-    t.feed(Painter().leave(source, user_alt=True, height=10).encode())
+    t.feed(Painter().leave(user_alt=True).encode())
     modes = t.modes
     assert not t.alternate
     assert not modes.app_cursor and not modes.bracketed_paste and not modes.mouse

@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import termios
 import time
 import tty
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -64,6 +66,7 @@ from phux.wire.frames import (
     Subscribe,
     TerminalClosed,
     Tombstone,
+    Unsubscribe,
 )
 
 if TYPE_CHECKING:
@@ -82,6 +85,16 @@ FOCUS_REFRESH = 30.0
 """Seconds between ``phux.focus_ms`` refreshes while the person types."""
 
 FRAMES_PER_BATCH = 512
+FEED_SLICE = 16 * 1024
+"""Bytes fed to the engine between checks of the time budget."""
+ENGINE_BUDGET = 0.02
+"""Seconds of engine work per loop turn while output or input is waiting."""
+MAX_BACKLOG = 32 * 1024 * 1024
+"""Engine backlog beyond which attach resubscribes instead of replaying it."""
+PREVIEW_BYTES = 64 * 1024
+"""Journal tail painted first when a bootstrap takes the engine a while."""
+
+_ALT_SCREEN = re.compile(rb"\x1b\[\?(?:1049|1047|47)([hl])")
 MAX_INPUT = 64 * 1024
 
 
@@ -150,6 +163,39 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
+class _Backlog:
+    """Engine work not done yet, in stream order: bytes to feed, and size changes.
+
+    The person's screen is driven by passthrough; the engine only has to catch
+    up before a repaint, so it is fed in time slices (``run``) between the
+    loop's reads and writes and never delays a keystroke's echo.
+    """
+
+    NEW = 0
+    RESIZE = 1
+
+    def __init__(self) -> None:
+        self.ops: deque[bytes | tuple[int, int, int]] = deque()
+        self.bytes = 0
+        self.offset = 0  # consumed part of the head op (bytes)
+
+    def __bool__(self) -> bool:
+        return bool(self.ops)
+
+    def clear(self) -> None:
+        self.ops.clear()
+        self.bytes = 0
+        self.offset = 0
+
+    def data(self, data: bytes) -> None:
+        if data:
+            self.ops.append(data)
+            self.bytes += len(data)
+
+    def size(self, kind: int, cols: int, rows: int) -> None:
+        self.ops.append((kind, cols, rows))
+
+
 class Session:
     """One attached terminal: the frame handling, painting and input of attach."""
 
@@ -171,20 +217,22 @@ class Session:
         self.out_fd = out_fd
         self.win = size
         self.engine: Terminal | None = None
+        self.backlog = _Backlog()
+        self.term_size: tuple[int, int] | None = None  # as of the newest frame
         self.filter = QueryFilter()
         self.painter = Painter()
         self.state = "subscribing"
         self.request_id = 0
         self.next_seq = 0
-        self.user_alt = False
-        self.need_full = False
+        self.boot: list[bytes] = []  # journal bytes of the current bootstrap (for a preview)
+        self.user_alt = False  # the person's terminal is in the alternate screen
+        self.live_ok = False  # the screen matches the stream: output may pass through
+        self.need_full = False  # an exact full paint is due (once the engine caught up)
         self.view_dirty = False
-        self.painted = False
         self.closed: ExitStatus | None = None
         self.closed_seen = False
         self.outcome: Outcome | None = None
         self.out = bytearray()
-        self.deferred: list[bytes] = []
         self.acks: list[int] = []
         self.resize_rid: int | None = None
         self.last_takeover = 0.0
@@ -209,79 +257,107 @@ class Session:
             lambda r: Subscribe(request_id=r, terminal=tid, role=Role.PRIMARY, cols=cols, rows=rows)
         )
 
+    def resubscribe(self) -> None:
+        """Drop the engine and its backlog and ask for a fresh bootstrap."""
+        tid = self.terminal
+        self.acks.append(self.conn.submit(lambda r: Unsubscribe(request_id=r, terminal=tid)))
+        self.backlog.clear()
+        self.engine = None
+        self.state = "subscribing"
+        self.subscribe()
+
     @property
     def passthrough(self) -> bool:
-        engine = self.engine
-        return engine is not None and (engine.cols, engine.rows) == self.win
+        """Live output may go to the person's terminal as bytes."""
+        return self.live_ok and self.term_size == self.win
 
-    def _new_engine(self, cols: int, rows: int) -> None:
+    @property
+    def synced(self) -> bool:
+        return not self.backlog
+
+    # ------------------------------------------------------------ the engine
+
+    def run_backlog(self, budget: float | None) -> bool:
+        """Feed the engine for up to ``budget`` seconds (None: all); True when caught up."""
         from phux.engine import Terminal
 
-        self.engine = Terminal(max(cols, 1), max(rows, 1), history=HISTORY)
-
-    def _feed(self, data: bytes) -> None:
-        engine = self.engine
-        if engine is not None:
-            engine.feed(data)
-            engine.take_replies()  # the server answers queries; attach never does
-
-    def _resize_engine(self, cols: int, rows: int) -> None:
-        engine = self.engine
-        if engine is None:
-            self._new_engine(cols, rows)
-        elif (engine.cols, engine.rows) != (cols, rows) and cols >= 1 and rows >= 1:
-            engine.resize(cols, rows)
+        backlog = self.backlog
+        stop = None if budget is None else time.monotonic() + budget
+        while backlog.ops:
+            op = backlog.ops[0]
+            if isinstance(op, tuple):
+                backlog.ops.popleft()
+                kind, cols, rows = op
+                cols, rows = max(cols, 1), max(rows, 1)
+                engine = self.engine
+                if kind == _Backlog.NEW or engine is None:
+                    self.engine = Terminal(cols, rows, history=HISTORY)
+                elif (engine.cols, engine.rows) != (cols, rows):
+                    engine.resize(cols, rows)
+                continue
+            engine = self.engine
+            start = backlog.offset
+            piece = op[start : start + FEED_SLICE]
+            if engine is not None:
+                engine.feed(piece)
+                engine.take_replies()  # the server answers queries; attach never does
+            backlog.bytes -= len(piece)
+            if start + len(piece) >= len(op):
+                backlog.ops.popleft()
+                backlog.offset = 0
+            else:
+                backlog.offset = start + len(piece)
+            if stop is not None and time.monotonic() >= stop:
+                break
+        return not backlog.ops
 
     # ------------------------------------------------------------ frames
 
-    def sync(self) -> None:
-        """Feed the engine the passed-through bytes it has not seen yet."""
-        if self.deferred:
-            data = b"".join(self.deferred)
-            self.deferred.clear()
-            self._feed(data)
-            if self.engine is not None:
-                self.user_alt = self.engine.alternate
-
     def handle(self, frame: Frame) -> None:
-        if not isinstance(frame, Output):
-            self.sync()
         if isinstance(frame, Detached):
             self.finish("server_gone", "[server went away]", 1)
             return
         if getattr(frame, "terminal", None) != self.terminal:
             return
         if isinstance(frame, Output):
-            if self.state != "live":
-                return
-            self._take(frame.seq, frame.data, live=True)
+            if self.state == "live":
+                self._take(frame.seq, frame.data, live=True)
         elif isinstance(frame, Resized):
             if self.state == "subscribing":
                 return
-            self._resize_engine(frame.cols, frame.rows)
+            self.term_size = (frame.cols, frame.rows)
+            self.backlog.size(_Backlog.RESIZE, frame.cols, frame.rows)
             if self.state == "live":
                 self.need_full = True
+                if self.term_size != self.win:
+                    self.live_ok = False  # another person's size: views until ours again
         elif isinstance(frame, BootstrapBegin):
             if self.state == "subscribing" and frame.request_id not in (self.request_id, 0):
                 return
             self.state = "bootstrapping"
             self.next_seq = frame.start_seq
-            self._new_engine(frame.cols, frame.rows)
+            self.term_size = (frame.cols, frame.rows)
+            self.backlog.clear()
+            self.backlog.size(_Backlog.NEW, frame.cols, frame.rows)
+            self.boot = []
+            self.live_ok = False
         elif isinstance(frame, BootstrapChunk):
             if self.state != "bootstrapping":
                 return
             if frame.checkpoint:
-                engine = self.engine
-                cols, rows = (engine.cols, engine.rows) if engine else (80, 24)
-                self._new_engine(cols, rows)
-                self._feed(frame.data)
+                cols, rows = self.term_size or (80, 24)
+                self.backlog.clear()
+                self.backlog.size(_Backlog.NEW, cols, rows)
+                self.backlog.data(frame.data)
                 self.next_seq = frame.seq
+                self.boot = []
             else:
                 self._take(frame.seq, frame.data, live=False)
         elif isinstance(frame, BootstrapReady):
             if self.state != "bootstrapping":
                 return
-            self._resize_engine(frame.cols, frame.rows)
+            self.term_size = (frame.cols, frame.rows)
+            self.backlog.size(_Backlog.RESIZE, frame.cols, frame.rows)
             self.next_seq = max(self.next_seq, frame.next_seq)
             self.state = "live"
             self.filter.reset()
@@ -292,6 +368,7 @@ class Session:
         elif isinstance(frame, Tombstone):
             self.state = "subscribing"
             self.request_id = 0
+            self.live_ok = False
         elif isinstance(frame, TerminalClosed):
             self.closed = frame.status
             self.closed_seen = True
@@ -303,36 +380,76 @@ class Session:
                 return
             seq, data = seq + skip, data[skip:]
         self.next_seq = seq + len(data)
-        if live and self.passthrough and not self.need_full:
-            # The bytes go out first; the engine catches up after the write
-            # (sync), so a keystroke's echo never waits for the emulator.
-            self.out += self.filter.feed(data)
-            self.deferred.append(data)
+        self.backlog.data(data)
+        if not live:
+            self.boot.append(data)
+        elif self.passthrough:
+            passed = self.filter.feed(data)
+            self.out += passed
+            self._track_alternate(passed)
         else:
-            self.sync()
-            self._feed(data)
-            if live:
-                self.view_dirty = True
+            self.view_dirty = True
 
-    def after_batch(self) -> None:
-        """Paint what the frames of this batch require, then settle the outcome."""
-        self.sync()
+    def _track_alternate(self, data: bytes) -> None:
+        if b"\x1b[?" in data:
+            toggles = _ALT_SCREEN.findall(data)
+            if toggles:
+                self.user_alt = toggles[-1] == b"h"
+
+    # ------------------------------------------------------------ painting
+
+    def after_batch(self, budget: float | None = None) -> None:
+        """Let the engine catch up (within ``budget``), paint what is due, settle the outcome."""
+        if self.backlog.bytes > MAX_BACKLOG:
+            self.resubscribe()  # cheaper to start again than to replay all of it
+        caught_up = self.run_backlog(budget)
         engine = self.engine
-        if engine is not None and self.state == "live":
-            waiting_resize = self.resize_rid is not None
-            if self.passthrough:
-                if self.need_full:
-                    self.out += self.painter.full(engine, user_alt=self.user_alt).encode()
-                    self.user_alt = engine.alternate
+        if self.state == "live" and engine is not None:
+            if caught_up:
+                if self.term_size == self.win:
+                    if self.need_full or not self.live_ok:
+                        self._paint_full(engine)
+                elif (self.need_full or self.view_dirty) and self.resize_rid is None:
+                    # (With our RESIZE on its way, no flash of a view.)
+                    cols, rows = self.win
+                    self.out += self.painter.view(engine, cols, rows).encode()
                     self.need_full = self.view_dirty = False
-                    self.painted = True
-            elif (self.need_full or self.view_dirty) and not waiting_resize:
-                cols, rows = self.win
-                self.out += self.painter.view(engine, cols, rows).encode()
-                self.need_full = self.view_dirty = False
-                self.painted = True
+            elif not self.live_ok and self.term_size == self.win:
+                self._paint_preview()
         if self.closed_seen and self.state == "live" and self.outcome is None:
+            if not caught_up and not self.live_ok:
+                self.run_backlog(None)
+                self.after_batch(None)
+                return
             self.finish("exited", f"[{self.name}: {describe_exit(self.closed)}]", 0)
+
+    def _paint_full(self, engine: Terminal) -> None:
+        self.out += self.painter.full(engine, user_alt=self.user_alt).encode()
+        self.user_alt = engine.alternate
+        self.live_ok = True
+        self.need_full = self.view_dirty = False
+        self.boot = []
+
+    def _paint_preview(self) -> None:
+        """A quick paint from the journal's tail while the engine replays it all.
+
+        Exact for the common case (recent output decides the screen); the
+        exact paint follows once the engine has caught up (``need_full``).
+        """
+        from phux.engine import Terminal
+
+        cols, rows = self.term_size or self.win
+        tail = b"".join(self.boot)[-PREVIEW_BYTES:]
+        cut = tail.find(b"\n")
+        if len(tail) == PREVIEW_BYTES and cut >= 0:
+            tail = tail[cut + 1 :]
+        preview = Terminal(max(cols, 1), max(rows, 1), history=0)
+        preview.feed(tail)
+        self.out += self.painter.full(preview, user_alt=self.user_alt).encode()
+        self.user_alt = preview.alternate
+        self.live_ok = True
+        self.need_full = True
+        self.boot = []
 
     def collect_acks(self) -> None:
         if self.resize_rid is not None:
@@ -417,11 +534,7 @@ class Session:
             _write_all(self.out_fd, data)
 
     def leave_bytes(self) -> bytes:
-        self.sync()
-        _, rows = self.win
-        return self.painter.leave(
-            self.engine if self.painted else None, user_alt=self.user_alt, height=rows
-        ).encode()
+        return self.painter.leave(user_alt=self.user_alt).encode()
 
 
 class _RawTerminal:
@@ -586,7 +699,8 @@ def _loop(
     sock_fd = conn.fileno()
     more = False
     while session.outcome is None:
-        readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], 0 if more else None)
+        busy = more or bool(session.backlog)
+        readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], 0 if busy else None)
         if wake_r in readable:
             with contextlib.suppress(BlockingIOError):
                 while os.read(wake_r, 512):
@@ -595,6 +709,7 @@ def _loop(
             pending["cont"] = False
             raw.reapply()
             session.need_full = True
+            session.live_ok = False
         if pending["winch"]:
             pending["winch"] = False
             session.on_winch()
@@ -620,5 +735,5 @@ def _loop(
                 more = True
         session.flush()
         session.collect_acks()
-        session.after_batch()
+        session.after_batch(ENGINE_BUDGET)
         session.flush()

@@ -260,20 +260,8 @@ class Painter:
         out.append(f"{CSI}?25h" if mo.DECTCEM in mode else f"{CSI}?25l")
         return "".join(out)
 
-    def leave(self, term: Terminal | None, *, user_alt: bool, height: int) -> str:
-        """Bytes that put the user's terminal back to normal, cursor below the content."""
-        out = []
-        if user_alt:
-            out.append("\x1b[?1049l")
-        out.append(RESTORE)
-        row = height
-        if term is not None:
-            screen: Any = term.screen
-            cursor = screen.cursor
-            if term.alternate:
-                saved = screen.saved_cursors.get(False)
-                cursor = saved.cursor if saved is not None else None
-            if cursor is not None:
-                row = min(cursor.y + 1, height)
-        out.append(f"{CSI}{row}H\r\n")
-        return "".join(out)
+    def leave(self, *, user_alt: bool) -> str:
+        """Bytes that put the user's terminal back to normal, the cursor on a new
+        line below where the program left it (saved around the margin reset)."""
+        out = "\x1b[?1049l" if user_alt else ""
+        return out + "\x1b7" + RESTORE + "\x1b8\x1b[0m\x1b[?6l\x1b(B\x0f\r\n"
