@@ -16,16 +16,18 @@ case is an ``xfail(strict=True)`` naming it (so a stale entry fails):
   cols``; the projection reports the last column (where xterm shows it).
 * Overline: tmux 3.3a writes SGR 53 as ``5:3`` in ``capture-pane -e``, so
   overline is not compared.
-* ``clear_*`` / ``ris``: on ED 2 and RIS tmux first pushes the screen into
-  history; xterm erases in place.
+* ``clear_*`` / ``ris``: on ED 2, on ED 0 from the home position, and on RIS
+  tmux first pushes the screen into history; xterm erases in place.
 * ``region_scroll*``: tmux saves lines scrolled out of a partial scroll region
   into history; xterm (and this engine, per the issue) only keep full-screen
   scrolls.
 * ``bs_pending``: BS while a wrap is pending: tmux goes to the last column,
   xterm (and pyte) to the one before it.
 * ``tab_pending``: HT while a wrap is pending: tmux wraps, xterm stays.
-* ``il_pending``: IL/DL: tmux keeps the cursor column, xterm (and pyte) move to
-  column 0 (DEC STD 070).
+* ``il_*``, ``dl_column``: IL/DL: tmux keeps the cursor column, DEC (VT510,
+  DEC STD 070) and pyte move it to column 0.
+* ``dl_outside_region``: IL/DL with the cursor outside the scroll region: DEC
+  says they are ignored (pyte does so); tmux edits the rows anyway.
 * ``decstr``: DECSTR shows the cursor in xterm (DECTCEM set); tmux keeps it hidden.
 * ``zwj``: tmux 3.3 joins ZWJ emoji sequences into one 2-cell glyph; xterm and
   wcwidth give every emoji its own cells.
@@ -182,7 +184,11 @@ ALLOWED = {
     "region_scroll_su": (b"1\r\n2\r\n3\r\n4\x1b[2;3r\x1b[S", "same, for SU"),
     "bs_pending": (_PENDING + b"\x08z", "BS while a wrap is pending"),
     "tab_pending": (b"\x1b[1;118H\tX\tY", "HT while a wrap is pending"),
+    "clear_ed0_home": (_LINES + b"\x1b[H\x1b[J", "tmux pushes the screen into history"),
     "il_pending": (_PENDING + b"\x1b[Lz", "IL keeps the cursor column in tmux"),
+    "il_column": (b"abc\x1b[Lx", "IL keeps the cursor column in tmux"),
+    "dl_column": (b"abc\r\ndef\x1b[1;3H\x1b[Mx", "DL keeps the cursor column in tmux"),
+    "dl_outside_region": (b"\x1b[2;4rab\x1b[M", "tmux deletes outside the region"),
     "decstr": (b"\x1b[?25l\x1b[4h\x1b[31m\x1b[!pA", "DECSTR shows the cursor in xterm"),
     "zwj": ("👨\u200d👩\u200d👧 fam".encode(), "tmux joins ZWJ sequences"),
     "cht": (b"\tx\x1b[2Zy\x1b[2Iz", "tmux 3.3a does not implement CHT"),
