@@ -289,3 +289,50 @@ def test_two_sizes_the_most_recently_active_person_wins(
     tmux.wait_for("30 100\n", target="0:0")
     # The smaller window follows the cursor.
     tmux.wait_for("30 100\n", target="0:1")
+
+
+def test_default_target_is_the_most_recently_used_session(
+    phux_server: PhuxServer, tmux: Tmux
+) -> None:
+    phux_server.new("older")
+    phux_server.new("newer")
+    tmux.attach("older")
+    tmux.wait_for(prompt_ready)
+    listing = phux_server.phux("ls").stdout
+    assert "older: 1 window (attached)" in listing, listing
+    tmux.literal("echo in-older")
+    tmux.keys("Enter")
+    tmux.wait_for("in-older\n")
+    tmux.keys("C-b", "d")
+    tmux.wait_for(EXITED_OK)
+    tmux.kill()
+    # Attaching marked `older` as used last: no TARGET goes back to it.
+    tmux.attach()
+    tmux.wait_for("in-older\n")
+    tmux.keys("C-b", "d")
+    screen = tmux.wait_for(EXITED_OK)
+    assert "reattach with: phux attach older" in screen
+
+
+def test_refuses_to_attach_a_terminal_to_itself(phux_server: PhuxServer, tmux: Tmux) -> None:
+    phux_server.new("work")
+    tmux.attach("work")
+    tmux.wait_for(prompt_ready)
+    # Inside the terminal, PHUX_TERMINAL and PHUX_SOCKET name it.
+    tmux.literal(f"{sys.executable} -m phux attach; echo inner=$?")
+    tmux.keys("Enter")
+    screen = tmux.wait_for("inner=1")
+    assert "refusing to attach @1 to itself" in screen
+
+
+def test_attaching_an_exited_terminal_says_so(phux_server: PhuxServer, tmux: Tmux) -> None:
+    tid = phux_server.new("gone", command=["sh", "-c", "exit 5"])
+    with phux_server.client() as c:
+        from phux.client import Deadline
+
+        deadline = Deadline.after(10)
+        while c.resolve(f"@{tid}", deadline).alive:
+            time.sleep(0.02)
+    tmux.attach(f"@{tid}")
+    screen = tmux.wait_for("EXITED 1")
+    assert "has exited (exited with status 5)" in screen
