@@ -162,6 +162,11 @@ SYNTHETIC = {
     "origin_mode": b"\x1b[5;10r\x1b[?6h\x1b[2;3Hx",
     "dch": b"abcdef\x1b[1;2H\x1b[2P",
     "ind_ri": b"\x1b[40;1H\x1bDx\x1b[1;1H\x1bMy",
+    "decrc_outside_region": b"\x1b[6;1H\x1b7\x1b[3;5r-----\x1b8X",
+    "scorc_above_region": b"\x1b[s\x1b[3;5r-----\x1b[uX",
+    "decstbm_reset_homes": b"\x1b[4;5Hab\x1b[rX",
+    "decstbm_invalid_ignored": b"\x1b[4;5Hab\x1b[3;3rX",
+    "decrc_origin_mode": b"\x1b[3;5r\x1b[?6h\x1b7\x1b[?6l\x1b[1;1H\x1b8X",
     "dec_graphics": b"\x1b(0lqqk\x1b(B x \x1b)0\x0eqq\x0fqq",
     "sgr_mix": b"\x1b[1;3;4;7;9m A \x1b[0;2;5m B \x1b[0;38;5;208;48;2;1;2;3m C "
     b"\x1b[0;38:2::9:8:7m D",

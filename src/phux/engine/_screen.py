@@ -864,6 +864,14 @@ class EngineScreen(pyte.Screen):
         if mode == 1049:
             self.restore_cursor()
 
+    def set_margins(self, top: int | None = None, bottom: int | None = None) -> None:
+        """DECSTBM. Resetting the region homes the cursor too (stock pyte does not)."""
+        if (top is None or top == 0) and bottom is None:
+            self.margins = None
+            self.cursor_position()
+            return
+        super().set_margins(top, bottom)
+
     def soft_reset(self) -> None:
         """DECSTR (CSI ! p), as xterm does it; the screen is not cleared."""
         self.mode.discard(mo.IRM)
@@ -917,8 +925,10 @@ class EngineScreen(pyte.Screen):
         if attrs.semantic != self.semantic:
             _set_attrs(cursor, attrs._replace(semantic=self.semantic))
         self.cursor = cursor
+        # Stock pyte clamps the restored row into the scroll region; xterm and
+        # tmux restore it as saved (the region only binds in origin mode).
         self.ensure_hbounds()
-        self.ensure_vbounds(use_margins=True)
+        self.ensure_vbounds()
 
     # -- tabs ---------------------------------------------------------------------------
 
