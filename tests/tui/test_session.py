@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from phux.client.selectors import Pane
 from phux.engine import Terminal
 from phux.tui.attach import Session
@@ -212,7 +214,12 @@ def test_leaving_restores_the_screen() -> None:
     assert person.term.project().lines[0] == "main"
 
 
-def test_large_bootstrap_paints_a_preview_then_the_exact_screen() -> None:
+def test_large_bootstrap_paints_a_preview_then_the_exact_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from phux.tui import attach
+
+    monkeypatch.setattr(attach, "FIRST_PAINT_WAIT", 0.0)
     session, _, person = make()
     lines = b"".join(b"line %d\r\n" % i for i in range(20_000)) + b"\x1b[?1h$ "
     rid = session.request_id

@@ -91,6 +91,8 @@ ENGINE_BUDGET = 0.02
 """Seconds of engine work per loop turn while output or input is waiting."""
 MAX_BACKLOG = 32 * 1024 * 1024
 """Engine backlog beyond which attach resubscribes instead of replaying it."""
+FIRST_PAINT_WAIT = 0.25
+"""Seconds the engine may take for an exact first paint before a preview is shown."""
 PREVIEW_BYTES = 64 * 1024
 """Journal tail painted first when a bootstrap takes the engine a while."""
 
@@ -402,6 +404,8 @@ class Session:
         """Let the engine catch up (within ``budget``), paint what is due, settle the outcome."""
         if self.backlog.bytes > MAX_BACKLOG:
             self.resubscribe()  # cheaper to start again than to replay all of it
+        if budget is not None and self.state == "live" and not self.live_ok:
+            budget = max(budget, FIRST_PAINT_WAIT)  # an exact first paint, if it is quick
         caught_up = self.run_backlog(budget)
         engine = self.engine
         if self.state == "live" and engine is not None:
@@ -478,7 +482,7 @@ class Session:
     def on_keys(self, data: bytes) -> None:
         payload, detach = self.splitter.feed(data)
         if payload:
-            if not self.passthrough and self.engine is not None and self.state == "live":
+            if self.term_size != self.win and self.state == "live":
                 # Another person resized it; typing takes the size back.
                 now = time.monotonic()
                 if now - self.last_takeover > 0.5:

@@ -178,7 +178,8 @@ class Painter:
         out = ["\x1b[?2026h"]
         if user_alt:
             out.append("\x1b[?1049l")
-        out.append("\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[0m\x1b[H\x1b[2J")
+        # No clear: every row is rewritten up to an erase-to-end (less flicker).
+        out.append("\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[0m")
         if term.alternate and screen.main_buffer is not None:
             out += self.rows(screen.main_buffer, default, cols, rows)
             saved = screen.saved_cursors.get(False)
