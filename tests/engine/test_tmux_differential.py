@@ -28,6 +28,8 @@ case is an ``xfail(strict=True)`` naming it (so a stale entry fails):
   DEC STD 070) and pyte move it to column 0.
 * ``dl_outside_region``: IL/DL with the cursor outside the scroll region: DEC
   says they are ignored (pyte does so); tmux edits the rows anyway.
+* ``decstbm_origin``: DECSTBM in origin mode homes to the region's top-left
+  in xterm (and pyte); tmux homes to the screen's.
 * ``decstr``: DECSTR shows the cursor in xterm (DECTCEM set); tmux keeps it hidden.
 * ``zwj``: tmux 3.3 joins ZWJ emoji sequences into one 2-cell glyph; xterm and
   wcwidth give every emoji its own cells.
@@ -194,6 +196,7 @@ ALLOWED = {
     "il_column": (b"abc\x1b[Lx", "IL keeps the cursor column in tmux"),
     "dl_column": (b"abc\r\ndef\x1b[1;3H\x1b[Mx", "DL keeps the cursor column in tmux"),
     "dl_outside_region": (b"\x1b[2;4rab\x1b[M", "tmux deletes outside the region"),
+    "decstbm_origin": (b"\x1b[?6h\x1b[3;5rX", "tmux homes to the screen, not the region"),
     "decstr": (b"\x1b[?25l\x1b[4h\x1b[31m\x1b[!pA", "DECSTR shows the cursor in xterm"),
     "zwj": ("👨\u200d👩\u200d👧 fam".encode(), "tmux joins ZWJ sequences"),
     "cht": (b"\tx\x1b[2Zy\x1b[2Iz", "tmux 3.3a does not implement CHT"),
