@@ -277,3 +277,12 @@ def test_byte_soup_chunking_is_stable(data: bytes, cuts: list[int]) -> None:
     # Only removes: what passes is the input with some sequences taken out.
     it = iter(data)
     assert all(b in it for b in whole)
+
+
+def test_a_full_row_is_not_followed_by_an_erase() -> None:
+    # xterm keeps the cursor on the last column after writing it: an erase there
+    # would remove the row's last character.
+    source = replay(b"x" * 40 + b"\r\nshort", cols=40, rows=3)
+    rows = Painter().rows(source.screen.buffer, source.screen.default_char, 40, 3)
+    assert rows[0].endswith("x")
+    assert rows[1].endswith("\x1b[K")

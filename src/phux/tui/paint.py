@@ -164,7 +164,11 @@ class Painter:
                     parts.append(reset)
             else:
                 parts.append(reset)
-            if width > 0:
+                last = -1
+            # Erase the rest of the row, unless the row reaches the window's last
+            # column: there the cursor stays on that cell (wrap pending) and xterm
+            # would erase it.
+            if last < width - 1:
                 parts.append(f"{CSI}K")
             out.append("".join(parts))
         return out
