@@ -195,6 +195,11 @@ def test_overwriting_half_a_wide_char_blanks_the_other_half() -> None:
 
 def test_rep_su_sd_cbt_hpa_scosc() -> None:
     assert lines(term(b"ab\x1b[3b"))[0] == "abbbb"
+    assert lines(term(b"ab\x1b[31m\x1b[3b\x1b[b"))[0] == "ab"  # only right after text
+    cut = Terminal(20, 5)
+    for piece in (b"ab\x1b[", b"2", b"b"):
+        cut.feed(piece)
+    assert lines(cut)[0] == "abbb"
     t = term(b"1\r\n2\r\n3\x1b[S")
     assert lines(t)[:3] == ["2", "3", ""]
     t.feed(b"\x1b[2T")

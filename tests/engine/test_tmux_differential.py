@@ -33,6 +33,8 @@ case is an ``xfail(strict=True)`` naming it (so a stale entry fails):
 * ``decstr``: DECSTR shows the cursor in xterm (DECTCEM set); tmux keeps it hidden.
 * ``zwj``: tmux 3.3 joins ZWJ emoji sequences into one 2-cell glyph; xterm and
   wcwidth give every emoji its own cells.
+* ``rep_wide``, ``rep_past_margin``: tmux repeats only narrow characters and
+  only up to the right margin; xterm repeats any graphic character and wraps.
 * ``cht``, ``hpr``: tmux 3.3a ignores CHT (CSI I) and HPR (CSI a); xterm moves.
 * ``ech_wide``: erasing half of a wide character: tmux keeps the glyph; we
   blank both halves, as xterm does.
@@ -129,6 +131,7 @@ _PENDING = b"\x1b[5;1H" + b"y" * COLS
 
 SYNTHETIC = {
     "rep": b"ab\x1b[3b",
+    "rep_only_after_text": b"ab\x1b[b\x1b[2b\x1b[31m\x1b[2b\r\x1b[2b\ncd\x1b[D\x1b[2b",
     "su_sd": b"1\r\n2\r\n3\x1b[S\x1b[2T",
     "cbt": b"\tx\x1b[2Zy",
     "hpa": b"abc\x1b[6`z",
@@ -199,6 +202,8 @@ ALLOWED = {
     "decstbm_origin": (b"\x1b[?6h\x1b[3;5rX", "tmux homes to the screen, not the region"),
     "decstr": (b"\x1b[?25l\x1b[4h\x1b[31m\x1b[!pA", "DECSTR shows the cursor in xterm"),
     "zwj": ("👨\u200d👩\u200d👧 fam".encode(), "tmux joins ZWJ sequences"),
+    "rep_wide": ("中\x1b[2b".encode(), "tmux does not repeat a wide character; xterm does"),
+    "rep_past_margin": (b"a\x1b[150b", "tmux stops REP at the right margin; xterm wraps"),
     "cht": (b"\tx\x1b[2Zy\x1b[2Iz", "tmux 3.3a does not implement CHT"),
     "hpr": (b"abc\x1b[2aq", "tmux 3.3a does not implement HPR"),
     "ech_wide": ("中文字\x1b[1;2H\x1b[2X".encode(), "tmux keeps a half-erased wide glyph"),

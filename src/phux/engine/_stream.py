@@ -154,8 +154,9 @@ class EngineStream(pyte.Stream):
             pos = self._continue_string(data, 0)
         n = len(data)
         match = _TOKEN.match
-        draw = self.screen.draw
-        sgr = self.screen.sgr
+        screen = self.screen
+        draw = screen.draw
+        sgr = screen.sgr
         crlf = self._crlf
         controls = self._controls
         while pos < n:
@@ -166,6 +167,8 @@ class EngineStream(pyte.Stream):
                 except Exception:
                     self.errors += 1
                     pos += 1
+                if not self._pending:  # a cut sequence resets nothing until it completes
+                    screen.last_char = ""
                 continue
             end = m.end()
             kind = m.lastindex
@@ -174,6 +177,7 @@ class EngineStream(pyte.Stream):
                     if data[end - 1] == "\n":
                         draw(data[pos : end - 2])
                         crlf()
+                        screen.last_char = ""
                     else:
                         draw(data[pos:end])
                 elif kind == 2:
@@ -193,6 +197,10 @@ class EngineStream(pyte.Stream):
                     self._esc("", m.group(15))
             except Exception:
                 self.errors += 1
+            if kind != 1:
+                # REP repeats a graphic character only right after it (ECMA-48
+                # leaves it undefined after a control function; tmux ignores it).
+                screen.last_char = ""
             pos = end
 
     def _slow(self, data: str, pos: int) -> int:
