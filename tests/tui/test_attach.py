@@ -336,3 +336,13 @@ def test_attaching_an_exited_terminal_says_so(phux_server: PhuxServer, tmux: Tmu
     tmux.attach(f"@{tid}")
     screen = tmux.wait_for("EXITED 1")
     assert "has exited (exited with status 5)" in screen
+
+
+def test_scrollback_reaches_the_person_terminal(phux_server: PhuxServer, tmux: Tmux) -> None:
+    phux_server.new("work")
+    assert phux_server.phux("run", "work", "seq 1 200").returncode == 0
+    tmux.attach("work")
+    tmux.wait_for(prompt_ready)
+    history = tmux.cmd("capture-pane", "-p", "-S", "-400").splitlines()
+    numbers = [line for line in history if line.strip().isdigit()]
+    assert numbers == [str(i) for i in range(1, 201)]

@@ -286,3 +286,15 @@ def test_a_full_row_is_not_followed_by_an_erase() -> None:
     rows = Painter().rows(source.screen.buffer, source.screen.default_char, 40, 3)
     assert rows[0].endswith("x")
     assert rows[1].endswith("\x1b[K")
+
+
+def test_first_paint_hands_the_scrollback_over() -> None:
+    source = replay(b"\r\n".join(b"\x1b[3%dmline %d\x1b[m" % (i % 8, i) for i in range(50)))
+    person = Terminal(40, 10, history=500)
+    person.feed(b"the person's own screen")
+    person.feed(Painter().full(source, user_alt=False, history=1000).encode())
+    assert_same(source, person)
+    theirs = [row.rstrip() for row in person.screen.history_rows()]
+    ours = [row.rstrip() for row in source.screen.history_rows()]
+    assert theirs[-len(ours) :] == ours == [f"line {i}" for i in range(40)]
+    assert "the person's own screen" in theirs[: -len(ours)]

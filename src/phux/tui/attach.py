@@ -79,7 +79,8 @@ SETUP_TIMEOUT = 10.0
 """Seconds allowed for connecting, resolving and subscribing."""
 
 HISTORY = 1000
-"""Scrollback rows the local engine keeps (only the screen is painted)."""
+"""Scrollback rows the local engine keeps; the first paint puts them into the
+person's terminal's own scrollback (so they can scroll up to what happened)."""
 
 FOCUS_REFRESH = 30.0
 """Seconds between ``phux.focus_ms`` refreshes while the person types."""
@@ -228,6 +229,7 @@ class Session:
         self.next_seq = 0
         self.boot: list[bytes] = []  # journal bytes of the current bootstrap (for a preview)
         self.user_alt = False  # the person's terminal is in the alternate screen
+        self.history_done = False  # the scrollback went to the person's terminal
         self.live_ok = False  # the screen matches the stream: output may pass through
         self.need_full = False  # an exact full paint is due (once the engine caught up)
         self.view_dirty = False
@@ -428,7 +430,10 @@ class Session:
             self.finish("exited", f"[{self.name}: {describe_exit(self.closed)}]", 0)
 
     def _paint_full(self, engine: Terminal) -> None:
-        self.out += self.painter.full(engine, user_alt=self.user_alt).encode()
+        # The first paint also hands the scrollback to the person's terminal.
+        history = 0 if self.history_done else HISTORY
+        self.history_done = True
+        self.out += self.painter.full(engine, user_alt=self.user_alt, history=history).encode()
         self.user_alt = engine.alternate
         self.live_ok = True
         self.need_full = self.view_dirty = False
@@ -450,6 +455,7 @@ class Session:
         preview = Terminal(max(cols, 1), max(rows, 1), history=0)
         preview.feed(tail)
         self.out += self.painter.full(preview, user_alt=self.user_alt).encode()
+        self.history_done = True  # its scrollback would land after the live output
         self.user_alt = preview.alternate
         self.live_ok = True
         self.need_full = True

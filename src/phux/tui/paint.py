@@ -117,6 +117,37 @@ class Painter:
             hit = self._sgr[key] = sgr(cell)
         return hit
 
+    def line(self, line: Any, default: Any, limit: int) -> tuple[str, int]:
+        """One row's styled text up to its last non-blank cell (below ``limit``),
+        ending with the default style; and that cell's column (-1: blank row)."""
+        reset = self._style(default)
+        if not line:
+            return reset, -1
+        # Cells beyond the last styled/non-blank one are drawn by an erase.
+        last = -1
+        for x in line:
+            if x < limit:
+                cell = line[x]
+                if cell.data != " " or self._style(cell) != reset:
+                    last = max(last, x)
+        current = reset
+        parts = [reset]
+        x = 0
+        while x <= last:
+            cell = line.get(x, default)
+            if cell.data == "":  # right half of a wide glyph
+                x += 1
+                continue
+            style = self._style(cell)
+            if style != current:
+                parts.append(style)
+                current = style
+            parts.append(cell.data)
+            x += 1
+        if current != reset:
+            parts.append(reset)
+        return "".join(parts), last
+
     def rows(
         self,
         buffer: Any,
@@ -132,50 +163,37 @@ class Painter:
         ``top`` is the first buffer row shown."""
         width = cols if width is None else width
         height = rows if height is None else height
-        reset = self._style(default)
+        limit = min(cols, width)
         out: list[str] = []
         for y in range(min(rows - top, height)):
-            parts = [f"{CSI}{y + 1}H"]
-            line = buffer.get(top + y)
-            if line:
-                limit = min(cols, width)
-                # Cells beyond the last styled/non-blank one are drawn by the erase.
-                last = -1
-                for x in line:
-                    if x < limit:
-                        cell = line[x]
-                        if cell.data != " " or self._style(cell) != reset:
-                            last = max(last, x)
-                current = reset
-                parts.append(reset)
-                x = 0
-                while x <= last:
-                    cell = line.get(x, default)
-                    if cell.data == "":  # right half of a wide glyph
-                        x += 1
-                        continue
-                    style = self._style(cell)
-                    if style != current:
-                        parts.append(style)
-                        current = style
-                    parts.append(cell.data)
-                    x += 1
-                if current != reset:
-                    parts.append(reset)
-            else:
-                parts.append(reset)
-                last = -1
+            text, last = self.line(buffer.get(top + y), default, limit)
             # Erase the rest of the row, unless the row reaches the window's last
             # column: there the cursor stays on that cell (wrap pending) and xterm
             # would erase it.
-            if last < width - 1:
-                parts.append(f"{CSI}K")
-            out.append("".join(parts))
+            erase = f"{CSI}K" if last < width - 1 else ""
+            out.append(f"{CSI}{y + 1}H{text}{erase}")
         return out
 
-    def full(self, term: Terminal, *, user_alt: bool) -> str:
+    def history(self, term: Terminal, limit: int) -> str:
+        """The newest ``limit`` scrollback rows, scrolled into the user's terminal's
+        own scrollback from its bottom row (then pushed off the screen)."""
+        screen: Any = term.screen
+        lines = list(screen.scrollback)[-limit:] if limit > 0 else []
+        if not lines:
+            return ""
+        cols, rows = term.cols, term.rows
+        default = screen.default_char
+        out = [f"{CSI}{rows}H"]
+        for line in lines:
+            text, last = self.line(line, default, cols)
+            out.append("\r\n" + text + (f"{CSI}K" if last < cols - 1 else ""))
+        out.append("\r\n" * rows)
+        return "".join(out)
+
+    def full(self, term: Terminal, *, user_alt: bool, history: int = 0) -> str:
         """A full paint (see the module docstring). ``user_alt``: the user's terminal
-        is in the alternate screen now."""
+        is in the alternate screen now; ``history``: first put up to that many
+        scrollback rows into the user's terminal's scrollback."""
         screen: Any = term.screen
         cols, rows = term.cols, term.rows
         default = screen.default_char
@@ -184,6 +202,8 @@ class Painter:
             out.append("\x1b[?1049l")
         # No clear: every row is rewritten up to an erase-to-end (less flicker).
         out.append("\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b(B\x0f\x1b[0m")
+        if history:
+            out.append(self.history(term, history))
         if term.alternate and screen.main_buffer is not None:
             out += self.rows(screen.main_buffer, default, cols, rows)
             saved = screen.saved_cursors.get(False)
