@@ -1,0 +1,411 @@
+"""Checkpoints: a terminal's state written as plain VT bytes.
+
+Feeding a checkpoint to a **fresh** engine of the same size (or to a freshly
+reset terminal) recreates the state of the engine it was written from: the
+scrollback with its styles and soft wraps, the main and alternate screens,
+the cursor (position, pending wrap, visibility, attributes), the scroll
+region, tab stops, the private modes, the charsets, the saved cursors, the
+title, the working directory (OSC 7), the OSC 133 marks of every cell and the
+current one. Only standard sequences are used (CUP, CHA, SGR with 256-colour
+and truecolor forms, DECSET/DECRST, DECSTBM, TBC/HTS, SCS, SO/SI, DECSC, OSC
+0/1/2/7/8/133), so any xterm-compatible emulator can replay it.
+
+Byte structure (informative; spec/L1.md describes it for implementers):
+
+1. ``ESC [ 0 m``, ``ESC [ r``, ``ESC [ ? 7 h``, ``ESC [ H``: a known start.
+2. OSC 1 (icon name) and OSC 2 (title), OSC 7 (cwd) when set.
+3. The main screen's history rows, oldest first, then its viewport rows,
+   drawn from the top-left corner: each row is SGR/OSC 133 changes and text
+   (CHA skips cells never written); rows are separated by CR LF, so the
+   rows above the viewport scroll into the replaying terminal's history;
+   a row that soft-wraps into the next one is drawn to the last column
+   and the next row's first character wraps it, so logical lines survive.
+4. The main screen's saved cursor (DECSC), then, when the alternate screen
+   is active, DECSET 1049/1047/47 and the alternate screen's rows (from its
+   top-left corner) and its saved cursor.
+5. Tab stops (TBC and HTS) when not every 8 columns, DECSTBM, DECOM, the
+   cursor position (a pending wrap is recreated by drawing the last cell
+   again), the other modes (DECSET/DECRST/SM), charsets (SCS, SO), keypad
+   mode (DECKPAM), the current OSC 133 mark, the current SGR, OSC 8.
+
+Not carried (documented differences): DECSCNM (reverse screen) is left off;
+scrollback rows wider than the current width (written before a narrowing)
+are cut at the current width; the soft-wrap flag of the oldest history row
+(and of the viewport's first row when there is no history) is dropped, since
+the row it continued is gone; a wide-character stub whose wide character was
+lost is drawn as a blank; the bell count and REP's last character are not
+state a terminal can be told.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+from urllib.parse import quote
+
+from pyte import charsets as cs
+from pyte import graphics as g
+from pyte import modes as mo
+from pyte.screens import Savepoint, wcwidth
+
+from phux.engine._screen import (
+    ALT_SCREEN_MODES,
+    BLANK,
+    SEM_INPUT,
+    SEM_OUTPUT,
+    SEM_PROMPT,
+    Cell,
+    EngineScreen,
+    Line,
+)
+from phux.engine.terminal import Terminal
+
+__all__ = ["Checkpointer", "write_checkpoint"]
+
+_DEFAULT_MODE = frozenset({mo.DECAWM, mo.DECTCEM})
+_ALT = frozenset(m << 5 for m in ALT_SCREEN_MODES)
+_SKIPPED_MODES = _ALT | {mo.DECSCNM, mo.DECOM, mo.DECCOLM}
+_CHARSET_CODE = {id(v): k for k, v in cs.MAPS.items()}
+_OSC133 = {SEM_OUTPUT: "\x1b]133;C\x07", SEM_PROMPT: "\x1b]133;A\x07", SEM_INPUT: "\x1b]133;B\x07"}
+_BLANK_TAIL = BLANK[1:14]
+_FLAGS = (
+    (3, "1"),  # bold
+    (9, "2"),  # faint
+    (4, "3"),  # italics
+    (5, "4"),  # underscore
+    (8, "5"),  # blink
+    (7, "7"),  # reverse
+    (10, "8"),  # invisible
+    (6, "9"),  # strikethrough
+    (11, "53"),  # overline
+)
+_sgr_cache: dict[tuple[object, ...], str] = {}
+
+
+def _color(name: str, index: int, fg: bool) -> str:
+    if index >= 0:
+        if index < 8 and name == (g.FG_ANSI if fg else g.BG_ANSI)[(30 if fg else 40) + index]:
+            return str((30 if fg else 40) + index)
+        if (
+            8 <= index < 16
+            and name == (g.FG_AIXTERM if fg else g.BG_AIXTERM)[(90 if fg else 100) + index - 8]
+        ):
+            return str((90 if fg else 100) + index - 8)
+        return f"{38 if fg else 48};5;{index}"
+    if name == "default" or len(name) != 6:
+        return ""
+    try:
+        r, gg, b = int(name[0:2], 16), int(name[2:4], 16), int(name[4:6], 16)
+    except ValueError:
+        return ""
+    return f"{38 if fg else 48};2;{r};{gg};{b}"
+
+
+def sgr(attrs: Cell) -> str:
+    """The SGR sequence that sets exactly ``attrs`` (from a reset), OSC 133 mark aside."""
+    key = tuple(attrs[1:14])
+    hit = _sgr_cache.get(key)
+    if hit is not None:
+        return hit
+    params = ["0"]
+    params.extend(code for index, code in _FLAGS if attrs[index])
+    fg = _color(attrs.fg, attrs.fg_index, True)
+    bg = _color(attrs.bg, attrs.bg_index, False)
+    if fg:
+        params.append(fg)
+    if bg:
+        params.append(bg)
+    out = "\x1b[" + ";".join(params) + "m"
+    if len(_sgr_cache) > 4096:
+        _sgr_cache.clear()
+    _sgr_cache[key] = out
+    return out
+
+
+class _Writer:
+    """Accumulates the checkpoint, tracking the pen (SGR and OSC 133 mark) it has set."""
+
+    __slots__ = ("attrs", "out", "semantic")
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.attrs: tuple[object, ...] = _BLANK_TAIL
+        self.semantic = SEM_OUTPUT
+
+    def pen(self, cell: Cell) -> None:
+        if cell.semantic != self.semantic:
+            self.out.append(_OSC133.get(cell.semantic, _OSC133[SEM_OUTPUT]))
+            self.semantic = cell.semantic
+        tail = cell[1:14]
+        if tail != self.attrs:
+            self.out.append(sgr(cell))
+            self.attrs = tail
+
+    def cup(self, y: int, x: int) -> None:
+        self.out.append(f"\x1b[{y + 1};{x + 1}H")
+
+
+def _is_wide(data: str) -> bool:
+    return bool(wcwidth(data[0]) == 2)
+
+
+def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
+    """One row drawn from column 0 with the default pen, ending with the default pen.
+
+    Returns the text and the cursor column after it (``cols``: a pending wrap).
+    Never-written cells are skipped with CHA, so they stay unwritten.
+    """
+    if not line:
+        return "", 0
+    w = _Writer()
+    out = w.out
+    pen = w.pen
+    pos = 0
+    for x in sorted(line):
+        if x >= cols:
+            break
+        cell = line[x]
+        data = cell[0]
+        if not data:
+            continue  # right half of a wide character (drawn with it), or a pad
+        if x != pos:
+            out.append(f"\x1b[{x + 1}G")
+        pen(cell)
+        wide = _is_wide(data)
+        if wide and x == cols - 1:
+            data, wide = " ", False  # half a wide character, cut by a narrowing
+        out.append(data)
+        pos = min(x + (2 if wide else 1), cols)
+    if w.attrs != _BLANK_TAIL:
+        out.append("\x1b[0m")
+    if w.semantic != SEM_OUTPUT:
+        out.append(_OSC133[SEM_OUTPUT])
+    return "".join(out), pos
+
+
+class Checkpointer:
+    """Writes checkpoints of one terminal, remembering how each history row was encoded.
+
+    History rows never change once scrolled off, so a checkpoint after more
+    output only encodes the rows that are new since the previous one.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[int, tuple[Line, int, str, int]] = {}
+
+    def _history(self, lines: list[Line], cols: int) -> list[tuple[str, int]]:
+        cache = self._rows
+        fresh: dict[int, tuple[Line, int, str, int]] = {}
+        encoded: list[tuple[str, int]] = []
+        for line in lines:
+            key = id(line)
+            hit = cache.get(key)
+            if hit is None or hit[0] is not line or hit[1] != cols:
+                text, end = _row_body(line, cols)
+                hit = (line, cols, text, end)
+            fresh[key] = hit
+            encoded.append((hit[2], hit[3]))
+        self._rows = fresh
+        return encoded
+
+    def write(self, term: Terminal) -> bytes:
+        screen = term.screen
+        cols, rows = screen.columns, screen.lines
+        out: list[str] = ["\x1b[0m\x1b[r\x1b[?7h\x1b[H"]
+        _write_titles(screen, out)
+        history = list(screen.scrollback)
+        main = screen.main_buffer if screen.alternate and screen.main_buffer is not None else None
+        main_buffer = main if main is not None else screen.buffer
+        lines: list[Line | None] = [*history, *(main_buffer.get(y) for y in range(rows))]
+        bodies = self._history(history, cols)
+        bodies.extend(_row_body(line, cols) for line in lines[len(history) :])
+        _join_rows(out, lines, bodies, cols)
+        _write_screens(screen, out, main_buffer)
+        return "".join(out).encode("utf-8", "surrogatepass")
+
+
+def write_checkpoint(term: Terminal) -> bytes:
+    """A checkpoint of ``term`` (see the module docstring)."""
+    return Checkpointer().write(term)
+
+
+def _write_titles(screen: EngineScreen, out: list[str]) -> None:
+    if screen.icon_name:
+        out.append(f"\x1b]1;{screen.icon_name}\x07")
+    if screen.title:
+        out.append(f"\x1b]2;{screen.title}\x07")
+    if screen.cwd is not None:
+        cwd = screen.cwd
+        prefix = "file://" if cwd.startswith("/") else "file:"
+        out.append(f"\x1b]7;{prefix}{quote(cwd, safe='/')}\x07")
+
+
+def _join_rows(
+    out: list[str], lines: list[Line | None], bodies: list[tuple[str, int]], cols: int
+) -> None:
+    """Draw rows from the cursor's row downwards: CR LF between rows, soft wraps kept.
+
+    The first row's own soft-wrap flag cannot be recreated (the row it continued
+    is not drawn) and is dropped.
+    """
+    prev: Line | None = None
+    prev_end = 0
+    for i, (line, (text, end)) in enumerate(zip(lines, bodies, strict=True)):
+        if i:
+            if line is not None and line.wrapped:
+                _wrap_into(out, prev_end, cols, prev, line)
+            else:
+                out.append("\r\n")
+        out.append(text)
+        prev, prev_end = line, end
+
+
+def _wrap_into(out: list[str], prev_end: int, cols: int, prev: Line | None, nxt: Line) -> None:
+    """Arrange for the next row to be a soft-wrap continuation of the one just drawn."""
+    first = nxt.get(0)
+    if prev_end < cols:
+        pad = prev.get(cols - 1) if prev is not None else None
+        if prev_end != cols - 1:
+            out.append(f"\x1b[{cols}G")
+        if (
+            pad is not None
+            and pad.data == ""
+            and first is not None
+            and first.data
+            and _is_wide(first.data)
+        ):
+            return  # the wide character does not fit in the last column: it wraps
+        out.append(" ")  # an unstyled blank in the last column: the wrap is pending
+    if first is None or not first.data:
+        out.append(" ")  # the wrap happens on a draw: an unstyled blank at column 0
+
+
+def _cursor_to(
+    out: list[str], buffer: dict[int, Line], x: int, y: int, cols: int, top: int = 0
+) -> int:
+    """Move the cursor to (x, y); x == cols is a pending wrap, made by drawing the
+    last cell again. Returns the OSC 133 mark the pen was left with (-1: unchanged)."""
+    if x < cols:
+        out.append(f"\x1b[{y - top + 1};{x + 1}H")
+        return -1
+    line = buffer.get(y)
+    cell = line.get(cols - 1) if line is not None else None
+    at = cols - 1
+    if cell is not None and cell.data == "" and cols >= 2 and line is not None:
+        left = line.get(cols - 2)
+        if left is not None and left.data and _is_wide(left.data):
+            cell, at = left, cols - 2
+    if cell is None or not cell.data:
+        cell = BLANK
+    out.append(f"\x1b[{y - top + 1};{at + 1}H")
+    out.append(_OSC133[cell.semantic])
+    out.append(sgr(cell))
+    out.append(cell.data)
+    return cell.semantic
+
+
+def _charsets(g0: object, g1: object, shift: int) -> str:
+    text = ""
+    if g0 is not cs.LAT1_MAP:
+        text += "\x1b(" + _CHARSET_CODE.get(id(g0), "B")
+    if g1 is not cs.VT100_MAP:
+        text += "\x1b)" + _CHARSET_CODE.get(id(g1), "0")
+    if shift:
+        text += "\x0e"
+    return text
+
+
+def _load(out: list[str], sp: Savepoint, cols: int) -> str:
+    """Put the cursor state of ``sp`` in place (the scroll region is not set yet);
+    return the bytes that bring the defaults back."""
+    if sp.origin:
+        out.append("\x1b[?6h")
+    cursor = sp.cursor
+    # DECRC puts the cursor back inside the screen: any x past the last column is it.
+    out.append(f"\x1b[{cursor.y + 1};{min(cursor.x, cols - 1) + 1}H")
+    out.append(sgr(cast(Cell, cursor.attrs)))
+    if not sp.wrap:
+        out.append("\x1b[?7l")
+    charsets = _charsets(sp.g0_charset, sp.g1_charset, sp.charset)
+    out.append(charsets)
+    undo = "\x1b(B\x1b)0\x0f" if charsets else ""
+    if not sp.wrap:
+        undo += "\x1b[?7h"
+    if sp.origin:
+        undo += "\x1b[?6l"
+    return undo + "\x1b[0m\x1b]133;C\x07"
+
+
+def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, Line]) -> None:
+    cols, rows = screen.columns, screen.lines
+    saved = screen.saved_cursors
+    main_sp = saved.get(False)
+    buffer: dict[int, Line] = main_buffer
+    if not screen.alternate:
+        if main_sp is not None:
+            undo = _load(out, main_sp, cols)
+            out.append("\x1b7" + undo)
+        alt_sp = saved.get(True)
+        if alt_sp is not None:
+            # The alternate screen's savepoint outlives it: visit it to make one.
+            undo = _load(out, alt_sp, cols)
+            out.append("\x1b[?47h\x1b7\x1b[?47l" + undo)
+    else:
+        alt_modes = [m for m in ALT_SCREEN_MODES if (m << 5) in screen.mode] or [1047]
+        enter = "".join(f"\x1b[?{m}h" for m in sorted(alt_modes, key=lambda m: m != 1049))
+        if main_sp is not None:
+            undo = _load(out, main_sp, cols)
+            # Entering with 1049 saves the cursor itself; otherwise DECSC does.
+            out.append(enter + undo if 1049 in alt_modes else "\x1b7" + undo + enter)
+        else:
+            # No savepoint to make: enter without 1049 first (1049 would save one).
+            others = [m for m in alt_modes if m != 1049] or [1047]
+            out.append("".join(f"\x1b[?{m}h" for m in others))
+            if 1049 in alt_modes:
+                out.append("\x1b[?1049h")
+        buffer = screen.buffer
+        alt_lines: list[Line | None] = [buffer.get(y) for y in range(rows)]
+        bodies = [_row_body(line, cols) for line in alt_lines]
+        out.append("\x1b[H")
+        first = alt_lines[0]
+        if first is not None and first.wrapped:
+            # A throwaway row above, scrolled off the top (the alternate screen
+            # keeps no history), so that the first row can wrap from it.
+            alt_lines.insert(0, None)
+            bodies.insert(0, (" " * cols, cols))
+        _join_rows(out, alt_lines, bodies, cols)
+        alt_sp = saved.get(True)
+        if alt_sp is not None:
+            undo = _load(out, alt_sp, cols)
+            out.append("\x1b7" + undo)
+    _write_state(screen, out, buffer)
+
+
+def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) -> None:
+    cols = screen.columns
+    default_tabs = set(range(8, cols, 8))
+    if screen.tabstops != default_tabs:
+        out.append("\x1b[3g")
+        out.extend(f"\x1b[{stop + 1}G\x1bH" for stop in sorted(screen.tabstops) if stop < cols)
+    margins = screen.margins
+    top = 0
+    if margins is not None:
+        out.append(f"\x1b[{margins.top + 1};{margins.bottom + 1}r")
+    mode = screen.mode
+    if mo.DECOM in mode:
+        out.append("\x1b[?6h")
+        if margins is not None:
+            top = margins.top
+    cursor = screen.cursor
+    semantic = _cursor_to(out, buffer, cursor.x, cursor.y, cols, top)
+    for m in sorted(mode - _DEFAULT_MODE - _SKIPPED_MODES):
+        out.append(f"\x1b[?{m >> 5}h" if m >= 32 and not m & 31 else f"\x1b[{m}h")
+    for m in sorted(_DEFAULT_MODE - mode):
+        out.append(f"\x1b[?{m >> 5}l")
+    out.append(_charsets(screen.g0_charset, screen.g1_charset, screen.charset))
+    if screen.app_keypad:
+        out.append("\x1b=")
+    if screen.semantic != semantic and (semantic != -1 or screen.semantic != SEM_OUTPUT):
+        out.append(_OSC133[screen.semantic])
+    out.append(sgr(cast(Cell, cursor.attrs)))
+    if screen.hyperlink:
+        out.append(f"\x1b]8;;{screen.hyperlink}\x07")

@@ -1,0 +1,110 @@
+"""The engine state a checkpoint must carry, as comparable plain data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyte import modes as mo
+from pyte.screens import wcwidth
+
+from phux.engine import Terminal
+from phux.engine._screen import ALT_SCREEN_MODES, BLANK, Line
+
+_ALT = {m << 5 for m in ALT_SCREEN_MODES}
+
+
+def _row(line: Line | None, cols: int, pad_ok: bool = False) -> tuple[Any, ...]:
+    if not line:
+        return tuple(BLANK for _ in range(cols))
+    cells = []
+    for x in range(cols):
+        cell = line.get(x, BLANK)
+        if cell.data == "":
+            left = line.get(x - 1) if x else None
+            orphan = left is None or not left.data or wcwidth(left.data[0]) != 2
+            if orphan and not (pad_ok and x == cols - 1):
+                cell = BLANK  # a stub without its wide character: drawn as a blank
+        elif wcwidth(cell.data[0]) == 2:
+            right = line.get(x + 1)
+            if x == cols - 1 or right is None or right.data != "":
+                # Half a wide character (cut by a narrowing, or shifted apart by
+                # ICH/DCH): a checkpoint draws it as the blank overwriting leaves.
+                cell = cell._replace(data=" ")
+        cells.append(cell)
+    return tuple(cells)
+
+
+def _rows(lines: list[Line | None], cols: int, first_wrap: bool) -> list[tuple[Any, ...]]:
+    out = []
+    for i, line in enumerate(lines):
+        wrapped = bool(line is not None and line.wrapped) and (i > 0 or first_wrap)
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        first = nxt.get(0) if nxt is not None and nxt.wrapped else None
+        # A pad (a wide character did not fit in the last column) survives when the
+        # wide character that wrapped is there to recreate it.
+        pad_ok = first is not None and bool(first.data) and wcwidth(first.data[0]) == 2
+        out.append((_row(line, cols, pad_ok), wrapped))
+    return out
+
+
+def engine_state(t: Terminal) -> dict[str, Any]:
+    s = t.screen
+    cols, rows = s.columns, s.lines
+    history = list(s.scrollback)
+    main = s.main_buffer if s.alternate and s.main_buffer is not None else s.buffer
+    viewport: list[Line | None] = [main.get(y) for y in range(rows)]
+    main_rows = _rows([*history, *viewport], cols, first_wrap=False)
+    state: dict[str, Any] = {
+        "size": (cols, rows),
+        "history": main_rows[: len(history)],
+        "main": main_rows[len(history) :],
+        "alternate": s.alternate,
+        "cursor": (s.cursor.x, s.cursor.y, s.cursor.attrs[1:], s.cursor.hidden),
+        "modes": sorted(s.mode - _ALT - {mo.DECSCNM}),
+        "margins": s.margins,
+        "tabstops": sorted(x for x in s.tabstops if x < cols),
+        "charsets": (s.g0_charset, s.g1_charset, s.charset),
+        "keypad": s.app_keypad,
+        "title": (s.title, s.icon_name),
+        "cwd": s.cwd,
+        "semantic": s.semantic,
+        "hyperlink": s.hyperlink,
+        "saved": {
+            alt: (
+                min(sp.cursor.x, cols - 1),
+                sp.cursor.y,
+                sp.cursor.attrs[1:14],
+                sp.g0_charset,
+                sp.g1_charset,
+                sp.charset,
+                sp.origin,
+                sp.wrap,
+            )
+            for alt, sp in s.saved_cursors.items()
+        },
+    }
+    if s.alternate:
+        state["alt"] = _rows([s.buffer.get(y) for y in range(rows)], cols, first_wrap=True)
+    return state
+
+
+def diff(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    out = []
+    for key in a:
+        if a[key] != b.get(key):
+            va, vb = a[key], b.get(key)
+            if isinstance(va, list) and isinstance(vb, list):
+                if len(va) != len(vb):
+                    out.append(f"{key}: {len(va)} rows vs {len(vb)}")
+                for i, (x, y) in enumerate(zip(va, vb, strict=False)):
+                    if x != y:
+                        out.append(f"{key}[{i}]: {x!r}\n   vs {y!r}"[:3000])
+                        break
+            else:
+                out.append(f"{key}: {_short(va)} vs {_short(vb)}")
+    return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 400 else text[:200] + " ... " + text[-200:]

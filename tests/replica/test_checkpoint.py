@@ -1,0 +1,187 @@
+"""A checkpoint replayed into a fresh engine gives the state it was written from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phux.engine import Terminal
+from phux.engine.checkpoint import Checkpointer, write_checkpoint
+
+from .state import diff, engine_state
+
+CORPUS = Path(__file__).parent.parent / "engine" / "corpus"
+
+_FRAGMENTS = st.sampled_from(
+    [
+        b"abc",
+        b"hello world ",
+        b"x" * 13,
+        "\u00e9t\u00e9 ".encode(),
+        "\u4e2d\u6587".encode(),
+        "\u4e2d".encode(),
+        "e\u0301".encode(),
+        "a\u200d".encode(),
+        b"\r",
+        b"\n",
+        b"\r\n",
+        b"\x08",
+        b"\t",
+        b"\x0e",
+        b"\x0f",
+        b"\x1b(0lqk\x1b(B",
+        b"\x1b)0",
+        b"\x1b(U",
+        b"\x1b[A",
+        b"\x1b[2B",
+        b"\x1b[3C",
+        b"\x1b[D",
+        b"\x1b[H",
+        b"\x1b[3;4H",
+        b"\x1b[99;99H",
+        b"\x1b[5G",
+        b"\x1b[2d",
+        b"\x1b[J",
+        b"\x1b[1J",
+        b"\x1b[2J",
+        b"\x1b[K",
+        b"\x1b[1K",
+        b"\x1b[2K",
+        b"\x1b[2L",
+        b"\x1b[M",
+        b"\x1b[2@",
+        b"\x1b[P",
+        b"\x1b[3X",
+        b"\x1b[S",
+        b"\x1b[2T",
+        b"\x1b[3b",
+        b"\x1b[m",
+        b"\x1b[1;4;7m",
+        b"\x1b[2;3;5;8;9;53m",
+        b"\x1b[22;24;27m",
+        b"\x1b[31;42m",
+        b"\x1b[93;104m",
+        b"\x1b[38;5;200m",
+        b"\x1b[48;5;3m",
+        b"\x1b[38;5;9m",
+        b"\x1b[38;2;10;20;30m",
+        b"\x1b[48;2;1;2;3m",
+        b"\x1b[39;49m",
+        b"\x1b[2;4r",
+        b"\x1b[r",
+        b"\x1b[?6h",
+        b"\x1b[?6l",
+        b"\x1b[?7l",
+        b"\x1b[?7h",
+        b"\x1b[?25l",
+        b"\x1b[?25h",
+        b"\x1b[?1h",
+        b"\x1b[?1l",
+        b"\x1b[?1000h",
+        b"\x1b[?1006h",
+        b"\x1b[?2004h",
+        b"\x1b[?1004h",
+        b"\x1b[4h",
+        b"\x1b[4l",
+        b"\x1b[20h",
+        b"\x1b[?1049h",
+        b"\x1b[?1049l",
+        b"\x1b[?47h",
+        b"\x1b[?47l",
+        b"\x1b[?1047h",
+        b"\x1b[?1047l",
+        b"\x1b7",
+        b"\x1b8",
+        b"\x1b[s",
+        b"\x1b[u",
+        b"\x1bD",
+        b"\x1bM",
+        b"\x1bE",
+        b"\x1bH",
+        b"\x1b[g",
+        b"\x1b[3g",
+        b"\x1b=",
+        b"\x1b>",
+        b"\x1bc",
+        b"\x1b[!p",
+        b"\x1b]0;t\x07",
+        b"\x1b]2;title two\x1b\\",
+        b"\x1b]1;icon\x07",
+        b"\x1b]7;file:///tmp/a%20b\x07",
+        b"\x1b]7;relative\x07",
+        b"\x1b]8;;http://x\x07",
+        b"\x1b]8;;\x07",
+        b"\x1b]133;A\x07",
+        b"\x1b]133;B\x07",
+        b"\x1b]133;C\x07",
+        b"\x1b]133;D;0\x07",
+        b"\x1b[6n",
+        b"\x1b[c",
+        b"\x1b#8",
+    ]
+)
+
+
+@st.composite
+def _session(draw: st.DrawFn) -> tuple[int, int, list[bytes | tuple[int, int]]]:
+    cols = draw(st.integers(2, 14))
+    rows = draw(st.integers(1, 6))
+    steps: list[bytes | tuple[int, int]] = []
+    for _ in range(draw(st.integers(1, 6))):
+        steps.append(b"".join(draw(st.lists(_FRAGMENTS, max_size=40))))
+        if draw(st.integers(0, 4)) == 0:
+            steps.append((draw(st.integers(2, 14)), draw(st.integers(1, 6))))
+    return cols, rows, steps
+
+
+def _assert_replays(t: Terminal, history: int, ck: bytes | None = None) -> None:
+    data = write_checkpoint(t) if ck is None else ck
+    u = Terminal(t.cols, t.rows, history=history)
+    u.feed(data)
+    problems = diff(engine_state(t), engine_state(u))
+    assert not problems, "\n".join(problems) + f"\ncheckpoint: {data!r}"
+    # Checkpoints of checkpoints do not drift (compaction repeats them forever).
+    v = Terminal(t.cols, t.rows, history=history)
+    v.feed(write_checkpoint(u))
+    problems = diff(engine_state(t), engine_state(v))
+    assert not problems, "second generation:\n" + "\n".join(problems)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_session(), st.sampled_from([0, 3, 50]))
+def test_checkpoint_replays_to_equal_state(
+    session: tuple[int, int, list[bytes | tuple[int, int]]], history: int
+) -> None:
+    cols, rows, steps = session
+    t = Terminal(cols, rows, history=history)
+    writer = Checkpointer()
+    for step in steps:
+        if isinstance(step, tuple):
+            t.resize(*step)
+        else:
+            t.feed(step)
+        # The incremental writer (cached history rows) agrees with a fresh one.
+        assert writer.write(t) == write_checkpoint(t)
+    _assert_replays(t, history)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=400), st.integers(2, 14), st.integers(1, 6))
+def test_checkpoint_of_arbitrary_bytes(data: bytes, cols: int, rows: int) -> None:
+    t = Terminal(cols, rows, history=20)
+    t.feed(data)
+    _assert_replays(t, 20)
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.bin")), ids=lambda p: p.stem)
+def test_corpus_checkpoints(path: Path) -> None:
+    """Real programs (vim, top, less, bash, ...), checkpointed at many points."""
+    data = path.read_bytes()
+    t = Terminal(120, 40, history=1000)
+    step = max(1, len(data) // 25)
+    for start in range(0, len(data), step):
+        t.feed(data[start : start + step])
+        _assert_replays(t, 1000)
