@@ -10,7 +10,10 @@ return ends the line and the output is drained before the next sample.
 
 phux path: PTY -> ``phux attach`` -> socket -> server -> terminal PTY ->
 echo -> server -> socket -> attach -> PTY. tmux path: PTY -> tmux client ->
-tmux server -> pane PTY -> echo -> tmux server (redraw) -> client -> PTY.
+tmux server -> pane PTY -> echo -> tmux server (redraw) -> PTY (the tmux
+server writes to the client's tty directly). A third figure is the same echo
+over a bare client connection (INPUT -> OUTPUT, no attach process, no outer
+PTY): the share of the phux figure that is the server's and the wire's.
 Both on private servers (phux: a tmp socket; tmux: ``-S`` in the same tmp
 dir, no config, status line off), measured in the same run.
 """
@@ -30,8 +33,10 @@ import sys
 import tempfile
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from phux.wire.frames import Frame, Input
 from tools.bench.harness import Measurement, percentile
 
 BENCH = "attach"
@@ -121,7 +126,50 @@ def _keystrokes(term: _Pty, count: int, warmup: int) -> list[float]:
     return samples
 
 
-def _phux(root: Path, count: int, warmup: int) -> list[float]:
+def _readable(fd: int, timeout: float) -> bool:
+    return bool(select.select([fd], [], [], timeout)[0])
+
+
+def _input(terminal: int, data: bytes) -> Callable[[int], Frame]:
+    return lambda rid: Input(request_id=rid, terminal=terminal, data=data)
+
+
+def _wire(sock: Path, count: int, warmup: int) -> list[float]:
+    """The same echo over a bare client connection (INPUT -> OUTPUT): the part of
+    the attach figure that is the server's and the wire's, not attach's."""
+    from phux.client.connection import Connection
+    from phux.client.deadline import Deadline
+    from phux.wire.frames import BootstrapReady, Output, Role, Subscribe
+
+    conn = Connection.open(sock, Deadline.after(10))
+    try:
+        tid = 1
+        conn.submit(lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER))
+        while not isinstance(conn.receive(Deadline.after(10)), BootstrapReady):
+            pass
+        samples: list[float] = []
+        for i in range(warmup + count):
+            if i and i % 40 == 0:
+                conn.submit(_input(tid, b"\r"))
+                deadline = time.monotonic() + 2
+                while time.monotonic() < deadline and _readable(conn.fileno(), 0.05):
+                    while conn.poll() is not None:
+                        pass
+            letter = LETTERS[i % len(LETTERS) : i % len(LETTERS) + 1]
+            start = time.perf_counter()
+            conn.submit(_input(tid, letter))
+            while True:
+                frame = conn.receive(Deadline.after(10))
+                if isinstance(frame, Output) and letter in frame.data:
+                    break
+            if i >= warmup:
+                samples.append(time.perf_counter() - start)
+        return samples
+    finally:
+        conn.close()
+
+
+def _phux(root: Path, count: int, warmup: int) -> tuple[list[float], list[float]]:
     sock = root / "s"
     env = dict(os.environ, PHUX_SOCKET=str(sock), TERM="xterm-256color")
     for var in ("PHUX_TERMINAL", "TMUX"):
@@ -144,7 +192,8 @@ def _phux(root: Path, count: int, warmup: int) -> list[float]:
         )
         term = _Pty([sys.executable, "-m", "phux", "attach", "bench"], env)
         term.drain(quiet=0.3, seconds=5.0)
-        return _keystrokes(term, count, warmup)
+        through_attach = _keystrokes(term, count, warmup)
+        return through_attach, _wire(sock, count, warmup)
     finally:
         if term is not None:
             term.close()
@@ -187,7 +236,7 @@ def run(quick: bool) -> list[Measurement]:
     count, warmup = (100, 10) if quick else (600, 30)
     root = Path(tempfile.mkdtemp(prefix="phux-ba-", dir="/tmp"))
     try:
-        phux = _phux(root, count, warmup)
+        phux, wire = _phux(root, count, warmup)
         tmux = _tmux(root, count, warmup)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -198,6 +247,15 @@ def run(quick: bool) -> list[Measurement]:
             name="keystroke->echo median",
             unit="ms",
             value=statistics.median(phux) * ms,
+            baseline_name="tmux attach",
+            baseline=statistics.median(tmux) * ms,
+            higher_is_better=False,
+        ),
+        Measurement(
+            bench=BENCH,
+            name="INPUT->OUTPUT echo median (bare wire, no attach)",
+            unit="ms",
+            value=statistics.median(wire) * ms,
             baseline_name="tmux attach",
             baseline=statistics.median(tmux) * ms,
             higher_is_better=False,
