@@ -381,3 +381,11 @@ def test_truecolor_components_are_clamped() -> None:
     (cell,) = t.project(cells=True).cells or []
     assert cell.style.fg == RgbColor(r=255, g=0, b=255)
     assert cell.style.bg == RgbColor(r=1, g=2, b=3)
+
+
+def test_insert_characters_drop_what_falls_off_the_edge() -> None:
+    t = term(b"abcdefghij\x1b[1;1H\x1b[3@", cols=10)
+    assert lines(t)[0] == "   abcdefg"
+    assert max(t.screen.buffer[0]) < 10
+    t = term("abcdefgh中\x1b[1;1H\x1b[@".encode(), cols=10)
+    assert lines(t)[0] == " abcdefgh"  # the wide glyph lost its right half

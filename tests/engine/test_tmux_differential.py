@@ -36,8 +36,8 @@ case is an ``xfail(strict=True)`` naming it (so a stale entry fails):
 * ``rep_wide``, ``rep_past_margin``: tmux repeats only narrow characters and
   only up to the right margin; xterm repeats any graphic character and wraps.
 * ``cht``, ``hpr``: tmux 3.3a ignores CHT (CSI I) and HPR (CSI a); xterm moves.
-* ``ech_wide``: erasing half of a wide character: tmux keeps the glyph; we
-  blank both halves, as xterm does.
+* ``ech_wide``: erasing (or inserting at, or overwriting) half of a wide
+  character: tmux keeps the glyph; we blank both halves, as xterm does.
 """
 
 from __future__ import annotations

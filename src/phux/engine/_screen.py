@@ -417,12 +417,7 @@ class EngineScreen(pyte.Screen):
         line = self.buffer.get(y)
         if not line:
             return " " * self.columns
-        cols = self.columns
-        text = _render_line(line, cols)
-        if len(text) > cols and max(line) >= cols:
-            get = line.get
-            return "".join([get(x, BLANK).data for x in range(cols)])
-        return text
+        return _render_line(line, self.columns, clip=True)
 
     # -- drawing ----------------------------------------------------------------
 
@@ -749,6 +744,23 @@ class EngineScreen(pyte.Screen):
         cursor.y = min(y + (count or 1), bottom if y <= bottom else self.lines - 1)
         if cursor.x >= self.columns:
             cursor.x = self.columns - 1
+
+    def insert_characters(self, count: int | None = None) -> None:
+        """ICH. Stock pyte also stores the cell pushed past the right margin."""
+        cols = self.columns
+        x0 = self.cursor.x
+        if x0 >= cols:
+            return
+        count = min(count or 1, cols - x0)
+        line = self.buffer[self.cursor.y]
+        self._split_wide(line, x0, x0)
+        moved = {x + count: line[x] for x in range(x0, cols - count) if x in line}
+        for x in [x for x in line if x >= x0]:
+            del line[x]
+        line.update(moved)
+        last = line.get(cols - 1)
+        if last is not None and last.data and wcwidth(last.data[0]) == 2:
+            line[cols - 1] = last._replace(data=" ")  # its right half fell off the edge
 
     def delete_lines(self, count: int | None = None) -> None:
         """DL. Stock pyte leaves a stale line when the source row was never touched."""
@@ -1170,17 +1182,19 @@ def _shift_up(buffer: defaultdict[int, Line], lines: int) -> None:
     buffer.pop(lines - 1, None)
 
 
-def _render_line(line: Line, cols: int) -> str:
-    """A row's text, untrimmed, at least ``cols`` cells wide (stubs contribute nothing)."""
+def _render_line(line: Line, cols: int, clip: bool = False) -> str:
+    """A row's text, untrimmed (stubs contribute nothing): ``cols`` cells wide, or
+    wider when the row holds cells past ``cols`` (written before a resize) and
+    ``clip`` is false."""
     n = len(line)
     if not n:
         return " " * cols
     keys = list(line)
-    if keys[-1] == n - 1 and keys == list(range(n)):
+    if keys[-1] == n - 1 and keys == list(range(n)) and (n <= cols or not clip):
         # Cells written left to right from column 0: no gaps to fill.
         text = "".join(map(_DATA, line.values()))
         return text + " " * (cols - n) if n < cols else text
-    width = max(cols, max(keys) + 1)
+    width = cols if clip else max(cols, max(keys) + 1)
     get = line.get
     return "".join([get(x, BLANK).data for x in range(width)])
 
