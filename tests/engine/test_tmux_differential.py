@@ -35,6 +35,8 @@ case is an ``xfail(strict=True)`` naming it (so a stale entry fails):
   wcwidth give every emoji its own cells.
 * ``rep_wide``, ``rep_past_margin``: tmux repeats only narrow characters and
   only up to the right margin; xterm repeats any graphic character and wraps.
+* ``nowrap_wide``: with autowrap off, a wide character that does not fit:
+  tmux drops it; xterm (and pyte) draw it against the right margin.
 * ``cht``, ``hpr``: tmux 3.3a ignores CHT (CSI I) and HPR (CSI a); xterm moves.
 * ``ech_wide``: erasing (or inserting at, or overwriting) half of a wide
   character: tmux keeps the glyph; we blank both halves, as xterm does.
@@ -159,6 +161,7 @@ SYNTHETIC = {
     "ich_bg": b"abcdef\x1b[1;2H\x1b[41m\x1b[2@",
     "irm": b"abc\x1b[1;2H\x1b[4hXY",
     "nowrap": b"\x1b[?7l" + b"z" * 130 + b"END",
+    "nowrap_then_edit": b"\x1b[?7l\x1b[1;118Habc\x1b[2Pxy\x1b[Kq\x1b[@",
     "combining_at_wrap": b"q" * 120 + "\u0301".encode() + b"n",
     "vs16": "❤️ done 👍🏽 x".encode(),
     "cjk": "中文字符 日本語のテキスト 한국어 end".encode(),
@@ -204,6 +207,7 @@ ALLOWED = {
     "zwj": ("👨\u200d👩\u200d👧 fam".encode(), "tmux joins ZWJ sequences"),
     "rep_wide": ("中\x1b[2b".encode(), "tmux does not repeat a wide character; xterm does"),
     "rep_past_margin": (b"a\x1b[150b", "tmux stops REP at the right margin; xterm wraps"),
+    "nowrap_wide": ("\x1b[?7l\x1b[1;120H中".encode(), "tmux drops a wide char that does not fit"),
     "cht": (b"\tx\x1b[2Zy\x1b[2Iz", "tmux 3.3a does not implement CHT"),
     "hpr": (b"abc\x1b[2aq", "tmux 3.3a does not implement HPR"),
     "ech_wide": ("中文字\x1b[1;2H\x1b[2X".encode(), "tmux keeps a half-erased wide glyph"),

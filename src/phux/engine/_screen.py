@@ -488,6 +488,7 @@ class EngineScreen(pyte.Screen):
             line.update(zip(range(x, end), cells, strict=True))
             cursor.x = end
             pos += k
+        self._no_pending_wrap()
 
     def _select_glyphs(self, attrs: Cell) -> _Glyphs:
         glyphs = self._glyph_cache.get(attrs)
@@ -533,6 +534,8 @@ class EngineScreen(pyte.Screen):
                 line.update(zip(range(x, x + n), cells, strict=True))
                 glyphs.update(zip(run, cells, strict=True))
             cursor.x = x + n
+            if x + n == cols:
+                self._no_pending_wrap()
             return
         glyph = glyphs.__getitem__
         pos = 0
@@ -547,7 +550,7 @@ class EngineScreen(pyte.Screen):
                     line = buffer[cursor.y]
                     self._split_wide(line, cols - 1, cols)
                     line[cols - 1] = glyph(run[-1])
-                    cursor.x = cols
+                    cursor.x = cols - 1
                     return
             k = cols - x
             if k > n - pos:
@@ -567,6 +570,15 @@ class EngineScreen(pyte.Screen):
                 glyphs.update(zip(seg, cells, strict=True))
             cursor.x = x + k
             pos += k
+        self._no_pending_wrap()
+
+    def _no_pending_wrap(self) -> None:
+        """Without autowrap the cursor stays on the last column after writing it
+        (xterm, tmux); stock pyte parks it past the edge, where EL, DCH and ICH
+        then miss the last column."""
+        cursor = self.cursor
+        if cursor.x >= self.columns and mo.DECAWM not in self.mode:
+            cursor.x = self.columns - 1
 
     def _split_wide(self, line: Line, start: int, end: int) -> None:
         """Blank the other half of any wide character cut by overwriting ``[start, end)``."""
@@ -617,6 +629,8 @@ class EngineScreen(pyte.Screen):
         if width == 2 and x + 1 < cols:
             line[x + 1] = glyphs[""]
         cursor.x = min(x + width, cols)
+        if cursor.x == cols:
+            self._no_pending_wrap()
 
     def _combine(self, char: str) -> None:
         """Attach a zero-width character to the previous cell (never wraps, never drops text)."""
