@@ -273,7 +273,13 @@ def _wrap_into(out: list[str], prev_end: int, cols: int, prev: Line | None, nxt:
             and first.data
             and _is_wide(first.data)
         ):
-            return  # the wide character does not fit in the last column: it wraps
+            # The wide character does not fit in the last column: it wraps and
+            # leaves a pad there, styled like the cell it replaces.
+            if pad[1:] != BLANK[1:]:
+                mark = _OSC133[pad.semantic] if pad.semantic != SEM_OUTPUT else ""
+                undo = _OSC133[SEM_OUTPUT] if mark else ""
+                out.append(f"{mark}{sgr(pad)} \x1b[{cols}G\x1b[0m{undo}")
+            return
         out.append(" ")  # an unstyled blank in the last column: the wrap is pending
     if first is None or not first.data:
         out.append(" ")  # the wrap happens on a draw: an unstyled blank at column 0
