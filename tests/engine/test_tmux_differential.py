@@ -37,6 +37,8 @@ case is an ``xfail(strict=True)`` naming it (so a stale entry fails):
   only up to the right margin; xterm repeats any graphic character and wraps.
 * ``nowrap_wide``: with autowrap off, a wide character that does not fit:
   tmux drops it; xterm (and pyte) draw it against the right margin.
+* ``ich_past_margin``: ICH with a count past the right margin: tmux ignores
+  it; xterm (and pyte) blank to the margin.
 * ``cht``, ``hpr``: tmux 3.3a ignores CHT (CSI I) and HPR (CSI a); xterm moves.
 * ``ech_wide``: erasing (or inserting at, or overwriting) half of a wide
   character: tmux keeps the glyph; we blank both halves, as xterm does.
@@ -208,6 +210,7 @@ ALLOWED = {
     "rep_wide": ("中\x1b[2b".encode(), "tmux does not repeat a wide character; xterm does"),
     "rep_past_margin": (b"a\x1b[150b", "tmux stops REP at the right margin; xterm wraps"),
     "nowrap_wide": ("\x1b[?7l\x1b[1;120H中".encode(), "tmux drops a wide char that does not fit"),
+    "ich_past_margin": (b"\x1b[1;119Hab\x1b[1;119H\x1b[5@", "tmux ignores ICH past the margin"),
     "cht": (b"\tx\x1b[2Zy\x1b[2Iz", "tmux 3.3a does not implement CHT"),
     "hpr": (b"abc\x1b[2aq", "tmux 3.3a does not implement HPR"),
     "ech_wide": ("中文字\x1b[1;2H\x1b[2X".encode(), "tmux keeps a half-erased wide glyph"),
