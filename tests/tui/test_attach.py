@@ -346,3 +346,26 @@ def test_scrollback_reaches_the_person_terminal(phux_server: PhuxServer, tmux: T
     history = tmux.cmd("capture-pane", "-p", "-S", "-400").splitlines()
     numbers = [line for line in history if line.strip().isdigit()]
     assert numbers == [str(i) for i in range(1, 201)]
+
+
+def test_create_then_attach_as_new_does(phux_server: PhuxServer, tmux: Tmux) -> None:
+    """`phux new` without --json: create, then run_attach("@N") at once."""
+    script = phux_server.dir / "new.py"
+    script.write_text(
+        "import os, sys\n"
+        "from phux.client import Client, Deadline\n"
+        "from phux.tui.attach import require_tty, run_attach\n"
+        "require_tty()\n"
+        f"with Client({str(phux_server.socket)!r}) as c:\n"
+        "    r = c.new('fresh', command=['bash', '--norc', '--noprofile'],\n"
+        "              env={'PS1': '$ '}, deadline=Deadline.after(10))\n"
+        f"sys.exit(run_attach(f'@{{r.terminal_id}}', socket={str(phux_server.socket)!r}))\n"
+    )
+    tmux.start(f'{sys.executable} {script}; echo "EXITED $?"; sleep 120')
+    tmux.wait_for(prompt_ready)
+    tmux.literal("stty size")
+    tmux.keys("Enter")
+    tmux.wait_for("30 100")
+    tmux.keys("C-b", "d")
+    screen = tmux.wait_for(EXITED_OK)
+    assert "reattach with: phux attach fresh" in screen

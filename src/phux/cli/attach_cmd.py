@@ -17,6 +17,7 @@ _EPILOG = texts.epilog(
     texts.exit_codes(
         ("0", "detached, or the program exited (its status is printed)"),
         ("1", "no server / target not found / not a terminal / the server went away"),
+        ("128+N", "ended by signal N (SIGTERM, SIGHUP); the terminal is restored first"),
     ),
     texts.SOCKET,
 )

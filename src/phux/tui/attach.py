@@ -585,6 +585,13 @@ def resolve_target(client: Client, target: str | None, deadline: object) -> Pane
     return pick_pane(snap.session(name))
 
 
+def require_tty(in_fd: int = 0, out_fd: int = 1) -> None:
+    """Raise NotATerminal unless stdin and stdout are terminals (check before
+    creating anything that attach would then fail to show)."""
+    if not os.isatty(in_fd) or not os.isatty(out_fd):
+        raise NotATerminal("phux attach needs a terminal: stdin/stdout is not a tty")
+
+
 def run_attach(
     target: str | None = None,
     *,
@@ -605,8 +612,7 @@ def run_attach(
     from phux.client.errors import InvalidArgument
     from phux.tui.keys import DetachKeyError
 
-    if not os.isatty(in_fd) or not os.isatty(out_fd):
-        raise NotATerminal("phux attach needs a terminal: stdin/stdout is not a tty")
+    require_tty(in_fd, out_fd)
     try:
         key = parse_detach_key(
             detach_key if detach_key is not None else os.environ.get("PHUX_DETACH_KEY")
