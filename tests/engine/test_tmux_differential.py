@@ -39,6 +39,10 @@ case is an ``xfail(strict=True)`` naming it (so a stale entry fails):
   tmux drops it; xterm (and pyte) draw it against the right margin.
 * ``ich_past_margin``: ICH with a count past the right margin: tmux ignores
   it; xterm (and pyte) blank to the margin.
+* ``decrc_after_1049``: ?1049 saves the cursor in DECSC's slot in xterm (and
+  here), so a later DECRC restores it; tmux keeps a separate slot for ?1049.
+* ``decsc_per_screen``: xterm keeps one DECSC slot per screen (main and
+  alternate), as we do; tmux shares one between them.
 * ``cht``, ``hpr``: tmux 3.3a ignores CHT (CSI I) and HPR (CSI a); xterm moves.
 * ``ech_wide``: erasing (or inserting at, or overwriting) half of a wide
   character: tmux keeps the glyph; we blank both halves, as xterm does.
@@ -159,6 +163,8 @@ SYNTHETIC = {
     "alt47": b"main\x1b[?47halt\x1b[?47l",
     "alt1047": b"main\x1b[?1047halt\x1b[?1047l",
     "alt1049_history": _LINES + b"\x1b[?1049h" + _LINES + b"\x1b[?1049l",
+    "alt1049_twice": b"ab\x1b[?1049hcd\r\n\x1b[?1049hef\x1b[?1049lgh",
+    "alt1049_leave_unsaved": b"ab\x1b[?1047hcd\x1b[?1049lef",
     "nel": b"ab\x1bEc",
     "ich_bg": b"abcdef\x1b[1;2H\x1b[41m\x1b[2@",
     "irm": b"abc\x1b[1;2H\x1b[4hXY",
@@ -211,6 +217,14 @@ ALLOWED = {
     "rep_past_margin": (b"a\x1b[150b", "tmux stops REP at the right margin; xterm wraps"),
     "nowrap_wide": ("\x1b[?7l\x1b[1;120H中".encode(), "tmux drops a wide char that does not fit"),
     "ich_past_margin": (b"\x1b[1;119Hab\x1b[1;119H\x1b[5@", "tmux ignores ICH past the margin"),
+    "decrc_after_1049": (
+        b"\x1b[3;3H\x1b[?1049h\x1b[5;5H\x1b[?1049l\x1b[1;1H\x1b8X",
+        "tmux keeps a separate saved cursor for 1049",
+    ),
+    "decsc_per_screen": (
+        b"\x1b[3;3H\x1b7\x1b[?47h\x1b8X",
+        "xterm keeps a saved cursor per screen; tmux shares one",
+    ),
     "cht": (b"\tx\x1b[2Zy\x1b[2Iz", "tmux 3.3a does not implement CHT"),
     "hpr": (b"abc\x1b[2aq", "tmux 3.3a does not implement HPR"),
     "ech_wide": ("中文字\x1b[1;2H\x1b[2X".encode(), "tmux keeps a half-erased wide glyph"),

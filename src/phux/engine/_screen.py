@@ -871,9 +871,12 @@ class EngineScreen(pyte.Screen):
         super().reset_mode(*modes, **kwargs)
 
     def _enter_alternate(self, mode: int) -> None:
+        """?1049 (save the cursor, then a fresh alternate screen), ?1047, ?47.
+
+        The saved cursor is DECSC's slot, as in xterm. Entering while already
+        on the alternate screen does nothing (as tmux does).
+        """
         if self.alternate:
-            if mode == 1049:
-                self.erase_in_display(2)
             return
         if mode == 1049:
             self.save_cursor()
@@ -887,7 +890,7 @@ class EngineScreen(pyte.Screen):
         self.buffer = self.main_buffer
         self.main_buffer = None
         self.alternate = False
-        if mode == 1049:
+        if mode == 1049 and self.saved_cursors.get(False) is not None:
             self.restore_cursor()
 
     def set_margins(self, top: int | None = None, bottom: int | None = None) -> None:
