@@ -269,3 +269,21 @@ def test_a_huge_backlog_resubscribes() -> None:
     # The fresh bootstrap brings the screen back.
     bootstrap(session, b"\x1b[2J\x1b[Hfresh")
     assert session.passthrough
+
+
+def test_a_refused_subscribe_ends_the_attach() -> None:
+    from phux.client.errors import ServerError
+    from phux.wire.errors import ErrorCode
+
+    session, conn, _ = make()
+
+    def refuse(rid: int) -> Frame | None:
+        if rid == session.request_id:
+            raise ServerError(ErrorCode.TERMINAL_EXITED, "terminal 3 has exited")
+        return None
+
+    conn.take_reply = refuse  # type: ignore[method-assign]
+    session.collect_acks()
+    assert session.outcome is not None
+    assert session.outcome.message == "[work: terminal 3 has exited]"
+    assert session.outcome.exit_code == 1

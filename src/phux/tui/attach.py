@@ -40,12 +40,19 @@ import termios
 import time
 import tty
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from phux.client.errors import ConnectionLost, PhuxError, ProtocolError, ServerError
+from phux.client.errors import (
+    ConnectionLost,
+    DeadlineExceeded,
+    PhuxError,
+    ProtocolError,
+    ServerError,
+)
 from phux.tui.keys import DetachKey, InputSplitter, parse_detach_key
 from phux.tui.paint import Painter
 from phux.tui.queries import QueryFilter
@@ -81,6 +88,9 @@ SETUP_TIMEOUT = 10.0
 HISTORY = 1000
 """Scrollback rows the local engine keeps; the first paint puts them into the
 person's terminal's own scrollback (so they can scroll up to what happened)."""
+
+SEND_TIMEOUT = 10.0
+"""Seconds a send may block on a server that does not read before attach gives up."""
 
 FOCUS_REFRESH = 30.0
 """Seconds between ``phux.focus_ms`` refreshes while the person types."""
@@ -257,18 +267,25 @@ class Session:
     def subscribe(self) -> None:
         cols, rows = self.win
         tid = self.terminal
-        self.request_id = self.conn.submit(
+        self.request_id = self._send(
             lambda r: Subscribe(request_id=r, terminal=tid, role=Role.PRIMARY, cols=cols, rows=rows)
         )
 
     def resubscribe(self) -> None:
         """Drop the engine and its backlog and ask for a fresh bootstrap."""
         tid = self.terminal
-        self.acks.append(self.conn.submit(lambda r: Unsubscribe(request_id=r, terminal=tid)))
+        self.acks.append(self._send(lambda r: Unsubscribe(request_id=r, terminal=tid)))
         self.backlog.clear()
         self.engine = None
         self.state = "subscribing"
         self.subscribe()
+
+    def _send(self, make: Callable[[int], Frame]) -> int:
+        """Send a request without waiting for its reply; a server that does not
+        read for SEND_TIMEOUT raises DeadlineExceeded (attach then ends)."""
+        from phux.client.deadline import Deadline
+
+        return self.conn.submit(make, Deadline.after(SEND_TIMEOUT))
 
     @property
     def passthrough(self) -> bool:
@@ -462,6 +479,11 @@ class Session:
         self.boot = []
 
     def collect_acks(self) -> None:
+        if self.state == "subscribing" and self.request_id:
+            try:
+                self.conn.take_reply(self.request_id)
+            except ServerError as exc:  # e.g. the terminal ended before we subscribed
+                self.finish("exited", f"[{self.name}: {exc.message}]", 1)
         if self.resize_rid is not None:
             try:
                 if self.conn.take_reply(self.resize_rid) is not None:
@@ -495,14 +517,12 @@ class Session:
                     self.last_takeover = now
                     self.send_resize()
             tid = self.terminal
-            self.acks.append(
-                self.conn.submit(lambda r: Input(request_id=r, terminal=tid, data=payload))
-            )
+            self.acks.append(self._send(lambda r: Input(request_id=r, terminal=tid, data=payload)))
             now = time.monotonic()
             if now - self.last_focus > FOCUS_REFRESH:
                 self.last_focus = now
                 self.acks.append(
-                    self.conn.submit(
+                    self._send(
                         lambda r: MetaSet(
                             request_id=r,
                             key="phux.focus_ms",
@@ -524,7 +544,7 @@ class Session:
         tid = self.terminal
         if self.resize_rid is not None:
             self.acks.append(self.resize_rid)
-        self.resize_rid = self.conn.submit(
+        self.resize_rid = self._send(
             lambda r: Resize(request_id=r, terminal=tid, cols=cols, rows=rows)
         )
 
@@ -548,25 +568,25 @@ class Session:
 
 
 class _RawTerminal:
-    """Raw mode on ``fd`` for the life of the context; restored on every exit path."""
+    """Raw mode on ``fd`` between ``enter`` and ``restore`` (idempotent)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.saved: list[Any] | None = None
 
-    def __enter__(self) -> _RawTerminal:
+    def enter(self) -> None:
         self.saved = termios.tcgetattr(self.fd)
         tty.setraw(self.fd, termios.TCSANOW)
-        return self
 
     def reapply(self) -> None:
         with contextlib.suppress(termios.error):
             tty.setraw(self.fd, termios.TCSANOW)
 
-    def __exit__(self, *exc: object) -> None:
-        if self.saved is not None:
+    def restore(self) -> None:
+        saved, self.saved = self.saved, None
+        if saved is not None:
             with contextlib.suppress(termios.error, OSError):
-                termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
 
 
 def resolve_target(client: Client, target: str | None, deadline: object) -> Pane:
@@ -634,7 +654,8 @@ def run_attach(
         outcome = _attached(session, in_fd)
     finally:
         client.close()
-    _write_all(out_fd, (outcome.message + "\n").encode())
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        _write_all(out_fd, (outcome.message + "\n").encode())
     return outcome.exit_code
 
 
@@ -678,26 +699,27 @@ def _attached(session: Session, in_fd: int) -> Outcome:
     try:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
-        with raw:
-            try:
-                session.subscribe()
-                _loop(session, in_fd, wake_r, pending, raw)
-            except _Terminated as exc:
-                name = signal.Signals(exc.signum).name
-                session.finish(
-                    "signal", f"[{name}: detached from {session.name}]", 128 + exc.signum
-                )
-            except (ConnectionLost, ProtocolError):
-                session.finish("server_gone", "[server went away]", 1)
-            finally:
-                # No signal may interrupt the restore.
-                for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-                    signal.signal(sig, signal.SIG_IGN)
-                with contextlib.suppress(OSError):
-                    session.flush()
-                with contextlib.suppress(OSError):
-                    _write_all(session.out_fd, session.leave_bytes())
+        raw.enter()
+        try:
+            session.subscribe()
+            _loop(session, in_fd, wake_r, pending, raw)
+        finally:
+            # No signal may interrupt the restore.
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+                signal.signal(sig, signal.SIG_IGN)
+            with contextlib.suppress(OSError):
+                session.flush()
+            with contextlib.suppress(OSError):
+                _write_all(session.out_fd, session.leave_bytes())
+    except _Terminated as exc:
+        name = signal.Signals(exc.signum).name
+        session.finish("signal", f"[{name}: detached from {session.name}]", 128 + exc.signum)
+    except (ConnectionLost, ProtocolError):
+        session.finish("server_gone", "[server went away]", 1)
+    except DeadlineExceeded:
+        session.finish("server_gone", "[the server stopped reading: detached]", 1)
     finally:
+        raw.restore()
         signal.set_wakeup_fd(old_wakeup)
         for sig, old in previous.items():
             with contextlib.suppress(TypeError, ValueError):
