@@ -369,3 +369,32 @@ def test_create_then_attach_as_new_does(phux_server: PhuxServer, tmux: Tmux) -> 
     tmux.keys("C-b", "d")
     screen = tmux.wait_for(EXITED_OK)
     assert "reattach with: phux attach fresh" in screen
+
+
+def test_closing_the_window_detaches(phux_server: PhuxServer, tmux: Tmux) -> None:
+    phux_server.new("work")
+    pidfile = phux_server.dir / "attach.pid"
+    tmux.start(
+        f"env PHUX_SOCKET={phux_server.socket} {sys.executable} -c "
+        f"\"import os,sys; open('{pidfile}','w').write(str(os.getpid())); "
+        "from phux.cli.main import run_cli; sys.exit(run_cli(['attach','work']))\""
+    )
+    tmux.wait_for(prompt_ready)
+    pid = int(pidfile.read_text())
+    assert "(attached)" in phux_server.phux("ls").stdout
+    tmux.kill()  # the person's terminal goes away: SIGHUP
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.03)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("attach did not exit on SIGHUP")
+    while "(attached)" in phux_server.phux("ls").stdout:
+        assert time.monotonic() < deadline, "still attached"
+        time.sleep(0.05)
+    # The session itself keeps running.
+    assert phux_server.phux("run", "work", "echo still-here").stdout.strip() == "still-here"
