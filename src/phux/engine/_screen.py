@@ -93,11 +93,6 @@ def _clamp8(v: int) -> int:
 _new_tuple = tuple.__new__
 
 
-def _cell(values: Sequence[Any]) -> Cell:
-    """Build a Cell from its fields without NamedTuple's keyword machinery."""
-    return _new_tuple(Cell, values)
-
-
 def _build_flags() -> dict[int, tuple[tuple[int, bool], ...]]:
     fields = Cell._fields
     flags: dict[int, tuple[tuple[int, bool], ...]] = {
@@ -1222,6 +1217,4 @@ def _parse_cwd(value: str) -> str:
     return value
 
 
-# Names the stream dispatches to, for type checkers and readers.
-Handler = Callable[..., None]
 __all__ = ["BLANK", "Cell", "EngineScreen", "Line", "Margins"]
