@@ -11,6 +11,7 @@ through the names exported here::
                                       # CommandStarted, CommandFinished, in order
     t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v3
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
+    t.drain_history()                 # (rows, wrapped flags), and forget them
     t.generation                      # changes whenever bytes arrive or the size changes
     t.modes.app_cursor, t.modes.bracketed_paste, t.alternate, t.title, t.cwd, ...
 
