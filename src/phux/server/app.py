@@ -210,6 +210,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                     on_ready()
                 await state.shutdown_requested.wait()
                 await _shutdown(state, listener, accepting, path)
+                state.replicas.stop()
                 nursery.cancel_scope.cancel()
         finally:
             with contextlib.suppress(FileNotFoundError):

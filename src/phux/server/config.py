@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MiB = 1024 * 1024
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name) or default
 
 
 @dataclass(frozen=True)
@@ -13,7 +18,24 @@ class ServerConfig:
     socket_path: Path
     log_file: Path | None = None
     journal_bytes: int = 4 * MiB
-    """Output bytes each terminal keeps for bootstraps (oldest dropped first)."""
+    """Output bytes each terminal keeps for bootstraps after its newest checkpoint.
+
+    With replicas on, the oldest part is replaced by a checkpoint, never just
+    dropped; a terminal whose replica lags this far behind stops being read
+    until it catches up. With replicas off, the oldest bytes are dropped.
+    """
+    replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "thread"))
+    """Where the terminals' engine replicas run: "thread", "process" or "off"
+    (``$PHUX_REPLICAS``). Off: no checkpoints, no answers to terminal queries."""
+    history_lines: int = field(default_factory=lambda: int(_env("PHUX_HISTORY_LINES", "2000")))
+    """Scrollback rows each replica keeps, so each checkpoint carries (tmux's default;
+    ``$PHUX_HISTORY_LINES``)."""
+    compact_bytes: int = 256 * 1024
+    """A caught-up replica writes a checkpoint once this much output followed the last one,
+    so a bootstrap replays at most about this much output after its checkpoint."""
+    replica_lag_bytes: int = 32 * MiB
+    """Output a terminal may hold that its replica has not checkpointed; beyond it the
+    terminal is not read until the replica catches up (memory stays bounded in a flood)."""
     subscriber_queue_bytes: int = 4 * MiB
     """Output a subscription may have queued before it is tombstoned."""
     retention_s: float = 60.0

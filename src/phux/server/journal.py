@@ -1,9 +1,17 @@
 """A terminal's output journal: sequence-numbered bytes and size changes, byte-bounded.
 
-The journal is what a new subscriber's bootstrap is made of. :meth:`bootstrap`
-returns a :class:`Bootstrap` whose ``checkpoint`` is always None today; the
-server-side replica (a later issue) will supply VT bytes that recreate the
-state before ``start_seq`` and let the journal keep only the tail after it.
+The journal is what a new subscriber's bootstrap is made of: the newest
+checkpoint (VT bytes from the terminal's replica that recreate the state
+before ``start_seq``; ``None`` before the first one) and the output and size
+changes after it.
+
+Without a replica (``compacting`` false) the journal keeps the newest
+``limit`` bytes and drops the oldest, so a bootstrap may start mid-stream.
+With one, nothing is dropped except by :meth:`compact`, which replaces
+everything before a checkpoint's sequence number by the checkpoint. While
+the replica lags (a flood) the tail may outgrow ``limit``: a bootstrap is
+then the newest ``limit`` bytes without a checkpoint, as without a replica,
+until the next checkpoint (the terminal bounds the lag by pausing its reader).
 """
 
 from __future__ import annotations
@@ -61,6 +69,9 @@ class Journal:
         self.start_rows = rows
         self.cols = cols
         self.rows = rows
+        self.checkpoint: bytes | None = None
+        self.compacting = False
+        """A replica compacts this journal: never drop what no checkpoint covers."""
 
     @property
     def size_bytes(self) -> int:
@@ -72,7 +83,8 @@ class Journal:
         if self.limit:
             self._items.append(chunk)
             self._bytes += len(data)
-            self._trim()
+            if not self.compacting:
+                self._trim()
         else:
             self._forget_to(self.next_seq)
         return chunk
@@ -80,14 +92,49 @@ class Journal:
     def resize(self, cols: int, rows: int) -> SizeChange:
         change = SizeChange(self.next_seq, cols, rows)
         self.cols, self.rows = cols, rows
-        if self._items or self.next_seq > self.start_seq:
+        if self._items or self.next_seq > self.start_seq or self.checkpoint is not None:
             self._items.append(change)
         else:  # nothing recorded since start: the new size is the start size
             self.start_cols, self.start_rows = cols, rows
         return change
 
+    def stop_compacting(self) -> None:
+        """The replica is gone: trim to the bound again (a dropped prefix voids the checkpoint)."""
+        self.compacting = False
+        self._trim()
+
+    def compact(self, seq: int, cols: int, rows: int, checkpoint: bytes) -> bool:
+        """Replace everything before ``seq`` by ``checkpoint`` (the state there, at
+        ``cols`` x ``rows``). False if ``seq`` is not inside the journal."""
+        if not self.start_seq <= seq <= self.next_seq:
+            return False
+        items = self._items
+        while items:
+            first = items[0]
+            if isinstance(first, SizeChange):
+                if first.seq >= seq:
+                    break
+                items.popleft()
+                continue
+            if first.end <= seq:
+                items.popleft()
+                self._bytes -= len(first.data)
+                continue
+            if first.seq < seq:  # never happens: replicas checkpoint at chunk ends
+                cut = seq - first.seq
+                items[0] = Chunk(seq, first.data[cut:])
+                self._bytes -= cut
+            break
+        self.start_seq = seq
+        self.start_cols, self.start_rows = cols, rows
+        self.checkpoint = checkpoint
+        return True
+
     def _trim(self) -> None:
         items = self._items
+        if self._bytes <= self.limit:
+            return
+        self.checkpoint = None  # it recreates the state before a prefix now dropped
         while self._bytes > self.limit and items:
             first = items[0]
             if isinstance(first, SizeChange):
@@ -110,16 +157,43 @@ class Journal:
             self.start_cols, self.start_rows = change.cols, change.rows
 
     def _forget_to(self, seq: int) -> None:
+        self.checkpoint = None
         self._items.clear()
         self._bytes = 0
         self.start_seq = seq
         self.start_cols, self.start_rows = self.cols, self.rows
 
     def bootstrap(self) -> Bootstrap:
+        if self._bytes > self.limit and self.compacting:
+            return self._recent()
         return Bootstrap(
             start_seq=self.start_seq,
             cols=self.start_cols,
             rows=self.start_rows,
             next_seq=self.next_seq,
             items=list(self._items),
+            checkpoint=self.checkpoint,
         )
+
+    def _recent(self) -> Bootstrap:
+        """The newest ``limit`` bytes, without a checkpoint (the replica lags)."""
+        cols, rows = self.start_cols, self.start_rows
+        skip = self._bytes - self.limit
+        items: list[JournalItem] = []
+        start = self.next_seq
+        for item in self._items:
+            if isinstance(item, SizeChange):
+                if items:
+                    items.append(item)
+                else:
+                    cols, rows = item.cols, item.rows
+            elif items:
+                items.append(item)
+            elif len(item.data) <= skip:
+                skip -= len(item.data)
+            else:
+                first = Chunk(item.seq + skip, item.data[skip:]) if skip else item
+                items.append(first)
+                start = first.seq
+                skip = 0
+        return Bootstrap(start_seq=start, cols=cols, rows=rows, next_seq=self.next_seq, items=items)

@@ -19,6 +19,7 @@ from phux.server.config import ServerConfig
 from phux.server.log import log
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
+from phux.server.replica import ReplicaHost
 from phux.server.terminal import Terminal
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
@@ -56,6 +57,7 @@ class ServerState:
         self.activity = trio.Event()
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
+        self.replicas = ReplicaHost(config, nursery)
 
     # ------------------------------------------------------------ activity
 
@@ -122,6 +124,7 @@ class ServerState:
         self._next_id += 1
         term = Terminal(tid, process, self.config, req.cols, req.rows, metadata, self._closed)
         self.terminals[tid] = term
+        self.replicas.add(term)
         self.nursery.start_soon(term.run, name=f"terminal-{tid}")
         log.info("terminal %d spawned: pid %d argv %r", tid, term.pid, argv)
         self.touch()
@@ -178,6 +181,7 @@ class ServerState:
     async def _forget_later(self, term: Terminal) -> None:
         await trio.sleep(self.config.retention_s)
         self.terminals.pop(term.id, None)
+        self.replicas.forget(term.id)
         log.info("terminal %d forgotten", term.id)
 
     # ------------------------------------------------------------ list

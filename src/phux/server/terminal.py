@@ -38,6 +38,8 @@ OutputHook = Callable[["Terminal", Chunk], None]
 
 A hook must not block or parse on the loop: hand the bytes to a worker.
 """
+ResizeHook = Callable[["Terminal", SizeChange], None]
+CloseHook = Callable[["Terminal"], None]
 
 _WRITE_SLICE = 64 * 1024
 
@@ -45,7 +47,8 @@ _WRITE_SLICE = 64 * 1024
 @dataclass(slots=True)
 class PendingInput:
     data: bytes
-    conn: ClientConnection
+    conn: ClientConnection | None
+    """None: the server's own answer to a terminal query."""
     request_id: int
 
 
@@ -70,6 +73,8 @@ class Terminal:
         self.metadata = metadata
         self.subscribers: list[Subscription] = []
         self.output_hooks: list[OutputHook] = []
+        self.resize_hooks: list[ResizeHook] = []
+        self.close_hooks: list[CloseHook] = []
         self.killed = False
         """Marked closed for observers by KILL; the process may still be running."""
         self.exit_status: ExitStatus | None = None
@@ -195,7 +200,13 @@ class Terminal:
         self.final_seq = self.journal.next_seq
         while self._inputs:
             item = self._inputs.popleft()
-            item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
+            if item.conn is not None:
+                item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
+        for close_hook in list(self.close_hooks):
+            try:
+                close_hook(self)
+            except Exception:
+                log.exception("terminal %d: close hook failed", self.id)
         closed = self.encode_closed()
         for sub in self.subscribers:  # those awaiting a bootstrap get it after READY
             sub.push_frame(closed)
@@ -252,10 +263,32 @@ class Terminal:
         with contextlib.suppress(OSError):
             signal_group(foreground_pgrp(self.master_fd, self.pid), signal.SIGWINCH)
         change = self.journal.resize(cols, rows)
+        for resize_hook in list(self.resize_hooks):
+            try:
+                resize_hook(self, change)
+            except Exception:
+                log.exception("terminal %d: resize hook failed; removed", self.id)
+                self.resize_hooks.remove(resize_hook)
         encoded = self.encode_resized(change)
         for sub in self.subscribers:
             sub.push_frame(encoded)
         return True
+
+    # ------------------------------------------------------------ replica
+
+    def apply_checkpoint(self, seq: int, cols: int, rows: int, data: bytes) -> None:
+        """The replica's checkpoint at ``seq``: the journal before it is replaced."""
+        self.journal.compact(seq, cols, rows, data)
+
+    def queue_reply(self, data: bytes) -> None:
+        """The replica's answer to a terminal query: to the PTY, between INPUT frames."""
+        if self.exit_status is None:
+            self._inputs.append(PendingInput(data, None, 0))
+            self._input_wake.set()
+
+    def replica_failed(self) -> None:
+        """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
+        self.journal.stop_compacting()
 
     # ------------------------------------------------------------ input
 
@@ -283,7 +316,8 @@ class Terminal:
                     await trio.sleep_forever()  # the reaper closes the terminal
                 await trio.lowlevel.checkpoint()
             self._inputs.popleft()
-            item.conn.input_done(item.request_id, len(item.data))
+            if item.conn is not None:
+                item.conn.input_done(item.request_id, len(item.data))
 
 
 def _readable_now(fd: int) -> bool:

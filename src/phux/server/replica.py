@@ -1,0 +1,463 @@
+"""Server-side replicas: an engine per terminal, fed off the event loop.
+
+Every terminal's output (and every size change) goes, in order, to an engine
+replica (``phux.engine.Terminal`` with history) that lives off the trio loop.
+The replicas do two things, and nothing else:
+
+* **Checkpoints.** Once a replica has fed ``compact_bytes`` of output since its
+  last checkpoint and has caught up with its terminal (or, in a flood, once
+  the tail reaches the journal bound), it writes a checkpoint (VT bytes,
+  ``phux.engine.checkpoint``) at the sequence number it has reached. The loop
+  then replaces the journal before that point by the checkpoint, so a
+  bootstrap is the newest checkpoint plus a short tail. The journal never
+  drops output a checkpoint does not cover. While the replica lags in a
+  flood, relay goes on at full speed and a bootstrap is the newest
+  ``journal_bytes`` without a checkpoint (exact again after the next
+  checkpoint); only when the lag reaches ``replica_lag_bytes`` does the
+  terminal's reader pause until the replica catches up, as a terminal
+  emulator that parses everything would.
+* **Answers to terminal queries.** DA1, DA2, DSR 5, DSR 6 and DECXCPR are
+  answered by the engine at the point of the stream where they occur (so a
+  cursor position report reflects all output before the query, however late
+  a lagging replica gets there). The answers go to the PTY through the
+  terminal's input queue, never inside a client's INPUT.
+
+The loop only appends to a queue (or a pipe): it never waits on parsing.
+
+Thread or process (``ServerConfig.replica_mode``)? Measured with
+tools/bench/bench_server.py on the 2-core test machine, see ``_MEASURED``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import select
+import struct
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import trio
+
+from phux.server.log import log
+
+if TYPE_CHECKING:
+    from phux.server.config import ServerConfig
+    from phux.server.journal import Chunk, SizeChange
+    from phux.server.terminal import Terminal
+
+_MEASURED = """
+(filled in by the measurements below)
+"""
+
+# Messages to the worker: (kind, terminal id, seq, cols, rows, data).
+# RESET: a fresh engine at ``seq`` (data: the seq up to which replies are dropped).
+NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
+# Results from the worker. PROGRESS: every byte before ``seq`` was parsed.
+CHECKPOINT, REPLIES, FAILED, PROGRESS = 11, 12, 13, 14
+
+Message = tuple[int, int, int, int, int, bytes]
+Deliver = Callable[[list[Message]], None]
+
+
+# ---------------------------------------------------------------- the worker side
+
+
+@dataclass
+class _Replica:
+    """One terminal's engine in the worker, with its checkpoint policy."""
+
+    tid: int
+    engine: object
+    writer: object
+    seq: int = 0
+    checkpoint_seq: int = 0
+    quiet_until: int = 0
+    """Queries before this seq were seen before a reset: not answered twice."""
+    failed: bool = False
+
+
+@dataclass
+class WorkerCore:
+    """The replicas and what to do with each message (the same in a thread or a process)."""
+
+    history: int
+    compact_bytes: int
+    hard_bytes: int
+    replicas: dict[int, _Replica] = field(default_factory=dict)
+    pending: dict[int, int] = field(default_factory=dict)
+    """Messages per terminal taken from the transport but not handled yet."""
+
+    def handle(self, msg: Message, out: list[Message]) -> None:
+        from phux.engine import Terminal as Engine
+        from phux.engine.checkpoint import Checkpointer
+
+        kind, tid, seq, cols, rows, data = msg
+        left = self.pending.get(tid, 1) - 1
+        if left:
+            self.pending[tid] = left
+        else:
+            self.pending.pop(tid, None)
+        if kind in (NEW, RESET):
+            fresh = _Replica(tid, Engine(cols, rows, history=self.history), Checkpointer())
+            fresh.seq = fresh.checkpoint_seq = seq
+            fresh.quiet_until = int.from_bytes(data, "little") if data else 0
+            self.replicas[tid] = fresh
+            return
+        rep = self.replicas.get(tid)
+        if rep is None or rep.failed:
+            return
+        engine = rep.engine
+        assert isinstance(engine, Engine)
+        try:
+            if kind == FEED:
+                engine.feed(data)
+                rep.seq = seq + len(data)
+                replies = engine.take_replies()
+                if replies and rep.seq > rep.quiet_until:
+                    out.append((REPLIES, tid, rep.seq, 0, 0, replies))
+                engine.take_events()
+                tail = rep.seq - rep.checkpoint_seq
+                caught_up = tid not in self.pending
+                if caught_up:
+                    out.append((PROGRESS, tid, rep.seq, 0, 0, b""))
+                if (caught_up and tail >= self.compact_bytes) or tail >= self.hard_bytes:
+                    writer = rep.writer
+                    assert isinstance(writer, Checkpointer)
+                    ck = writer.write(engine)
+                    rep.checkpoint_seq = rep.seq
+                    out.append((CHECKPOINT, tid, rep.seq, engine.cols, engine.rows, ck))
+            elif kind == RESIZE:
+                engine.resize(cols, rows)
+            elif kind == CLOSE:
+                del self.replicas[tid]
+        except Exception as exc:  # a replica bug must not take the server down
+            rep.failed = True
+            out.append((FAILED, tid, rep.seq, 0, 0, repr(exc).encode()))
+
+    def note(self, msg: Message) -> None:
+        tid = msg[1]
+        self.pending[tid] = self.pending.get(tid, 0) + 1
+
+
+# ---------------------------------------------------------------- transports
+
+
+class _ThreadWorker:
+    """Replicas in a thread of the server process: no copies, shares the GIL."""
+
+    def __init__(self, core: WorkerCore, deliver: Deliver, token: trio.lowlevel.TrioToken) -> None:
+        self._core = core
+        self._deliver = deliver
+        self._token = token
+        self._queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="phux-replicas", daemon=True)
+        self._thread.start()
+
+    def send(self, msg: Message) -> None:
+        self._queue.put(msg)
+
+    def stop(self) -> None:
+        self._queue.put((STOP, 0, 0, 0, 0, b""))
+
+    def _run(self) -> None:
+        core = self._core
+        get = self._queue.get
+        get_nowait = self._queue.get_nowait
+        local: deque[Message] = deque()
+        while True:
+            local.append(get())
+            with contextlib.suppress(queue.Empty):
+                while len(local) < 4096:
+                    local.append(get_nowait())
+            for msg in local:
+                core.note(msg)
+            results: list[Message] = []
+            while local:
+                msg = local.popleft()
+                if msg[0] == STOP:
+                    return
+                core.handle(msg, results)
+                if len(results) >= 8:
+                    self._post(results)
+                    results = []
+            if results:
+                self._post(results)
+
+    def _post(self, results: list[Message]) -> None:
+        with contextlib.suppress(trio.RunFinishedError):
+            self._token.run_sync_soon(self._deliver, results)
+
+
+_HEADER = struct.Struct("<BIQHHI")
+
+
+def _frame(msg: Message) -> bytes:
+    kind, tid, seq, cols, rows, data = msg
+    return _HEADER.pack(kind, tid, seq, cols, rows, len(data)) + data
+
+
+def _parse(buf: bytearray, out: list[Message]) -> None:
+    """Move complete frames from the front of ``buf`` into ``out``."""
+    pos = 0
+    size = _HEADER.size
+    n = len(buf)
+    while n - pos >= size:
+        kind, tid, seq, cols, rows, length = _HEADER.unpack_from(buf, pos)
+        if n - pos - size < length:
+            break
+        start = pos + size
+        out.append((kind, tid, seq, cols, rows, bytes(buf[start : start + length])))
+        pos = start + length
+    del buf[:pos]
+
+
+class _ProcessWorker:
+    """Replicas in one helper process for all terminals: a second core, at the price
+    of copying every byte through a pipe (and the checkpoints back)."""
+
+    def __init__(self, core: WorkerCore, deliver: Deliver, nursery: trio.Nursery) -> None:
+        self._deliver = deliver
+        args = [str(core.history), str(core.compact_bytes), str(core.hard_bytes)]
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "phux.server.replica", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in = self._proc.stdin.fileno()
+        self._out = self._proc.stdout.fileno()
+        os.set_blocking(self._in, False)
+        os.set_blocking(self._out, False)
+        self._pending: deque[bytes] = deque()
+        self._wake = trio.Event()
+        nursery.start_soon(self._writer)
+        nursery.start_soon(self._reader)
+
+    def send(self, msg: Message) -> None:
+        self._pending.append(_frame(msg))
+        self._wake.set()
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self._proc.kill()
+        with contextlib.suppress(Exception):
+            self._proc.wait(2)
+
+    async def _writer(self) -> None:
+        pending = self._pending
+        while True:
+            while not pending:
+                self._wake = trio.Event()
+                await self._wake.wait()
+            data = pending.popleft()
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(self._in, view) :]
+                except BlockingIOError:
+                    await trio.lowlevel.wait_writable(self._in)
+                except OSError:
+                    log.error("replica process gone")
+                    return
+
+    async def _reader(self) -> None:
+        buf = bytearray()
+        while True:
+            await trio.lowlevel.wait_readable(self._out)
+            try:
+                data = os.read(self._out, 1 << 20)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                log.error("replica process exited")
+                return
+            buf += data
+            results: list[Message] = []
+            _parse(buf, results)
+            if results:
+                self._deliver(results)
+
+
+def worker_main(argv: list[str]) -> None:
+    """The helper process: frames in on stdin, results out on stdout."""
+    core = WorkerCore(int(argv[0]), int(argv[1]), int(argv[2]))
+    fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
+    buf = bytearray()
+    local: list[Message] = []
+    while True:
+        data = os.read(fd_in, 1 << 20)
+        if not data:
+            return
+        buf += data
+        while select.select([fd_in], [], [], 0)[0] and len(buf) < (16 << 20):
+            more = os.read(fd_in, 1 << 20)
+            if not more:
+                break
+            buf += more
+        _parse(buf, local)
+        for msg in local:
+            core.note(msg)
+        results: list[Message] = []
+        for msg in local:
+            core.handle(msg, results)
+        local.clear()
+        if results:
+            payload = b"".join(map(_frame, results))
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd_out, view) :]
+
+
+# ---------------------------------------------------------------- the loop side
+
+
+@dataclass(eq=False)
+class _Link:
+    """The loop's view of one terminal's replica."""
+
+    term: Terminal
+    fed: int = 0
+    """Seq after the last byte sent to the replica."""
+    done: int = 0
+    """Seq after the last byte the replica reported parsed."""
+    skipping: bool = False
+    """Fell more than ``replica_lag_bytes`` behind: not fed until it resynchronises."""
+
+
+class ReplicaHost:
+    """The server's replicas: feeds them from the loop and applies what they produce."""
+
+    def __init__(self, config: ServerConfig, nursery: trio.Nursery) -> None:
+        self.config = config
+        self.mode = config.replica_mode
+        self._nursery = nursery
+        self._links: dict[int, _Link] = {}
+        # In a flood, checkpoint once per journal bound: often enough that the
+        # journal (and so memory) stays near the bound, rarely enough that
+        # writing checkpoints costs little next to parsing.
+        hard = max(1, config.journal_bytes)
+        self._core = WorkerCore(config.history_lines, min(config.compact_bytes, hard), hard)
+        self._worker: _ThreadWorker | _ProcessWorker | None = None
+        self.checkpoints = 0
+        self.replies = 0
+        self.skips = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode in ("thread", "process") and self.config.journal_bytes > 0
+
+    def _start(self) -> _ThreadWorker | _ProcessWorker:
+        if self._worker is None:
+            if self.mode == "process":
+                self._worker = _ProcessWorker(self._core, self._deliver, self._nursery)
+            else:
+                token = trio.lowlevel.current_trio_token()
+                self._worker = _ThreadWorker(self._core, self._deliver, token)
+        return self._worker
+
+    def add(self, term: Terminal) -> None:
+        """Start replicating ``term`` (from its first byte)."""
+        if not self.enabled:
+            return
+        worker = self._start()
+        self._links[term.id] = _Link(term)
+        cols, rows = term.size
+        worker.send((NEW, term.id, 0, cols, rows, b""))
+        term.journal.compacting = True
+        term.output_hooks.append(self._on_output)
+        term.resize_hooks.append(self._on_resize)
+        term.close_hooks.append(self._on_closed)
+
+    def _on_output(self, term: Terminal, chunk: Chunk) -> None:
+        link = self._links.get(term.id)
+        worker = self._worker
+        if link is None or worker is None or link.skipping:
+            return
+        worker.send((FEED, term.id, chunk.seq, 0, 0, chunk.data))
+        link.fed = chunk.end
+        if link.fed - link.done > self.config.replica_lag_bytes:
+            # Too far behind: stop feeding it, let the journal trim as without a
+            # replica, and restart it from the journal once it has drained.
+            link.skipping = True
+            self.skips += 1
+            term.journal.stop_compacting()
+            log.info(
+                "terminal %d: replica %d bytes behind: skipping", term.id, link.fed - link.done
+            )
+
+    def _on_resize(self, term: Terminal, change: SizeChange) -> None:
+        link = self._links.get(term.id)
+        if link is not None and self._worker is not None and not link.skipping:
+            self._worker.send((RESIZE, term.id, change.seq, change.cols, change.rows, b""))
+
+    def _on_closed(self, term: Terminal) -> None:
+        if self._worker is not None and term.id in self._links:
+            self._worker.send((CLOSE, term.id, 0, 0, 0, b""))
+
+    def _resync(self, link: _Link) -> None:
+        """Restart a drained replica from the journal's window (as a new subscriber would)."""
+        from phux.server.journal import Chunk as JournalChunk
+
+        worker = self._worker
+        term = link.term
+        if worker is None or term.closed:
+            return
+        journal = term.journal
+        boot = journal.bootstrap()
+        quiet = journal.next_seq.to_bytes(8, "little")
+        worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, quiet))
+        for item in boot.items:
+            if isinstance(item, JournalChunk):
+                worker.send((FEED, term.id, item.seq, 0, 0, item.data))
+            else:
+                worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, b""))
+        link.fed = journal.next_seq
+        link.skipping = False
+        journal.compacting = True
+        log.info("terminal %d: replica resynchronised at seq %d", term.id, boot.start_seq)
+
+    def forget(self, tid: int) -> None:
+        self._links.pop(tid, None)
+
+    def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    def _deliver(self, results: list[Message]) -> None:
+        """On the loop: apply checkpoints, write answers, note progress and failures."""
+        for kind, tid, seq, cols, rows, data in results:
+            link = self._links.get(tid)
+            if link is None:
+                continue
+            term = link.term
+            if kind == PROGRESS:
+                link.done = max(link.done, seq)
+                if link.skipping and link.done >= link.fed:
+                    self._resync(link)
+            elif link.skipping:
+                continue  # a checkpoint or answer from before the skip
+            elif kind == CHECKPOINT:
+                self.checkpoints += 1
+                term.apply_checkpoint(seq, cols, rows, data)
+            elif kind == REPLIES:
+                self.replies += 1
+                term.queue_reply(data)
+            elif kind == FAILED:
+                log.error("terminal %d: replica failed at seq %d: %s", tid, seq, data.decode())
+                self._links.pop(tid, None)
+                term.replica_failed()
+
+
+if __name__ == "__main__":
+    worker_main(sys.argv[1:])

@@ -1,0 +1,150 @@
+"""Servers with replicas, bootstraps read into engines, small programs that ask questions."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from phux.client.connection import Connection
+from phux.client.deadline import Deadline
+from phux.engine import Terminal
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    Input,
+    Output,
+    Resized,
+    Subscribe,
+    Unsubscribe,
+)
+from server.harness import ServerProcess
+
+
+@contextlib.contextmanager
+def replica_server(
+    directory: Path, *args: str, mode: str = "thread", history: int = 300
+) -> Iterator[ServerProcess]:
+    env = dict(os.environ, PHUX_REPLICAS=mode, PHUX_HISTORY_LINES=str(history))
+    server = ServerProcess(directory, *args, env=env)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class Boot:
+    """One bootstrap as received: checkpoint, journal bytes, size changes, READY."""
+
+    start_seq: int = 0
+    cols: int = 0
+    rows: int = 0
+    checkpoint: bytes | None = None
+    journal: bytearray = field(default_factory=bytearray)
+    resizes: list[Resized] = field(default_factory=list)
+    ready: BootstrapReady | None = None
+    live: bytearray = field(default_factory=bytearray)
+    """OUTPUT after READY, contiguous from ``ready.next_seq``."""
+
+    @property
+    def size(self) -> int:
+        return len(self.checkpoint or b"") + len(self.journal)
+
+    def engine(self, history: int) -> Terminal:
+        """Replay as a client does: fresh engine, checkpoint, journal (with resizes)."""
+        t = Terminal(self.cols, self.rows, history=history)
+        if self.checkpoint is not None:
+            t.feed(self.checkpoint)
+        seq = self.start_seq
+        data = bytes(self.journal)
+        for change in self.resizes:
+            t.feed(data[: change.seq - seq])
+            data = data[change.seq - seq :]
+            seq = change.seq
+            t.resize(change.cols, change.rows)
+        t.feed(data)
+        t.feed(bytes(self.live))
+        return t
+
+
+def read_bootstrap(conn: Connection, tid: int, timeout: float = 20.0) -> Boot:
+    """SUBSCRIBE as a viewer and read the bootstrap (the subscription stays)."""
+    conn.submit(lambda rid: Subscribe(request_id=rid, terminal=tid))
+    deadline = Deadline.after(timeout)
+    boot = Boot()
+    while boot.ready is None:
+        frame = conn.receive(deadline)
+        if getattr(frame, "terminal", None) != tid:
+            continue
+        if isinstance(frame, BootstrapBegin):
+            boot = Boot(start_seq=frame.start_seq, cols=frame.cols, rows=frame.rows)
+        elif isinstance(frame, BootstrapChunk):
+            if frame.checkpoint:
+                assert frame.seq == boot.start_seq and not boot.journal
+                boot.checkpoint = frame.data
+            else:
+                assert frame.seq == boot.start_seq + len(boot.journal)
+                boot.journal += frame.data
+        elif isinstance(frame, Resized):
+            boot.resizes.append(frame)
+        elif isinstance(frame, BootstrapReady):
+            assert frame.next_seq == boot.start_seq + len(boot.journal)
+            boot.ready = frame
+    return boot
+
+
+def read_live(conn: Connection, tid: int, boot: Boot, until: int, timeout: float = 20.0) -> None:
+    """Read OUTPUT into ``boot.live`` until the seq ``until`` is reached."""
+    assert boot.ready is not None
+    deadline = Deadline.after(timeout)
+    while boot.ready.next_seq + len(boot.live) < until:
+        frame = conn.receive(deadline)
+        if isinstance(frame, Output) and frame.terminal == tid:
+            assert frame.seq == boot.ready.next_seq + len(boot.live)
+            boot.live += frame.data
+
+
+def send(conn: Connection, tid: int, data: bytes) -> None:
+    conn.call(lambda rid: Input(request_id=rid, terminal=tid, data=data), Deadline.after(10))
+
+
+def unsubscribe(conn: Connection, tid: int) -> None:
+    conn.call(lambda rid: Unsubscribe(request_id=rid, terminal=tid), Deadline.after(10))
+
+
+def program(body: str) -> list[str]:
+    """A Python program on the terminal in raw mode (no echo, no newline translation)."""
+    head = (
+        "import os, sys, time, select, tty\n"
+        "tty.setraw(0)\n"
+        "def w(b):\n"
+        "    v = memoryview(b)\n"
+        "    while v:\n"
+        "        v = v[os.write(1, v):]\n"
+    )
+    return ["python3", "-c", head + body]
+
+
+ASK = """
+def ask(query, end, timeout=10.0):
+    os.write(1, query)
+    got = b""
+    deadline = time.monotonic() + timeout
+    while not got.endswith(end) and time.monotonic() < deadline:
+        if select.select([0], [], [], 0.05)[0]:
+            got += os.read(0, 1024)
+    return got
+
+def linger(seconds):
+    got = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if select.select([0], [], [], 0.05)[0]:
+            got += os.read(0, 1024)
+    return got
+"""
