@@ -51,9 +51,9 @@ class PhuxServer:
         self.socket = directory / "s"
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, *extra: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "phux", "server", "--socket", str(self.socket)],
+            [sys.executable, "-m", "phux", "server", "--socket", str(self.socket), *extra],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=open(self.dir / "server.err", "wb"),  # noqa: SIM115
@@ -201,6 +201,19 @@ def phux_server() -> Iterator[PhuxServer]:
     server = PhuxServer(directory)
     try:
         server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def small_queue_server() -> Iterator[PhuxServer]:
+    """A server that tombstones a subscriber 64 KiB behind."""
+    directory = short_tmpdir()
+    server = PhuxServer(directory)
+    try:
+        server.start("--subscriber-queue-bytes", "65536")
         yield server
     finally:
         server.stop()

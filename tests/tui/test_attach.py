@@ -405,3 +405,36 @@ def test_closing_the_window_detaches(phux_server: PhuxServer, tmux: Tmux) -> Non
         time.sleep(0.05)
     # The session itself keeps running.
     assert phux_server.phux("run", "work", "echo still-here").stdout.strip() == "still-here"
+
+
+def test_a_tombstone_repaints_the_screen(small_queue_server: PhuxServer) -> None:
+    """Attach falls behind (stopped) while the program floods: the server drops its
+    output and sends a fresh bootstrap; once running again the screen is right."""
+    server = small_queue_server
+    tmux = Tmux(server.dir, server)
+    try:
+        server.new("work")
+        pidfile = server.dir / "attach.pid"
+        tmux.start(
+            f"env PHUX_SOCKET={server.socket} {sys.executable} -c "
+            f"\"import os,sys; open('{pidfile}','w').write(str(os.getpid())); "
+            "from phux.cli.main import run_cli; sys.exit(run_cli(['attach','work']))\""
+        )
+        tmux.wait_for(prompt_ready)
+        pid = int(pidfile.read_text())
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            sent = server.phux("send-keys", "work", "seq 1 30000; echo END-$((1+1))", "Enter")
+            assert sent.returncode == 0, sent.stderr
+            waited = server.phux("wait", "--until", "END-2", "--timeout", "30", "work")
+            assert waited.returncode == 0, waited.stderr
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        screen = tmux.wait_for(lambda s: "END-2" in s and prompt_ready(s))
+        lines = [line.rstrip() for line in screen.splitlines() if line.strip()]
+        assert lines[-3:] == ["30000", "END-2", "$"], lines[-5:]
+        tmux.literal("echo after-tombstone")
+        tmux.keys("Enter")
+        tmux.wait_for("after-tombstone\n")
+    finally:
+        tmux.kill()
