@@ -232,3 +232,13 @@ def test_wide_fast_path_matches_per_character_drawing(parts: list[str], cols: in
         _screen._wide_matcher = original
     assert fast.project(scrollback=0, cells=True) == slow.project(scrollback=0, cells=True)
     assert fast.screen.cursor.x == slow.screen.cursor.x
+
+
+def test_erase_saved_lines_keeps_the_screen() -> None:
+    from phux.engine import Terminal
+
+    term = Terminal(10, 3)
+    term.feed(b"1\r\n2\r\n3\r\n4\r\nabc\x1b[3J")
+    state = term.project(scrollback=0)
+    assert state.lines == ["3", "4", "abc"]
+    assert state.scrollback == []

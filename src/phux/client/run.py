@@ -49,7 +49,7 @@ from phux.wire.frames import Exited, ExitStatus
 
 if TYPE_CHECKING:
     from phux.client.client import Client
-    from phux.engine import ScreenState, Terminal
+    from phux.engine import ScreenState
 
 # Rows of rendered output kept in memory at most (the "history limit" of run).
 RUN_HISTORY_ROWS = 5_000_000
@@ -180,18 +180,6 @@ class MarkerScanner:
             self.scan_seq = seq
 
 
-def _drain_history(engine: Terminal) -> tuple[list[str], list[bool]]:
-    """Take the engine's scrollback rows out of it (keeps memory bounded)."""
-    screen = engine.screen
-    rows: list[str] = list(screen.history_rows())
-    wrapped: list[bool] = list(screen.history_wrapped())
-    screen.scrollback.clear()
-    texts = getattr(screen, "_scrollback_text", None)
-    if texts is not None:
-        texts.clear()
-    return rows, wrapped
-
-
 def _join_logical(rows: list[str], wrapped: list[bool]) -> list[str]:
     out: list[str] = []
     for text, cont in zip(rows, wrapped, strict=True):
@@ -224,7 +212,7 @@ def render_output(
             engine.feed(data[pos:end])
             pos = end
             if engine.history_size >= _ENGINE_HISTORY // 2:
-                h_rows, h_wrapped = _drain_history(engine)
+                h_rows, h_wrapped = engine.drain_history()
                 all_rows += h_rows
                 all_wrapped += h_wrapped
                 if len(all_rows) > RUN_HISTORY_ROWS:
@@ -235,7 +223,7 @@ def render_output(
         if index < len(points):
             _, new_cols, new_rows = points[index]
             engine.resize(max(new_cols, 1), max(new_rows, 1))
-    h_rows, h_wrapped = _drain_history(engine)
+    h_rows, h_wrapped = engine.drain_history()
     all_rows += h_rows
     all_wrapped += h_wrapped
     state = engine.project()

@@ -806,11 +806,16 @@ class EngineScreen(pyte.Screen):
 
     def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
         y = self.cursor.y
+        if how == 3:
+            # xterm's "erase saved lines": the scrollback only, never the screen
+            # (stock pyte treats it as ED 2).
+            self.clear_history()
+            return
         if how == 0:
             rows = range(y + 1, self.lines)
         elif how == 1:
             rows = range(y)
-        elif how in (2, 3):
+        elif how == 2:
             rows = range(self.lines)
         else:
             return
@@ -828,8 +833,6 @@ class EngineScreen(pyte.Screen):
                 line.wrapped = False
         if how in (0, 1):
             self.erase_in_line(how)
-        if how == 3:
-            self.clear_history()
 
     def erase_characters(self, count: int | None = None) -> None:
         cursor = self.cursor
