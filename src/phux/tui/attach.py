@@ -8,11 +8,21 @@ terminal's size. Agents' reads are viewers and never change it.
 
 Screen: the bootstrap is replayed into a local ``phux.engine.Terminal`` and
 *painted* (``phux.tui.paint``): never written raw, because the journal may
-start mid-state, hold terminal queries and be megabytes long. Live OUTPUT is
-then passed through as bytes (cheap and exact) with terminal queries removed
-(``phux.tui.queries``: the server answers queries, the person's terminal must
-not answer them a second time), and also fed to the engine, so that a later
-repaint (a RESIZED, a TOMBSTONE and fresh bootstrap, SIGCONT) is possible.
+start mid-state, hold terminal queries and be megabytes long. The first paint
+also puts the engine's scrollback into the person's own terminal scrollback.
+Live OUTPUT is then passed through as bytes (cheap and exact) with terminal
+queries removed (``phux.tui.queries``: the server answers queries, the
+person's terminal must not answer them a second time), and also fed to the
+engine, so that a later repaint (a RESIZED, a TOMBSTONE and fresh bootstrap,
+SIGCONT) is possible.
+
+The engine is much slower than passthrough, so it never gates what the person
+sees: its work (bytes and size changes, in stream order) waits in a backlog
+that is fed in time slices after each write, and a repaint waits until it has
+caught up. A bootstrap the engine cannot replay within FIRST_PAINT_WAIT is
+shown at once as a *preview* painted from the journal's tail, then repainted
+exactly once the engine is done; a backlog beyond MAX_BACKLOG is dropped for
+a fresh subscription.
 
 When the terminal's size is not the window's (another person attached later
 with another size: the most recent primary wins), passing bytes through would
@@ -54,7 +64,7 @@ from phux.client.errors import (
     ServerError,
 )
 from phux.tui.keys import DetachKey, InputSplitter, parse_detach_key
-from phux.tui.paint import Painter
+from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.queries import QueryFilter
 from phux.wire.frames import (
     BootstrapBegin,
@@ -701,6 +711,7 @@ def _attached(session: Session, in_fd: int) -> Outcome:
             signal.signal(sig, handler)
         raw.enter()
         try:
+            session.out += PUSH_TITLE.encode()
             session.subscribe()
             _loop(session, in_fd, wake_r, pending, raw)
         finally:

@@ -14,8 +14,13 @@ stay in step with the program from then on:
 3. restore margins, origin mode, the cursor (position, pending wrap,
    attributes, visibility), the character sets and the private modes that
    change what the keyboard sends or what the terminal reports (application
-   cursor keys and keypad, bracketed paste, mouse modes, focus events), and
-   autowrap/insert/reverse-screen.
+   cursor keys and keypad, bracketed paste, mouse modes, focus events),
+   autowrap/insert/reverse-screen, and the window title.
+
+The first full paint of an attach can also scroll the engine's history into
+the user's terminal's own scrollback (``history``). ``leave`` undoes what the
+program may have set, with the cursor saved around the margin reset, and pops
+the window title attach pushed (``PUSH_TITLE``) when it started.
 
 A *view paint* (used when the terminal's size is not the window's: another
 human is primary) draws only the active screen, clipped or padded to the
@@ -53,6 +58,11 @@ RESTORE = (
     "\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l"
     "\x1b(B\x0f"
 )
+
+
+PUSH_TITLE = "\x1b[22;0t"
+"""Save the window title (XTWINOPS; ignored where unsupported); POP_TITLE restores it."""
+POP_TITLE = "\x1b[23;0t"
 
 
 def _colour(name: str, index: int, base: int) -> str:
@@ -214,6 +224,9 @@ class Painter:
             out.append("\x1b[?1049h\x1b[H\x1b[2J")
         out += self.rows(screen.buffer, default, cols, rows)
         out.append(self.cursor_and_modes(term))
+        title = term.title
+        if title and title.isprintable():
+            out.append(f"\x1b]2;{title}\x1b\\")
         out.append("\x1b[?2026l")
         return "".join(out)
 
@@ -289,4 +302,4 @@ class Painter:
         """Bytes that put the user's terminal back to normal, the cursor on a new
         line below where the program left it (saved around the margin reset)."""
         out = "\x1b[?1049l" if user_alt else ""
-        return out + "\x1b7" + RESTORE + "\x1b8\x1b[0m\x1b[?6l\x1b(B\x0f\r\n"
+        return out + "\x1b7" + RESTORE + "\x1b8\x1b[0m\x1b[?6l\x1b(B\x0f" + POP_TITLE + "\r\n"
