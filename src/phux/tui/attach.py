@@ -431,6 +431,8 @@ class Session:
 
     def after_batch(self, budget: float | None = None) -> None:
         """Let the engine catch up (within ``budget``), paint what is due, settle the outcome."""
+        if self.state != "live":
+            return  # take the whole bootstrap in first: its end decides preview or exact
         if self.backlog.bytes > MAX_BACKLOG:
             self.resubscribe()  # cheaper to start again than to replay all of it
         if budget is not None and self.state == "live" and not self.live_ok:
