@@ -7,7 +7,9 @@ one-shot CLI use). Reads subscribe as a VIEWER and replay into a local
 engine: they never resize. Input goes out as INPUT frames by terminal id and
 a call returns once the server acknowledged the write.
 
-Not thread-safe: use one Client per thread.
+Not thread-safe: use one Client per thread. The one exception is
+:meth:`Client.interrupt`, which another thread may call to make a blocked call
+raise ConnectionLost promptly.
 """
 
 from __future__ import annotations
@@ -140,6 +142,18 @@ class Client:
             self._conn.close()
         self._reset()
 
+    def interrupt(self) -> None:
+        """Make a call blocked in another thread raise ConnectionLost promptly.
+
+        Thread-safe: shuts the current connection's socket down (a blocked
+        ``recv``/``send`` returns at once), so the blocked call fails with
+        ConnectionLost and the client forgets the connection; the next call
+        reconnects. A no-op when no connection is open.
+        """
+        conn = self._conn
+        if conn is not None:
+            conn.interrupt()
+
     def __enter__(self) -> Client:
         return self
 
@@ -200,16 +214,21 @@ class Client:
             self._collect_unsubscribes()
 
     def drain(self) -> None:
-        """Apply every frame readable right now, without waiting."""
+        """Apply every frame readable right now, without waiting.
+
+        A broken connection raises ConnectionLost (or ProtocolError) and is
+        forgotten, as in every other method, so the next call reconnects.
+        """
         conn = self._conn
         if conn is None:
             return
-        for _ in range(MAX_BATCH_FRAMES):
-            if not conn.read_nowait():
-                break
-        while (frame := conn.take_pushed()) is not None:
-            self._route(frame)
-        self._collect_unsubscribes()
+        with self._guard():
+            for _ in range(MAX_BATCH_FRAMES):
+                if not conn.read_nowait():
+                    break
+            while (frame := conn.take_pushed()) is not None:
+                self._route(frame)
+            self._collect_unsubscribes()
 
     def _route(self, frame: Frame) -> None:
         if isinstance(frame, Detached):

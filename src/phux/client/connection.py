@@ -47,6 +47,7 @@ class Connection:
         self._replies: dict[int, Frame] = {}
         self._next_id = 1
         self._closed = False
+        self._interrupted = False
         self.hello: HelloOk | None = None
 
     # ------------------------------------------------------------ lifecycle
@@ -100,6 +101,20 @@ class Connection:
         with contextlib.suppress(OSError):
             self._sock.close()
 
+    def interrupt(self) -> None:
+        """Shut the socket down so a call blocked on it (in any thread) raises ConnectionLost.
+
+        Thread-safe and idempotent: ``shutdown`` wakes a blocked ``recv`` or
+        ``send`` at once. The connection is unusable afterwards.
+        """
+        self._interrupted = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
+    @property
+    def interrupted(self) -> bool:
+        return self._interrupted
+
     def __enter__(self) -> Connection:
         return self
 
@@ -122,7 +137,12 @@ class Connection:
         except TimeoutError:
             raise DeadlineExceeded("timed out sending to the server") from None
         except OSError as exc:
-            raise ConnectionLost(f"connection to the server lost: {exc}") from None
+            raise self._lost(f"connection to the server lost: {exc}") from None
+
+    def _lost(self, message: str) -> ConnectionLost:
+        if self._interrupted:
+            return ConnectionLost("the call was interrupted (the connection was shut down)")
+        return ConnectionLost(message)
 
     def submit(self, make: Callable[[int], Frame], deadline: Deadline | None = None) -> int:
         """Send the request ``make(request_id)`` and return its id without waiting."""
@@ -220,9 +240,9 @@ class Connection:
             except (TimeoutError, BlockingIOError):
                 raise DeadlineExceeded("timed out waiting for the server") from None
             except OSError as exc:
-                raise ConnectionLost(f"connection to the server lost: {exc}") from None
+                raise self._lost(f"connection to the server lost: {exc}") from None
             if not data:
-                raise ConnectionLost("the server closed the connection")
+                raise self._lost("the server closed the connection")
             self._reader.feed(data)
 
 
