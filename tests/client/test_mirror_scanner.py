@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from phux.client.mirror import Mirror
-from phux.client.run import MarkerScanner, render_output, wrap_command
+from phux.client.run import (
+    MarkerScanner,
+    _render_engine,
+    _render_plain,
+    render_output,
+    wrap_command,
+)
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
@@ -110,3 +119,37 @@ def test_wrapped_command_never_contains_the_printed_markers() -> None:
     typed = wrap_command("echo hi", "tok")
     assert "__phxB_tok__" not in typed and "__phxE_tok_" not in typed
     assert typed.endswith('"$?"\n')
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.one_of(
+            st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12),
+            st.sampled_from(["", " ", "   ", "x" * 9, "y" * 10, "a\tb", "é", "\x1b[1mz", "a\rb"]),
+        ),
+        max_size=30,
+    ),
+    sep=st.sampled_from(["\r\n", "\n"]),
+    cols=st.integers(min_value=1, max_value=12),
+    screen_rows=st.integers(min_value=1, max_value=6),
+)
+def test_plain_rendering_matches_the_engine(
+    rows: list[str], sep: str, cols: int, screen_rows: int
+) -> None:
+    """The engine-free path for plain output renders exactly what the engine does."""
+    data = sep.join(rows).encode()
+    expected = _render_engine(data, cols, screen_rows)
+    plain = _render_plain(data, cols)
+    if plain is not None:
+        assert (plain, False) == expected
+    assert render_output(data, cols, screen_rows) == expected
+
+
+def test_plain_rendering_is_used_for_plain_rows() -> None:
+    assert _render_plain(b"a\r\n  b \r\n", 10) == "a\n  b"
+    assert _render_plain(b"", 10) == ""
+    assert _render_plain(b"abc", 10) == "abc"
+    assert _render_plain(b"x" * 10, 10) is None  # would reach the margin
+    assert _render_plain(b"a\nb", 10) is None
+    assert _render_plain(b"\x1b[1ma", 10) is None

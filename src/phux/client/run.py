@@ -190,6 +190,31 @@ def _join_logical(rows: list[str], wrapped: list[bool]) -> list[str]:
     return [line.rstrip(" ") for line in out]
 
 
+# Plain output up to this size is rendered without the engine (see _render_plain).
+_PLAIN_LIMIT = 256 * 1024
+_PLAIN_ROW = re.compile(rb"[\x20-\x7e]*")
+
+
+def _render_plain(data: bytes, cols: int) -> str | None:
+    """The rendering of printable-ASCII rows separated by CR LF, each narrower than the
+    terminal, without the engine (and without importing it); None for anything else.
+
+    Such bytes draw each row at the left margin and never wrap, so the engine would
+    produce exactly these rows, right-trimmed, minus an empty last row the cursor
+    sits at the start of (``render_output`` keeps rows up to the cursor's).
+    """
+    if len(data) > _PLAIN_LIMIT:
+        return None
+    pieces = data.split(b"\r\n")
+    fullmatch = _PLAIN_ROW.fullmatch
+    for piece in pieces:
+        if len(piece) >= cols or fullmatch(piece) is None:
+            return None
+    if not pieces[-1]:
+        pieces.pop()
+    return "\n".join(piece.decode("ascii").rstrip(" ") for piece in pieces)
+
+
 def render_output(
     data: bytes,
     cols: int,
@@ -197,6 +222,19 @@ def render_output(
     resizes: list[tuple[int, int, int]] | None = None,
 ) -> tuple[str, bool]:
     """Replay captured bytes into a fresh engine; return (logical text, rows were dropped)."""
+    if not resizes:
+        plain = _render_plain(data, max(cols, 1))
+        if plain is not None:
+            return plain, False
+    return _render_engine(data, cols, rows, resizes)
+
+
+def _render_engine(
+    data: bytes,
+    cols: int,
+    rows: int,
+    resizes: list[tuple[int, int, int]] | None = None,
+) -> tuple[str, bool]:
     from phux.engine import Terminal
 
     engine = Terminal(max(cols, 1), max(rows, 1), history=_ENGINE_HISTORY)
