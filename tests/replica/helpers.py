@@ -109,6 +109,20 @@ def read_live(conn: Connection, tid: int, boot: Boot, until: int, timeout: float
             boot.live += frame.data
 
 
+def go(conn: Connection, tid: int, data: bytes = b"g", timeout: float = 20.0) -> None:
+    """Wait until the program printed its ``R`` (raw mode is on), then send ``data``."""
+    boot = read_bootstrap(conn, tid, timeout)
+    assert boot.ready is not None
+    deadline = Deadline.after(timeout)
+    seen = bytes(boot.journal)
+    while b"R" not in seen:
+        frame = conn.receive(deadline)
+        if isinstance(frame, Output) and frame.terminal == tid:
+            seen += frame.data
+    unsubscribe(conn, tid)
+    send(conn, tid, data)
+
+
 def send(conn: Connection, tid: int, data: bytes) -> None:
     conn.call(lambda rid: Input(request_id=rid, terminal=tid, data=data), Deadline.after(10))
 
@@ -118,7 +132,9 @@ def unsubscribe(conn: Connection, tid: int) -> None:
 
 
 def program(body: str) -> list[str]:
-    """A Python program on the terminal in raw mode (no echo, no newline translation)."""
+    """A Python program on the terminal in raw mode (no echo, no newline translation).
+
+    It prints ``R`` once in raw mode: input sent before that could be lost."""
     head = (
         "import os, sys, time, select, tty\n"
         "tty.setraw(0)\n"
@@ -126,6 +142,7 @@ def program(body: str) -> list[str]:
         "    v = memoryview(b)\n"
         "    while v:\n"
         "        v = v[os.write(1, v):]\n"
+        "w(b'R')\n"
     )
     return ["python3", "-c", head + body]
 
