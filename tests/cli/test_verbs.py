@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from phux.cli import verbs
+from phux.cli import actions, verbs
 from phux.cli.main import cli, run_cli
 from phux.client import errors
 from phux.client import models as m
@@ -104,7 +104,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
             "watch": ([], False),
         }
     )
-    monkeypatch.setattr(verbs, "open_client", lambda socket: client)
+    monkeypatch.setattr(actions, "open_client", lambda socket: client)
 
     def ensure_server(socket: object, deadline: object) -> str:
         client.calls.append(("ensure_server", (socket,), {}))

@@ -1,7 +1,12 @@
 """Entry point of the ``phux`` command.
 
-Kept light: the verbs import the client (and through it the wire codec and the
-engine) only when they run, so ``phux send-keys`` does not pay for trio or pyte.
+Kept light: the common one-shot command lines (``send-keys``, ``snapshot``,
+``run``, ``wait`` with their usual options) are parsed by :mod:`phux.cli.quick`
+without importing click; everything else (help, usage errors, the other verbs)
+goes through the click group in :mod:`phux.cli.app`. Either way the verbs
+import the client (and through it the wire codec, and the engine only when they
+replay output) when they run, so ``phux send-keys`` does not pay for trio or
+pyte.
 """
 
 from __future__ import annotations
@@ -10,51 +15,18 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import click
-
-from phux import __version__
-from phux.cli.verbs import VERBS
-
-_HELP = """phux: a terminal server for AI agents and the people beside them.
-
-\b
-The agent loop is read -> act -> wait -> read:
-  phux new --json -s build
-  phux send-keys build 'make test' Enter
-  phux wait --until 'passed' --timeout 120 build
-  phux snapshot --json --scrollback 200 build
-or, when only the exit code and output matter:
-  phux run --json build make test
-
-Options go before TARGET. `phux VERB --help` lists each verb's options, the
-TARGET grammar and its exit codes.
-"""
+if TYPE_CHECKING:
+    import click
 
 
-@click.group(
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    help=_HELP,
-)
-@click.version_option(__version__, prog_name="phux")
-def cli() -> None:
-    pass
+def __getattr__(name: str) -> object:
+    if name == "cli":  # the click group, loaded on demand
+        from phux.cli.app import cli
 
-
-for _verb in VERBS:
-    cli.add_command(_verb)
-
-from phux.cli.server_cmd import server_cmd  # noqa: E402
-
-cli.add_command(server_cmd)
-
-from phux.cli.mcp_cmd import mcp_cmd  # noqa: E402
-
-cli.add_command(mcp_cmd)
-
-from phux.cli.attach_cmd import attach_cmd  # noqa: E402
-
-cli.add_command(attach_cmd)
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _wants_json(args: Sequence[str]) -> bool:
@@ -66,10 +38,10 @@ def _wants_json(args: Sequence[str]) -> bool:
     return False
 
 
-def _verb_name(args: Sequence[str]) -> str:
+def _verb_name(args: Sequence[str], group: click.Group) -> str:
     for arg in args:
         if not arg.startswith("-"):
-            return arg if arg in cli.commands else ""
+            return arg if arg in group.commands else ""
     return ""
 
 
@@ -83,20 +55,64 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _flushed(code: int) -> int:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
+    return code
+
+
+_quick_ran = False
+"""Whether the last run_cli took the quick path (so :func:`main` may skip teardown)."""
+
+
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Run one command line; return its exit code (never raises for the user's mistakes)."""
-    from phux.cli.render import error_line, write_err
+    global _quick_ran
+    from phux.cli.actions import VerbExit
+    from phux.cli.quick import parse
 
     args = list(sys.argv[1:] if argv is None else argv)
+    call = parse(args)
+    _quick_ran = call is not None
+    if call is None:
+        return _run_click(args)
+    verb, params = call
+    try:
+        verb(**params)
+    except VerbExit as exc:
+        return _flushed(exc.code)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
+    except KeyboardInterrupt:  # as click does: end the ^C line
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        return 130
+    return _flushed(0)
+
+
+def _run_click(args: list[str]) -> int:
+    import click
+
+    from phux.cli.actions import VerbExit
+    from phux.cli.app import cli
+    from phux.cli.render import error_line, write_err
+
     try:
         rv = cli.main(args, prog_name="phux", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except VerbExit as exc:
+        return _flushed(exc.code)
     except click.ClickException as exc:
         if _wants_json(args):
             write_err(
                 error_line(
-                    _verb_name(args),
+                    _verb_name(args, cli),
                     "usage",
                     exc.format_message(),
                     exc.exit_code,
@@ -115,13 +131,30 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_stdout()
-        return 1
-    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+    return _flushed(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
+
+
+def _exit_now(code: int) -> None:
+    """Exit without tearing the interpreter down (no module or object finalisation).
+
+    A one-shot verb is done once its output is flushed and its client closed;
+    dismantling the modules and the engine's screens would only delay the exit
+    an agent waits for (15-40 ms). atexit handlers still run.
+    """
+    import atexit
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            if stream is sys.stdout and code == 0:
+                code = 1
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def main() -> None:
-    sys.exit(run_cli())
+    code = run_cli()
+    if _quick_ran:  # only the quick verbs: nothing of theirs needs finalising
+        _exit_now(code)
+    sys.exit(code)

@@ -11,16 +11,24 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from phux.cli import actions
 from phux.cli import help as texts
+from phux.cli.actions import (
+    GRACE,
+    RUN_TIMEOUT,
+    WAIT_TIMEOUT,
+    deadline_after,
+    exit_code_for,
+    fail,
+    finish,
+    reporting,
+)
 from phux.cli.render import (
-    box_screen,
-    error_line,
     session_lines,
     to_json,
     watch_line,
@@ -29,15 +37,9 @@ from phux.cli.render import (
 )
 
 if TYPE_CHECKING:
-    from phux.client import Client
-    from phux.client.deadline import Deadline
+    from phux.client.client import Client
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-RUN_TIMEOUT = 30.0
-WAIT_TIMEOUT = 30.0
-GRACE = 5.0
-"""Seconds allowed beyond --timeout for connecting, resolving and reporting."""
 
 WATCH_EVENTS = (
     "title_changed",
@@ -50,12 +52,16 @@ WATCH_EVENTS = (
     "command_finished",
 )
 
-# Error exit codes each verb may use (seed 001 §5.2); anything else becomes 1.
-_ERROR_EXITS: dict[str, frozenset[int]] = {
-    "kill": frozenset({1, 2}),
-    "run": frozenset({1, 125}),
-    "wait": frozenset({1, 124}),
-}
+__all__ = [
+    "GRACE",
+    "VERBS",
+    "Verb",
+    "deadline_after",
+    "exit_code_for",
+    "fail",
+    "finish",
+    "reporting",
+]
 
 
 # ---------------------------------------------------------------- plumbing
@@ -102,61 +108,9 @@ def _bare_scrollback(args: list[str]) -> list[str]:
     return out
 
 
-def exit_code_for(verb: str, exit_code: int, code: str) -> int:
-    """The exit code of a failed verb, restricted to the codes its seed row allows."""
-    if code == "timeout" and verb == "run":
-        return 125  # phux gave up
-    if code == "timeout" and verb == "wait":
-        return 124
-    allowed = _ERROR_EXITS.get(verb, frozenset({1}))
-    return exit_code if exit_code in allowed else 1
-
-
-def fail(
-    verb: str, code: str, message: str, exit_code: int, remedy: str, as_json: bool
-) -> NoReturn:
-    write_err(error_line(verb, code, message, exit_code, remedy, as_json=as_json))
-    raise click.exceptions.Exit(exit_code)
-
-
-@contextmanager
-def reporting(verb: str, as_json: bool) -> Iterator[None]:
-    """Render a client error as the verb's one stderr line and exit with its code."""
-    from phux.client.errors import PhuxError
-    from phux.runtime_paths import SocketDirError
-
-    try:
-        yield
-    except PhuxError as exc:
-        code = exit_code_for(verb, exc.exit_code, exc.code)
-        fail(verb, exc.code, exc.message, code, exc.remedy, as_json)
-    except SocketDirError as exc:
-        fail(verb, "socket_dir", str(exc), 1, "choose another --socket path", as_json)
-    except (BrokenPipeError, click.exceptions.Exit, click.ClickException):
-        raise
-    except Exception as exc:
-        # A bug, not a user error: still one line (JSON under --json), unless debugging.
-        if os.environ.get("PHUX_DEBUG"):
-            raise
-        message = f"{type(exc).__name__}: {exc}"
-        remedy = "this is a bug in phux; rerun with PHUX_DEBUG=1 for a traceback"
-        fail(verb, "internal_error", message, 1, remedy, as_json)
-
-
-def deadline_after(seconds: float | None) -> Deadline:
-    from phux.client.deadline import Deadline
-
-    return Deadline.after(seconds)
-
-
 def open_client(socket: str | None) -> Client:
-    from phux.client import Client
-
-    return Client(socket, keep_warm=0, client_name="phux-cli")
-
-
-def finish(code: int) -> NoReturn:
-    raise click.exceptions.Exit(code)
+    """The verbs' client (``actions.open_client``, looked up at call time)."""
+    return actions.open_client(socket)
 
 
 # ---------------------------------------------------------------- shared options
@@ -279,11 +233,14 @@ def snapshot_cmd(
     drawn in a box: the header names the pane (@N), its size and title, the
     footer gives the cursor as row,column (1-based).
     """
-    with reporting("snapshot", as_json), open_client(socket) as client:
-        screen = client.snapshot(
-            target, scrollback=scrollback, cells=cells, deadline=deadline_after(timeout)
-        )
-    write_out(to_json(screen) + "\n" if as_json else box_screen(screen))
+    actions.snapshot(
+        as_json=as_json,
+        scrollback=scrollback,
+        cells=cells,
+        timeout=timeout,
+        socket=socket,
+        target=target,
+    )
 
 
 # ---------------------------------------------------------------- send-keys
@@ -315,8 +272,7 @@ def send_keys_cmd(timeout: float, socket: str | None, target: str, keys: tuple[s
     Returns once the server has written the bytes to the terminal; it does not
     wait for the program to react (use `phux wait` for that).
     """
-    with reporting("send-keys", False), open_client(socket) as client:
-        client.send_keys(target, list(keys), deadline=deadline_after(timeout))
+    actions.send_keys(timeout=timeout, socket=socket, target=target, keys=keys)
 
 
 # ---------------------------------------------------------------- paste
@@ -391,19 +347,7 @@ def run_cmd(
     --json, a RunResult) and exits with the command's own exit code, so
     `phux run work make && next` composes like a shell.
     """
-    command = " ".join(cmd)
-    with reporting("run", as_json), open_client(socket) as client:
-        result = client.run(
-            target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)
-        )
-    if as_json:
-        write_out(to_json(result) + "\n")
-    else:
-        out = result.output
-        write_out(out + ("\n" if out and not out.endswith("\n") else ""))
-        if result.truncated:
-            write_err("phux run: output truncated (the start scrolled out of the history)\n")
-    finish(result.exit_code if 0 <= result.exit_code <= 255 else 255)
+    actions.run(timeout=timeout, as_json=as_json, socket=socket, target=target, cmd=cmd)
 
 
 # ---------------------------------------------------------------- wait
@@ -463,36 +407,15 @@ def wait_cmd(
     """
     if until is not None and regex is not None:
         raise click.UsageError("--until and --regex are exclusive: give one")
-    with reporting("wait", as_json), open_client(socket) as client:
-        result = client.wait(
-            target,
-            until=until,
-            regex=regex,
-            idle_ms=idle,
-            timeout=timeout,
-            deadline=deadline_after(timeout + GRACE),
-        )
-    if as_json:
-        write_out(to_json(result.screen) + "\n")
-    if result.met:
-        finish(0)
-    if until is not None:
-        what = f"text {until!r}"
-    elif regex is not None:
-        what = f"regex {regex!r}"
-    else:
-        what = "the pane to go idle"
-    write_err(
-        error_line(
-            "wait",
-            "timeout",
-            f"timed out after {timeout:g} s waiting for {what}",
-            124,
-            "raise --timeout, or check the pane with `phux snapshot`",
-            as_json=as_json,
-        )
+    actions.wait(
+        until=until,
+        regex=regex,
+        idle=idle,
+        timeout=timeout,
+        as_json=as_json,
+        socket=socket,
+        target=target,
     )
-    finish(124)
 
 
 # ---------------------------------------------------------------- watch

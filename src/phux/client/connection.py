@@ -26,8 +26,10 @@ from phux.client.errors import (
     ProtocolError,
     ServerError,
 )
-from phux.wire import PROTOCOL_VERSION, FrameReader, WireError, encode_frame
+from phux.wire.errors import WireError
 from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
+from phux.wire.framing import FrameReader, encode_frame
+from phux.wire.handshake import PROTOCOL_VERSION
 
 F = TypeVar("F", bound=Frame)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+
+import msgspec
 
 from phux.client.errors import DeadlineExceeded
 
 
-@dataclass(frozen=True)
-class Deadline:
+class Deadline(msgspec.Struct, frozen=True):
     """An absolute point on the monotonic clock, or never (``at`` is None)."""
 
     at: float | None

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from phux.client.errors import UnknownKey
 
@@ -26,12 +27,15 @@ PASTE_START = b"\x1b[200~"
 PASTE_END = b"\x1b[201~"
 
 
-@dataclass(frozen=True)
-class KeyModes:
+class KeyModes(msgspec.Struct, frozen=True):
     """The input-relevant modes of a terminal, as its engine last saw them."""
 
     app_cursor: bool = False
     bracketed_paste: bool = False
+
+
+NO_MODES = KeyModes()
+"""Both modes off (the state of a freshly started terminal)."""
 
 
 # Plain keys (no modifier): name -> bytes.
@@ -140,7 +144,7 @@ def _control(char: str) -> str | None:
     return None
 
 
-def key_bytes(token: str, modes: KeyModes = KeyModes()) -> bytes | None:
+def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
     """The bytes of one named key, None for a literal, UnknownKey for a bad key name."""
     plain = _named(token, False, False, False, modes)
     if plain is not None:
@@ -173,8 +177,7 @@ def key_bytes(token: str, modes: KeyModes = KeyModes()) -> bytes | None:
     return None
 
 
-@dataclass(frozen=True)
-class KeyChunk:
+class KeyChunk(msgspec.Struct, frozen=True):
     """One write: ``data`` bytes; ``paste`` marks a literal run that precedes Enter."""
 
     data: bytes
@@ -212,7 +215,7 @@ def needs_modes(keys: Sequence[str]) -> bool:
     return False
 
 
-def encode_keys(keys: Sequence[str], modes: KeyModes = KeyModes()) -> list[KeyChunk]:
+def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES) -> list[KeyChunk]:
     """Turn KEYS into writes. A literal run immediately followed by Enter becomes one
     paste (bracketed when the program asked for it), then Enter as its own write;
     everything else is merged into as few writes as possible."""

@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from phux.client.errors import LastNotAvailable, SelectorSyntax, TargetNotFound
 from phux.wire.frames import ExitStatus, TerminalInfo
@@ -43,28 +44,23 @@ _NAME_FORBIDDEN = re.compile(r"[:.\s\x00-\x1f\x7f]")
 # ---------------------------------------------------------------- parsed selectors
 
 
-@dataclass(frozen=True)
-class Current:
+class Current(msgspec.Struct, frozen=True):
     """``.``"""
 
 
-@dataclass(frozen=True)
-class Last:
+class Last(msgspec.Struct, frozen=True):
     """``=``"""
 
 
-@dataclass(frozen=True)
-class ById:
+class ById(msgspec.Struct, frozen=True):
     terminal: int
 
 
-@dataclass(frozen=True)
-class ByTag:
+class ByTag(msgspec.Struct, frozen=True):
     tag: str
 
 
-@dataclass(frozen=True)
-class SessionSel:
+class SessionSel(msgspec.Struct, frozen=True):
     """``name``, ``name:W`` or ``name:W.M``; ``window`` is an int index or a window name."""
 
     session: str
@@ -151,8 +147,7 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-@dataclass(frozen=True)
-class Pane:
+class Pane(msgspec.Struct, frozen=True):
     """One terminal as the L3 conventions see it (the client's TerminalInfo)."""
 
     terminal: int
@@ -170,7 +165,7 @@ class Pane:
     viewers: int = 0
     next_seq: int = 0
     exit: ExitStatus | None = None
-    metadata: Mapping[str, bytes] = field(default_factory=dict)
+    metadata: Mapping[str, bytes] = msgspec.field(default_factory=dict)
 
     @property
     def id(self) -> str:

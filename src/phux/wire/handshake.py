@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Error, Frame, Hello, Ping
@@ -15,8 +15,7 @@ def compatible(major: int, minor: int) -> bool:
     return (major, minor) == PROTOCOL_VERSION[:2]
 
 
-@dataclass
-class ServerHandshake:
+class ServerHandshake(msgspec.Struct):
     """Tracks one connection's handshake on the server side.
 
     ``check(frame)`` returns None when the frame may be processed, or the

@@ -13,7 +13,6 @@ import enum
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 import msgspec
@@ -35,8 +34,7 @@ class WireType(enum.IntEnum):
 _MAX_WIRE_TYPE = max(WireType)
 
 
-@dataclass(frozen=True)
-class IntSpec:
+class IntSpec(msgspec.Struct, frozen=True):
     """Annotation marker for an integer field: its width in bytes and signedness."""
 
     width: int
@@ -100,16 +98,14 @@ Encoder = Callable[[Any], bytes]
 Decoder = Callable[[bytes, int, int], Any]
 
 
-@dataclass(frozen=True)
-class Leaf:
+class Leaf(msgspec.Struct, frozen=True):
     wire_type: WireType
     encode: Encoder
     decode: Decoder
     description: str
 
 
-@dataclass(frozen=True)
-class FieldPlan:
+class FieldPlan(msgspec.Struct, frozen=True):
     field_id: int
     name: str
     leaf: Leaf
@@ -119,8 +115,7 @@ class FieldPlan:
     default_factory: Callable[[], Any] | None
 
 
-@dataclass(frozen=True)
-class StructPlan:
+class StructPlan(msgspec.Struct, frozen=True):
     cls: type[msgspec.Struct]
     fields: tuple[FieldPlan, ...]
     by_id: dict[int, FieldPlan]

@@ -1,0 +1,194 @@
+"""What the agent verbs do, free of click: call :mod:`phux.client`, print, exit.
+
+Both front doors of the CLI call these functions: the click commands in
+:mod:`phux.cli.verbs` (help, usage errors, every verb) and the quick path in
+:mod:`phux.cli.quick`, which parses the common one-shot command lines itself so
+that ``phux send-keys`` / ``snapshot`` / ``run`` / ``wait`` never import click.
+A verb ends by returning (exit 0) or raising :class:`VerbExit`; errors are
+rendered here as the verb's one stderr line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NoReturn
+
+from phux.cli.render import box_screen, error_line, to_json, write_err, write_out
+
+if TYPE_CHECKING:
+    from phux.client.client import Client
+    from phux.client.deadline import Deadline
+
+RUN_TIMEOUT = 30.0
+WAIT_TIMEOUT = 30.0
+GRACE = 5.0
+"""Seconds allowed beyond --timeout for connecting, resolving and reporting."""
+
+# Error exit codes each verb may use (seed 001 §5.2); anything else becomes 1.
+_ERROR_EXITS: dict[str, frozenset[int]] = {
+    "kill": frozenset({1, 2}),
+    "run": frozenset({1, 125}),
+    "wait": frozenset({1, 124}),
+}
+
+
+class VerbExit(Exception):
+    """End the verb with ``code`` (its diagnostics, if any, are already written)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def exit_code_for(verb: str, exit_code: int, code: str) -> int:
+    """The exit code of a failed verb, restricted to the codes its seed row allows."""
+    if code == "timeout" and verb == "run":
+        return 125  # phux gave up
+    if code == "timeout" and verb == "wait":
+        return 124
+    allowed = _ERROR_EXITS.get(verb, frozenset({1}))
+    return exit_code if exit_code in allowed else 1
+
+
+def fail(
+    verb: str, code: str, message: str, exit_code: int, remedy: str, as_json: bool
+) -> NoReturn:
+    write_err(error_line(verb, code, message, exit_code, remedy, as_json=as_json))
+    raise VerbExit(exit_code)
+
+
+def finish(code: int) -> NoReturn:
+    raise VerbExit(code)
+
+
+def _click_control(exc: BaseException) -> bool:
+    """Whether ``exc`` is click's own control flow (only possible once click is loaded)."""
+    click = sys.modules.get("click")
+    if click is None:
+        return False
+    return isinstance(exc, click.exceptions.Exit | click.ClickException)
+
+
+@contextmanager
+def reporting(verb: str, as_json: bool) -> Iterator[None]:
+    """Render a client error as the verb's one stderr line and exit with its code."""
+    from phux.client.errors import PhuxError
+    from phux.runtime_paths import SocketDirError
+
+    try:
+        yield
+    except PhuxError as exc:
+        code = exit_code_for(verb, exc.exit_code, exc.code)
+        fail(verb, exc.code, exc.message, code, exc.remedy, as_json)
+    except SocketDirError as exc:
+        fail(verb, "socket_dir", str(exc), 1, "choose another --socket path", as_json)
+    except (BrokenPipeError, VerbExit):
+        raise
+    except Exception as exc:
+        if _click_control(exc):
+            raise
+        # A bug, not a user error: still one line (JSON under --json), unless debugging.
+        if os.environ.get("PHUX_DEBUG"):
+            raise
+        message = f"{type(exc).__name__}: {exc}"
+        remedy = "this is a bug in phux; rerun with PHUX_DEBUG=1 for a traceback"
+        fail(verb, "internal_error", message, 1, remedy, as_json)
+
+
+def deadline_after(seconds: float | None) -> Deadline:
+    from phux.client.deadline import Deadline
+
+    return Deadline.after(seconds)
+
+
+def open_client(socket: str | None) -> Client:
+    from phux.client.client import Client
+
+    return Client(socket, keep_warm=0, client_name="phux-cli")
+
+
+# ---------------------------------------------------------------- the one-shot verbs
+
+
+def snapshot(
+    *,
+    as_json: bool,
+    scrollback: int | None,
+    cells: bool,
+    timeout: float,
+    socket: str | None,
+    target: str | None,
+) -> None:
+    with reporting("snapshot", as_json), open_client(socket) as client:
+        screen = client.snapshot(
+            target, scrollback=scrollback, cells=cells, deadline=deadline_after(timeout)
+        )
+    write_out(to_json(screen) + "\n" if as_json else box_screen(screen))
+
+
+def send_keys(*, timeout: float, socket: str | None, target: str, keys: Sequence[str]) -> None:
+    with reporting("send-keys", False), open_client(socket) as client:
+        client.send_keys(target, list(keys), deadline=deadline_after(timeout))
+
+
+def run(
+    *, timeout: float, as_json: bool, socket: str | None, target: str, cmd: Sequence[str]
+) -> NoReturn:
+    command = " ".join(cmd)
+    with reporting("run", as_json), open_client(socket) as client:
+        result = client.run(
+            target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)
+        )
+    if as_json:
+        write_out(to_json(result) + "\n")
+    else:
+        out = result.output
+        write_out(out + ("\n" if out and not out.endswith("\n") else ""))
+        if result.truncated:
+            write_err("phux run: output truncated (the start scrolled out of the history)\n")
+    finish(result.exit_code if 0 <= result.exit_code <= 255 else 255)
+
+
+def wait(
+    *,
+    until: str | None,
+    regex: str | None,
+    idle: int | None,
+    timeout: float,
+    as_json: bool,
+    socket: str | None,
+    target: str | None,
+) -> NoReturn:
+    with reporting("wait", as_json), open_client(socket) as client:
+        result = client.wait(
+            target,
+            until=until,
+            regex=regex,
+            idle_ms=idle,
+            timeout=timeout,
+            deadline=deadline_after(timeout + GRACE),
+        )
+    if as_json:
+        write_out(to_json(result.screen) + "\n")
+    if result.met:
+        finish(0)
+    if until is not None:
+        what = f"text {until!r}"
+    elif regex is not None:
+        what = f"regex {regex!r}"
+    else:
+        what = "the pane to go idle"
+    write_err(
+        error_line(
+            "wait",
+            "timeout",
+            f"timed out after {timeout:g} s waiting for {what}",
+            124,
+            "raise --timeout, or check the pane with `phux snapshot`",
+            as_json=as_json,
+        )
+    )
+    finish(124)

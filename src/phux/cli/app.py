@@ -1,0 +1,47 @@
+"""The click command group of ``phux``: every verb, its options and its help.
+
+Loaded by :func:`phux.cli.main.run_cli` for whatever the quick path
+(:mod:`phux.cli.quick`) does not take: help, usage errors, and the verbs that
+are not on the quick path.
+"""
+
+from __future__ import annotations
+
+import click
+
+from phux import __version__
+from phux.cli.attach_cmd import attach_cmd
+from phux.cli.mcp_cmd import mcp_cmd
+from phux.cli.server_cmd import server_cmd
+from phux.cli.verbs import VERBS
+
+HELP = """phux: a terminal server for AI agents and the people beside them.
+
+\b
+The agent loop is read -> act -> wait -> read:
+  phux new --json -s build
+  phux send-keys build 'make test' Enter
+  phux wait --until 'passed' --timeout 120 build
+  phux snapshot --json --scrollback 200 build
+or, when only the exit code and output matter:
+  phux run --json build make test
+
+Options go before TARGET. `phux VERB --help` lists each verb's options, the
+TARGET grammar and its exit codes.
+"""
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    help=HELP,
+)
+@click.version_option(__version__, prog_name="phux")
+def cli() -> None:
+    pass
+
+
+for _verb in VERBS:
+    cli.add_command(_verb)
+cli.add_command(server_cmd)
+cli.add_command(mcp_cmd)
+cli.add_command(attach_cmd)

@@ -1,0 +1,189 @@
+"""The quick path: parse the common one-shot command lines without click.
+
+``phux send-keys``, ``snapshot``, ``run`` and ``wait`` are what an agent runs
+in a loop, and importing click costs more than the work of a ``send-keys``.
+:func:`parse` accepts only command lines whose meaning is plain (known long
+options with well-formed values, then the positionals) and returns the verb
+function of :mod:`phux.cli.actions` with exactly the parameters click would
+pass it. Anything else (help, short options, a bad or unusual value, a
+missing argument) returns None and goes through click, which gives the same
+answer or the usual error and help. ``tests/cli/test_quick.py`` checks the
+agreement with click's own parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from phux.cli import actions
+from phux.cli.help import DEFAULT_DEADLINE
+
+FLAG, TEXT, SECONDS, SECONDS_OR_ZERO, COUNT, SCROLLBACK = range(6)
+_BAD = object()
+
+Call = tuple[Callable[..., Any], dict[str, Any]]
+
+
+class Spec:
+    """How one verb's command line is laid out (a plain class: cheap to import)."""
+
+    __slots__ = ("defaults", "exclusive", "options", "rest", "target_required", "verb")
+
+    def __init__(
+        self,
+        verb: Callable[..., Any],
+        options: dict[str, tuple[str, int]],
+        defaults: dict[str, Any],
+        *,
+        target_required: bool,
+        rest: str | None = None,
+        exclusive: tuple[str, ...] = (),
+    ) -> None:
+        self.verb = verb
+        self.options = options
+        self.defaults = defaults
+        self.target_required = target_required
+        self.rest = rest
+        """The name of the trailing ``nargs=-1, required`` argument (KEYS, CMD), if any."""
+        self.exclusive = exclusive
+
+
+_SOCKET = {"--socket": ("socket", TEXT)}
+
+SPECS: dict[str, Spec] = {
+    "snapshot": Spec(
+        actions.snapshot,
+        {
+            "--json": ("as_json", FLAG),
+            "--scrollback": ("scrollback", SCROLLBACK),
+            "--cells": ("cells", FLAG),
+            "--timeout": ("timeout", SECONDS),
+            **_SOCKET,
+        },
+        {
+            "as_json": False,
+            "scrollback": None,
+            "cells": False,
+            "timeout": DEFAULT_DEADLINE,
+            "socket": None,
+        },
+        target_required=False,
+    ),
+    "send-keys": Spec(
+        actions.send_keys,
+        {"--timeout": ("timeout", SECONDS), **_SOCKET},
+        {"timeout": DEFAULT_DEADLINE, "socket": None},
+        target_required=True,
+        rest="keys",
+    ),
+    "run": Spec(
+        actions.run,
+        {"--timeout": ("timeout", SECONDS), "--json": ("as_json", FLAG), **_SOCKET},
+        {"timeout": actions.RUN_TIMEOUT, "as_json": False, "socket": None},
+        target_required=True,
+        rest="cmd",
+    ),
+    "wait": Spec(
+        actions.wait,
+        {
+            "--until": ("until", TEXT),
+            "--regex": ("regex", TEXT),
+            "--idle": ("idle", COUNT),
+            "--timeout": ("timeout", SECONDS_OR_ZERO),
+            "--json": ("as_json", FLAG),
+            **_SOCKET,
+        },
+        {
+            "until": None,
+            "regex": None,
+            "idle": None,
+            "timeout": actions.WAIT_TIMEOUT,
+            "as_json": False,
+            "socket": None,
+        },
+        target_required=False,
+        exclusive=("until", "regex"),
+    ),
+}
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _convert(kind: int, value: str) -> Any:
+    if kind == TEXT:
+        return value
+    if kind in (COUNT, SCROLLBACK):
+        return int(value) if _digits(value) else _BAD
+    # Seconds: plain decimals only (click also takes 1e3, inf, ...: it decides those).
+    whole, _, frac = value.partition(".")
+    if not (whole or frac) or not (_digits(whole) or not whole) or not (_digits(frac) or not frac):
+        return _BAD
+    seconds = float(value)
+    if seconds < 0 or (seconds == 0 and kind == SECONDS):
+        return _BAD
+    return seconds
+
+
+def parse(args: Sequence[str]) -> Call | None:
+    """``(verb, params)`` for a plain one-shot command line, else None (use click)."""
+    if not args:
+        return None
+    spec = SPECS.get(args[0])
+    if spec is None:
+        return None
+    params = dict(spec.defaults)
+    rest = list(args[1:])
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--":
+            i += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        name, eq, value = arg.partition("=")
+        option = spec.options.get(name)
+        if option is None:
+            return None  # -h, --help, a short or unknown option: click decides
+        dest, kind = option
+        if kind == FLAG:
+            if eq:
+                return None
+            params[dest] = True
+            i += 1
+            continue
+        if eq:
+            i += 1
+        elif kind == SCROLLBACK:
+            # Bare --scrollback means all history unless a row count follows.
+            following = rest[i + 1] if i + 1 < len(rest) else None
+            if following is not None and _digits(following):
+                value, i = following, i + 2
+            elif following is not None and following.isdigit():
+                return None  # a non-ASCII digit: click decides
+            else:
+                value, i = "0", i + 1
+        elif i + 1 < len(rest):
+            value, i = rest[i + 1], i + 2
+        else:
+            return None
+        converted = _convert(kind, value)
+        if converted is _BAD:
+            return None
+        params[dest] = converted
+    positionals = rest[i:]
+    if spec.rest is not None:
+        if len(positionals) < 2:
+            return None
+        params["target"] = positionals[0]
+        params[spec.rest] = tuple(positionals[1:])
+    else:
+        if len(positionals) > 1 or (spec.target_required and not positionals):
+            return None
+        params["target"] = positionals[0] if positionals else None
+    if spec.exclusive and all(params[name] is not None for name in spec.exclusive):
+        return None
+    return spec.verb, params

@@ -1,0 +1,124 @@
+"""The quick path parses exactly as click does, for every command line it accepts."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from phux.cli import actions
+from phux.cli.app import cli
+from phux.cli.quick import SPECS, parse
+
+WORDS = [
+    "--json",
+    "--cells",
+    "--scrollback",
+    "--scrollback=3",
+    "--scrollback=",
+    "--timeout",
+    "--timeout=2",
+    "--timeout=0",
+    "--until",
+    "--until=x",
+    "--regex",
+    "--idle",
+    "--idle=5",
+    "--socket",
+    "--socket=/tmp/s",
+    "--json=1",
+    "--help",
+    "-h",
+    "-x",
+    "--",
+    "-",
+    "0",
+    "7",
+    "007",
+    "1.5",
+    ".5",
+    "5.",
+    ".",
+    "0.0",
+    "1e3",
+    "inf",
+    "-1",
+    "²",
+    "",
+    "work",
+    "@3",
+    "C-c",
+    "Enter",
+    "make test",
+]
+
+
+def click_params(verb: str, args: list[str]) -> dict[str, object] | None:
+    command = cli.commands[verb]
+    try:
+        ctx = command.make_context(verb, list(args))
+    except click.ClickException:
+        return None
+    return dict(ctx.params)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(verb=st.sampled_from(sorted(SPECS)), args=st.lists(st.sampled_from(WORDS), max_size=7))
+def test_quick_parse_agrees_with_click(verb: str, args: list[str]) -> None:
+    quick = parse([verb, *args])
+    if quick is None:
+        return  # click decides
+    function, params = quick
+    assert function is SPECS[verb].verb
+    assert params == click_params(verb, args)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["snapshot", "--json", "bench"],
+        ["snapshot"],
+        ["snapshot", "--scrollback", "work"],
+        ["snapshot", "--json", "--scrollback", "200", "--cells", "work"],
+        ["send-keys", "bench", "C-u"],
+        ["send-keys", "work", "make test", "Enter"],
+        ["send-keys", "--socket", "/tmp/s", "work", "--json"],
+        ["run", "bench", "true"],
+        ["run", "--timeout", "120", "--json", "build", "cargo", "test"],
+        ["wait", "--until", "passed", "--timeout", "120", "build"],
+        ["wait", "--idle", "200", "--timeout", "10", "bench"],
+        ["wait", "--regex", "^ok", "--json"],
+    ],
+)
+def test_the_usual_command_lines_take_the_quick_path(argv: list[str]) -> None:
+    quick = parse(argv)
+    assert quick is not None
+    assert quick[1] == click_params(argv[0], argv[1:])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--version"],
+        ["ls"],
+        ["snapshot", "--help"],
+        ["snapshot", "-h"],
+        ["snapshot", "a", "b"],
+        ["send-keys", "work"],
+        ["run", "work"],
+        ["wait", "--until", "a", "--regex", "b"],
+        ["wait", "--timeout"],
+        ["snapshot", "--timeout", "0"],
+        ["snapshot", "--timeout", "1e3"],
+    ],
+)
+def test_anything_else_goes_through_click(argv: list[str]) -> None:
+    assert parse(argv) is None
+
+
+def test_the_quick_verbs_are_the_click_verbs_callbacks() -> None:
+    # The click commands delegate to the same functions the quick path calls.
+    assert SPECS["snapshot"].verb is actions.snapshot
+    assert set(SPECS) <= set(cli.commands)
