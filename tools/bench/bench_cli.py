@@ -53,6 +53,10 @@ class _Fixture:
         self.sock = root / "s"
         self.fifo = root / "fifo"
         self.env = dict(os.environ, PHUX_SOCKET=str(self.sock))
+        # Measure what a user runs: with bytecode caching on. Under
+        # PYTHONDONTWRITEBYTECODE every module edited since its .pyc was written
+        # would be compiled again by every process (the warm-up call writes them).
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.server: subprocess.Popen[bytes] | None = None
         self.tmux_label = f"phux-bench-{os.getpid()}"
         self.tmux_conf = root / "tmux.conf"
@@ -162,6 +166,7 @@ def _wait_latency(fx: _Fixture, repeat: int) -> float:
 def run(quick: bool) -> list[Measurement]:
     repeat = 5 if quick else 15
     py = sys.executable
+    print(f"# cli: load average at start {os.getloadavg()}", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="phux-bench-", dir="/tmp") as tmp:
         fx = _Fixture(Path(tmp))
         try:
@@ -192,6 +197,7 @@ def run(quick: bool) -> list[Measurement]:
             latency = _wait_latency(fx, 3 if quick else 7)
         finally:
             fx.stop()
+    print(f"# cli: load average at end {os.getloadavg()}", file=sys.stderr, flush=True)
     targets = {"snapshot --json": "<= 80 ms", "send-keys": "<= 70 ms", "run true": "<= 150 ms"}
     out: list[Measurement] = []
     for name, seconds in figures.items():

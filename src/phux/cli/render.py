@@ -7,7 +7,6 @@ into :class:`StdoutClosed`), so they are easy to test and cheap to import.
 from __future__ import annotations
 
 import errno
-import json
 import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -54,6 +53,8 @@ def write_err(text: str) -> None:
 def to_json(value: Any) -> str:
     """One compact JSON document (a msgspec Struct or plain data), no newline."""
     if isinstance(value, dict | list | str | int | float | bool) or value is None:
+        import json  # only errors and watch lines need it: keep it off the quick path
+
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     import msgspec
 
@@ -202,7 +203,11 @@ def _field_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         # Keep one event per line and the columns tab-separated.
-        return json.dumps(value, ensure_ascii=False)[1:-1] if not value.isprintable() else value
+        if value.isprintable():
+            return value
+        import json
+
+        return json.dumps(value, ensure_ascii=False)[1:-1]
     return str(value)
 
 

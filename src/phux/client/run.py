@@ -36,8 +36,6 @@ import contextlib
 import fcntl
 import os
 import re
-import secrets
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -294,6 +292,8 @@ class RunLock:
         name = f".{socket_path.name}.run-{terminal}.lock"
         directory = socket_path.parent
         if not os.access(directory, os.W_OK):
+            import tempfile  # rarely needed: keep it (and shutil, random) off the import path
+
             directory = Path(tempfile.gettempdir())
         self.path = directory / name
         self.fd: int | None = None
@@ -351,7 +351,7 @@ def run_command(
     pane = client.resolve(target, deadline)
     if not pane.alive:
         raise TerminalGone(f"terminal {pane.id} has exited")
-    token = secrets.token_hex(8)
+    token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
     scanner = MarkerScanner(token, pane.cols, pane.rows)
     lock = RunLock(client.socket_path, pane.terminal)
     submitted: float | None = None
