@@ -26,7 +26,7 @@ from server.harness import ServerProcess
 
 @contextlib.contextmanager
 def replica_server(
-    directory: Path, *args: str, mode: str = "thread", history: int = 300
+    directory: Path, *args: str, mode: str = "process", history: int = 300
 ) -> Iterator[ServerProcess]:
     env = dict(os.environ, PHUX_REPLICAS=mode, PHUX_HISTORY_LINES=str(history))
     server = ServerProcess(directory, *args, env=env)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from phux.engine import Terminal
 from server.harness import ServerProcess, Stream, read_until, spawn, subscribe
 
@@ -39,9 +41,12 @@ def _settled_bootstrap(server: ServerProcess, tid: int, timeout: float = 30.0) -
         time.sleep(0.1)
 
 
-def test_bootstrap_is_small_exact_and_continues_at_next_seq(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_bootstrap_is_small_exact_and_continues_at_next_seq(tmp_path: Path, mode: str) -> None:
     with (
-        replica_server(tmp_path, "--journal-bytes", str(BOUND), history=HISTORY) as server,
+        replica_server(
+            tmp_path, "--journal-bytes", str(BOUND), mode=mode, history=HISTORY
+        ) as server,
         server.connect() as conn,
     ):
         tid = spawn(conn, program(STYLED), cols=100, rows=30)

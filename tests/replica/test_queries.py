@@ -41,9 +41,10 @@ def _answers(path: Path) -> dict[str, bytes]:
     return value
 
 
-def test_queries_are_answered_with_no_client(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_queries_are_answered_with_no_client(tmp_path: Path, mode: str) -> None:
     result = tmp_path / "answers"
-    with replica_server(tmp_path) as server, server.connect() as conn:
+    with replica_server(tmp_path, mode=mode) as server, server.connect() as conn:
         tid = spawn(conn, [*program(QUESTIONS), str(result)])
         go(conn, tid)
         subscribe(conn, tid)

@@ -24,7 +24,7 @@ class ServerConfig:
     dropped; a terminal whose replica lags this far behind stops being read
     until it catches up. With replicas off, the oldest bytes are dropped.
     """
-    replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "thread"))
+    replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "process"))
     """Where the terminals' engine replicas run: "thread", "process" or "off"
     (``$PHUX_REPLICAS``). Off: no checkpoints, no answers to terminal queries."""
     history_lines: int = field(default_factory=lambda: int(_env("PHUX_HISTORY_LINES", "2000")))

@@ -1,0 +1,210 @@
+"""Replica benchmarks: snapshot of a terminal with a long past, relay and loop latency.
+
+- **snapshot after 50 MB**: a terminal ``cat``s 50 MB (12 MB with --quick) of
+  coloured log lines, then idles; the median wall time of ``phux snapshot
+  --json @N`` (a fresh CLI process each time: connect, bootstrap, replay,
+  project) and the bootstrap bytes a new client receives. Baseline: the same
+  with replicas off (the bootstrap is the last 4 MiB of output, replayed).
+  Target: under 150 ms.
+- **snapshot of top**: ``top -d 0.05`` running for 60 s (15 s with --quick; as
+  many refreshes as 10 minutes of ``top -d 0.5``), measured the same way.
+- **relay** and **loop latency** (tools/bench/bench_server.py's figures) with
+  replicas in a thread and in a process, against replicas off; relay also
+  against tmux.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from phux.client.deadline import Deadline
+from phux.wire.frames import BootstrapBegin, BootstrapChunk, BootstrapReady, Subscribe
+from tools.bench import bench_server as bs
+from tools.bench.harness import Measurement, median_seconds
+
+BENCH = "replica"
+MB = 1_000_000
+
+
+def make_log(path: Path, size: int) -> None:
+    rng = random.Random(5)
+    words = [b"alpha", b"beta", b"gamma", b"delta", b"error", b"warn", b"info", b"ok"]
+    with path.open("wb") as f:
+        written = 0
+        n = 0
+        while written < size:
+            lines = []
+            for _ in range(1000):
+                n += 1
+                body = b" ".join(rng.choice(words) for _ in range(rng.randint(3, 14)))
+                lines.append(b"\x1b[3%dm%08d\x1b[0m %s\n" % (n % 8, n, body))
+            block = b"".join(lines)
+            f.write(block)
+            written += len(block)
+
+
+def bootstrap_bytes(sock: Path, tid: int) -> tuple[int, bool]:
+    """Bytes of a new viewer's bootstrap (checkpoint + journal) and whether it had a checkpoint."""
+    with bs.connect(sock) as conn:
+        conn.submit(lambda rid: Subscribe(request_id=rid, terminal=tid))
+        deadline = Deadline.after(30)
+        total, checkpoint = 0, False
+        while True:
+            frame = conn.receive(deadline)
+            if isinstance(frame, BootstrapBegin):
+                total, checkpoint = 0, False
+            elif isinstance(frame, BootstrapChunk) and frame.terminal == tid:
+                total += len(frame.data)
+                checkpoint = checkpoint or frame.checkpoint
+            elif isinstance(frame, BootstrapReady) and frame.terminal == tid:
+                return total, checkpoint
+
+
+def settle(sock: Path, tid: int, want_checkpoint: bool, timeout: float = 120) -> int:
+    """Wait until the replica has caught up (a small checkpointed bootstrap); its size."""
+    deadline = time.monotonic() + timeout
+    last = -1
+    while True:
+        size, has = bootstrap_bytes(sock, tid)
+        if (has or not want_checkpoint) and size == last:
+            return size
+        last = size
+        if time.monotonic() > deadline:
+            return size
+        time.sleep(1.0)
+
+
+def snapshot_case(mode: str, argv: list[str], run_s: float, repeat: int) -> tuple[float, int]:
+    os.environ["PHUX_REPLICAS"] = mode
+    with (
+        tempfile.TemporaryDirectory(prefix="phux-bench-") as tmp,
+        bs.phux_server(Path(tmp)) as (
+            sock,
+            _proc,
+        ),
+    ):
+        with bs.connect(sock) as conn:
+            tid = bs.spawn(conn, argv)
+        time.sleep(run_s)
+        size = settle(sock, tid, want_checkpoint=mode != "off")
+        env = {**os.environ, "PHUX_SOCKET": str(sock)}
+        cmd = [sys.executable, "-m", "phux", "snapshot", "--json", f"@{tid}"]
+
+        def snap() -> None:
+            subprocess.run(cmd, env=env, capture_output=True, check=True, timeout=60)
+
+        return median_seconds(snap, repeat=repeat) * 1000, size
+
+
+def run(quick: bool) -> list[Measurement]:
+    results: list[Measurement] = []
+    big = (12 if quick else 50) * MB
+    top_s = 15.0 if quick else 60.0
+    repeat = 7 if quick else 15
+    with tempfile.TemporaryDirectory(prefix="phux-bench-") as tmp:
+        log = Path(tmp) / "log.txt"
+        make_log(log, big)
+        cat = ["sh", "-c", f"cat {log}; exec sleep 3600"]
+        # Give the replica time to get through the file (it parses a few MB/s).
+        on_ms, on_bytes = snapshot_case("thread", cat, 3.0, repeat)
+        off_ms, off_bytes = snapshot_case("off", cat, 3.0, repeat)
+        print(f"# 50 MB: bootstrap {on_bytes} bytes (replicas off: {off_bytes})", file=sys.stderr)
+        results.append(
+            Measurement(
+                BENCH,
+                f"snapshot --json after {big // MB} MB (bootstrap {on_bytes // 1024} KiB)",
+                "ms",
+                on_ms,
+                f"replicas off (bootstrap {off_bytes // 1024} KiB)",
+                off_ms,
+                higher_is_better=False,
+                target="< 150 ms",
+            )
+        )
+        top = ["top", "-d", "0.05"]
+        on_ms, on_bytes = snapshot_case("thread", top, top_s, repeat)
+        off_ms, off_bytes = snapshot_case("off", top, top_s, repeat)
+        print(f"# top: bootstrap {on_bytes} bytes (replicas off: {off_bytes})", file=sys.stderr)
+        results.append(
+            Measurement(
+                BENCH,
+                f"snapshot --json of top after {top_s:.0f} s (bootstrap {on_bytes // 1024} KiB)",
+                "ms",
+                on_ms,
+                f"replicas off (bootstrap {off_bytes // 1024} KiB)",
+                off_ms,
+                higher_is_better=False,
+                target="< 150 ms",
+            )
+        )
+    results.extend(relay_and_latency(quick))
+    return results
+
+
+def relay_and_latency(quick: bool) -> list[Measurement]:
+    size = (16 if quick else 64) * MB
+    samples = 60 if quick else 300
+    figures: dict[str, tuple[float, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="phux-bench-") as tmp:
+        directory = Path(tmp)
+        data = directory / "data.txt"
+        bs.make_file(data, size)
+        size = data.stat().st_size
+        for mode in ("off", "thread", "process"):
+            os.environ["PHUX_REPLICAS"] = mode
+            with bs.phux_server(directory) as (sock, _proc):
+                seconds, _received, _tombstones = bs.relay_phux(sock, data)
+                busy_p99, _idle = bs.loop_latency(sock, samples)
+            figures[mode] = (size / MB / seconds, busy_p99)
+            print(
+                f"# {mode}: relay {figures[mode][0]:.1f} MB/s, p99 {busy_p99:.1f} ms",
+                file=sys.stderr,
+            )
+        tmux_mbs = size / MB / bs.relay_tmux(directory, data)
+    os.environ.pop("PHUX_REPLICAS", None)
+    out = []
+    for mode in ("thread", "process"):
+        mbs, p99 = figures[mode]
+        out.append(
+            Measurement(
+                BENCH,
+                f"relay, replicas in a {mode}",
+                "MB/s",
+                mbs,
+                "replicas off",
+                figures["off"][0],
+            )
+        )
+        out.append(
+            Measurement(BENCH, f"relay, replicas in a {mode}", "MB/s", mbs, "tmux", tmux_mbs)
+        )
+        out.append(
+            Measurement(
+                BENCH,
+                f"echo p99 under flood, replicas in a {mode}",
+                "ms",
+                p99,
+                "replicas off",
+                figures["off"][1],
+                higher_is_better=False,
+                target="< 50 ms absolute",
+            )
+        )
+    return out
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    from tools.bench.harness import format_table
+
+    if "--relay" in sys.argv:
+        print(format_table(relay_and_latency("--quick" in sys.argv)))
+    else:
+        print(format_table(run("--quick" in sys.argv)))
