@@ -9,7 +9,8 @@ fixes them: DL (stale line), DECSTBM (scrollback from partial regions, cursor
 below the region), CUU/CUD/VPR (they cancel a pending wrap, as xterm and
 tmux do), autowrap off (stock pyte parks the cursor past the last column),
 DECSC/DECRC (stack vs slot), NEL, RIS, DECOM (stock asserts),
-DECCOLM, DECSCNM, alternate screens, wide and zero-width characters, charsets.
+DECCOLM, DECSCNM, alternate screens, wide and zero-width characters, charsets,
+ED 3 (erases the scrollback only, as xterm does; stock pyte clears the screen).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ _TOKEN = st.one_of(
     *[_csi1(f) for f in "CDEFGdaL@P"],
     st.builds(lambda a, b: f"\x1b[{a};{b}H", _N, _N),
     st.builds(lambda a, b: f"\x1b[{a};{b}f", _N, _N),
-    st.sampled_from(["0", "1", "2", "3", ""]).map(lambda n: f"\x1b[0m\x1b[{n}J"),
+    st.sampled_from(["0", "1", "2", ""]).map(lambda n: f"\x1b[0m\x1b[{n}J"),
     st.sampled_from(["0", "1", "2", ""]).map(lambda n: f"\x1b[0m\x1b[{n}K"),
     _N.map(lambda n: f"\x1b[0m\x1b[{n}X"),
     st.lists(_SGR_PARAM, min_size=0, max_size=4).map(lambda ps: f"\x1b[{';'.join(ps)}m"),
