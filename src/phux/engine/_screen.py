@@ -663,6 +663,81 @@ class EngineScreen(pyte.Screen):
             self.scrollback.append(line)
             self._unrendered += 1
 
+    def draw_lines(self, texts: list[str]) -> None:
+        """Each of ``texts`` (printable ASCII, possibly empty) drawn and followed by
+        CR LF: the state ``draw(text); carriage_return(); index()`` leaves for each.
+
+        The common flood (``seq``, logs, compiler output) scrolls the whole screen
+        once per line; here, whenever the cursor sits at the start of an empty
+        bottom row, the lines that fit on a row are built as rows directly and
+        the screen is shifted once for all of them.
+        """
+        cursor = self.cursor
+        bottom = self.lines - 1
+        margins = self.margins
+        n = len(texts)
+        i = 0
+        if (
+            (margins is None or (margins.top == 0 and margins.bottom == bottom))
+            and mo.IRM not in self.mode
+            and (self.g1_charset if self.charset else self.g0_charset) is cs.LAT1_MAP
+        ):
+            buffer = self.buffer
+            cols = self.columns
+            all_fit = n > 0 and max(map(len, texts)) <= cols
+            while i < n:
+                if cursor.x == 0 and cursor.y == bottom and not buffer.get(bottom):
+                    j = n
+                    if not all_fit:
+                        j = i
+                        while j < n and len(texts[j]) <= cols:
+                            j += 1
+                    if j > i:
+                        self._scroll_lines(texts, i, j)
+                        i = j
+                        continue
+                self._draw(texts[i])  # fills the bottom row, or wraps
+                cursor.x = 0
+                self.index()
+                i += 1
+        for text in texts[i:]:
+            self.draw(text)
+            cursor.x = 0
+            self.index()
+        self.last_char = ""
+
+    def _scroll_lines(self, texts: list[str], start: int, stop: int) -> None:
+        """``texts[start:stop]`` (none wider than the screen) each drawn, then CR LF,
+        from (0, bottom) on an empty row: one full-screen scroll per line."""
+        attrs: Cell = self.cursor.attrs  # type: ignore[assignment]
+        glyphs = self._glyphs if attrs is self._glyph_attrs else self._select_glyphs(attrs)
+        glyph = glyphs.__getitem__
+        default = self.default_char
+        buffer = self.buffer
+        lines = self.lines
+        k = stop - start
+        history = 0 if self.alternate else self.history_size
+        # Rows that would scroll out of the screen and the history within this
+        # very call are never seen: they are not built.
+        skip = max(0, k - history - lines)
+        rows = [buffer[y] for y in range(lines - 1)]
+        first = buffer[lines - 1]  # drawn into in place, as draw() would
+        first.update(enumerate(map(glyph, texts[start])))
+        rows.append(first)
+        append = rows.append
+        new = Line.__new__
+        for text in texts[start + 1 + skip : stop]:
+            line = new(Line)  # Line(default), without a Python-level __init__
+            line.default = default
+            line.update(enumerate(map(glyph, text)))
+            append(line)
+        append(Line(default))
+        pushed = k - skip
+        if history:
+            self.scrollback.extend(rows[:pushed])
+            self._unrendered += k
+        buffer.update(zip(range(lines), rows[pushed:], strict=True))
+
     def _scroll_up(self, top: int, bottom: int) -> None:
         buffer = self.buffer
         if top == 0 and bottom == self.lines - 1 and not self.alternate and self.history_size:

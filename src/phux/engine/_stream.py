@@ -42,6 +42,8 @@ _TOKEN = re.compile(
     # 17: other controls: ignored
     r"|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
 )
+# Lines of printable ASCII, each ended by CR LF: a flood drawn in one call.
+_LINES = re.compile(r"(?:[\x20-\x7e]*\r\n)+")
 _CSI = re.compile(r"\x1b\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e])")
 _OSC_END = re.compile(r"[\x07\x1b\x9c\x18\x1a]")
 _STRING_END = re.compile(r"[\x1b\x9c\x18\x1a]")
@@ -154,7 +156,9 @@ class EngineStream(pyte.Stream):
             pos = self._continue_string(data, 0)
         n = len(data)
         match = _TOKEN.match
+        lines = _LINES.match
         screen = self.screen
+        draw_lines = screen.draw_lines
         draw = screen.draw
         sgr = screen.sgr
         crlf = self._crlf
@@ -177,7 +181,13 @@ class EngineStream(pyte.Stream):
                     if data[end - 1] == "\n":
                         draw(data[pos : end - 2])
                         crlf()
-                        screen.last_char = ""
+                        more = lines(data, end)
+                        if more is None:
+                            screen.last_char = ""
+                        else:  # a flood of short lines: the rest in one call
+                            start = end
+                            end = more.end()
+                            draw_lines(data[start : end - 2].split("\r\n"))
                     else:
                         draw(data[pos:end])
                 elif kind == 2:

@@ -1,0 +1,143 @@
+"""Floods of short lines (``seq``, logs, compiler output) take a batched path
+(``EngineScreen.draw_lines``): it must leave exactly the state of drawing,
+CR and LF line by line, in any chunking."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phux.engine import Terminal, _stream
+
+from .stock import assert_same_as_stock, stock_screen
+
+COLS, ROWS, HISTORY = 12, 5, 20
+
+_LINE = st.text(alphabet=st.sampled_from("abc XYZ 019.-_~"), max_size=15).map(lambda s: s + "\r\n")
+_FLOOD = st.lists(_LINE, min_size=1, max_size=30).map("".join)
+
+# What stock pyte gets right (see test_equivalence.py), around the floods.
+_STOCK_SAFE = st.sampled_from(
+    [
+        "\r\n",
+        "\n",
+        "\r",
+        "é",
+        "ab",
+        "\x1b[31m",
+        "\x1b[1;44m",
+        "\x1b[0m",
+        "\x1b[4h",
+        "\x1b[4l",
+        "\x1b[1;5r",
+        "\x1b[3;2H",
+        "\x1b[5;1H",
+        "\x1b[5;12H",
+        "\x1b[0m\x1b[2J",
+        "\x1b[0m\x1b[K",
+        "\x1bD",
+        "\x1bM",
+        "\x1b[2L",
+    ]
+)
+
+# Also what the engine does differently from stock pyte: compared with the
+# line-by-line path instead.
+_ANY = _STOCK_SAFE | st.sampled_from(
+    [
+        "\x1b[?1049h",
+        "\x1b[?1049l",
+        "\x1b[?5h",
+        "\x1b[?5l",
+        "\x1b(0",
+        "\x1b(B",
+        "\x0e",
+        "\x0f",
+        "\x1b[2;4r",
+        "\x1b[r",
+        "\x1b[?7l",
+        "\x1b[?7h",
+        "中文",
+        "\x1b]133;A\x07",
+        "\x1b]133;C\x07",
+        "xyz\x1b[b",
+    ]
+)
+
+
+def _chunks(draw: st.DrawFn, tokens: st.SearchStrategy[str]) -> tuple[bytes, list[bytes]]:
+    data = "".join(draw(st.lists(_FLOOD | tokens, max_size=20))).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=6)))
+    return data, [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+
+
+@st.composite
+def _stock_safe(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
+    return _chunks(draw, _STOCK_SAFE)
+
+
+@st.composite
+def _anything(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
+    return _chunks(draw, _ANY)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_stock_safe())
+def test_floods_same_as_stock(sample: tuple[bytes, list[bytes]]) -> None:
+    data, chunks = sample
+    t = Terminal(COLS, ROWS, history=HISTORY)
+    for chunk in chunks:
+        t.feed(chunk)
+    assert_same_as_stock(t, stock_screen(data, COLS, ROWS, HISTORY))
+
+
+def _state(t: Terminal) -> tuple[Any, ...]:
+    s = t.screen
+
+    def rows(buffer: Any) -> list[tuple[dict[int, Any], bool, Any]]:
+        return [(dict(buffer[y]), buffer[y].wrapped, buffer[y].default) for y in range(s.lines)]
+
+    return (
+        rows(s.buffer),
+        rows(s.main_buffer) if s.main_buffer is not None else None,
+        [(dict(line), line.wrapped, line.default) for line in s.scrollback],
+        s._unrendered,
+        s.history_rows(),
+        (s.cursor.x, s.cursor.y, s.cursor.attrs, s.cursor.hidden),
+        s.last_char,
+        s.alternate,
+        s.mode,
+        s.margins,
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_anything(), st.sampled_from([0, 3, HISTORY]))
+def test_floods_same_as_line_by_line(sample: tuple[bytes, list[bytes]], history: int) -> None:
+    _data, chunks = sample
+    fast = Terminal(COLS, ROWS, history=history)
+    for chunk in chunks:
+        fast.feed(chunk)
+    original = _stream._LINES
+    _stream._LINES = re.compile(r"(?!)")  # never matches: every line on its own
+    try:
+        slow = Terminal(COLS, ROWS, history=history)
+        for chunk in chunks:
+            slow.feed(chunk)
+    finally:
+        _stream._LINES = original
+    assert _state(fast) == _state(slow)
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 4096, 1 << 20])
+def test_a_long_flood_scrolls_into_history(chunk: int) -> None:
+    data = b"".join(b"%d\r\n" % i + b"x" * (i % 23) + b"\r\n" for i in range(1, 1501))
+    t = Terminal(20, 10, history=100)
+    for i in range(0, len(data), chunk):
+        t.feed(data[i : i + chunk])
+    assert_same_as_stock(t, stock_screen(data, 20, 10, 100))
+    assert t.screen.history_rows(trimmed=True)[-1] == "1496"
