@@ -1,7 +1,8 @@
 """Engine throughput and projection cost against stock pyte 0.8.2, same run.
 
-Workloads at 120x40 with scrollback on (10 000 rows): plain text, ``ls
---color``-style output, a truecolor full-screen repaint (htop-like), CJK text,
+Workloads at 120x40 with scrollback on (10 000 rows): plain text, floods of
+short lines (``seq 1 N``; compiler and log output of 40-80 character lines),
+``ls --color``-style output, a truecolor full-screen repaint (htop-like), CJK text,
 and real vim and top captures from tests/engine/corpus (htop is not installed
 on the recording machine; top is the closest real full-screen repaint). The
 baseline for throughput is stock ``HistoryScreen`` + ``ByteStream`` (the
@@ -58,6 +59,50 @@ def _ls_color(size: int) -> bytes:
             name = rng.choice(_WORDS) + rng.choice(["", ".py", ".txt", ".tar.gz", "_dir"])
             parts.append(f"\x1b[0m\x1b[{rng.choice(colors)}m{name:<16}\x1b[0m ")
         line = "".join(parts) + "\r\n"
+        out.append(line)
+        n += len(line)
+    return "".join(out).encode()
+
+
+def _seq(size: int) -> bytes:
+    """``seq 1 N`` through a PTY: the shortest lines, CR LF ended."""
+    out = []
+    n = 0
+    i = 0
+    while n < size:
+        i += 1
+        line = f"{i}\r\n"
+        out.append(line)
+        n += len(line)
+    return "".join(out).encode()
+
+
+_BUILD_WORDS = [
+    "gcc", "-O2", "-Wall", "-Iinclude", "-DNDEBUG", "-c", "-o", "src/engine/screen.c",
+    "build/screen.o", "CC", "LD", "libphux.so", "tests/test_stream.py::test_feed", "PASSED",
+    "[", "23%]", "Compiling", "phux-engine", "v0.3.1", "(/work/phux/engine)",
+]  # fmt: skip
+
+
+def _build_log(size: int) -> bytes:
+    """Compiler / test-runner / log output: 40-80 character lines, one in ten a
+    coloured gcc-style diagnostic."""
+    rng = random.Random(6)
+    out = []
+    n = 0
+    while n < size:
+        width = rng.randint(40, 80)
+        text = ""
+        while len(text) < width:
+            text += rng.choice(_BUILD_WORDS) + " "
+        text = text[:width]
+        if rng.random() < 0.1:
+            line = (
+                f"\x1b[01m\x1b[Ksrc/screen.c:{rng.randint(1, 999)}:7:\x1b[m\x1b[K "
+                f"\x1b[01;35m\x1b[Kwarning: \x1b[m\x1b[K{text[:40]}\r\n"
+            )
+        else:
+            line = text + "\r\n"
         out.append(line)
         n += len(line)
     return "".join(out).encode()
@@ -169,6 +214,8 @@ def _throughput(quick: bool) -> list[Measurement]:
     repeat = 1 if quick else 3
     workloads: list[tuple[str, Callable[[int], bytes], str]] = [
         ("plain text", _plain, ">= 20x"),
+        ("seq 1 N (short lines)", _seq, ""),
+        ("compiler/log output, 40-80 char lines", _build_log, ""),
         ("ls --color", _ls_color, ""),
         ("truecolor repaint, 32-colour theme", lambda n: _truecolor_repaint(n, 32), ">= 5x"),
         ("truecolor repaint, random colours", _truecolor_repaint, ""),
@@ -194,6 +241,17 @@ def _throughput(quick: bool) -> list[Measurement]:
                 target=target,
             )
         )
+        if name.startswith(("seq", "compiler")):
+            out.append(
+                Measurement(
+                    bench="engine",
+                    name=f"feed {name}, history on",
+                    unit="lines/s",
+                    value=data.count(b"\n") / phux,
+                    baseline_name="pyte HistoryScreen",
+                    baseline=stock_data.count(b"\n") / stock,
+                )
+            )
         if name == "plain text":
             phux, plain = _paired(
                 _feed_phux(data), _feed_stock(stock_data, history=False), repeat=repeat
