@@ -338,10 +338,12 @@ class Client:
                 return existing
             return self._subscribe(pane, deadline, engine=engine, history=history)
 
-    def _subscribe(self, pane: Pane, deadline: Deadline, *, engine: bool, history: int) -> Mirror:
+    def _subscribe(
+        self, pane: Pane, deadline: Deadline, *, engine: bool, history: int, raw: bool = False
+    ) -> Mirror:
         conn = self.connection(deadline)
         tid = pane.terminal
-        mirror = Mirror(tid, engine=engine, history=history)
+        mirror = Mirror(tid, engine=engine, history=history, raw=raw)
         rid = conn.submit(lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER))
         mirror.request_id = rid
         self._mirrors[tid] = mirror
@@ -434,6 +436,9 @@ class Client:
                     raise self._terminal_error(exc, pane) from None
 
     def modes(self, pane: Pane, deadline: Deadline) -> KeyModes:
+        """The terminal's input modes (application cursor keys, bracketed paste)."""
+        if self.keep_warm == 0 and pane.terminal not in self._mirrors:
+            return self._scanned_modes(pane, deadline)
         mirror = self.mirror(pane, deadline)
         try:
             engine = mirror.engine
@@ -441,6 +446,32 @@ class Client:
                 return KeyModes()
             modes = engine.modes
             return KeyModes(app_cursor=modes.app_cursor, bracketed_paste=modes.bracketed_paste)
+        finally:
+            self.release(mirror)
+
+    def _scanned_modes(self, pane: Pane, deadline: Deadline) -> KeyModes:
+        """The modes from the bootstrap's bytes, without the engine when they are plain.
+
+        A one-shot client keeps no mirror: it subscribes without an engine,
+        keeps the bytes a fresh engine would be fed, and scans them for the
+        mode sequences (:mod:`phux.client.modes`). Bytes the scanner is unsure
+        of are replayed into an engine after all, so the answer is the engine's.
+        """
+        from phux.client.modes import scan_modes
+
+        with self._guard():
+            mirror = self._subscribe(pane, deadline, engine=False, history=0, raw=True)
+        try:
+            data = bytes(mirror.raw or b"")
+            modes = scan_modes(data)
+            if modes is None:
+                from phux.engine import Terminal
+
+                engine = Terminal(max(mirror.cols, 1), max(mirror.rows, 1), history=0)
+                engine.feed(data)
+                seen = engine.modes
+                modes = KeyModes(app_cursor=seen.app_cursor, bracketed_paste=seen.bracketed_paste)
+            return modes
         finally:
             self.release(mirror)
 

@@ -5,6 +5,8 @@ pushed frames by terminal id) and keeps:
 
 * ``engine``: a ``phux.engine.Terminal`` holding the replayed state (optional:
   a capture-only mirror, as ``run`` uses, skips the engine entirely);
+* ``raw`` (when asked for): every byte a fresh engine would have been fed,
+  from the last reset (BOOTSTRAP_BEGIN or a checkpoint chunk) on;
 * ``next_seq``: the sequence number of the next output byte it expects;
 * ``alive`` / ``exit``: lifecycle as the server reported it;
 * hooks: ``bytes_hooks`` (seq, data), ``resize_hooks`` (seq, cols, rows) and
@@ -52,11 +54,19 @@ class Mirror:
     BOOTSTRAPPING = "bootstrapping"
     LIVE = "live"
 
-    def __init__(self, terminal: int, *, history: int = DEFAULT_HISTORY, engine: bool = True):
+    def __init__(
+        self,
+        terminal: int,
+        *,
+        history: int = DEFAULT_HISTORY,
+        engine: bool = True,
+        raw: bool = False,
+    ):
         self.terminal = terminal
         self.history = history
         self.with_engine = engine
         self.engine: Terminal | None = None
+        self.raw: bytearray | None = bytearray() if raw else None
         self.state = Mirror.SUBSCRIBING
         self.request_id = 0
         self.ever_ready = False
@@ -89,6 +99,8 @@ class Mirror:
 
     def _new_engine(self, cols: int, rows: int) -> None:
         self.cols, self.rows = cols, rows
+        if self.raw is not None:
+            self.raw.clear()
         if not self.with_engine:
             return
         from phux.engine import Terminal
@@ -96,6 +108,8 @@ class Mirror:
         self.engine = Terminal(max(cols, 1), max(rows, 1), history=self.history)
 
     def _feed(self, data: bytes) -> None:
+        if self.raw is not None:
+            self.raw += data
         engine = self.engine
         if engine is not None:
             engine.feed(data)
