@@ -101,7 +101,7 @@ def test_the_usual_command_lines_take_the_quick_path(argv: list[str]) -> None:
     "argv",
     [
         [],
-        ["--version"],
+        ["--version", "x"],
         ["ls"],
         ["snapshot", "--help"],
         ["snapshot", "-h"],
@@ -122,3 +122,13 @@ def test_the_quick_verbs_are_the_click_verbs_callbacks() -> None:
     # The click commands delegate to the same functions the quick path calls.
     assert SPECS["snapshot"].verb is actions.snapshot
     assert set(SPECS) <= set(cli.commands)
+
+
+def test_version_says_what_click_says(capsys: pytest.CaptureFixture[str]) -> None:
+    from phux import __version__
+    from phux.cli.main import run_cli
+
+    assert run_cli(["--version"]) == 0
+    quick = capsys.readouterr().out
+    assert cli.main(["--version"], prog_name="phux", standalone_mode=False) == 0
+    assert capsys.readouterr().out == quick == f"phux, version {__version__}\n"

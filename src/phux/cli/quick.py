@@ -18,6 +18,7 @@ from typing import Any
 
 from phux.cli import actions
 from phux.cli.help import DEFAULT_DEADLINE
+from phux.cli.render import write_out
 
 FLAG, TEXT, SECONDS, SECONDS_OR_ZERO, COUNT, SCROLLBACK = range(6)
 _BAD = object()
@@ -127,10 +128,19 @@ def _convert(kind: int, value: str) -> Any:
     return seconds
 
 
+def version() -> None:
+    """``phux --version``, worded as click's version option words it."""
+    from phux import __version__
+
+    write_out(f"phux, version {__version__}\n")
+
+
 def parse(args: Sequence[str]) -> Call | None:
     """``(verb, params)`` for a plain one-shot command line, else None (use click)."""
     if not args:
         return None
+    if list(args) == ["--version"]:
+        return version, {}
     spec = SPECS.get(args[0])
     if spec is None:
         return None
