@@ -56,10 +56,13 @@ _MEASURED = """
 (filled in by the measurements below)
 """
 
-# Messages to the worker: (kind, terminal id, seq, cols, rows, data).
-# RESET: a fresh engine at ``seq`` (data: the seq up to which replies are dropped).
+# Messages to the worker: (kind, terminal id, seq, cols, rows, data). A replica
+# restarted from the journal (it fell too far behind) has a new generation:
+# FEED carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the
+# seq up to which answers are not sent (they were, or were skipped, before).
 NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
-# Results from the worker. PROGRESS: every byte before ``seq`` was parsed.
+# Results from the worker. PROGRESS: every byte before ``seq`` was parsed
+# (generation in ``cols``).
 CHECKPOINT, REPLIES, FAILED, PROGRESS = 11, 12, 13, 14
 
 Message = tuple[int, int, int, int, int, bytes]
@@ -93,6 +96,9 @@ class WorkerCore:
     replicas: dict[int, _Replica] = field(default_factory=dict)
     pending: dict[int, int] = field(default_factory=dict)
     """Messages per terminal taken from the transport but not handled yet."""
+    gens: dict[int, int] = field(default_factory=dict)
+    """Current generation per terminal. In a thread the loop sets it as soon as it
+    restarts a replica, so the stale backlog is dropped unparsed."""
 
     def handle(self, msg: Message, out: list[Message]) -> None:
         from phux.engine import Terminal as Engine
@@ -107,12 +113,17 @@ class WorkerCore:
         if kind in (NEW, RESET):
             fresh = _Replica(tid, Engine(cols, rows, history=self.history), Checkpointer())
             fresh.seq = fresh.checkpoint_seq = seq
-            fresh.quiet_until = int.from_bytes(data, "little") if data else 0
+            if data:
+                fresh.quiet_until = int.from_bytes(data[:8], "little")
+                self.gens[tid] = int.from_bytes(data[8:10], "little")
             self.replicas[tid] = fresh
             return
         rep = self.replicas.get(tid)
         if rep is None or rep.failed:
             return
+        gen = self.gens.get(tid, 0)
+        if (kind == FEED and cols != gen) or (kind == RESIZE and _gen(data) != gen):
+            return  # the backlog of a replica since restarted
         engine = rep.engine
         assert isinstance(engine, Engine)
         try:
@@ -126,7 +137,7 @@ class WorkerCore:
                 tail = rep.seq - rep.checkpoint_seq
                 caught_up = tid not in self.pending
                 if caught_up:
-                    out.append((PROGRESS, tid, rep.seq, 0, 0, b""))
+                    out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
                 if (caught_up and tail >= self.compact_bytes) or tail >= self.hard_bytes:
                     writer = rep.writer
                     assert isinstance(writer, Checkpointer)
@@ -136,6 +147,13 @@ class WorkerCore:
             elif kind == RESIZE:
                 engine.resize(cols, rows)
             elif kind == CLOSE:
+                # A closed terminal stays subscribable for a while: compact its end.
+                if rep.seq > rep.checkpoint_seq:
+                    writer = rep.writer
+                    assert isinstance(writer, Checkpointer)
+                    ck = writer.write(engine)
+                    out.append((CHECKPOINT, tid, rep.seq, engine.cols, engine.rows, ck))
+                out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
                 del self.replicas[tid]
         except Exception as exc:  # a replica bug must not take the server down
             rep.failed = True
@@ -144,6 +162,10 @@ class WorkerCore:
     def note(self, msg: Message) -> None:
         tid = msg[1]
         self.pending[tid] = self.pending.get(tid, 0) + 1
+
+
+def _gen(data: bytes) -> int:
+    return int.from_bytes(data[:2], "little") if data else 0
 
 
 # ---------------------------------------------------------------- transports
@@ -171,6 +193,10 @@ class _ThreadWorker:
 
     def stop(self) -> None:
         self._queue.put((STOP, 0, 0, 0, 0, b""))
+
+    def restarted(self, tid: int, gen: int) -> None:
+        """Let the thread skip the stale backlog of ``tid`` unparsed."""
+        self._core.gens[tid] = gen
 
     def _run(self) -> None:
         core = self._core
@@ -242,17 +268,20 @@ class _ProcessWorker:
         self._out = self._proc.stdout.fileno()
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
-        self._pending: deque[bytes] = deque()
+        self._pending: deque[tuple[int, int, bytes, bytes]] = deque()
+        """(terminal, kind, header, data) not yet written to the pipe."""
         self._wake = trio.Event()
         nursery.start_soon(self._writer)
         nursery.start_soon(self._reader)
 
     def send(self, msg: Message) -> None:
         kind, tid, seq, cols, rows, data = msg
-        self._pending.append(_HEADER.pack(kind, tid, seq, cols, rows, len(data)))
-        if data:
-            self._pending.append(data)
+        self._pending.append((tid, kind, _HEADER.pack(kind, tid, seq, cols, rows, len(data)), data))
         self._wake.set()
+
+    def restarted(self, tid: int, gen: int) -> None:
+        """Drop what is still queued for ``tid``'s old generation (never parsed)."""
+        self._pending = deque(e for e in self._pending if e[0] != tid or e[1] not in (FEED, RESIZE))
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -262,13 +291,17 @@ class _ProcessWorker:
 
     async def _writer(self) -> None:
         """Write queued frames with as few system calls as possible (no joining copies)."""
-        pending = self._pending
         fd = self._in
         while True:
-            while not pending:
+            while not (pending := self._pending):
                 self._wake = trio.Event()
                 await self._wake.wait()
-            buffers = [pending.popleft() for _ in range(min(len(pending), 512))]
+            buffers: list[bytes] = []
+            for _ in range(min(len(pending), 256)):
+                _tid, _kind, header, data = pending.popleft()
+                buffers.append(header)
+                if data:
+                    buffers.append(data)
             while buffers:
                 try:
                     written = os.writev(fd, buffers)
@@ -316,7 +349,7 @@ def worker_main(argv: list[str]) -> None:
         if not data:
             return
         buf += data
-        while select.select([fd_in], [], [], 0)[0] and len(buf) < (16 << 20):
+        while select.select([fd_in], [], [], 0)[0] and len(buf) < (1 << 20):
             more = os.read(fd_in, 1 << 20)
             if not more:
                 break
@@ -343,12 +376,12 @@ class _Link:
     """The loop's view of one terminal's replica."""
 
     term: Terminal
+    gen: int = 0
+    """Bumped when the replica is restarted from the journal (it fell too far behind)."""
     fed: int = 0
     """Seq after the last byte sent to the replica."""
     done: int = 0
-    """Seq after the last byte the replica reported parsed."""
-    skipping: bool = False
-    """Fell more than ``replica_lag_bytes`` behind: not fed until it resynchronises."""
+    """Seq after the last byte the replica (of this generation) reported parsed."""
 
 
 class ReplicaHost:
@@ -367,7 +400,7 @@ class ReplicaHost:
         self._worker: _ThreadWorker | _ProcessWorker | None = None
         self.checkpoints = 0
         self.replies = 0
-        self.skips = 0
+        self.restarts = 0
 
     @property
     def enabled(self) -> bool:
@@ -398,50 +431,61 @@ class ReplicaHost:
     def _on_output(self, term: Terminal, chunk: Chunk) -> None:
         link = self._links.get(term.id)
         worker = self._worker
-        if link is None or worker is None or link.skipping:
+        if link is None or worker is None:
             return
-        worker.send((FEED, term.id, chunk.seq, 0, 0, chunk.data))
+        worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
         link.fed = chunk.end
         if link.fed - link.done > self.config.replica_lag_bytes:
-            # Too far behind: stop feeding it, let the journal trim as without a
-            # replica, and restart it from the journal once it has drained.
-            link.skipping = True
-            self.skips += 1
-            term.journal.stop_compacting()
-            log.info(
-                "terminal %d: replica %d bytes behind: skipping", term.id, link.fed - link.done
-            )
+            self._restart(link)
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)
-        if link is not None and self._worker is not None and not link.skipping:
-            self._worker.send((RESIZE, term.id, change.seq, change.cols, change.rows, b""))
+        if link is not None and self._worker is not None:
+            gen = link.gen.to_bytes(2, "little")
+            self._worker.send((RESIZE, term.id, change.seq, change.cols, change.rows, gen))
 
     def _on_closed(self, term: Terminal) -> None:
         if self._worker is not None and term.id in self._links:
             self._worker.send((CLOSE, term.id, 0, 0, 0, b""))
 
-    def _resync(self, link: _Link) -> None:
-        """Restart a drained replica from the journal's window (as a new subscriber would)."""
+    def _restart(self, link: _Link) -> None:
+        """The replica fell more than ``replica_lag_bytes`` behind (a flood it cannot
+        parse as fast as it arrives): drop its backlog unparsed and start it again
+        from the journal's newest ``journal_bytes``, as a new subscriber would.
+
+        Until its next checkpoint, bootstraps are the journal's newest bytes (as
+        without replicas); queries in the dropped backlog are not answered.
+        """
         from phux.server.journal import Chunk as JournalChunk
 
         worker = self._worker
         term = link.term
-        if worker is None or term.closed:
+        if worker is None:
             return
+        self.restarts += 1
+        lag = link.fed - link.done
+        link.gen = (link.gen + 1) & 0xFFFF
+        worker.restarted(term.id, link.gen)
         journal = term.journal
+        journal.stop_compacting()
         boot = journal.bootstrap()
-        quiet = journal.next_seq.to_bytes(8, "little")
+        quiet = journal.next_seq.to_bytes(8, "little") + link.gen.to_bytes(2, "little")
         worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, quiet))
+        gen = link.gen.to_bytes(2, "little")
         for item in boot.items:
             if isinstance(item, JournalChunk):
-                worker.send((FEED, term.id, item.seq, 0, 0, item.data))
+                worker.send((FEED, term.id, item.seq, link.gen, 0, item.data))
             else:
-                worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, b""))
+                worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
         link.fed = journal.next_seq
-        link.skipping = False
+        link.done = boot.start_seq
         journal.compacting = True
-        log.info("terminal %d: replica resynchronised at seq %d", term.id, boot.start_seq)
+        log.info(
+            "terminal %d: replica %d bytes behind: restarted at seq %d",
+            term.id,
+            lag,
+            boot.start_seq,
+        )
 
     def forget(self, tid: int) -> None:
         self._links.pop(tid, None)
@@ -452,18 +496,19 @@ class ReplicaHost:
             self._worker = None
 
     def _deliver(self, results: list[Message]) -> None:
-        """On the loop: apply checkpoints, write answers, note progress and failures."""
+        """On the loop: apply checkpoints, write answers, note progress and failures.
+
+        Checkpoints and answers of a replica since restarted are still right (it had
+        parsed everything before them); a checkpoint older than the journal's start
+        is simply not used."""
         for kind, tid, seq, cols, rows, data in results:
             link = self._links.get(tid)
             if link is None:
                 continue
             term = link.term
             if kind == PROGRESS:
-                link.done = max(link.done, seq)
-                if link.skipping and link.done >= link.fed:
-                    self._resync(link)
-            elif link.skipping:
-                continue  # a checkpoint or answer from before the skip
+                if cols == link.gen:
+                    link.done = max(link.done, seq)
             elif kind == CHECKPOINT:
                 self.checkpoints += 1
                 term.apply_checkpoint(seq, cols, rows, data)
