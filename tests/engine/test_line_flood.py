@@ -17,7 +17,9 @@ from .stock import assert_same_as_stock, stock_screen
 
 COLS, ROWS, HISTORY = 12, 5, 20
 
-_LINE = st.text(alphabet=st.sampled_from("abc XYZ 019.-_~"), max_size=15).map(lambda s: s + "\r\n")
+_LINE = st.text(alphabet=st.sampled_from("abc XYZ 019.-_~éΩ─"), max_size=15).map(
+    lambda s: s + "\r\n"
+)
 _FLOOD = st.lists(_LINE, min_size=1, max_size=30).map("".join)
 
 # What stock pyte gets right (see test_equivalence.py), around the floods.
@@ -65,6 +67,8 @@ _ANY = _STOCK_SAFE | st.sampled_from(
         "\x1b]133;A\x07",
         "\x1b]133;C\x07",
         "xyz\x1b[b",
+        "e\u0301",
+        "a\x9b1m",
     ]
 )
 

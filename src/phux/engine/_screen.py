@@ -322,7 +322,8 @@ def _wide_matcher() -> Callable[[str, int], re.Match[str] | None]:
     return _wide_run[0].match
 
 
-_NARROW_RUN = re.compile(_narrow_class() + "+")
+_NARROW_CLASS = _narrow_class()
+_NARROW_RUN = re.compile(_NARROW_CLASS + "+")
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
 _SGR_CACHE_LIMIT = 8192
@@ -664,7 +665,7 @@ class EngineScreen(pyte.Screen):
             self._unrendered += 1
 
     def draw_lines(self, texts: list[str]) -> None:
-        """Each of ``texts`` (printable ASCII, possibly empty) drawn and followed by
+        """Each of ``texts`` (width-1 characters only, possibly empty) drawn and followed by
         CR LF: the state ``draw(text); carriage_return(); index()`` leaves for each.
 
         The common flood (``seq``, logs, compiler output) scrolls the whole screen
