@@ -433,6 +433,30 @@ def test_mode_independent_keys_import_no_engine(phux: Phux) -> None:
     assert heavy(modules, ("pyte", "phux.engine.terminal")) == []
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("send-keys", "{}", "x"),
+        ("send-keys", "{}", "echo typed", "Enter"),
+        ("run", "{}", "true"),
+        ("snapshot", "--json", "{}"),
+        ("wait", "--idle", "50", "--timeout", "5", "{}"),
+    ],
+)
+def test_one_shot_verbs_take_the_quick_path(phux: Phux, args: tuple[str, ...]) -> None:
+    # The agent's loop verbs are parsed without click (phux.cli.quick).
+    name = f"quick-{args[0]}"
+    if name not in phux("ls").out:
+        phux.new(name)
+        phux.settle(name)
+    code, modules = imported_modules(phux.env, *(a.format(name) for a in args))
+    assert code == 0
+    assert heavy(modules, ("click", "trio", "phux.server")) == []
+    if args[0] in ("send-keys", "run"):
+        # Modes come from scanning the bootstrap; plain output renders without the engine.
+        assert heavy(modules, ("pyte", "phux.engine")) == []
+
+
 def test_broken_pipe_on_output_is_quiet(phux: Phux) -> None:
     phux.new("pipe")
     read_end, write_end = os.pipe()

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tools.bench.harness import Measurement, median_seconds
+from tools.bench.harness import Measurement
 
 BENCH = "cli"
 HISTORY_BYTES = 1_100_000
@@ -139,6 +139,23 @@ def _cmd(argv: Sequence[str], env: dict[str, str]) -> Callable[[], None]:
     return call
 
 
+def _interleaved_medians(runs: dict[str, Callable[[], None]], repeat: int) -> dict[str, float]:
+    """The median time of each command, measured round-robin (one warm-up call each).
+
+    Interleaving spreads the load of this shared machine evenly over the
+    figures and their baselines, so their ratios stay comparable.
+    """
+    for call in runs.values():
+        call()
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, call in runs.items():
+            start = time.perf_counter()
+            call()
+            samples[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 def _wait_latency(fx: _Fixture, repeat: int) -> float:
     samples = []
     for i in range(repeat):
@@ -173,27 +190,26 @@ def run(quick: bool) -> list[Measurement]:
             fx.start()
             env = fx.env
             phux = [py, "-m", "phux"]
-            floor = median_seconds(_cmd([py, "-c", "pass"], env), repeat=repeat)
-            figures = {
-                "snapshot --json": median_seconds(
-                    _cmd([*phux, "snapshot", "--json", "bench"], env), repeat=repeat
-                ),
-                "send-keys": median_seconds(
-                    _cmd([*phux, "send-keys", "bench", "C-u"], env), repeat=repeat
-                ),
-                "run true": median_seconds(
-                    _cmd([*phux, "run", "bench", "true"], env), repeat=repeat
-                ),
-                "--version": median_seconds(_cmd([*phux, "--version"], env), repeat=repeat),
+            runs = {
+                "python -c pass": _cmd([py, "-c", "pass"], env),
+                "snapshot --json": _cmd([*phux, "snapshot", "--json", "bench"], env),
+                "send-keys": _cmd([*phux, "send-keys", "bench", "C-u"], env),
+                "run true": _cmd([*phux, "run", "bench", "true"], env),
+                "--version": _cmd([*phux, "--version"], env),
             }
-            tmux: dict[str, float] = {}
             if TMUX:
-                tmux["snapshot --json"] = median_seconds(
-                    _cmd(fx.tmux("capture-pane", "-p", "-t", "bench"), env), repeat=repeat
+                runs["tmux snapshot --json"] = _cmd(
+                    fx.tmux("capture-pane", "-p", "-t", "bench"), env
                 )
-                tmux["send-keys"] = median_seconds(
-                    _cmd(fx.tmux("send-keys", "-t", "bench", "C-u"), env), repeat=repeat
-                )
+                runs["tmux send-keys"] = _cmd(fx.tmux("send-keys", "-t", "bench", "C-u"), env)
+            medians = _interleaved_medians(runs, repeat)
+            floor = medians.pop("python -c pass")
+            tmux = {
+                name.removeprefix("tmux "): medians.pop(name)
+                for name in list(medians)
+                if name.startswith("tmux ")
+            }
+            figures = medians
             latency = _wait_latency(fx, 3 if quick else 7)
         finally:
             fx.stop()
