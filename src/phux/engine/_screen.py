@@ -322,6 +322,7 @@ def _wide_matcher() -> Callable[[str, int], re.Match[str] | None]:
     return _wide_run[0].match
 
 
+_IRM = mo.IRM
 _NARROW_CLASS = _narrow_class()
 _NARROW_RUN = re.compile(_NARROW_CLASS + "+")
 _GLYPH_CACHE_LIMIT = 2048
@@ -422,7 +423,24 @@ class EngineScreen(pyte.Screen):
         if charset is not cs.LAT1_MAP:
             data = data.translate(charset)
         elif data.isascii() and data.isprintable() and data:
-            self._draw_narrow(data)  # the common case, without a detour
+            # The common case: a run that ends before the last column, no
+            # insert mode (``_draw_narrow``'s fast path, inline).
+            cursor = self.cursor
+            x = cursor.x
+            end = x + len(data)
+            attrs: Cell = cursor.attrs  # type: ignore[assignment]
+            if end < self.columns and _IRM not in self.mode:
+                if attrs is not self._glyph_attrs:
+                    self._select_glyphs(attrs)
+                line = self.buffer[cursor.y]
+                left = line.get(x)
+                right = line.get(end)
+                if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
+                    self._split_wide(line, x, end)
+                line.update(enumerate(map(self._glyphs.__getitem__, data), x))
+                cursor.x = end
+            else:
+                self._draw_narrow(data)
             self.last_char = data[-1]
             return
         self._draw(data)
