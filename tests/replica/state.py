@@ -9,6 +9,7 @@ from pyte.screens import wcwidth
 
 from phux.engine import Terminal
 from phux.engine._screen import ALT_SCREEN_MODES, BLANK, Line
+from phux.engine.checkpoint import plain
 
 _ALT = {m << 5 for m in ALT_SCREEN_MODES}
 
@@ -65,10 +66,10 @@ def engine_state(t: Terminal) -> dict[str, Any]:
         "tabstops": sorted(x for x in s.tabstops if x < cols),
         "charsets": (s.g0_charset, s.g1_charset, s.charset),
         "keypad": s.app_keypad,
-        "title": (s.title, s.icon_name),
+        "title": (plain(s.title), plain(s.icon_name)),
         "cwd": s.cwd,
         "semantic": s.semantic,
-        "hyperlink": s.hyperlink,
+        "hyperlink": plain(s.hyperlink) if s.hyperlink else s.hyperlink,
         "saved": {
             alt: (
                 min(sp.cursor.x, cols - 1),

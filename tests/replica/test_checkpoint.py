@@ -110,6 +110,7 @@ _FRAGMENTS = st.sampled_from(
         b"\x1bc",
         b"\x1b[!p",
         b"\x1b]0;t\x07",
+        "\x1b]0;a\u009b?1hb\x07".encode(),
         b"\x1b]2;title two\x1b\\",
         b"\x1b]1;icon\x07",
         b"\x1b]7;file:///tmp/a%20b\x07",

@@ -29,6 +29,7 @@ Byte structure (informative; spec/L1.md describes it for implementers):
    mode (DECKPAM), the current OSC 133 mark, the current SGR, OSC 8.
 
 Not carried (documented differences): DECSCNM (reverse screen) is left off;
+control characters in the title are dropped;
 scrollback rows wider than the current width (written before a narrowing)
 are cut at the current width; the soft-wrap flag of the oldest history row
 (and of the viewport's first row when there is no history) is dropped, since
@@ -39,6 +40,7 @@ state a terminal can be told.
 
 from __future__ import annotations
 
+import re
 from typing import cast
 from urllib.parse import quote
 
@@ -171,8 +173,10 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
             out.append(f"\x1b[{x + 1}G")
         pen(cell)
         wide = _is_wide(data)
-        if wide and x == cols - 1:
-            data, wide = " ", False  # half a wide character, cut by a narrowing
+        if wide and (x == cols - 1 or (right := line.get(x + 1)) is None or right.data):
+            # Half a wide character (cut by a narrowing, or its right half lost):
+            # drawn as the blank that overwriting either half leaves.
+            data, wide = " ", False
         out.append(data)
         pos = min(x + (2 if wide else 1), cols)
     if w.attrs != _BLANK_TAIL:
@@ -228,11 +232,20 @@ def write_checkpoint(term: Terminal) -> bytes:
     return Checkpointer().write(term)
 
 
+def plain(text: str) -> str:
+    """``text`` without C0 and C1 controls: what a checkpoint can carry in an OSC string."""
+    return text.translate(_CONTROLS) if _HAS_CONTROL.search(text) else text
+
+
+_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)])
+_HAS_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def _write_titles(screen: EngineScreen, out: list[str]) -> None:
     if screen.icon_name:
-        out.append(f"\x1b]1;{screen.icon_name}\x07")
+        out.append(f"\x1b]1;{plain(screen.icon_name)}\x07")
     if screen.title:
-        out.append(f"\x1b]2;{screen.title}\x07")
+        out.append(f"\x1b]2;{plain(screen.title)}\x07")
     if screen.cwd is not None:
         cwd = screen.cwd
         prefix = "file://" if cwd.startswith("/") else "file:"
@@ -414,4 +427,4 @@ def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) 
         out.append(_OSC133[screen.semantic])
     out.append(sgr(cast(Cell, cursor.attrs)))
     if screen.hyperlink:
-        out.append(f"\x1b]8;;{screen.hyperlink}\x07")
+        out.append(f"\x1b]8;;{plain(screen.hyperlink)}\x07")

@@ -15,13 +15,19 @@ spec/). Modules, from the outside in:
   multi-terminal kill, listing, metadata writes).
 - ``terminal``: one terminal: PTY reader, input writer, reaper, resize,
   signals, and the ``output_hooks`` seam for server-side replicas.
-- ``journal``: sequence-numbered output and size changes, byte-bounded;
-  ``bootstrap()`` returns a ``Bootstrap`` whose ``checkpoint`` a replica
-  will fill in later.
+- ``journal``: sequence-numbered output and size changes; ``bootstrap()``
+  returns the newest checkpoint and the output after it.
+- ``replica``: an engine replica per terminal, off the loop (one helper
+  process for all terminals by default, or a thread): checkpoints that
+  compact journals, and the answers to DA1/DA2/DSR queries (spec/L1.md §5.1,
+  §5.2).
 - ``pty_process``, ``metadata``, ``config``, ``log``.
 
-Defaults (``config.ServerConfig``): journal 4 MiB per terminal
-(``--journal-bytes``), subscriber queue 4 MiB (``--subscriber-queue-bytes``),
+Defaults (``config.ServerConfig``): journal 4 MiB per terminal after its
+newest checkpoint (``--journal-bytes``), replicas in a helper process
+(``$PHUX_REPLICAS``: process, thread or off) keeping 2000 scrollback rows
+(``$PHUX_HISTORY_LINES``), a checkpoint after 256 KiB of output, a replica
+restarted when 32 MiB behind, subscriber queue 4 MiB (``--subscriber-queue-bytes``),
 closed-terminal retention 60 s (``--retention``), metadata values 64 KiB,
 256 terminal and 256 metadata subscriptions per connection, SIGKILL 2 s after
 a KILL's SIGHUP, 64 MiB of unacknowledged input per connection before the
