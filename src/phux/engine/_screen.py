@@ -242,9 +242,19 @@ _DEFAULTS = {
 
 
 class Line(StaticDefaultDict[int, Cell]):
-    """A row: sparse ``{column: Cell}``. ``wrapped`` marks a soft-wrap continuation."""
+    """A row: sparse ``{column: Cell}``. ``wrapped`` marks a soft-wrap continuation.
+
+    ``default`` (the cell of missing columns) is a class attribute while it is
+    ``BLANK``, so most rows carry no instance ``__dict__`` (less memory, and
+    less work for the garbage collector on floods of rows).
+    """
 
     wrapped: bool = False
+    default: Cell = BLANK
+
+    def __init__(self, default: Cell) -> None:
+        if default is not BLANK:
+            self.default = default
 
 
 class _Glyphs(dict[str, Cell]):
@@ -747,7 +757,8 @@ class EngineScreen(pyte.Screen):
         new = Line.__new__
         for text in texts[start + 1 + skip : stop]:
             line = new(Line)  # Line(default), without a Python-level __init__
-            line.default = default
+            if default is not BLANK:
+                line.default = default
             line.update(enumerate(map(glyph, text)))
             append(line)
         append(Line(default))
