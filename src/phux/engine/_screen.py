@@ -257,6 +257,9 @@ class Line(StaticDefaultDict[int, Cell]):
             self.default = default
 
 
+_new_row = Line.__new__
+
+
 class _Glyphs(dict[str, Cell]):
     """``{character: Cell}`` for one set of attributes: cells are shared, not rebuilt."""
 
@@ -333,6 +336,7 @@ def _wide_matcher() -> Callable[[str, int], re.Match[str] | None]:
 
 
 _IRM = mo.IRM
+_DECSCNM = mo.DECSCNM
 _NARROW_CLASS = _narrow_class()
 _NARROW_RUN = re.compile(_NARROW_CLASS + "+")
 _GLYPH_CACHE_LIMIT = 2048
@@ -373,7 +377,10 @@ class EngineScreen(pyte.Screen):
     # -- construction helpers -------------------------------------------------
 
     def _new_line(self) -> Line:
-        return Line(self.default_char)
+        line = _new_row(Line)  # Line(self.default_char), without the calls
+        if _DECSCNM in self.mode:
+            line.default = BLANK_REVERSE
+        return line
 
     def _new_buffer(self) -> defaultdict[int, Line]:
         return defaultdict(self._new_line)
@@ -754,7 +761,7 @@ class EngineScreen(pyte.Screen):
         first.update(enumerate(map(glyph, texts[start])))
         rows.append(first)
         append = rows.append
-        new = Line.__new__
+        new = _new_row
         for text in texts[start + 1 + skip : stop]:
             line = new(Line)  # Line(default), without a Python-level __init__
             if default is not BLANK:
