@@ -9,6 +9,10 @@ pane holding more than 1 MB of history. Baselines, measured in the same run:
   server (``-L``) whose history limit also holds the whole 1 MB;
 - **python -c pass**: the floor any Python CLI pays before doing anything.
 
+The verbs and both baselines are timed round-robin (15 rounds, one warm-up
+call each), so load on this shared machine hits them alike; the measured
+processes run with bytecode caching on, as a user's do.
+
 ``wait --until`` is measured as latency: a ``phux wait`` process is started
 and given time to settle, then the marker is written into a FIFO that the
 pane's ``cat`` copies to the PTY; the figure is the time from that write to
