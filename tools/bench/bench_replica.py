@@ -50,35 +50,36 @@ def make_log(path: Path, size: int) -> None:
             written += len(block)
 
 
-def bootstrap_bytes(sock: Path, tid: int) -> tuple[int, bool]:
-    """Bytes of a new viewer's bootstrap (checkpoint + journal) and whether it had a checkpoint."""
+def bootstrap_bytes(sock: Path, tid: int) -> tuple[int, int]:
+    """A new viewer's bootstrap: checkpoint bytes and journal bytes."""
     with bs.connect(sock) as conn:
         conn.submit(lambda rid: Subscribe(request_id=rid, terminal=tid))
         deadline = Deadline.after(30)
-        total, checkpoint = 0, False
+        checkpoint = journal = 0
         while True:
             frame = conn.receive(deadline)
             if isinstance(frame, BootstrapBegin):
-                total, checkpoint = 0, False
+                checkpoint = journal = 0
             elif isinstance(frame, BootstrapChunk) and frame.terminal == tid:
-                total += len(frame.data)
-                checkpoint = checkpoint or frame.checkpoint
+                if frame.checkpoint:
+                    checkpoint += len(frame.data)
+                else:
+                    journal += len(frame.data)
             elif isinstance(frame, BootstrapReady) and frame.terminal == tid:
-                return total, checkpoint
+                return checkpoint, journal
 
 
-def settle(sock: Path, tid: int, want_checkpoint: bool, timeout: float = 120) -> int:
-    """Wait until the replica has caught up (a small checkpointed bootstrap); its size."""
+def settle(sock: Path, tid: int, replicas: bool, timeout: float = 180) -> int:
+    """Wait until the replica has caught up (a checkpoint and a tail under 128 KiB);
+    the bootstrap's size then."""
     deadline = time.monotonic() + timeout
-    last = -1
     while True:
-        size, has = bootstrap_bytes(sock, tid)
-        if (has or not want_checkpoint) and size == last:
-            return size
-        last = size
+        checkpoint, journal = bootstrap_bytes(sock, tid)
+        if not replicas or (checkpoint and journal < 128 * 1024):
+            return checkpoint + journal
         if time.monotonic() > deadline:
-            return size
-        time.sleep(1.0)
+            raise RuntimeError(f"replica did not catch up: {checkpoint} + {journal} bytes")
+        time.sleep(0.5)
 
 
 def snapshot_case(mode: str, argv: list[str], run_s: float, repeat: int) -> tuple[float, int]:
@@ -93,7 +94,7 @@ def snapshot_case(mode: str, argv: list[str], run_s: float, repeat: int) -> tupl
         with bs.connect(sock) as conn:
             tid = bs.spawn(conn, argv)
         time.sleep(run_s)
-        size = settle(sock, tid, want_checkpoint=mode != "off")
+        size = settle(sock, tid, replicas=mode != "off")
         env = {**os.environ, "PHUX_SOCKET": str(sock)}
         cmd = [sys.executable, "-m", "phux", "snapshot", "--json", f"@{tid}"]
 
@@ -144,8 +145,30 @@ def run(quick: bool) -> list[Measurement]:
                 target="< 150 ms",
             )
         )
+    floor = snapshot_floor(repeat)
+    print(f"# snapshot --json of an idle, empty terminal: {floor:.0f} ms", file=sys.stderr)
     results.extend(relay_and_latency(quick))
     return results
+
+
+def snapshot_floor(repeat: int) -> float:
+    """The CLI's own cost: ``phux snapshot --json`` of an empty terminal."""
+    with (
+        tempfile.TemporaryDirectory(prefix="phux-bench-") as tmp,
+        bs.phux_server(Path(tmp)) as (
+            sock,
+            _proc,
+        ),
+    ):
+        with bs.connect(sock) as conn:
+            tid = bs.spawn(conn, ["sleep", "3600"])
+        env = {**os.environ, "PHUX_SOCKET": str(sock)}
+        cmd = [sys.executable, "-m", "phux", "snapshot", "--json", f"@{tid}"]
+
+        def snap() -> None:
+            subprocess.run(cmd, env=env, capture_output=True, check=True, timeout=60)
+
+        return median_seconds(snap, repeat=repeat) * 1000
 
 
 def relay_and_latency(quick: bool) -> list[Measurement]:
