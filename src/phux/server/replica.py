@@ -64,6 +64,8 @@ NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
 # Results from the worker. PROGRESS: every byte before ``seq`` was parsed
 # (generation in ``cols``).
 CHECKPOINT, REPLIES, FAILED, PROGRESS = 11, 12, 13, 14
+DEAD = 15  # the worker itself is gone (not sent by it: noticed by the loop side)
+_DEAD: Message = (DEAD, 0, 0, 0, 0, b"")
 
 Message = tuple[int, int, int, int, int, bytes]
 Deliver = Callable[[list[Message]], None]
@@ -199,6 +201,13 @@ class _ThreadWorker:
         self._core.gens[tid] = gen
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        except BaseException:
+            log.exception("replica thread failed")
+            self._post([_DEAD])
+
+    def _serve(self) -> None:
         core = self._core
         get = self._queue.get
         get_nowait = self._queue.get_nowait
@@ -271,6 +280,7 @@ class _ProcessWorker:
         self._pending: deque[tuple[int, int, bytes, bytes]] = deque()
         """(terminal, kind, header, data) not yet written to the pipe."""
         self._wake = trio.Event()
+        self._stopping = False
         nursery.start_soon(self._writer)
         nursery.start_soon(self._reader)
 
@@ -283,7 +293,14 @@ class _ProcessWorker:
         """Drop what is still queued for ``tid``'s old generation (never parsed)."""
         self._pending = deque(e for e in self._pending if e[0] != tid or e[1] not in (FEED, RESIZE))
 
+    def _gone(self, why: str) -> None:
+        if not self._stopping:
+            self._stopping = True
+            log.error("replica process %d gone: %s", self._proc.pid, why)
+            self._deliver([_DEAD])
+
     def stop(self) -> None:
+        self._stopping = True
         with contextlib.suppress(OSError):
             self._proc.kill()
         with contextlib.suppress(Exception):
@@ -308,8 +325,8 @@ class _ProcessWorker:
                 except BlockingIOError:
                     await trio.lowlevel.wait_writable(fd)
                     continue
-                except OSError:
-                    log.error("replica process gone")
+                except OSError as exc:
+                    self._gone(f"cannot write to it: {exc}")
                     return
                 while buffers and written >= len(buffers[0]):
                     written -= len(buffers[0])
@@ -329,7 +346,7 @@ class _ProcessWorker:
             except OSError:
                 data = b""
             if not data:
-                log.error("replica process exited")
+                self._gone("it exited")
                 return
             buf += data
             results: list[Message] = []
@@ -487,6 +504,15 @@ class ReplicaHost:
             boot.start_seq,
         )
 
+    def _dead(self) -> None:
+        """The worker is gone: every terminal goes back to a plain byte-bounded journal
+        (and no more queries are answered); new terminals get no replica."""
+        self._worker = None
+        self.mode = "failed"
+        for link in self._links.values():
+            link.term.replica_failed()
+        self._links.clear()
+
     def forget(self, tid: int) -> None:
         self._links.pop(tid, None)
 
@@ -502,6 +528,9 @@ class ReplicaHost:
         parsed everything before them); a checkpoint older than the journal's start
         is simply not used."""
         for kind, tid, seq, cols, rows, data in results:
+            if kind == DEAD:
+                self._dead()
+                return
             link = self._links.get(tid)
             if link is None:
                 continue
