@@ -21,8 +21,9 @@ class ServerConfig:
     """Output bytes each terminal keeps for bootstraps after its newest checkpoint.
 
     With replicas on, the oldest part is replaced by a checkpoint, never just
-    dropped; a terminal whose replica lags this far behind stops being read
-    until it catches up. With replicas off, the oldest bytes are dropped.
+    dropped; while a lagging replica leaves more than this after its newest
+    checkpoint, bootstraps are the newest this-many bytes without one. With
+    replicas off, the oldest bytes are dropped.
     """
     replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "process"))
     """Where the terminals' engine replicas run: "thread", "process" or "off"
@@ -35,8 +36,9 @@ class ServerConfig:
     so a bootstrap replays at most about this much output after its checkpoint (replaying
     64 KiB of full-screen output takes a client engine about 25 ms)."""
     replica_lag_bytes: int = 32 * MiB
-    """Output a terminal may hold that its replica has not checkpointed; beyond it the
-    terminal is not read until the replica catches up (memory stays bounded in a flood)."""
+    """Output a replica may have queued and not parsed; beyond it the replica is restarted
+    from the journal's newest bytes and its backlog dropped (memory stays bounded in a
+    flood, and the program is never slowed down for the replica)."""
     subscriber_queue_bytes: int = 4 * MiB
     """Output a subscription may have queued before it is tombstoned."""
     retention_s: float = 60.0

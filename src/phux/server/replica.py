@@ -11,21 +11,39 @@ The replicas do two things, and nothing else:
   then replaces the journal before that point by the checkpoint, so a
   bootstrap is the newest checkpoint plus a short tail. The journal never
   drops output a checkpoint does not cover. While the replica lags in a
-  flood, relay goes on at full speed and a bootstrap is the newest
-  ``journal_bytes`` without a checkpoint (exact again after the next
-  checkpoint); only when the lag reaches ``replica_lag_bytes`` does the
-  terminal's reader pause until the replica catches up, as a terminal
-  emulator that parses everything would.
+  flood, relay goes on at full speed (the program is never slowed down for
+  the replica) and a bootstrap is the newest ``journal_bytes`` without a
+  checkpoint (exact again after the next checkpoint). A replica that falls
+  ``replica_lag_bytes`` behind is restarted from the journal's newest bytes,
+  its backlog dropped unparsed, so memory stays bounded.
 * **Answers to terminal queries.** DA1, DA2, DSR 5, DSR 6 and DECXCPR are
   answered by the engine at the point of the stream where they occur (so a
   cursor position report reflects all output before the query, however late
-  a lagging replica gets there). The answers go to the PTY through the
-  terminal's input queue, never inside a client's INPUT.
+  a lagging replica gets there), exactly once. The answers go to the PTY
+  through the terminal's input queue, never inside a client's INPUT.
 
 The loop only appends to a queue (or a pipe): it never waits on parsing.
 
-Thread or process (``ServerConfig.replica_mode``)? Measured with
-tools/bench/bench_server.py on the 2-core test machine, see ``_MEASURED``.
+Thread or process (``ServerConfig.replica_mode``, ``$PHUX_REPLICAS``)? One
+helper process for all terminals, by default. Measured with
+tools/bench/bench_replica.py (bench_server's relay of ``cat`` of base64 text
+to a subscriber, and the p99 of an INPUT echo on one terminal while another
+floods) on the 2-core machine, shared with other work:
+
+    replicas   relay MB/s (16/64 MB)          echo p99 under flood, ms
+    off        56 / 27 / 18 / 36 / 78         17 / 10 / 23 / 10 / 13
+    thread      2 / 20 /  6 /  5 / 11        528 / 426 / 149 / 115 / 54
+    process    38 / 19 /  7 / 52 / 35         52 / 96 / 20 / 10 / 12
+    tmux       13 ... 22 (same machine, same file)
+
+A thread shares the GIL with the loop: parsing holds it between forced
+switches and the loop, which gives it up at every system call, waits for it
+each time (the convoy effect; a 0.5 ms switch interval helps, as the last
+two thread figures show, but not enough). A process parses on the other core
+and costs the loop one ``writev`` per batch of chunks; the copy through the
+pipe is cheap next to parsing. One process for all terminals keeps memory to
+one interpreter (about 30 MB) however many terminals there are. The thread
+mode remains for platforms or tests where a helper process is unwelcome.
 """
 
 from __future__ import annotations
@@ -51,10 +69,6 @@ if TYPE_CHECKING:
     from phux.server.config import ServerConfig
     from phux.server.journal import Chunk, SizeChange
     from phux.server.terminal import Terminal
-
-_MEASURED = """
-(filled in by the measurements below)
-"""
 
 # Messages to the worker: (kind, terminal id, seq, cols, rows, data). A replica
 # restarted from the journal (it fell too far behind) has a new generation:
