@@ -342,6 +342,7 @@ _NARROW_RUN = re.compile(_NARROW_CLASS + "+")
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
 _SGR_CACHE_LIMIT = 8192
+_FILL_CACHE_LIMIT = 64  # at most ~64 rows of cells
 
 
 class EngineScreen(pyte.Screen):
@@ -371,6 +372,8 @@ class EngineScreen(pyte.Screen):
         self._glyph_cache: dict[Cell, _Glyphs] = {}
         self._sgr_cache: dict[tuple[Cell, str], Cell] = {}
         self._sgr_plans: dict[str, SgrPlan] = {}
+        # {(start, end, cell): {x: cell for x in range(start, end)}}, for EL.
+        self._fills: dict[tuple[int, int, Cell], dict[int, Cell]] = {}
         super().__init__(columns, lines)
         self.buffer: defaultdict[int, Line] = self._new_buffer()  # type: ignore[assignment]
 
@@ -914,7 +917,13 @@ class EngineScreen(pyte.Screen):
         if how == 2:
             line.wrapped = False
         self._split_wide(line, start, end)
-        line.update(dict.fromkeys(range(start, end), self._erase_cell()))
+        key = (start, end, self._erase_cell())
+        fill = self._fills.get(key)
+        if fill is None:  # coloured output repeats the same EL (grep, gcc): built once
+            if len(self._fills) >= _FILL_CACHE_LIMIT:
+                self._fills.clear()
+            fill = self._fills[key] = dict.fromkeys(range(start, end), key[2])
+        line.update(fill)
 
     def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
         y = self.cursor.y
