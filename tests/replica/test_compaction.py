@@ -52,7 +52,7 @@ def test_bootstrap_is_small_exact_and_continues_at_next_seq(tmp_path: Path, mode
         tid = spawn(conn, program(STYLED), cols=100, rows=30)
         whole = Stream(tid)
         subscribe(conn, tid)
-        read_until(conn, whole, lambda s: s.ready is not None)
+        read_until(conn, whole, lambda s: b"R" in s.data)  # raw mode is on
         send(conn, tid, b"g")
         read_until(conn, whole, lambda s: b"styled\x1b[?25l" in s.data[-64:], timeout=60)
         printed = whole.next_seq

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import shlex
 import shutil
 import subprocess
 import sys
@@ -122,3 +123,33 @@ def test_one_answer_while_a_human_is_attached(tmp_path: Path) -> None:
         finally:
             subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=30, check=False)
     assert answers == {"first": b"\x1b[?1;2c", "extra": b""}
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_tmux_answers_queries_it_sees(tmp_path: Path) -> None:
+    """The control for the test above: a query that reaches tmux is answered by it, so
+    the single answer there means ``phux attach`` kept the query from tmux."""
+    result = tmp_path / "answers"
+    tmux = ["tmux", "-S", str(tmp_path / "tmux.sock"), "-f", "/dev/null"]
+    command = " ".join([*map(shlex.quote, program(ONE_DA1)), shlex.quote(str(result))])
+    try:
+        subprocess.run(
+            [*tmux, "new-session", "-d", "-x", "80", "-y", "24", command], check=True, timeout=30
+        )
+        deadline = time.monotonic() + 30
+        while (
+            "R"
+            not in subprocess.run(
+                [*tmux, "capture-pane", "-p"], capture_output=True, text=True, timeout=30
+            ).stdout
+        ):
+            assert time.monotonic() < deadline, "the program did not start"
+            time.sleep(0.05)
+        subprocess.run([*tmux, "send-keys", "g"], check=True, timeout=30)
+        while not result.exists() or not result.read_text().endswith("}"):
+            assert time.monotonic() < deadline, "the program did not finish"
+            time.sleep(0.05)
+        answers = _answers(result)
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=30, check=False)
+    assert answers["first"].startswith(b"\x1b[?") and answers["first"].endswith(b"c")

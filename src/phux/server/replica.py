@@ -370,7 +370,13 @@ class _ProcessWorker:
 
 
 def worker_main(argv: list[str]) -> None:
-    """The helper process: frames in on stdin, results out on stdout."""
+    """The helper process: frames in on stdin, results out on stdout, until stdin ends
+    (the server closed it, or died). Ctrl-C at a foreground server is the server's to
+    handle, not ours."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     core = WorkerCore(int(argv[0]), int(argv[1]), int(argv[2]))
     fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
     buf = bytearray()
