@@ -61,10 +61,17 @@ def test_queries_are_answered_with_no_client(tmp_path: Path, mode: str) -> None:
     }
 
 
-def test_queries_are_not_answered_with_replicas_off(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "env_mode"),
+    [((), "off"), (("--replicas", "off"), "process")],
+    ids=["environment", "flag-overrides-environment"],
+)
+def test_queries_are_not_answered_with_replicas_off(
+    tmp_path: Path, args: tuple[str, ...], env_mode: str
+) -> None:
     script = ASK + "os.read(0, 1)\nopen(sys.argv[1], 'w').write(repr(ask(b'\\x1b[c', b'c', 1)))\n"
     result = tmp_path / "answers"
-    with replica_server(tmp_path, mode="off") as server, server.connect() as conn:
+    with replica_server(tmp_path, *args, mode=env_mode) as server, server.connect() as conn:
         tid = spawn(conn, [*program(script), str(result)])
         go(conn, tid)
         subscribe(conn, tid)

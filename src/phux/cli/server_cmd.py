@@ -40,6 +40,20 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     help="How long an exited terminal stays listed and subscribable (default 60).",
 )
 @click.option(
+    "--replicas",
+    type=click.Choice(["process", "thread", "off"]),
+    default=None,
+    help="Where the terminals' engine replicas run (checkpoints, answers to terminal "
+    "queries); off disables both (default: $PHUX_REPLICAS, else process).",
+)
+@click.option(
+    "--history-lines",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Scrollback rows a checkpoint keeps per terminal "
+    "(default: $PHUX_HISTORY_LINES, else 2000).",
+)
+@click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -52,6 +66,8 @@ def server_cmd(
     journal_bytes: int | None,
     subscriber_queue_bytes: int | None,
     retention: float | None,
+    replicas: str | None,
+    history_lines: int | None,
     log_file: Path | None,
 ) -> None:
     """Run the phux server."""
@@ -68,6 +84,10 @@ def server_cmd(
         config = dataclasses.replace(config, retention_s=retention)
     if subscriber_queue_bytes is not None:
         config = dataclasses.replace(config, subscriber_queue_bytes=subscriber_queue_bytes)
+    if replicas is not None:
+        config = dataclasses.replace(config, replica_mode=replicas)
+    if history_lines is not None:
+        config = dataclasses.replace(config, history_lines=history_lines)
     if daemon:
         code = daemonize(
             lambda ready, error: run_server(
