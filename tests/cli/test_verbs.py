@@ -474,3 +474,11 @@ def test_new_attaches_only_on_a_terminal_and_without_d(
     assert code == 0 and "phux attach s" in out
     assert invoke(capsys, "new", "--json", "-s", "s")[0] == 0
     assert len(attached) == 1
+
+
+def test_watch_until_choices_are_the_client_event_names() -> None:
+    # The CLI keeps its own copy so that `--help` imports no client code.
+    from phux.cli.verbs import WATCH_EVENTS
+    from phux.client.models import WATCH_EVENT_NAMES
+
+    assert WATCH_EVENTS == WATCH_EVENT_NAMES

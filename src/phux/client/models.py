@@ -6,6 +6,7 @@ path) and is re-exported here.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -141,15 +142,8 @@ class CommandFinished(_Event, tag="command_finished"):
 WatchEvent = (
     TitleChanged | Bell | Dirty | Idle | PaneSpawned | PaneClosed | CommandStarted | CommandFinished
 )
-WATCH_EVENT_NAMES: tuple[str, ...] = (
-    "title_changed",
-    "bell",
-    "dirty",
-    "idle",
-    "pane_spawned",
-    "pane_closed",
-    "command_started",
-    "command_finished",
+WATCH_EVENT_NAMES: tuple[str, ...] = tuple(
+    str(member.__struct_config__.tag) for member in typing.get_args(WatchEvent)
 )
 
 
