@@ -443,21 +443,21 @@ class EngineScreen(pyte.Screen):
         if charset is not cs.LAT1_MAP:
             data = data.translate(charset)
         elif data.isascii() and data.isprintable() and data:
-            # The common case: a run that ends before the last column, no
-            # insert mode (``_draw_narrow``'s fast path, inline).
+            # The common case: a run that ends before the last column, in
+            # attributes seen before, no insert mode (``_draw_narrow``'s fast
+            # path, inline).
             cursor = self.cursor
             x = cursor.x
             end = x + len(data)
             attrs: Cell = cursor.attrs  # type: ignore[assignment]
-            if end < self.columns and _IRM not in self.mode:
-                if attrs is not self._glyph_attrs:
-                    self._select_glyphs(attrs)
+            glyphs = self._glyphs if attrs is self._glyph_attrs else self._select_glyphs(attrs)
+            if end < self.columns and glyphs and _IRM not in self.mode:
                 line = self.buffer[cursor.y]
                 left = line.get(x)
                 right = line.get(end)
                 if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
                     self._split_wide(line, x, end)
-                line.update(enumerate(map(self._glyphs.__getitem__, data), x))
+                line.update(enumerate(map(glyphs.__getitem__, data), x))
                 cursor.x = end
             else:
                 self._draw_narrow(data)
