@@ -180,20 +180,24 @@ def test_server_gone_restores_the_terminal(phux_server: PhuxServer, tmux: Tmux) 
     before = phux_server.dir / "before"
     after = phux_server.dir / "after"
     tmux.start("bash --norc --noprofile")
-    tmux.literal(f"stty -a > {before}; {tmux.attach_line('work', then=f'stty -a > {after}')}")
+    save_after = f"stty -a > {after}.tmp && mv {after}.tmp {after}"  # appears whole
+    tmux.literal(f"stty -a > {before}; {tmux.attach_line('work', then=save_after)}")
     tmux.keys("Enter")
     tmux.wait_for(prompt_ready)
     # The program turned on modes attach must undo when it leaves.
     tmux.literal("printf '\\033[?1049h\\033[?2004h\\033[?1000h\\033[?25l\\033[31m'")
     tmux.keys("Enter")
-    time.sleep(0.2)
+    # The person's terminal (tmux) has seen the modes once it is in the alternate screen.
+    deadline = time.monotonic() + 10
+    while tmux.cmd("display-message", "-p", "#{alternate_on}").strip() != "1":
+        assert time.monotonic() < deadline, "the program's modes never reached the terminal"
+        time.sleep(0.03)
     phux_server.stop(signal.SIGKILL)
     screen = tmux.wait_for("EXITED 1")
     assert "[server went away]" in screen
     deadline = time.monotonic() + 10
     while not after.exists() and time.monotonic() < deadline:
         time.sleep(0.03)
-    time.sleep(0.1)
     assert before.read_text() == after.read_text()
     # And the person's screen left the alternate screen and mouse/paste modes.
     modes = tmux.cmd(
@@ -213,7 +217,8 @@ def test_sigterm_restores_the_terminal(phux_server: PhuxServer, tmux: Tmux) -> N
         f"\"import os,sys; open('{pidfile}','w').write(str(os.getpid())); "
         "from phux.cli.main import run_cli; sys.exit(run_cli(['attach','work']))\""
     )
-    tmux.literal(f'stty -a > {before}; {attach}; echo "EXITED $?"; stty -a > {after}')
+    save_after = f"stty -a > {after}.tmp && mv {after}.tmp {after}"  # appears whole
+    tmux.literal(f'stty -a > {before}; {attach}; echo "EXITED $?"; {save_after}')
     tmux.keys("Enter")
     tmux.wait_for(prompt_ready)
     os.kill(int(pidfile.read_text()), signal.SIGTERM)
@@ -222,7 +227,6 @@ def test_sigterm_restores_the_terminal(phux_server: PhuxServer, tmux: Tmux) -> N
     deadline = time.monotonic() + 10
     while not after.exists() and time.monotonic() < deadline:
         time.sleep(0.03)
-    time.sleep(0.1)
     assert before.read_text() == after.read_text()
 
 
