@@ -242,3 +242,15 @@ def test_erase_saved_lines_keeps_the_screen() -> None:
     state = term.project(scrollback=0)
     assert state.lines == ["3", "4", "abc"]
     assert state.scrollback == []
+
+
+def test_vpa_in_origin_mode_without_a_region_stays_on_screen() -> None:
+    from phux.engine import Terminal
+
+    term = Terminal(10, 5)
+    term.feed(b"\x1b[?6h\x1b[9dX")
+    state = term.project()
+    assert state.cursor is not None and state.cursor.y == 4
+    assert state.lines[4] == "X"
+    term.feed(b"\x1b[2;4r\x1b[2dY")  # with a region: row 2 of the region
+    assert term.project().lines[2] == "Y"

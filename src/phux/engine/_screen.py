@@ -1078,6 +1078,16 @@ class EngineScreen(pyte.Screen):
         self.ensure_hbounds()
         self.ensure_vbounds()
 
+    def cursor_to_line(self, line: int | None = None) -> None:
+        """VPA. In origin mode the row counts from the top margin (the screen's top
+        when no region is set); stock pyte asserts a region exists and, when none
+        does, leaves the cursor below the screen."""
+        y = (line or 1) - 1
+        if mo.DECOM in self.mode and self.margins is not None:
+            y += self.margins.top
+        self.cursor.y = y
+        self.ensure_vbounds()
+
     # -- tabs ---------------------------------------------------------------------------
 
     def tab(self) -> None:
