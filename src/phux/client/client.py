@@ -19,7 +19,6 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phux.client.connection import Connection
@@ -123,7 +122,7 @@ class Client:
         client_name: str = "phux",
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.socket_path: Path = resolve_socket_path(socket)
+        self.socket_path: str = resolve_socket_path(socket)
         self.keep_warm = max(0, keep_warm)
         self.client_name = client_name
         self.env: Mapping[str, str] = os.environ if env is None else env
@@ -504,7 +503,12 @@ class Client:
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
-        mirror = self.mirror(pane, deadline)
+        # A one-shot client asked for the viewport only never looks at history:
+        # an engine without it skips building the rows a checkpoint's scrollback
+        # (and any flood since) scrolls through, most of the replay's cost.
+        one_shot = self.keep_warm == 0 and pane.terminal not in self._mirrors
+        history = 0 if one_shot and scrollback is None else DEFAULT_HISTORY
+        mirror = self.mirror(pane, deadline, history=history)
         try:
             assert mirror.engine is not None
             return mirror.engine.project(pane=pane.terminal, scrollback=scrollback, cells=cells)
