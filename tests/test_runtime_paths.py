@@ -13,12 +13,13 @@ from phux.runtime_paths import (
 
 def test_precedence_explicit_then_env_then_runtime_then_tmp() -> None:
     env = {"PHUX_SOCKET": "/e/s", "XDG_RUNTIME_DIR": "/run/user/7"}
-    assert resolve_socket_path("/x/s", env) == Path("/x/s")
-    assert resolve_socket_path(None, env) == Path("/e/s")
-    assert resolve_socket_path(None, {"XDG_RUNTIME_DIR": "/run/user/7"}) == Path(
+    assert resolve_socket_path("/x/s", env) == "/x/s"
+    assert resolve_socket_path(Path("/x/s"), env) == "/x/s"
+    assert resolve_socket_path(None, env) == "/e/s"
+    assert resolve_socket_path(None, {"XDG_RUNTIME_DIR": "/run/user/7"}) == (
         "/run/user/7/phux/phux.sock"
     )
-    assert resolve_socket_path(None, {}) == Path(f"/tmp/phux-{os.getuid()}/phux.sock")
+    assert resolve_socket_path(None, {}) == f"/tmp/phux-{os.getuid()}/phux.sock"
 
 
 def test_creates_directory_0700(tmp_path: Path) -> None:

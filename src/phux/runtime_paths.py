@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from pathlib import Path
+
+# Paths are plain strings here: every one-shot CLI process resolves the socket,
+# and importing pathlib (with urllib.parse and ipaddress) would cost it ~6 ms.
+StrPath = str | os.PathLike[str]
 
 SOCKET_NAME = "phux.sock"
 # sun_path is 108 bytes on Linux, including the terminating NUL.
@@ -23,20 +26,20 @@ class SocketDirError(Exception):
 
 
 def resolve_socket_path(
-    explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
-) -> Path:
+    explicit: StrPath | None = None, env: Mapping[str, str] | None = None
+) -> str:
     env = os.environ if env is None else env
     if explicit:
-        return Path(explicit)
+        return os.fspath(explicit)
     if env.get("PHUX_SOCKET"):
-        return Path(env["PHUX_SOCKET"])
+        return env["PHUX_SOCKET"]
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime:
-        return Path(runtime) / "phux" / SOCKET_NAME
-    return Path(f"/tmp/phux-{os.getuid()}") / SOCKET_NAME
+        return os.path.join(runtime, "phux", SOCKET_NAME)
+    return os.path.join(f"/tmp/phux-{os.getuid()}", SOCKET_NAME)
 
 
-def check_socket_path_length(path: Path) -> None:
+def check_socket_path_length(path: StrPath) -> None:
     size = len(os.fsencode(path))
     if size > MAX_SOCKET_PATH_BYTES:
         raise SocketDirError(
@@ -45,10 +48,10 @@ def check_socket_path_length(path: Path) -> None:
         )
 
 
-def check_socket_dir(directory: Path) -> None:
+def check_socket_dir(directory: StrPath) -> None:
     """Refuse a directory another user could use to intercept or replace the socket."""
     try:
-        st = directory.stat()
+        st = os.stat(directory)
     except FileNotFoundError:
         raise SocketDirError(f"socket directory {directory} does not exist") from None
     if not stat.S_ISDIR(st.st_mode):
@@ -68,13 +71,13 @@ def check_socket_dir(directory: Path) -> None:
         )
 
 
-def ensure_socket_dir(path: Path) -> None:
+def ensure_socket_dir(path: StrPath) -> None:
     """Create the socket's directory (0700) if missing, then check it and the path."""
     check_socket_path_length(path)
-    directory = path.parent
-    if not directory.exists():
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.exists(directory):
         try:
-            directory.mkdir(mode=0o700, parents=True)
+            os.makedirs(directory, mode=0o700)
         except FileExistsError:
             pass  # created concurrently: the check below decides whether it is ours
         except OSError as exc:
@@ -82,7 +85,7 @@ def ensure_socket_dir(path: Path) -> None:
     check_socket_dir(directory)
 
 
-def default_log_path(env: Mapping[str, str] | None = None) -> Path:
+def default_log_path(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "phux" / "server.log"
+    return os.path.join(state, "phux", "server.log")

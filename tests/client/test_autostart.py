@@ -42,7 +42,7 @@ def test_ensure_and_kill_server() -> None:
     os.environ["XDG_STATE_HOME"] = str(directory / "state")
     try:
         assert not kill_server(path, Deadline.after(5))
-        results: list[Path] = []
+        results: list[str] = []
         errors: list[BaseException] = []
 
         def start() -> None:
@@ -57,7 +57,7 @@ def test_ensure_and_kill_server() -> None:
         for t in threads:
             t.join(40)
         assert errors == []
-        assert results == [path, path]
+        assert results == [str(path), str(path)]
         with Client(path, env={}) as c:
             assert c.ls(Deadline.after(5)) == []
             made = c.new("auto", command=["sh"], deadline=Deadline.after(5))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +30,7 @@ SCREEN = ScreenState(
 class FakeClient:
     instances: list[FakeClient]
 
-    def __init__(self, path: Path, keep_warm: int, log: list[FakeClient]) -> None:
+    def __init__(self, path: str, keep_warm: int, log: list[FakeClient]) -> None:
         self.path = path
         self.keep_warm = keep_warm
         self.calls: list[tuple[str, Any]] = []
@@ -219,7 +218,7 @@ def test_lenient_number_forms(tools: PhuxTools, made: list[FakeClient]) -> None:
 
 def test_client_errors_are_readable_tool_errors(tools: PhuxTools) -> None:
     tools.ls({})
-    client = tools.pool._entries[Path("/tmp/phux-test-env/s")].client
+    client = tools.pool._entries["/tmp/phux-test-env/s"].client
     client.fail = TargetNotFound("no pane matches 'nope'")  # type: ignore[attr-defined]
     result = tools.snapshot({"target": "nope"})
     assert result.is_error and "no pane matches 'nope'" in result.text
@@ -232,8 +231,8 @@ def test_one_warm_client_per_socket(tools: PhuxTools, made: list[FakeClient]) ->
     ok(tools.ls({"socket": "/tmp/other/s"}))
     ok(tools.ls({"socket": "/tmp/phux-test-env/s"}))  # same as $PHUX_SOCKET
     assert [(c.path, c.keep_warm) for c in made] == [
-        (Path("/tmp/phux-test-env/s"), 8),
-        (Path("/tmp/other/s"), 8),
+        ("/tmp/phux-test-env/s", 8),
+        ("/tmp/other/s", 8),
     ]
     assert len(made[0].calls) == 4 and not made[0].closed
 

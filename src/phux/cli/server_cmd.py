@@ -75,8 +75,8 @@ def server_cmd(
     from phux.server.config import ServerConfig
     from phux.server.daemon import daemonize
 
-    path = resolve_socket_path(socket_path).absolute()
-    log_path = (log_file or default_log_path()).absolute()
+    path = Path(resolve_socket_path(socket_path)).absolute()
+    log_path = (log_file or Path(default_log_path())).absolute()
     config = ServerConfig(socket_path=path, log_file=log_path, exit_after_idle_s=exit_after_idle)
     if journal_bytes is not None:
         config = dataclasses.replace(config, journal_bytes=journal_bytes)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from pathlib import Path
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
@@ -35,7 +34,7 @@ def server_running(socket: str | os.PathLike[str] | None, deadline: Deadline) ->
     return True
 
 
-def ensure_server(socket: str | os.PathLike[str] | None, deadline: Deadline) -> Path:
+def ensure_server(socket: str | os.PathLike[str] | None, deadline: Deadline) -> str:
     """The socket path of a running server, starting one if needed."""
     path = resolve_socket_path(socket)
     if server_running(path, deadline):

@@ -14,7 +14,6 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 from phux import __version__
@@ -41,7 +40,7 @@ _REPLY_FIELD = "request_id"
 
 
 class Connection:
-    def __init__(self, sock: _socket.socket, path: Path) -> None:
+    def __init__(self, sock: _socket.socket, path: str) -> None:
         self._sock = sock
         self.path = path
         self._reader = FrameReader()
@@ -55,7 +54,9 @@ class Connection:
     # ------------------------------------------------------------ lifecycle
 
     @classmethod
-    def open(cls, path: Path, deadline: Deadline, client_name: str = "phux") -> Connection:
+    def open(
+        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str = "phux"
+    ) -> Connection:
         """Connect and complete the handshake before ``deadline``."""
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
@@ -73,7 +74,7 @@ class Connection:
         except OSError as exc:
             sock.close()
             raise NoServer(f"cannot connect to {path}: {exc.strerror or exc}") from None
-        conn = cls(sock, path)
+        conn = cls(sock, os.fspath(path))
         try:
             conn._handshake(deadline, client_name)
         except BaseException:
@@ -248,5 +249,7 @@ class Connection:
             self._reader.feed(data)
 
 
-def connect(path: Path, deadline: Deadline, client_name: str = "phux") -> Connection:
+def connect(
+    path: str | os.PathLike[str], deadline: Deadline, client_name: str = "phux"
+) -> Connection:
     return Connection.open(path, deadline, client_name)

@@ -37,7 +37,6 @@ import fcntl
 import os
 import re
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phux.client.deadline import Deadline
@@ -288,14 +287,14 @@ def _status_code(status: ExitStatus | None) -> int:
 class RunLock:
     """An advisory per-terminal flock; the kernel drops it if the holder dies."""
 
-    def __init__(self, socket_path: Path, terminal: int) -> None:
-        name = f".{socket_path.name}.run-{terminal}.lock"
-        directory = socket_path.parent
+    def __init__(self, socket_path: str, terminal: int) -> None:
+        name = f".{os.path.basename(socket_path)}.run-{terminal}.lock"
+        directory = os.path.dirname(os.path.abspath(socket_path))
         if not os.access(directory, os.W_OK):
             import tempfile  # rarely needed: keep it (and shutil, random) off the import path
 
-            directory = Path(tempfile.gettempdir())
-        self.path = directory / name
+            directory = tempfile.gettempdir()
+        self.path = os.path.join(directory, name)
         self.fd: int | None = None
 
     def acquire(self, deadline: Deadline) -> None:

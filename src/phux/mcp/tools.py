@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import msgspec
@@ -121,7 +120,7 @@ class _Entry:
     busy: bool = False
 
 
-def _default_factory(path: Path, keep_warm: int) -> Client:
+def _default_factory(path: str, keep_warm: int) -> Client:
     from phux.client import Client
 
     return Client(path, keep_warm=keep_warm, client_name="phux-mcp")
@@ -138,7 +137,7 @@ class ClientPool:
 
     def __init__(
         self,
-        factory: Callable[[Path, int], Client] = _default_factory,
+        factory: Callable[[str, int], Client] = _default_factory,
         *,
         keep_warm: int = KEEP_WARM,
         max_sockets: int = MAX_SOCKETS,
@@ -147,7 +146,7 @@ class ClientPool:
         self._keep_warm = keep_warm
         self._max = max_sockets
         self._lock = threading.Lock()
-        self._entries: OrderedDict[Path, _Entry] = OrderedDict()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
     @contextmanager
     def client(self, socket: str | None) -> Iterator[tuple[Client, bool]]:
@@ -200,7 +199,7 @@ class ClientPool:
             if broken:
                 _close(entry.client)
 
-    def _evict(self, keep: Path) -> list[Client]:
+    def _evict(self, keep: str) -> list[Client]:
         """Drop idle clients beyond the bound, least recently used first (lock held)."""
         out: list[Client] = []
         for path in list(self._entries):
