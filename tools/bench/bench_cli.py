@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tools.bench.harness import Measurement
+from tools.bench.installed import installed_bin
 
 BENCH = "cli"
 HISTORY_BYTES = 1_100_000
@@ -188,32 +189,6 @@ def _wait_latency(fx: _Fixture, repeat: int) -> float:
     return statistics.median(samples)
 
 
-def _installed(root: Path) -> Path | None:
-    """A fresh venv holding phux as a user installs it: the package and its runtime
-    dependencies only (``pip install .``, no test or dev extras). None when pip
-    cannot install it here (offline, say); the figures then come from the dev venv.
-
-    This is the environment the targets are judged in: the dev venv also holds
-    the test tools' dependencies (typing_extensions among them, which msgspec
-    picks up and which drags in inspect), adding ~15 ms to every process that
-    imports msgspec, which no installed phux pays.
-    """
-    venv = root / "installed"
-    repo = Path(__file__).resolve().parents[2]
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-        subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(repo)],
-            check=True,
-            timeout=600,
-            capture_output=True,
-        )
-    except (subprocess.SubprocessError, OSError) as exc:
-        print(f"# cli: no installed venv ({exc}); measuring the dev venv only", file=sys.stderr)
-        return None
-    return venv / "bin"
-
-
 def _verb_runs(bindir: Path, env: dict[str, str], suffix: str) -> dict[str, Callable[[], None]]:
     """The verbs through the ``phux`` console script, as an agent runs them."""
     phux = [str(bindir / "phux")]
@@ -235,7 +210,7 @@ def run(quick: bool) -> list[Measurement]:
     print(f"# cli: load average at start {os.getloadavg()}", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="phux-bench-", dir="/tmp") as tmp:
         fx = _Fixture(Path(tmp))
-        installed = _installed(Path(tmp))
+        installed = installed_bin(Path(tmp))
         try:
             fx.start()
             env = fx.env
