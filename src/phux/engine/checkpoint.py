@@ -47,7 +47,7 @@ from urllib.parse import quote
 from pyte import charsets as cs
 from pyte import graphics as g
 from pyte import modes as mo
-from pyte.screens import Savepoint, wcwidth
+from pyte.screens import Savepoint
 
 from phux.engine._screen import (
     ALT_SCREEN_MODES,
@@ -59,6 +59,7 @@ from phux.engine._screen import (
     EngineScreen,
     Line,
 )
+from phux.engine._widths import char_width
 from phux.engine.terminal import Terminal
 
 __all__ = ["Checkpointer", "write_checkpoint"]
@@ -147,7 +148,7 @@ class _Writer:
 
 
 def _is_wide(data: str) -> bool:
-    return bool(wcwidth(data[0]) == 2)
+    return char_width(data[0]) == 2
 
 
 def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
