@@ -1,14 +1,20 @@
-"""The engine's width table is wcwidth's."""
+"""The engine's width table is wcwidth's, and the engine never imports wcwidth."""
 
 from __future__ import annotations
 
+import ast
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import wcwidth
 from tools import gen_widths
 
 from phux.engine._widths import char_width, narrow_run, wide_run
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "phux"
 
 # Every code point, surrogates included: a regex scan over it yields a class's ranges.
 _EVERY_CHAR = "".join(map(chr, range(gen_widths.LAST_CODE_POINT + 1)))
@@ -52,3 +58,57 @@ def test_narrow_run_is_every_width_1_code_point_below_u3000(widths: list[int]) -
 
 def test_wide_run_is_every_width_2_code_point(widths: list[int]) -> None:
     assert _spans(wide_run()) == gen_widths.ranges(widths, 2)
+
+
+def _python(code: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_importing_the_engine_leaves_wcwidth_unimported() -> None:
+    out = _python(
+        "import sys\n"
+        "import phux.engine, phux.engine.checkpoint, phux.tui.paint\n"
+        "from phux.engine._widths import char_width\n"
+        "import pyte.screens\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'wcwidth'))\n"
+        "print(pyte.screens._wcwidth is char_width)\n"
+        "import wcwidth\n"
+        "print(wcwidth.__version__, wcwidth.wcswidth('中a'))\n"
+    )
+    assert out.splitlines() == ["[]", "True", f"{wcwidth.__version__} 3"]
+
+
+def test_an_imported_wcwidth_is_left_alone() -> None:
+    out = _python(
+        "import wcwidth\n"
+        "real = wcwidth\n"
+        "import phux.engine, sys, pyte.screens\n"
+        "print(sys.modules['wcwidth'] is real, pyte.screens._wcwidth is real.wcwidth)\n"
+    )
+    assert out.split() == ["True", "True"]
+
+
+def test_only_the_gateway_imports_pyte_or_wcwidth() -> None:
+    # phux.engine._pyte imports pyte without wcwidth; an import of pyte anywhere
+    # else could run first and load wcwidth after all.
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] in ("pyte", "wcwidth"):
+                    offenders.append(f"{path.relative_to(SRC)}: {name}")
+    assert offenders == [
+        "engine/_pyte.py: pyte",
+        "engine/_pyte.py: pyte",
+        "engine/_pyte.py: pyte.screens",
+    ]

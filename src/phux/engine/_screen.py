@@ -24,13 +24,11 @@ from operator import itemgetter
 from typing import Any, NamedTuple, cast
 from urllib.parse import unquote, urlparse
 
-import pyte
-from pyte import charsets as cs
-from pyte import graphics as g
-from pyte import modes as mo
-from pyte.screens import Cursor as PyteCursor
-from pyte.screens import Margins, Savepoint, StaticDefaultDict
-
+from phux.engine._pyte import Cursor as PyteCursor
+from phux.engine._pyte import Margins, Savepoint, StaticDefaultDict, pyte
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import graphics as g
+from phux.engine._pyte import modes as mo
 from phux.engine._widths import char_width, narrow_run, wide_run
 from phux.engine.events import (
     Bell,

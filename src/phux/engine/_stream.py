@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import pyte
-
+from phux.engine._pyte import pyte
 from phux.engine._screen import EngineScreen
 from phux.engine._widths import NARROW_CLASS
 

@@ -44,11 +44,10 @@ import re
 from typing import cast
 from urllib.parse import quote
 
-from pyte import charsets as cs
-from pyte import graphics as g
-from pyte import modes as mo
-from pyte.screens import Savepoint
-
+from phux.engine._pyte import Savepoint
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import graphics as g
+from phux.engine._pyte import modes as mo
 from phux.engine._screen import (
     ALT_SCREEN_MODES,
     BLANK,
