@@ -22,7 +22,6 @@ import unicodedata
 from collections import defaultdict, deque
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
-from urllib.parse import unquote, urlparse
 
 from phux.engine._pyte import Cursor as PyteCursor
 from phux.engine._pyte import Margins, Savepoint, StaticDefaultDict, pyte
@@ -1284,6 +1283,9 @@ def _render_line(line: Line, cols: int, clip: bool = False) -> str:
 
 def _parse_cwd(value: str) -> str:
     if value.startswith("file:"):
+        # Imported on first use: urllib.parse (with ipaddress) costs an import ~3 ms.
+        from urllib.parse import unquote, urlparse
+
         return unquote(urlparse(value).path)
     return value
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import re
 from typing import cast
-from urllib.parse import quote
 
 from phux.engine._pyte import Savepoint
 from phux.engine._pyte import charsets as cs
@@ -247,6 +246,9 @@ def _write_titles(screen: EngineScreen, out: list[str]) -> None:
     if screen.title:
         out.append(f"\x1b]2;{plain(screen.title)}\x07")
     if screen.cwd is not None:
+        # Imported on first use: urllib.parse (with ipaddress) costs an import ~3 ms.
+        from urllib.parse import quote
+
         cwd = screen.cwd
         prefix = "file://" if cwd.startswith("/") else "file:"
         out.append(f"\x1b]7;{prefix}{quote(cwd, safe='/')}\x07")
