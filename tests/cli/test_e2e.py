@@ -451,7 +451,7 @@ def test_one_shot_verbs_take_the_quick_path(phux: Phux, args: tuple[str, ...]) -
         phux.settle(name)
     code, modules = imported_modules(phux.env, *(a.format(name) for a in args))
     assert code == 0
-    assert heavy(modules, ("click", "trio", "phux.server")) == []
+    assert heavy(modules, ("click", "trio", "phux.server", "wcwidth")) == []
     if args[0] in ("send-keys", "run"):
         # Modes come from scanning the bootstrap; plain output renders without the engine.
         assert heavy(modules, ("pyte", "phux.engine")) == []

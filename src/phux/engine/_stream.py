@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import pyte
-
-from phux.engine._screen import _NARROW_CLASS, EngineScreen
+from phux.engine._pyte import pyte
+from phux.engine._screen import EngineScreen
+from phux.engine._widths import NARROW_CLASS
 
 ESC = "\x1b"
 
@@ -43,7 +43,7 @@ _TOKEN = re.compile(
     r"|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
 )
 # Lines of width-1 characters, each ended by CR LF: a flood drawn in one call.
-_LINES = re.compile(f"(?:{_NARROW_CLASS}*\r\n)+")
+_LINES = re.compile(f"(?:{NARROW_CLASS}*\r\n)+")
 _CSI = re.compile(r"\x1b\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e])")
 _OSC_END = re.compile(r"[\x07\x1b\x9c\x18\x1a]")
 _STRING_END = re.compile(r"[\x1b\x9c\x18\x1a]")

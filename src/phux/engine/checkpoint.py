@@ -42,13 +42,11 @@ from __future__ import annotations
 
 import re
 from typing import cast
-from urllib.parse import quote
 
-from pyte import charsets as cs
-from pyte import graphics as g
-from pyte import modes as mo
-from pyte.screens import Savepoint, wcwidth
-
+from phux.engine._pyte import Savepoint
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import graphics as g
+from phux.engine._pyte import modes as mo
 from phux.engine._screen import (
     ALT_SCREEN_MODES,
     BLANK,
@@ -59,6 +57,7 @@ from phux.engine._screen import (
     EngineScreen,
     Line,
 )
+from phux.engine._widths import char_width
 from phux.engine.terminal import Terminal
 
 __all__ = ["Checkpointer", "write_checkpoint"]
@@ -147,7 +146,7 @@ class _Writer:
 
 
 def _is_wide(data: str) -> bool:
-    return bool(wcwidth(data[0]) == 2)
+    return char_width(data[0]) == 2
 
 
 def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
@@ -247,6 +246,9 @@ def _write_titles(screen: EngineScreen, out: list[str]) -> None:
     if screen.title:
         out.append(f"\x1b]2;{plain(screen.title)}\x07")
     if screen.cwd is not None:
+        # Imported on first use: urllib.parse (with ipaddress) costs an import ~3 ms.
+        from urllib.parse import quote
+
         cwd = screen.cwd
         prefix = "file://" if cwd.startswith("/") else "file:"
         out.append(f"\x1b]7;{prefix}{quote(cwd, safe='/')}\x07")

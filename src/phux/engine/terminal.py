@@ -5,8 +5,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from pyte import modes as mo
-
+from phux.engine._pyte import modes as mo
 from phux.engine._screen import (
     BLANK,
     BRACKETED_PASTE,

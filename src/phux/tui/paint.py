@@ -31,8 +31,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyte import charsets as cs
-from pyte import modes as mo
+# Through the engine, which imports pyte without wcwidth (see phux.engine._pyte).
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import modes as mo
 
 if TYPE_CHECKING:
     from phux.engine import Terminal
