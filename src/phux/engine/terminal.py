@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from phux.engine._pyte import modes as mo
 from phux.engine._screen import (
@@ -35,8 +35,7 @@ from phux.engine.screen_state import (
 _DEFAULT_TAIL = BLANK[1:]
 
 
-@dataclass(frozen=True)
-class Modes:
+class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect) costs ~10 ms
     """The private modes clients need (a snapshot taken when ``Terminal.modes`` is read)."""
 
     app_cursor: bool
