@@ -2,23 +2,22 @@
 
 A body is a sequence of fields, each ``field id (varint) | wire type (u8) |
 length (varint) | value``. Field ids are the 1-based position of the field in
-its msgspec Struct. The value encoding of each leaf type is defined once here
-and used by every frame: this module compiles a plan per Struct class from its
-type annotations and drives encoding and decoding from that plan.
+its record class (:mod:`phux.wire.record`). The value encoding of each leaf
+type is defined once here and used by every frame: this module compiles a
+plan per record class from its type annotations and drives encoding and
+decoding from that plan.
 """
 
 from __future__ import annotations
 
 import enum
-import sys
 import types
 import typing
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-import msgspec
-
 from phux.wire.errors import DecodeReason, WireError
+from phux.wire.record import MISSING, Record, builder, fields
 
 
 class WireType(enum.IntEnum):
@@ -35,19 +34,19 @@ class WireType(enum.IntEnum):
 _MAX_WIRE_TYPE = max(WireType)
 
 
-class IntSpec(msgspec.Struct, frozen=True):
+class IntSpec(Record):
     """Annotation marker for an integer field: its width in bytes and signedness."""
 
     width: int
     signed: bool = False
 
 
-U8 = Annotated[int, IntSpec(1)]
-U16 = Annotated[int, IntSpec(2)]
-U32 = Annotated[int, IntSpec(4)]
-U64 = Annotated[int, IntSpec(8)]
-I32 = Annotated[int, IntSpec(4, signed=True)]
-I64 = Annotated[int, IntSpec(8, signed=True)]
+U8 = Annotated[int, IntSpec(width=1)]
+U16 = Annotated[int, IntSpec(width=2)]
+U32 = Annotated[int, IntSpec(width=4)]
+U64 = Annotated[int, IntSpec(width=8)]
+I32 = Annotated[int, IntSpec(width=4, signed=True)]
+I64 = Annotated[int, IntSpec(width=8, signed=True)]
 
 MAX_VARINT_BYTES = 10
 _U64_MAX = (1 << 64) - 1
@@ -99,14 +98,14 @@ Encoder = Callable[[Any], bytes]
 Decoder = Callable[[bytes, int, int], Any]
 
 
-class Leaf(msgspec.Struct, frozen=True):
+class Leaf(Record):
     wire_type: WireType
     encode: Encoder
     decode: Decoder
     description: str
 
 
-class FieldPlan(msgspec.Struct, frozen=True):
+class FieldPlan(Record):
     field_id: int
     name: str
     leaf: Leaf
@@ -116,10 +115,11 @@ class FieldPlan(msgspec.Struct, frozen=True):
     default_factory: Callable[[], Any] | None
 
 
-class StructPlan(msgspec.Struct, frozen=True):
-    cls: type[msgspec.Struct]
+class StructPlan(Record):
+    cls: type[Record]
     fields: tuple[FieldPlan, ...]
     by_id: dict[int, FieldPlan]
+    build: Callable[[dict[str, Any]], Any]
 
 
 _plans: dict[type, StructPlan] = {}
@@ -141,7 +141,9 @@ def _int_leaf(spec: IntSpec) -> Leaf:
         return int.from_bytes(buf[start:end], "big", signed=signed)
 
     kind = WireType.SINT if signed else WireType.UINT
-    return Leaf(kind, enc, dec, f"{'i' if signed else 'u'}{8 * width}")
+    return Leaf(
+        wire_type=kind, encode=enc, decode=dec, description=f"{'i' if signed else 'u'}{8 * width}"
+    )
 
 
 def _enc_bool(value: Any) -> bytes:
@@ -173,19 +175,21 @@ def _dec_bytes(buf: bytes, start: int, end: int) -> bytes:
     return bytes(buf[start:end])
 
 
-_BOOL = Leaf(WireType.BOOL, _enc_bool, _dec_bool, "bool")
-_STR = Leaf(WireType.STRING, _enc_str, _dec_str, "string")
-_BYTES = Leaf(WireType.BYTES, _enc_bytes, _dec_bytes, "bytes")
+_BOOL = Leaf(wire_type=WireType.BOOL, encode=_enc_bool, decode=_dec_bool, description="bool")
+_STR = Leaf(wire_type=WireType.STRING, encode=_enc_str, decode=_dec_str, description="string")
+_BYTES = Leaf(wire_type=WireType.BYTES, encode=_enc_bytes, decode=_dec_bytes, description="bytes")
 
 
-def _struct_leaf(cls: type[msgspec.Struct]) -> Leaf:
+def _struct_leaf(cls: type[Record]) -> Leaf:
     def enc(value: Any) -> bytes:
         return encode_struct(value)
 
     def dec(buf: bytes, start: int, end: int) -> Any:
         return decode_struct(cls, buf, start, end)
 
-    return Leaf(WireType.STRUCT, enc, dec, f"struct {cls.__name__}")
+    return Leaf(
+        wire_type=WireType.STRUCT, encode=enc, decode=dec, description=f"struct {cls.__name__}"
+    )
 
 
 def _list_leaf(item: Leaf) -> Leaf:
@@ -214,16 +218,18 @@ def _list_leaf(item: Leaf) -> Leaf:
             raise WireError(DecodeReason.BAD_COUNT, f"{end - pos} bytes after the last element")
         return out
 
-    return Leaf(WireType.LIST, enc, dec, f"list of {item.description}")
+    return Leaf(
+        wire_type=WireType.LIST, encode=enc, decode=dec, description=f"list of {item.description}"
+    )
 
 
-def _union_leaf(members: tuple[type[msgspec.Struct], ...]) -> Leaf:
-    by_tag: dict[int, type[msgspec.Struct]] = {}
+def _union_leaf(members: tuple[type[Record], ...]) -> Leaf:
+    by_tag: dict[int, type[Record]] = {}
     tag_of: dict[type, int] = {}
     for cls in members:
-        tag = cls.__struct_config__.tag
-        if not isinstance(tag, int) or isinstance(tag, bool):
-            raise TypeError(f"union member {cls.__name__} needs an integer msgspec tag")
+        tag = union_tag(cls)
+        if tag is None:
+            raise TypeError(f"union member {cls.__name__} needs an integer TAG")
         by_tag[tag] = cls
         tag_of[cls] = tag
 
@@ -238,11 +244,17 @@ def _union_leaf(members: tuple[type[msgspec.Struct], ...]) -> Leaf:
         return decode_struct(cls, buf, pos, end)
 
     names = " | ".join(f"{c.__name__}={tag_of[c]}" for c in members)
-    return Leaf(WireType.UNION, enc, dec, f"union ({names})")
+    return Leaf(wire_type=WireType.UNION, encode=enc, decode=dec, description=f"union ({names})")
+
+
+def union_tag(cls: type[Record]) -> int | None:
+    """The tag a record class carries as a member of a union (its ``TAG``), if any."""
+    tag = getattr(cls, "TAG", None)
+    return tag if isinstance(tag, int) and not isinstance(tag, bool) else None
 
 
 def _is_struct(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+    return isinstance(tp, type) and issubclass(tp, Record)
 
 
 def leaf_for(tp: Any) -> Leaf:
@@ -285,66 +297,39 @@ def _split_optional(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
-class _WithFactory(msgspec.Struct):
-    items: list[int] = msgspec.field(default_factory=list)
-
-
-_Factory = type(_WithFactory.__struct_defaults__[0])  # how a Struct class holds a default_factory
-
-
-def _field_types(cls: type[msgspec.Struct]) -> dict[str, Any]:
-    """Each field's annotation, evaluated in the module of the class that declares it.
-
-    What ``typing.get_type_hints(cls, include_extras=True)`` gives for the wire's
-    Structs (plain classes, no generics, no local names), at a fraction of its
-    cost: every one-shot CLI process plans a dozen Structs before it can talk.
-    """
-    hints: dict[str, Any] = {}
-    for klass in reversed(cls.__mro__):
-        # Not inspect.get_annotations: the inspect module alone costs a one-shot ~8 ms.
-        annotations = klass.__dict__.get("__annotations__")  # noqa: RUF063
-        if not annotations:
-            continue
-        scope = sys.modules[klass.__module__].__dict__
-        for name, value in annotations.items():
-            hints[name] = eval(value, scope) if isinstance(value, str) else value
-    return hints
-
-
-def plan_for(cls: type[msgspec.Struct]) -> StructPlan:
+def plan_for(cls: type[Record]) -> StructPlan:
     plan = _plans.get(cls)
     if plan is not None:
         return plan
-    hints = _field_types(cls)
-    names: tuple[str, ...] = cls.__struct_fields__
-    defaults = (msgspec.NODEFAULT,) * (len(names) - len(cls.__struct_defaults__))
-    fields = []
-    for index, (name, default) in enumerate(
-        zip(names, defaults + cls.__struct_defaults__, strict=True), start=1
-    ):
-        inner, optional = _split_optional(hints[name])
-        factory = getattr(default, "factory", None) if type(default) is _Factory else None
-        has_default = default is not msgspec.NODEFAULT and factory is None
-        if optional and not (has_default and default is None):
-            raise TypeError(f"{cls.__name__}.{name}: optional fields must default to None")
-        fields.append(
+    planned = []
+    for index, f in enumerate(fields(cls), start=1):
+        inner, optional = _split_optional(f.annotation)
+        has_default = f.default is not MISSING
+        if optional and not (has_default and f.default is None):
+            raise TypeError(f"{cls.__name__}.{f.name}: optional fields must default to None")
+        planned.append(
             FieldPlan(
                 field_id=index,
-                name=name,
+                name=f.name,
                 leaf=leaf_for(inner),
                 optional=optional,
-                required=not (has_default or factory is not None),
-                default=default if has_default else None,
-                default_factory=factory,
+                required=f.required,
+                default=f.default if has_default else None,
+                default_factory=f.factory,
             )
         )
-    plan = StructPlan(cls, tuple(fields), {f.field_id: f for f in fields})
+    plan = StructPlan(
+        cls=cls,
+        fields=tuple(planned),
+        by_id={p.field_id: p for p in planned},
+        build=builder(cls),
+    )
     _plans[cls] = plan
     return plan
 
 
-def encode_struct(value: msgspec.Struct) -> bytes:
-    """Encode a Struct as a TLV body: every non-None field, in field-id order."""
+def encode_struct(value: Record) -> bytes:
+    """Encode a record as a TLV body: every non-None field, in field-id order."""
     plan = plan_for(type(value))
     parts: list[bytes] = []
     for f in plan.fields:
@@ -363,7 +348,7 @@ def encode_struct(value: msgspec.Struct) -> bytes:
     return b"".join(parts)
 
 
-S = TypeVar("S", bound=msgspec.Struct)
+S = TypeVar("S", bound=Record)
 
 
 def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
@@ -394,10 +379,8 @@ def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
                 )
             values[f.name] = f.leaf.decode(buf, pos, pos + length)
         pos += length
-    for f in plan.fields:
-        if f.required and f.name not in values:
-            raise WireError(DecodeReason.MISSING_FIELD, f"{cls.__name__}.{f.name}")
     try:
-        return cls(**values)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - plan and class agree
-        raise WireError(DecodeReason.MISSING_FIELD, str(exc)) from None
+        built: S = plan.build(values)
+    except KeyError as exc:
+        raise WireError(DecodeReason.MISSING_FIELD, f"{cls.__name__}.{exc.args[0]}") from None
+    return built
