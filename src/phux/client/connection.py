@@ -183,7 +183,7 @@ class Connection:
         """A pushed frame if one is already here or readable without waiting."""
         if not self._pushed:
             with contextlib.suppress(DeadlineExceeded):
-                self._dispatch(self._read_frame(Deadline(0.0), block=False))
+                self._dispatch(self._read_frame(Deadline(at=0.0), block=False))
         return self._pushed.popleft() if self._pushed else None
 
     def read_one(self, deadline: Deadline) -> None:
@@ -193,7 +193,7 @@ class Connection:
     def read_nowait(self) -> bool:
         """File one frame if it is already buffered or readable; False if none was."""
         try:
-            self._dispatch(self._read_frame(Deadline(0.0), block=False))
+            self._dispatch(self._read_frame(Deadline(at=0.0), block=False))
         except DeadlineExceeded:
             return False
         return True
