@@ -143,7 +143,9 @@ def run(
             target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)
         )
     if as_json:
-        write_out(to_json(result) + "\n")
+        from phux.client.models import RunResult
+
+        write_out(to_json(RunResult.of(result)) + "\n")
     else:
         out = result.output
         write_out(out + ("\n" if out and not out.endswith("\n") else ""))

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from phux.client.models import (
         ScreenState as ScreenState,
     )
+    from phux.client.run import RunOutcome
     from phux.client.selectors import Pane, parse_selector
 
     TerminalInfo = Pane
@@ -99,6 +100,7 @@ _WHERE: dict[str, str] = {
     "encode_keys": "keys",
     "key_bytes": "keys",
     "Pane": "selectors",
+    "RunOutcome": "run",
     "parse_selector": "selectors",
     **dict.fromkeys(_ERRORS, "errors"),
     **dict.fromkeys(_MODELS, "models"),
@@ -135,6 +137,7 @@ __all__ = [
     "Pane",
     "PhuxError",
     "ProtocolError",
+    "RunOutcome",
     "RunResult",
     "RunTimedOut",
     "SelectorSyntax",

@@ -74,14 +74,8 @@ from phux.wire.frames import (
 )
 
 if TYPE_CHECKING:
-    from phux.client.models import (
-        NewResult,
-        RunResult,
-        ScreenState,
-        SendKeysResult,
-        SessionInfo,
-        WaitResult,
-    )
+    from phux.client.models import NewResult, ScreenState, SessionInfo, WaitResult
+    from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
 # Largest INPUT body we send in one frame (the frame limit is 16 MiB).
@@ -515,9 +509,9 @@ class Client:
         finally:
             self.release(mirror)
 
-    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> SendKeysResult:
-        from phux.client.models import SendKeysResult
-
+    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> Pane:
+        """Type KEYS into the pane ``target`` names; returns that pane once every write
+        was acknowledged (``SendKeysResult.of`` turns it into the JSON shape)."""
         if isinstance(keys, str):
             keys = [keys]
         if not keys:
@@ -529,22 +523,23 @@ class Client:
         modes = self.modes(pane, deadline) if needs_modes(keys) else KeyModes()
         for chunk in encode_keys(keys, modes):
             self.write(pane, chunk.data, deadline)
-        return SendKeysResult(sent=True, pane=pane.id)
+        return pane
 
-    def paste(self, target: str, text: str | bytes, deadline: Deadline) -> SendKeysResult:
-        """Send text as one paste (bracketed when the program enabled bracketed paste)."""
-        from phux.client.models import SendKeysResult
-
+    def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:
+        """Send text as one paste (bracketed when the program enabled bracketed paste);
+        returns the pane it went to."""
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
         modes = self.modes(pane, deadline)
         self.write(pane, paste_bytes(text, modes), deadline)
-        return SendKeysResult(sent=True, pane=pane.id)
+        return pane
 
     def run(
         self, target: str, command: str, *, timeout: float | None = None, deadline: Deadline
-    ) -> RunResult:
+    ) -> RunOutcome:
+        """Run a command in a POSIX shell (:mod:`phux.client.run`); ``RunResult.of``
+        turns the outcome into the JSON shape."""
         from phux.client.run import run_command
 
         return run_command(self, target, command, timeout=timeout, deadline=deadline)
