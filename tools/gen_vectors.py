@@ -25,7 +25,7 @@ import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from phux.wire import frames as f
 from phux.wire.errors import DecodeReason, DetachReason, ErrorCode
@@ -33,7 +33,7 @@ from phux.wire.frames import ALL_FRAMES, Frame
 from phux.wire.framing import decode_frame, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
 from phux.wire.record import Record, fields
-from phux.wire.tlv import WireType, encode_varint, union_tag
+from phux.wire.tlv import IntSpec, WireType, encode_varint, union_tag
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS_DIR = ROOT / "spec" / "vectors"
@@ -86,9 +86,9 @@ def _struct_from_json(cls: type[Record], obj: JSON) -> Record:
 
 def from_json(tp: Any, obj: JSON) -> Any:
     """Build a field value of annotated type ``tp`` from its JSON form."""
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        return obj
     origin = typing.get_origin(tp)
-    if origin is Annotated:
-        return from_json(typing.get_args(tp)[0], obj)
     if origin in (types.UnionType, typing.Union):
         args = typing.get_args(tp)
         if obj is None and type(None) in args:

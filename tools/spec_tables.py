@@ -14,7 +14,7 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from phux.wire import frames as f
 from phux.wire.errors import DecodeReason, DetachReason, ErrorCode
@@ -57,13 +57,9 @@ ENUMS: tuple[tuple[type[enum.IntEnum], str], ...] = (
 
 def type_text(tp: Any) -> str:
     """The spec's name of an annotated field type."""
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        return f"{'i' if tp.signed else 'u'}{8 * tp.width}"
     origin = typing.get_origin(tp)
-    if origin is Annotated:
-        base, *extras = typing.get_args(tp)
-        for extra in extras:
-            if isinstance(extra, IntSpec):
-                return f"{'i' if extra.signed else 'u'}{8 * extra.width}"
-        return type_text(base)
     if origin in (types.UnionType, typing.Union):
         args: list[Any] = [a for a in typing.get_args(tp) if a is not type(None)]
         if [getattr(a, "__name__", "") for a in args] == ["Exited", "Signaled"]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Annotated, Any
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -16,16 +16,12 @@ _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
 
 
 def _for_type(tp: Any) -> st.SearchStrategy[Any]:
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        bits = 8 * tp.width
+        if tp.signed:
+            return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        return st.integers(0, (1 << bits) - 1)
     origin = typing.get_origin(tp)
-    if origin is Annotated:
-        base, *extras = typing.get_args(tp)
-        for extra in extras:
-            if isinstance(extra, IntSpec):
-                bits = 8 * extra.width
-                if extra.signed:
-                    return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-                return st.integers(0, (1 << bits) - 1)
-        return _for_type(base)
     if origin in (types.UnionType, typing.Union):
         args = typing.get_args(tp)
         members = [a for a in args if a is not type(None)]

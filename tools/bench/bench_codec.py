@@ -25,6 +25,9 @@ cost microseconds.
 
 from __future__ import annotations
 
+import functools
+import operator
+import types
 from typing import Any
 
 import msgspec
@@ -32,6 +35,7 @@ import msgspec
 from phux.wire import FrameReader, encode_frame
 from phux.wire.frames import Frame, Input, MetadataChanged, Ok, Output, Resized
 from phux.wire.record import MISSING, fields
+from phux.wire.tlv import IntSpec
 from tools.bench.harness import Measurement, median_seconds
 
 BENCH = "codec"
@@ -53,16 +57,26 @@ def _small(n: int) -> list[Frame]:
     return out
 
 
+def _plain(tp: Any) -> Any:
+    """An annotation msgspec understands: the wire's integer types become int."""
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        return int
+    if isinstance(tp, types.UnionType):
+        return functools.reduce(operator.or_, [_plain(a) for a in tp.__args__])
+    return tp
+
+
 def _struct_twin(cls: type[Frame]) -> type[msgspec.Struct]:
     """A msgspec Struct with the fields of a (flat) frame class, and its TYPE."""
     spec: list[Any] = []
     for f in fields(cls):
+        tp = _plain(f.annotation)
         if f.factory is not None:
-            spec.append((f.name, f.annotation, msgspec.field(default_factory=f.factory)))
+            spec.append((f.name, tp, msgspec.field(default_factory=f.factory)))
         elif f.default is not MISSING:
-            spec.append((f.name, f.annotation, f.default))
+            spec.append((f.name, tp, f.default))
         else:
-            spec.append((f.name, f.annotation))
+            spec.append((f.name, tp))
     twin = msgspec.defstruct(cls.__name__, spec, frozen=True, kw_only=True)
     twin.TYPE = cls.TYPE  # type: ignore[attr-defined]
     return twin

@@ -16,10 +16,13 @@ request's docstring, or ERROR.
 from __future__ import annotations
 
 import enum
-from typing import ClassVar
 
 from phux.wire.record import Record, field
 from phux.wire.tlv import I32, U8, U16, U32, U64
+
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 
 class Frame(Record):

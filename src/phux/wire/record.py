@@ -28,9 +28,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, ClassVar, TypeVar, dataclass_transform
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar, dataclass_transform
+
+    T = TypeVar("T")
+else:
+
+    def dataclass_transform(**_: object) -> Callable[[type], type]:
+        """Only the type checker reads this decorator."""
+        return lambda cls: cls
 
 
 class _Missing:
@@ -110,7 +118,12 @@ def _is_classvar(annotation: Any) -> bool:
             if text == prefix or text.startswith(prefix + "["):
                 return True
         return False
-    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
+    # An evaluated ClassVar comes from typing, which its module has imported then.
+    typing = sys.modules.get("typing")
+    class_var = getattr(typing, "ClassVar", None)
+    return class_var is not None and (
+        annotation is class_var or getattr(annotation, "__origin__", None) is class_var
+    )
 
 
 def _compile(
@@ -271,7 +284,8 @@ class Record(metaclass=_RecordMeta):
         return (_rebuild, (type(self), type(self)._record_key(self)))
 
 
-R = TypeVar("R", bound=Record)
+if TYPE_CHECKING:
+    R = TypeVar("R", bound=Record)
 
 _resolved: dict[type, tuple[Field, ...]] = {}
 _builders: dict[type, Callable[[dict[str, Any]], Any]] = {}

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import enum
 import types
-import typing
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
 
 from phux.wire.errors import DecodeReason, WireError
 from phux.wire.record import MISSING, Record, builder, fields
+
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    # A leaf codec: encode(value) -> bytes; decode(buf, start, end) -> value.
+    Encoder = Callable[[Any], bytes]
+    Decoder = Callable[[bytes, int, int], Any]
 
 
 class WireType(enum.IntEnum):
@@ -34,19 +40,47 @@ class WireType(enum.IntEnum):
 _MAX_WIRE_TYPE = max(WireType)
 
 
-class IntSpec(Record):
-    """Annotation marker for an integer field: its width in bytes and signedness."""
+class IntSpec:
+    """Base of the integer field types: ``U32`` annotates an int sent as 4 bytes, unsigned.
 
-    width: int
-    signed: bool = False
+    They are annotations only (a field's value is a plain int), and to the
+    type checker they are ``int``. At run time they are classes carrying the
+    width, so that ``U32 | None`` and ``list[U32]`` evaluate without the
+    typing module.
+    """
+
+    width: ClassVar[int] = 0
+    """Bytes on the wire."""
+    signed: ClassVar[bool] = False
 
 
-U8 = Annotated[int, IntSpec(width=1)]
-U16 = Annotated[int, IntSpec(width=2)]
-U32 = Annotated[int, IntSpec(width=4)]
-U64 = Annotated[int, IntSpec(width=8)]
-I32 = Annotated[int, IntSpec(width=4, signed=True)]
-I64 = Annotated[int, IntSpec(width=8, signed=True)]
+if TYPE_CHECKING:
+    U8 = int
+    U16 = int
+    U32 = int
+    U64 = int
+    I32 = int
+    I64 = int
+else:
+
+    class U8(IntSpec):
+        width = 1
+
+    class U16(IntSpec):
+        width = 2
+
+    class U32(IntSpec):
+        width = 4
+
+    class U64(IntSpec):
+        width = 8
+
+    class I32(IntSpec):
+        width, signed = 4, True
+
+    class I64(IntSpec):
+        width, signed = 8, True
+
 
 MAX_VARINT_BYTES = 10
 _U64_MAX = (1 << 64) - 1
@@ -93,11 +127,6 @@ def decode_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return result, pos
 
 
-# A leaf codec: encode(value) -> bytes; decode(buf, start, end) -> value.
-Encoder = Callable[[Any], bytes]
-Decoder = Callable[[bytes, int, int], Any]
-
-
 class Leaf(Record):
     wire_type: WireType
     encode: Encoder
@@ -125,7 +154,7 @@ class StructPlan(Record):
 _plans: dict[type, StructPlan] = {}
 
 
-def _int_leaf(spec: IntSpec) -> Leaf:
+def _int_leaf(spec: type[IntSpec]) -> Leaf:
     width, signed = spec.width, spec.signed
     lo = -(1 << (8 * width - 1)) if signed else 0
     hi = (1 << (8 * width - 1)) - 1 if signed else (1 << (8 * width)) - 1
@@ -259,13 +288,8 @@ def _is_struct(tp: Any) -> bool:
 
 def leaf_for(tp: Any) -> Leaf:
     """The leaf codec for a (non-optional) annotated type."""
-    origin = typing.get_origin(tp)
-    if origin is Annotated:
-        base, *extras = typing.get_args(tp)
-        for extra in extras:
-            if isinstance(extra, IntSpec) and base is int:
-                return _int_leaf(extra)
-        return leaf_for(base)
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        return _int_leaf(tp)
     if tp is bool:
         return _BOOL
     if tp is str:
@@ -274,11 +298,11 @@ def leaf_for(tp: Any) -> Leaf:
         return _BYTES
     if tp is int:
         raise TypeError("bare int: annotate integers with a width (U8, U16, U32, U64, I32, I64)")
-    if origin is list:
-        (item,) = typing.get_args(tp)
+    if isinstance(tp, types.GenericAlias) and tp.__origin__ is list:
+        (item,) = tp.__args__
         return _list_leaf(leaf_for(item))
-    if origin in (types.UnionType, typing.Union):
-        members = typing.get_args(tp)
+    if isinstance(tp, types.UnionType):
+        members = tp.__args__
         if all(_is_struct(m) for m in members):
             return _union_leaf(members)
     if _is_struct(tp):
@@ -287,13 +311,12 @@ def leaf_for(tp: Any) -> Leaf:
 
 
 def _split_optional(tp: Any) -> tuple[Any, bool]:
-    origin = typing.get_origin(tp)
-    if origin in (types.UnionType, typing.Union):
-        args = typing.get_args(tp)
-        if type(None) in args:
-            rest = tuple(a for a in args if a is not type(None))
-            inner = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
-            return inner, True
+    if isinstance(tp, types.UnionType) and type(None) in tp.__args__:
+        rest = [a for a in tp.__args__ if a is not type(None)]
+        inner = rest.pop(0)
+        for other in rest:
+            inner = inner | other
+        return inner, True
     return tp, False
 
 
@@ -348,7 +371,8 @@ def encode_struct(value: Record) -> bytes:
     return b"".join(parts)
 
 
-S = TypeVar("S", bound=Record)
+if TYPE_CHECKING:
+    S = TypeVar("S", bound=Record)
 
 
 def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
