@@ -10,9 +10,11 @@ import errno
 import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from phux.engine.screen_state import ScreenState
 
 ERROR_SCHEMA_VERSION = 1
@@ -177,10 +179,12 @@ def box_screen(screen: ScreenState) -> str:
 # ---------------------------------------------------------------- ls
 
 
-class _SessionRow(Protocol):
-    name: str
-    windows: int
-    attached: bool
+if TYPE_CHECKING:
+
+    class _SessionRow(Protocol):
+        name: str
+        windows: int
+        attached: bool
 
 
 def session_lines(sessions: Iterable[_SessionRow]) -> str:

@@ -9,8 +9,8 @@ operations that replay output.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.client.autostart import ensure_server, kill_server, server_running
     from phux.client.client import Client, parse_signal

@@ -19,7 +19,6 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
@@ -73,6 +72,7 @@ from phux.wire.frames import (
     Unsubscribe,
 )
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.client.models import NewResult, ScreenState, SessionInfo, WaitResult
     from phux.client.run import RunOutcome

@@ -14,7 +14,6 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable
-from typing import TypeVar
 
 from phux import __version__
 from phux.client.deadline import Deadline
@@ -30,7 +29,11 @@ from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
 
-F = TypeVar("F", bound=Frame)
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    F = TypeVar("F", bound=Frame)
 
 _RECV_SIZE = 256 * 1024
 
