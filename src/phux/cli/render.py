@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import sys
-import unicodedata
 from collections.abc import Iterable, Mapping
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
@@ -100,6 +99,8 @@ def char_width(ch: str) -> int:
     """Columns a character occupies on a terminal (0 for combining marks, 2 for wide)."""
     if ch < "\u0300":  # fast path: ASCII and Latin
         return 1 if ch >= " " else 0
+    import unicodedata  # only the boxed view of a non-Latin screen needs it
+
     if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
