@@ -480,6 +480,13 @@ def test_plain_one_shot_verbs_import_neither_msgspec_nor_typing(
     assert heavy(modules, ("msgspec", "typing")) == []
 
 
+def test_ls_without_json_does_not_import_msgspec(phux: Phux) -> None:
+    phux.new("no-msgspec-ls")
+    code, modules = imported_modules(phux.env, "ls")
+    assert code == 0
+    assert heavy(modules, ("msgspec",)) == []
+
+
 def test_broken_pipe_on_output_is_quiet(phux: Phux) -> None:
     phux.new("pipe")
     read_end, write_end = os.pipe()

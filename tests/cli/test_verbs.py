@@ -20,6 +20,7 @@ from phux.cli.main import cli, run_cli
 from phux.client import errors
 from phux.client import models as m
 from phux.client.run import RunOutcome
+from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 SCREEN = ScreenState(
@@ -93,8 +94,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
         {
             "snapshot": SCREEN,
             "ls": [
-                m.SessionInfo(name="zeta", window_count=1, attached_client_count=0, terminals=[3]),
-                m.SessionInfo(name="alpha", window_count=2, attached_client_count=1, terminals=[1]),
+                Session(name="zeta", window_count=1, attached_client_count=0, terminals=[3]),
+                Session(name="alpha", window_count=2, attached_client_count=1, terminals=[1]),
             ],
             "run": RunOutcome(
                 command="true", exit_code=0, output="ok", duration_ms=5, truncated=False

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from phux.client.errors import ConnectionLost, NoServer, RunTimedOut, TargetNotFound
-from phux.client.models import NewResult, SessionInfo, WaitResult
+from phux.client.models import NewResult, WaitResult
 from phux.client.run import RunOutcome
-from phux.client.selectors import Pane
+from phux.client.selectors import Pane, Session
 from phux.engine.screen_state import Cursor, ScreenState
 from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
 
@@ -53,11 +53,11 @@ class FakeClient:
             exc, self.fail = self.fail, None
             raise exc
 
-    def ls(self, *, deadline: Any) -> list[SessionInfo]:
+    def ls(self, *, deadline: Any) -> list[Session]:
         self._call("ls")
         return [
-            SessionInfo(name="zed", window_count=1, attached_client_count=0, terminals=[3]),
-            SessionInfo(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
+            Session(name="zed", window_count=1, attached_client_count=0, terminals=[3]),
+            Session(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
         ]
 
     def snapshot(self, target: str | None, **kw: Any) -> ScreenState:

@@ -183,18 +183,21 @@ def box_screen(screen: ScreenState) -> str:
 if TYPE_CHECKING:
 
     class _SessionRow(Protocol):
-        name: str
-        windows: int
-        attached: bool
+        @property
+        def name(self) -> str: ...
+        @property
+        def window_count(self) -> int: ...
+        @property
+        def attached_client_count(self) -> int: ...
 
 
 def session_lines(sessions: Iterable[_SessionRow]) -> str:
     """tmux-like listing: ``name: N windows (attached)``."""
     out = []
     for s in sessions:
-        plural = "window" if s.windows == 1 else "windows"
-        suffix = " (attached)" if s.attached else ""
-        out.append(f"{s.name}: {s.windows} {plural}{suffix}\n")
+        plural = "window" if s.window_count == 1 else "windows"
+        suffix = " (attached)" if s.attached_client_count > 0 else ""
+        out.append(f"{s.name}: {s.window_count} {plural}{suffix}\n")
     return "".join(out)
 
 

@@ -42,6 +42,7 @@ from phux.client.selectors import (
     KEY_SESSION,
     KEY_WINDOW,
     Pane,
+    Session,
     Snapshot,
     expand,
     parse_selector,
@@ -74,7 +75,7 @@ from phux.wire.frames import (
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
-    from phux.client.models import NewResult, ScreenState, SessionInfo, WaitResult
+    from phux.client.models import NewResult, ScreenState, WaitResult
     from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
@@ -470,14 +471,13 @@ class Client:
 
     # ------------------------------------------------------------ verbs
 
-    def ls(self, deadline: Deadline) -> list[SessionInfo]:
-        from phux.client.models import SessionInfo
-
+    def ls(self, deadline: Deadline) -> list[Session]:
+        """Every session, sorted by name."""
         snap = self.list_terminals(deadline)
         out = []
         for name, panes in snap.sessions().items():
             out.append(
-                SessionInfo(
+                Session(
                     name=name,
                     window_count=len({p.window for p in panes}),
                     attached_client_count=max(p.primaries for p in panes),

@@ -14,7 +14,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from phux.client.run import RunOutcome
-    from phux.client.selectors import Pane
+    from phux.client.selectors import Pane, Session
     from phux.engine.screen_state import ScreenState as ScreenState
 
 
@@ -42,7 +42,7 @@ class SessionSummary(msgspec.Struct, kw_only=True):
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
-    """What the client knows about a session (the MCP tool shows the raw counts)."""
+    """The JSON shape of a session as ``Client.ls`` reports it (a ``selectors.Session``)."""
 
     name: str
     window_count: int
@@ -57,7 +57,7 @@ class SessionList(msgspec.Struct, kw_only=True):
     sessions: list[SessionSummary] = msgspec.field(default_factory=list)
 
     @classmethod
-    def from_infos(cls, infos: Iterable[SessionInfo]) -> SessionList:
+    def from_infos(cls, infos: Iterable[Session]) -> SessionList:
         rows = [
             SessionSummary(
                 name=info.name,

@@ -208,6 +208,15 @@ class Pane(Record):
         )
 
 
+class Session(Record):
+    """One session as ``Client.ls`` reports it (``SessionInfo`` is its JSON shape)."""
+
+    name: str
+    window_count: int
+    attached_client_count: int
+    terminals: list[int]
+
+
 class Snapshot:
     """A LIST_TERMINALS answer, indexed for selector resolution."""
 
