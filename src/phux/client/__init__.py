@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         ScreenState as ScreenState,
     )
     from phux.client.run import RunOutcome
-    from phux.client.selectors import Pane, parse_selector
+    from phux.client.selectors import Pane, Session, parse_selector
 
     TerminalInfo = Pane
 
@@ -100,6 +100,7 @@ _WHERE: dict[str, str] = {
     "encode_keys": "keys",
     "key_bytes": "keys",
     "Pane": "selectors",
+    "Session": "selectors",
     "RunOutcome": "run",
     "parse_selector": "selectors",
     **dict.fromkeys(_ERRORS, "errors"),
@@ -145,6 +146,7 @@ __all__ = [
     "ServerError",
     "ServerRefused",
     "ServerStartFailed",
+    "Session",
     "SessionExists",
     "SessionInfo",
     "SessionList",
