@@ -25,16 +25,15 @@ import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
-
-import msgspec
+from typing import Any
 
 from phux.wire import frames as f
 from phux.wire.errors import DecodeReason, DetachReason, ErrorCode
 from phux.wire.frames import ALL_FRAMES, Frame
 from phux.wire.framing import decode_frame, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
-from phux.wire.tlv import WireType, encode_varint
+from phux.wire.record import Record, fields
+from phux.wire.tlv import IntSpec, WireType, encode_varint, union_tag
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS_DIR = ROOT / "spec" / "vectors"
@@ -57,13 +56,10 @@ FRAMES_BY_NAME: dict[str, type[Frame]] = {frame_name(c): c for c in ALL_FRAMES}
 
 def to_json(value: Any) -> JSON:
     """A decoded field value as JSON (see the module docstring)."""
-    if isinstance(value, msgspec.Struct):
-        obj = {
-            info.name: to_json(getattr(value, info.name))
-            for info in msgspec.structs.fields(type(value))
-        }
-        tag = type(value).__struct_config__.tag
-        if isinstance(tag, int) and not isinstance(tag, bool):
+    if isinstance(value, Record):
+        obj = {info.name: to_json(getattr(value, info.name)) for info in fields(type(value))}
+        tag = union_tag(type(value))
+        if tag is not None:
             return {"tag": tag, "variant": type(value).__name__, "fields": obj}
         return obj
     if isinstance(value, bytes):
@@ -77,12 +73,11 @@ def to_json(value: Any) -> JSON:
     raise TypeError(f"no JSON mapping for {value!r}")
 
 
-def _struct_from_json(cls: type[msgspec.Struct], obj: JSON) -> msgspec.Struct:
-    hints = typing.get_type_hints(cls, include_extras=True)
+def _struct_from_json(cls: type[Record], obj: JSON) -> Record:
     kwargs = {}
-    for info in msgspec.structs.fields(cls):
+    for info in fields(cls):
         if info.name in obj:
-            kwargs[info.name] = from_json(hints[info.name], obj[info.name])
+            kwargs[info.name] = from_json(info.annotation, obj[info.name])
     unknown = set(obj) - set(kwargs)
     if unknown:
         raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
@@ -91,9 +86,9 @@ def _struct_from_json(cls: type[msgspec.Struct], obj: JSON) -> msgspec.Struct:
 
 def from_json(tp: Any, obj: JSON) -> Any:
     """Build a field value of annotated type ``tp`` from its JSON form."""
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        return obj
     origin = typing.get_origin(tp)
-    if origin is Annotated:
-        return from_json(typing.get_args(tp)[0], obj)
     if origin in (types.UnionType, typing.Union):
         args = typing.get_args(tp)
         if obj is None and type(None) in args:
@@ -112,7 +107,7 @@ def from_json(tp: Any, obj: JSON) -> Any:
         return bytes.fromhex(obj)
     if tp in (str, bool, int):
         return obj
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+    if isinstance(tp, type) and issubclass(tp, Record):
         return _struct_from_json(tp, obj)
     raise TypeError(f"no JSON mapping for {tp!r}")
 

@@ -14,15 +14,14 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Annotated, Any
-
-import msgspec
+from typing import Any
 
 from phux.wire import frames as f
 from phux.wire.errors import DecodeReason, DetachReason, ErrorCode
 from phux.wire.framing import MAX_FRAME, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
-from phux.wire.tlv import IntSpec, WireType, encode_varint, leaf_for, plan_for
+from phux.wire.record import Record, fields
+from phux.wire.tlv import IntSpec, WireType, encode_varint, leaf_for, plan_for, union_tag
 from tools.gen_vectors import canonical_cases, frame_name, to_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +38,7 @@ WIRE_TYPE_TEXT = {
     WireType.UNION: "varint tag, then the variant's record as a nested TLV body",
 }
 
-RECORDS: tuple[type[msgspec.Struct], ...] = (
+RECORDS: tuple[type[Record], ...] = (
     f.MetaEntry,
     f.EnvVar,
     f.Exited,
@@ -58,13 +57,9 @@ ENUMS: tuple[tuple[type[enum.IntEnum], str], ...] = (
 
 def type_text(tp: Any) -> str:
     """The spec's name of an annotated field type."""
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        return f"{'i' if tp.signed else 'u'}{8 * tp.width}"
     origin = typing.get_origin(tp)
-    if origin is Annotated:
-        base, *extras = typing.get_args(tp)
-        for extra in extras:
-            if isinstance(extra, IntSpec):
-                return f"{'i' if extra.signed else 'u'}{8 * extra.width}"
-        return type_text(base)
     if origin in (types.UnionType, typing.Union):
         args: list[Any] = [a for a in typing.get_args(tp) if a is not type(None)]
         if [getattr(a, "__name__", "") for a in args] == ["Exited", "Signaled"]:
@@ -84,7 +79,7 @@ def type_text(tp: Any) -> str:
     return repr(tp)
 
 
-def default_text(cls: type[msgspec.Struct], name: str) -> str:
+def default_text(cls: type[Record], name: str) -> str:
     plan = plan_for(cls)
     fp = next(p for p in plan.fields if p.name == name)
     if fp.required:
@@ -104,9 +99,9 @@ def default_text(cls: type[msgspec.Struct], name: str) -> str:
     return f"`{value}`"
 
 
-def field_table(cls: type[msgspec.Struct]) -> list[str]:
+def field_table(cls: type[Record]) -> list[str]:
     plan = plan_for(cls)
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = {info.name: info.annotation for info in fields(cls)}
     if not plan.fields:
         return ["No fields: the body is empty."]
     lines = ["| id | field | type | wire type | default |", "|---|---|---|---|---|"]
@@ -168,9 +163,7 @@ def pick_example(cls: type[f.Frame]) -> tuple[str, f.Frame]:
 
 
 def _doc(obj: type) -> str:
-    text = obj.__doc__ or ""
-    if obj.__doc__ is getattr(f.Frame, "__doc__", None) or text.startswith(obj.__name__ + "("):
-        return ""
+    text = obj.__doc__ or ""  # a class's __doc__ is its own (None without a docstring)
     return " ".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 
@@ -224,11 +217,11 @@ def render() -> str:
     w("Records are STRUCT values (nested TLV bodies) with their own field ids.")
     w("")
     for rec in RECORDS:
-        tag = rec.__struct_config__.tag
+        tag = union_tag(rec)
         w(f"### {rec.__name__}")
         w("")
         doc = _doc(rec)
-        if isinstance(tag, int) and not isinstance(tag, bool):
+        if tag is not None:
             doc = f"ExitStatus variant, union tag **{tag}**. {doc}".strip()
         if doc:
             w(doc)

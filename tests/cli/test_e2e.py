@@ -457,6 +457,36 @@ def test_one_shot_verbs_take_the_quick_path(phux: Phux, args: tuple[str, ...]) -
         assert heavy(modules, ("pyte", "phux.engine")) == []
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("send-keys", "{}", "x", "C-u"),
+        ("send-keys", "{}", "echo typed", "Enter"),
+        ("run", "{}", "true"),
+    ],
+)
+def test_plain_one_shot_verbs_import_neither_msgspec_nor_typing(
+    phux: Phux, args: tuple[str, ...]
+) -> None:
+    # msgspec (~17 ms of a ~60 ms send-keys) is for the JSON shapes: the wire's
+    # records, the client's helpers and its results without --json do not need
+    # it. typing (~4 ms) is for the type checker only on this path.
+    name = f"no-msgspec-{args[0]}"
+    if name not in phux("ls").out:
+        phux.new(name)
+        phux.settle(name)
+    code, modules = imported_modules(phux.env, *(a.format(name) for a in args))
+    assert code == 0
+    assert heavy(modules, ("msgspec", "typing")) == []
+
+
+def test_ls_without_json_does_not_import_msgspec(phux: Phux) -> None:
+    phux.new("no-msgspec-ls")
+    code, modules = imported_modules(phux.env, "ls")
+    assert code == 0
+    assert heavy(modules, ("msgspec",)) == []
+
+
 def test_broken_pipe_on_output_is_quiet(phux: Phux) -> None:
     phux.new("pipe")
     read_end, write_end = os.pipe()

@@ -12,6 +12,7 @@ from phux.cli.render import (
     to_json,
     watch_line,
 )
+from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 
@@ -63,11 +64,12 @@ def test_box_keeps_alignment_with_wide_glyphs_and_control_chars() -> None:
 
 
 def test_session_lines() -> None:
-    class S:
-        def __init__(self, name: str, windows: int, attached: bool) -> None:
-            self.name, self.windows, self.attached = name, windows, attached
-
-    out = session_lines([S("a", 1, False), S("b", 3, True)])
+    out = session_lines(
+        [
+            Session(name="a", window_count=1, attached_client_count=0, terminals=[1]),
+            Session(name="b", window_count=3, attached_client_count=2, terminals=[2, 3, 4]),
+        ]
+    )
     assert out == "a: 1 window\nb: 3 windows (attached)\n"
 
 

@@ -10,7 +10,10 @@ import pytest
 from tools import gen_schemas
 
 from phux.client import models as m
+from phux.client.run import RunOutcome
+from phux.client.selectors import Session
 from phux.engine.screen_state import CellInfo, CellStyle, Cursor, PaletteColor, RgbColor
+from phux.wire.record import fields
 
 from .schemas import SCHEMAS, validate
 
@@ -95,3 +98,13 @@ def test_schemas_reject_wrong_versions_and_shapes() -> None:
         validate("watch_event", {"event": "nope", "terminal": "@1"})
     with pytest.raises(jsonschema.ValidationError):
         validate("run_result", {"command": "c", "exit_code": 0})
+
+
+@pytest.mark.parametrize(
+    ("record", "shape"),
+    [(RunOutcome, m.RunResult), (Session, m.SessionInfo)],
+)
+def test_msgspec_free_results_have_their_shapes_fields(record: type, shape: type) -> None:
+    # The client returns records (no msgspec on the one-shot path); the JSON
+    # shape built from one must carry the same fields, in the same order.
+    assert [f.name for f in fields(record)] == list(shape.__struct_fields__)

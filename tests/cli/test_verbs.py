@@ -19,6 +19,8 @@ from phux.cli import actions, verbs
 from phux.cli.main import cli, run_cli
 from phux.client import errors
 from phux.client import models as m
+from phux.client.run import RunOutcome
+from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 SCREEN = ScreenState(
@@ -92,10 +94,10 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
         {
             "snapshot": SCREEN,
             "ls": [
-                m.SessionInfo(name="zeta", window_count=1, attached_client_count=0, terminals=[3]),
-                m.SessionInfo(name="alpha", window_count=2, attached_client_count=1, terminals=[1]),
+                Session(name="zeta", window_count=1, attached_client_count=0, terminals=[3]),
+                Session(name="alpha", window_count=2, attached_client_count=1, terminals=[1]),
             ],
-            "run": m.RunResult(
+            "run": RunOutcome(
                 command="true", exit_code=0, output="ok", duration_ms=5, truncated=False
             ),
             "wait": m.WaitResult(met=True, checks=1, screen=SCREEN),
@@ -252,8 +254,8 @@ def test_paste_text_argument(fake: FakeClient, capsys: pytest.CaptureFixture[str
 # ---------------------------------------------------------------- run
 
 
-def run_result(code: int) -> m.RunResult:
-    return m.RunResult(command="x", exit_code=code, output="out", duration_ms=1, truncated=False)
+def run_result(code: int) -> RunOutcome:
+    return RunOutcome(command="x", exit_code=code, output="out", duration_ms=1, truncated=False)
 
 
 @pytest.mark.parametrize(

@@ -92,17 +92,20 @@ def test_unknown_keys(token: str, needle: str) -> None:
 
 
 def test_literal_then_enter_is_one_paste_then_enter() -> None:
-    assert encode_keys(["echo hi", "Enter"]) == [KeyChunk(b"echo hi", paste=True), KeyChunk(b"\r")]
+    assert encode_keys(["echo hi", "Enter"]) == [
+        KeyChunk(data=b"echo hi", paste=True),
+        KeyChunk(data=b"\r"),
+    ]
     assert encode_keys(["echo ", "hi", "Enter"], BRACKETED) == [
-        KeyChunk(b"\x1b[200~echo hi\x1b[201~", paste=True),
-        KeyChunk(b"\r"),
+        KeyChunk(data=b"\x1b[200~echo hi\x1b[201~", paste=True),
+        KeyChunk(data=b"\r"),
     ]
 
 
 def test_writes_merge_when_no_paste() -> None:
-    assert encode_keys(["C-c", "abc", "Up"], APP) == [KeyChunk(b"\x03abc\x1bOA")]
-    assert encode_keys(["x"]) == [KeyChunk(b"x")]
-    assert encode_keys(["Enter", "Enter"]) == [KeyChunk(b"\r\r")]
+    assert encode_keys(["C-c", "abc", "Up"], APP) == [KeyChunk(data=b"\x03abc\x1bOA")]
+    assert encode_keys(["x"]) == [KeyChunk(data=b"x")]
+    assert encode_keys(["Enter", "Enter"]) == [KeyChunk(data=b"\r\r")]
 
 
 def test_paste_cannot_be_escaped() -> None:

@@ -106,11 +106,17 @@ def test_the_scanner_agrees_with_the_engine(parts: list[bytes], cuts: list[int])
     [
         (b"", KeyModes()),
         (b"$ \x1b[?2004h", KeyModes(bracketed_paste=True)),
-        (b"\x1b[?2004h\x1b[?1h\x1b=vim\x1b]0;t\x07", KeyModes(True, True)),
+        (
+            b"\x1b[?2004h\x1b[?1h\x1b=vim\x1b]0;t\x07",
+            KeyModes(app_cursor=True, bracketed_paste=True),
+        ),
         (b"\x1b[?1h\x1b[?2004h\x1bc", KeyModes()),
         (b"\x1b[?1;2004h\x1b[!p", KeyModes(bracketed_paste=True)),
         (b"\x1b[?1049h\x1b[?1h\x1b[?1049l", KeyModes(app_cursor=True)),
-        (b"\x1b[0m\x1b[r\x1b[?7h\x1b[H" + b"row\r\n" * 50 + b"\x1b[?2004h", KeyModes(False, True)),
+        (
+            b"\x1b[0m\x1b[r\x1b[?7h\x1b[H" + b"row\r\n" * 50 + b"\x1b[?2004h",
+            KeyModes(app_cursor=False, bracketed_paste=True),
+        ),
     ],
 )
 def test_plain_streams_are_scanned(data: bytes, expected: KeyModes) -> None:

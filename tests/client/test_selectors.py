@@ -46,14 +46,14 @@ def snap() -> Snapshot:
     [
         (".", Current()),
         ("=", Last()),
-        ("@7", ById(7)),
-        ("#build", ByTag("build")),
-        ("work", SessionSel("work")),
-        ("work:1", SessionSel("work", 1)),
-        ("work:logs", SessionSel("work", "logs")),
-        ("work:0.1", SessionSel("work", 0, 1)),
-        ("work:logs.0", SessionSel("work", "logs", 0)),
-        ("0", SessionSel("0")),
+        ("@7", ById(terminal=7)),
+        ("#build", ByTag(tag="build")),
+        ("work", SessionSel(session="work")),
+        ("work:1", SessionSel(session="work", window=1)),
+        ("work:logs", SessionSel(session="work", window="logs")),
+        ("work:0.1", SessionSel(session="work", window=0, pane=1)),
+        ("work:logs.0", SessionSel(session="work", window="logs", pane=0)),
+        ("0", SessionSel(session="0")),
     ],
 )
 def test_parse(text: str, parsed: object) -> None:

@@ -19,7 +19,7 @@ def test_read_act_wait_read_loop(client: Client) -> None:
     before = client.snapshot(name, deadline=Deadline.after(5))
     assert before.schema_version == 3
     sent = client.send_keys(name, ["printf 'te%s\\n' 'st result: ok'", "Enter"], Deadline.after(5))
-    assert sent.sent and sent.pane.startswith("@")
+    assert sent.id.startswith("@") and sent.session == name
     waited = client.wait(name, until="test result: ok", timeout=10, deadline=Deadline.after(15))
     assert waited.met
     assert waited.checks >= 1

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from phux.client.errors import ConnectionLost, NoServer, RunTimedOut, TargetNotFound
-from phux.client.models import NewResult, RunResult, SendKeysResult, SessionInfo, WaitResult
+from phux.client.models import NewResult, WaitResult
+from phux.client.run import RunOutcome
+from phux.client.selectors import Pane, Session
 from phux.engine.screen_state import Cursor, ScreenState
 from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
 
@@ -51,26 +53,26 @@ class FakeClient:
             exc, self.fail = self.fail, None
             raise exc
 
-    def ls(self, *, deadline: Any) -> list[SessionInfo]:
+    def ls(self, *, deadline: Any) -> list[Session]:
         self._call("ls")
         return [
-            SessionInfo(name="zed", window_count=1, attached_client_count=0, terminals=[3]),
-            SessionInfo(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
+            Session(name="zed", window_count=1, attached_client_count=0, terminals=[3]),
+            Session(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
         ]
 
     def snapshot(self, target: str | None, **kw: Any) -> ScreenState:
         self._call("snapshot", target, **kw)
         return SCREEN
 
-    def send_keys(self, target: str, keys: Sequence[str], *, deadline: Any) -> SendKeysResult:
+    def send_keys(self, target: str, keys: Sequence[str], *, deadline: Any) -> Pane:
         self._call("send_keys", target, list(keys))
-        return SendKeysResult(sent=True, pane="@7")
+        return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target)
 
-    def run(self, target: str, command: str, *, timeout: float | None, deadline: Any) -> RunResult:
+    def run(self, target: str, command: str, *, timeout: float | None, deadline: Any) -> RunOutcome:
         self._call("run", target, command, timeout=timeout)
         if command == "sleep":
             raise RunTimedOut(command, 1234)
-        return RunResult(command=command, exit_code=0, output="hi", duration_ms=5, truncated=False)
+        return RunOutcome(command=command, exit_code=0, output="hi", duration_ms=5, truncated=False)
 
     def wait(self, target: str | None, **kw: Any) -> WaitResult:
         self._call("wait", target, **{k: v for k, v in kw.items() if k != "deadline"})

@@ -1,31 +1,27 @@
-"""Hypothesis strategies for every frame, derived from the Struct definitions."""
+"""Hypothesis strategies for every frame, derived from the record definitions."""
 
 from __future__ import annotations
 
 import types
 import typing
-from typing import Annotated, Any
+from typing import Any
 
-import msgspec
 from hypothesis import strategies as st
 
 from phux.wire.frames import Frame
+from phux.wire.record import Record, fields
 from phux.wire.tlv import IntSpec
 
 _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
 
 
 def _for_type(tp: Any) -> st.SearchStrategy[Any]:
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        bits = 8 * tp.width
+        if tp.signed:
+            return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        return st.integers(0, (1 << bits) - 1)
     origin = typing.get_origin(tp)
-    if origin is Annotated:
-        base, *extras = typing.get_args(tp)
-        for extra in extras:
-            if isinstance(extra, IntSpec):
-                bits = 8 * extra.width
-                if extra.signed:
-                    return st.integers(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-                return st.integers(0, (1 << bits) - 1)
-        return _for_type(base)
     if origin in (types.UnionType, typing.Union):
         args = typing.get_args(tp)
         members = [a for a in args if a is not type(None)]
@@ -40,14 +36,13 @@ def _for_type(tp: Any) -> st.SearchStrategy[Any]:
         return _TEXT
     if tp is bytes:
         return st.binary(max_size=64)
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+    if isinstance(tp, type) and issubclass(tp, Record):
         return struct_strategy(tp)
     raise TypeError(f"no strategy for {tp!r}")
 
 
-def struct_strategy(cls: type[msgspec.Struct]) -> st.SearchStrategy[Any]:
-    hints = typing.get_type_hints(cls, include_extras=True)
-    kwargs = {info.name: _for_type(hints[info.name]) for info in msgspec.structs.fields(cls)}
+def struct_strategy(cls: type[Record]) -> st.SearchStrategy[Any]:
+    kwargs = {f.name: _for_type(f.annotation) for f in fields(cls)}
     return st.builds(cls, **kwargs)
 
 

@@ -14,11 +14,13 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NoReturn
 
 from phux.cli.render import box_screen, error_line, to_json, write_err, write_out
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from phux.client.client import Client
     from phux.client.deadline import Deadline
 
@@ -143,7 +145,9 @@ def run(
             target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)
         )
     if as_json:
-        write_out(to_json(result) + "\n")
+        from phux.client.models import RunResult
+
+        write_out(to_json(RunResult.of(result)) + "\n")
     else:
         out = result.output
         write_out(out + ("\n" if out and not out.endswith("\n") else ""))

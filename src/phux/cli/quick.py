@@ -14,7 +14,6 @@ agreement with click's own parser.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from phux.cli import actions
 from phux.cli.help import DEFAULT_DEADLINE
@@ -23,7 +22,11 @@ from phux.cli.render import write_out
 FLAG, TEXT, SECONDS, SECONDS_OR_ZERO, COUNT, SCROLLBACK = range(6)
 _BAD = object()
 
-Call = tuple[Callable[..., Any], dict[str, Any]]
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Call = tuple[Callable[..., Any], dict[str, Any]]
 
 
 class Spec:

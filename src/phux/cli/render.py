@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import errno
 import sys
-import unicodedata
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from phux.engine.screen_state import ScreenState
 
 ERROR_SCHEMA_VERSION = 1
@@ -98,6 +99,8 @@ def char_width(ch: str) -> int:
     """Columns a character occupies on a terminal (0 for combining marks, 2 for wide)."""
     if ch < "\u0300":  # fast path: ASCII and Latin
         return 1 if ch >= " " else 0
+    import unicodedata  # only the boxed view of a non-Latin screen needs it
+
     if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
@@ -177,19 +180,24 @@ def box_screen(screen: ScreenState) -> str:
 # ---------------------------------------------------------------- ls
 
 
-class _SessionRow(Protocol):
-    name: str
-    windows: int
-    attached: bool
+if TYPE_CHECKING:
+
+    class _SessionRow(Protocol):
+        @property
+        def name(self) -> str: ...
+        @property
+        def window_count(self) -> int: ...
+        @property
+        def attached_client_count(self) -> int: ...
 
 
 def session_lines(sessions: Iterable[_SessionRow]) -> str:
     """tmux-like listing: ``name: N windows (attached)``."""
     out = []
     for s in sessions:
-        plural = "window" if s.windows == 1 else "windows"
-        suffix = " (attached)" if s.attached else ""
-        out.append(f"{s.name}: {s.windows} {plural}{suffix}\n")
+        plural = "window" if s.window_count == 1 else "windows"
+        suffix = " (attached)" if s.attached_client_count > 0 else ""
+        out.append(f"{s.name}: {s.window_count} {plural}{suffix}\n")
     return "".join(out)
 
 

@@ -168,16 +168,15 @@ def ls_cmd(as_json: bool, timeout: float, socket: str | None) -> None:
     Never starts a server: with none running it says so and exits 1.
     """
     with reporting("ls", as_json):
-        from phux.client.models import SessionList
-
         deadline = deadline_after(timeout)
         with open_client(socket) as client:
-            infos = client.ls(deadline=deadline)
-        listing = SessionList.from_infos(infos)
+            sessions = sorted(client.ls(deadline=deadline), key=lambda s: s.name)
     if as_json:
-        write_out(to_json(listing) + "\n")
-    elif listing.sessions:
-        write_out(session_lines(listing.sessions))
+        from phux.client.models import SessionList
+
+        write_out(to_json(SessionList.from_infos(sessions)) + "\n")
+    elif sessions:
+        write_out(session_lines(sessions))
     else:
         write_err("phux ls: no sessions\n")
 

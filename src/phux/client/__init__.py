@@ -9,8 +9,8 @@ operations that replay output.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.client.autostart import ensure_server, kill_server, server_running
     from phux.client.client import Client, parse_signal
@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from phux.client.models import (
         ScreenState as ScreenState,
     )
-    from phux.client.selectors import Pane, parse_selector
+    from phux.client.run import RunOutcome
+    from phux.client.selectors import Pane, Session, parse_selector
 
     TerminalInfo = Pane
 
@@ -99,6 +100,8 @@ _WHERE: dict[str, str] = {
     "encode_keys": "keys",
     "key_bytes": "keys",
     "Pane": "selectors",
+    "Session": "selectors",
+    "RunOutcome": "run",
     "parse_selector": "selectors",
     **dict.fromkeys(_ERRORS, "errors"),
     **dict.fromkeys(_MODELS, "models"),
@@ -135,6 +138,7 @@ __all__ = [
     "Pane",
     "PhuxError",
     "ProtocolError",
+    "RunOutcome",
     "RunResult",
     "RunTimedOut",
     "SelectorSyntax",
@@ -142,6 +146,7 @@ __all__ = [
     "ServerError",
     "ServerRefused",
     "ServerStartFailed",
+    "Session",
     "SessionExists",
     "SessionInfo",
     "SessionList",

@@ -19,7 +19,6 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
@@ -43,6 +42,7 @@ from phux.client.selectors import (
     KEY_SESSION,
     KEY_WINDOW,
     Pane,
+    Session,
     Snapshot,
     expand,
     parse_selector,
@@ -73,15 +73,10 @@ from phux.wire.frames import (
     Unsubscribe,
 )
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
-    from phux.client.models import (
-        NewResult,
-        RunResult,
-        ScreenState,
-        SendKeysResult,
-        SessionInfo,
-        WaitResult,
-    )
+    from phux.client.models import NewResult, ScreenState, WaitResult
+    from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
 # Largest INPUT body we send in one frame (the frame limit is 16 MiB).
@@ -476,14 +471,13 @@ class Client:
 
     # ------------------------------------------------------------ verbs
 
-    def ls(self, deadline: Deadline) -> list[SessionInfo]:
-        from phux.client.models import SessionInfo
-
+    def ls(self, deadline: Deadline) -> list[Session]:
+        """Every session, sorted by name."""
         snap = self.list_terminals(deadline)
         out = []
         for name, panes in snap.sessions().items():
             out.append(
-                SessionInfo(
+                Session(
                     name=name,
                     window_count=len({p.window for p in panes}),
                     attached_client_count=max(p.primaries for p in panes),
@@ -515,9 +509,9 @@ class Client:
         finally:
             self.release(mirror)
 
-    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> SendKeysResult:
-        from phux.client.models import SendKeysResult
-
+    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> Pane:
+        """Type KEYS into the pane ``target`` names; returns that pane once every write
+        was acknowledged (``SendKeysResult.of`` turns it into the JSON shape)."""
         if isinstance(keys, str):
             keys = [keys]
         if not keys:
@@ -529,22 +523,23 @@ class Client:
         modes = self.modes(pane, deadline) if needs_modes(keys) else KeyModes()
         for chunk in encode_keys(keys, modes):
             self.write(pane, chunk.data, deadline)
-        return SendKeysResult(sent=True, pane=pane.id)
+        return pane
 
-    def paste(self, target: str, text: str | bytes, deadline: Deadline) -> SendKeysResult:
-        """Send text as one paste (bracketed when the program enabled bracketed paste)."""
-        from phux.client.models import SendKeysResult
-
+    def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:
+        """Send text as one paste (bracketed when the program enabled bracketed paste);
+        returns the pane it went to."""
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
         modes = self.modes(pane, deadline)
         self.write(pane, paste_bytes(text, modes), deadline)
-        return SendKeysResult(sent=True, pane=pane.id)
+        return pane
 
     def run(
         self, target: str, command: str, *, timeout: float | None = None, deadline: Deadline
-    ) -> RunResult:
+    ) -> RunOutcome:
+        """Run a command in a POSIX shell (:mod:`phux.client.run`); ``RunResult.of``
+        turns the outcome into the JSON shape."""
         from phux.client.run import run_command
 
         return run_command(self, target, command, timeout=timeout, deadline=deadline)

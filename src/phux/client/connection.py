@@ -14,7 +14,6 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable
-from typing import TypeVar
 
 from phux import __version__
 from phux.client.deadline import Deadline
@@ -30,7 +29,11 @@ from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
 
-F = TypeVar("F", bound=Frame)
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    F = TypeVar("F", bound=Frame)
 
 _RECV_SIZE = 256 * 1024
 
@@ -183,7 +186,7 @@ class Connection:
         """A pushed frame if one is already here or readable without waiting."""
         if not self._pushed:
             with contextlib.suppress(DeadlineExceeded):
-                self._dispatch(self._read_frame(Deadline(0.0), block=False))
+                self._dispatch(self._read_frame(Deadline(at=0.0), block=False))
         return self._pushed.popleft() if self._pushed else None
 
     def read_one(self, deadline: Deadline) -> None:
@@ -193,7 +196,7 @@ class Connection:
     def read_nowait(self) -> bool:
         """File one frame if it is already buffered or readable; False if none was."""
         try:
-            self._dispatch(self._read_frame(Deadline(0.0), block=False))
+            self._dispatch(self._read_frame(Deadline(at=0.0), block=False))
         except DeadlineExceeded:
             return False
         return True

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import time
 
-import msgspec
-
 from phux.client.errors import DeadlineExceeded
+from phux.wire.record import Record
 
 
-class Deadline(msgspec.Struct, frozen=True):
+class Deadline(Record):
     """An absolute point on the monotonic clock, or never (``at`` is None)."""
 
     at: float | None
 
     @classmethod
     def after(cls, seconds: float | None) -> Deadline:
-        return cls(None if seconds is None else time.monotonic() + seconds)
+        return cls(at=None if seconds is None else time.monotonic() + seconds)
 
     @classmethod
     def never(cls) -> Deadline:
-        return cls(None)
+        return cls(at=None)
 
     def remaining(self) -> float | None:
         """Seconds left (None for never); raises DeadlineExceeded once past."""

@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import msgspec
-
 from phux.client.errors import UnknownKey
+from phux.wire.record import Record
 
 ESC = "\x1b"
 CSI = "\x1b["
@@ -27,7 +26,7 @@ PASTE_START = b"\x1b[200~"
 PASTE_END = b"\x1b[201~"
 
 
-class KeyModes(msgspec.Struct, frozen=True):
+class KeyModes(Record):
     """The input-relevant modes of a terminal, as its engine last saw them."""
 
     app_cursor: bool = False
@@ -177,7 +176,7 @@ def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
     return None
 
 
-class KeyChunk(msgspec.Struct, frozen=True):
+class KeyChunk(Record):
     """One write: ``data`` bytes; ``paste`` marks a literal run that precedes Enter."""
 
     data: bytes
@@ -225,7 +224,7 @@ def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES) -> list[KeyChun
 
     def flush_pending() -> None:
         if pending:
-            chunks.append(KeyChunk(bytes(pending)))
+            chunks.append(KeyChunk(data=bytes(pending)))
             pending.clear()
 
     for token in keys:
@@ -237,7 +236,7 @@ def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES) -> list[KeyChun
         if literal:
             if token == "Enter":
                 flush_pending()
-                chunks.append(KeyChunk(paste_bytes(bytes(literal), modes), paste=True))
+                chunks.append(KeyChunk(data=paste_bytes(bytes(literal), modes), paste=True))
                 pasted = True
             else:
                 pending += literal

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from phux.wire.frames import (
     BootstrapBegin,
@@ -38,6 +37,7 @@ from phux.wire.frames import (
     Tombstone,
 )
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.engine import Terminal
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
+    from phux.client.run import RunOutcome
+    from phux.client.selectors import Pane, Session
     from phux.engine.screen_state import ScreenState as ScreenState
 
 
@@ -40,7 +42,7 @@ class SessionSummary(msgspec.Struct, kw_only=True):
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
-    """What the client knows about a session (the MCP tool shows the raw counts)."""
+    """The JSON shape of a session as ``Client.ls`` reports it (a ``selectors.Session``)."""
 
     name: str
     window_count: int
@@ -55,7 +57,7 @@ class SessionList(msgspec.Struct, kw_only=True):
     sessions: list[SessionSummary] = msgspec.field(default_factory=list)
 
     @classmethod
-    def from_infos(cls, infos: Iterable[SessionInfo]) -> SessionList:
+    def from_infos(cls, infos: Iterable[Session]) -> SessionList:
         rows = [
             SessionSummary(
                 name=info.name,
@@ -76,6 +78,17 @@ class RunResult(msgspec.Struct, kw_only=True):
     duration_ms: int
     truncated: bool
 
+    @classmethod
+    def of(cls, outcome: RunOutcome) -> RunResult:
+        """The JSON shape of what ``Client.run`` returned."""
+        return cls(
+            command=outcome.command,
+            exit_code=outcome.exit_code,
+            output=outcome.output,
+            duration_ms=outcome.duration_ms,
+            truncated=outcome.truncated,
+        )
+
 
 class NewResult(msgspec.Struct, kw_only=True):
     """``phux new --json -s NAME``: a flat object without schema_version."""
@@ -89,6 +102,11 @@ class SendKeysResult(msgspec.Struct, kw_only=True):
 
     sent: bool
     pane: str
+
+    @classmethod
+    def of(cls, pane: Pane) -> SendKeysResult:
+        """The result for keys ``Client.send_keys`` delivered to ``pane``."""
+        return cls(sent=True, pane=pane.id)
 
 
 class WaitResult(msgspec.Struct, kw_only=True):

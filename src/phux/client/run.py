@@ -37,13 +37,13 @@ import fcntl
 import os
 import re
 import time
-from typing import TYPE_CHECKING
 
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded, InvalidArgument, RunTimedOut, TerminalGone
-from phux.client.models import RunResult
 from phux.wire.frames import Exited, ExitStatus
+from phux.wire.record import Record
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.client.client import Client
     from phux.engine import ScreenState
@@ -56,6 +56,20 @@ _ENGINE_HISTORY = 4_000
 _FEED_SLICE = 2_048
 
 BEFORE, CAPTURING, DONE = "before", "capturing", "done"
+
+
+class RunOutcome(Record):
+    """What a completed ``run`` found: the fields of ``RunResult``, its JSON shape.
+
+    A record rather than the msgspec Struct itself, so that ``phux run``
+    without ``--json`` does not import msgspec.
+    """
+
+    command: str
+    exit_code: int
+    output: str
+    duration_ms: int
+    truncated: bool
 
 
 def wrap_command(command: str, token: str) -> str:
@@ -340,7 +354,7 @@ def run_command(
     *,
     timeout: float | None,
     deadline: Deadline,
-) -> RunResult:
+) -> RunOutcome:
     if not command.strip():
         raise InvalidArgument("run needs a command")
     if "\x00" in command:
@@ -406,7 +420,7 @@ def run_command(
     cols, rows = scanner.begin_size
     output, dropped = render_output(data, cols, rows, resizes)
     duration_ms = max(0, int((done_at - (submitted or started)) * 1000))
-    return RunResult(
+    return RunOutcome(
         command=command,
         exit_code=exit_code,
         output=output,

@@ -25,10 +25,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-import msgspec
-
 from phux.client.errors import LastNotAvailable, SelectorSyntax, TargetNotFound
 from phux.wire.frames import ExitStatus, TerminalInfo
+from phux.wire.record import Record, field
 
 KEY_SESSION = "phux.session"
 KEY_WINDOW = "phux.window"
@@ -44,23 +43,23 @@ _NAME_FORBIDDEN = re.compile(r"[:.\s\x00-\x1f\x7f]")
 # ---------------------------------------------------------------- parsed selectors
 
 
-class Current(msgspec.Struct, frozen=True):
+class Current(Record):
     """``.``"""
 
 
-class Last(msgspec.Struct, frozen=True):
+class Last(Record):
     """``=``"""
 
 
-class ById(msgspec.Struct, frozen=True):
+class ById(Record):
     terminal: int
 
 
-class ByTag(msgspec.Struct, frozen=True):
+class ByTag(Record):
     tag: str
 
 
-class SessionSel(msgspec.Struct, frozen=True):
+class SessionSel(Record):
     """``name``, ``name:W`` or ``name:W.M``; ``window`` is an int index or a window name."""
 
     session: str
@@ -92,12 +91,12 @@ def parse_selector(text: str) -> Selector:
         value = int(digits)
         if value <= 0 or value > 0xFFFFFFFF:
             raise _bad(text, "terminal ids are 1..4294967295")
-        return ById(value)
+        return ById(terminal=value)
     if text[0] == "#":
         tag = text[1:]
         if not tag or "," in tag:
             raise _bad(text, "`#` must be followed by a tag name (no commas), like #build")
-        return ByTag(tag)
+        return ByTag(tag=tag)
     session, colon, rest = text.partition(":")
     if not session:
         raise _bad(text, "missing session name before `:`")
@@ -106,7 +105,7 @@ def parse_selector(text: str) -> Selector:
     if session[0] in "=@#":
         raise _bad(text, f"a session name cannot start with {session[0]!r}")
     if not colon:
-        return SessionSel(session)
+        return SessionSel(session=session)
     if not rest:
         raise _bad(text, "missing window after `:` (a number or a window name)")
     window_text, dot, pane_text = rest.partition(".")
@@ -116,10 +115,10 @@ def parse_selector(text: str) -> Selector:
     if ":" in window_text:
         raise _bad(text, "more than one `:`")
     if not dot:
-        return SessionSel(session, window)
+        return SessionSel(session=session, window=window)
     if not _DIGITS.fullmatch(pane_text):
         raise _bad(text, "the pane after `.` must be a number, like work:0.1")
-    return SessionSel(session, window, int(pane_text))
+    return SessionSel(session=session, window=window, pane=int(pane_text))
 
 
 def validate_session_name(name: str) -> str | None:
@@ -147,7 +146,7 @@ def _int_or_none(value: str | None) -> int | None:
         return None
 
 
-class Pane(msgspec.Struct, frozen=True):
+class Pane(Record):
     """One terminal as the L3 conventions see it (the client's TerminalInfo)."""
 
     terminal: int
@@ -165,7 +164,7 @@ class Pane(msgspec.Struct, frozen=True):
     viewers: int = 0
     next_seq: int = 0
     exit: ExitStatus | None = None
-    metadata: Mapping[str, bytes] = msgspec.field(default_factory=dict)
+    metadata: Mapping[str, bytes] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -207,6 +206,15 @@ class Pane(msgspec.Struct, frozen=True):
             big if self.pane is None else self.pane,
             self.terminal,
         )
+
+
+class Session(Record):
+    """One session as ``Client.ls`` reports it (``SessionInfo`` is its JSON shape)."""
+
+    name: str
+    window_count: int
+    attached_client_count: int
+    terminals: list[int]
 
 
 class Snapshot:

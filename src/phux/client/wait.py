@@ -87,7 +87,7 @@ def wait_for(
                 quiet_until = mirror.last_output + idle_s
                 if time.monotonic() >= quiet_until or not mirror.alive:
                     return _result(True, checks, mirror.engine, pane.terminal)
-                wake = limit.earliest(Deadline(quiet_until))
+                wake = limit.earliest(Deadline(at=quiet_until))
             try:
                 client.pump(wake)
             except DeadlineExceeded:

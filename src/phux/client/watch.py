@@ -134,7 +134,7 @@ class WatchStream(Iterator[WatchEvent]):
             return
         wake = self.limit
         if self._dirty_since is not None:
-            wake = wake.earliest(Deadline(mirror.last_output + self.idle_s))
+            wake = wake.earliest(Deadline(at=mirror.last_output + self.idle_s))
         try:
             self.client.pump(wake)
         except DeadlineExceeded:

@@ -28,6 +28,7 @@ from phux.client.errors import (
     ProtocolError,
     RunTimedOut,
 )
+from phux.client.models import RunResult, SendKeysResult
 from phux.client.wait import DEFAULT_IDLE_MS
 from phux.mcp.server import Tool, ToolResult
 from phux.runtime_paths import SocketDirError, resolve_socket_path
@@ -340,7 +341,8 @@ class PhuxTools:
 
     def send_keys(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: SendKeysArgs) -> Any:
-            return client.send_keys(args.target, args.keys, deadline=Deadline.after(CALL_DEADLINE))
+            pane = client.send_keys(args.target, args.keys, deadline=Deadline.after(CALL_DEADLINE))
+            return SendKeysResult.of(pane)
 
         return self._invoke(SendKeysArgs, arguments, work, retry_stale=False)
 
@@ -349,13 +351,14 @@ class PhuxTools:
             timeout = args.timeout_secs or None  # 0 waits indefinitely
             deadline = Deadline.after(None if timeout is None else timeout + GRACE)
             try:
-                return client.run(args.target, args.command, timeout=timeout, deadline=deadline)
+                outcome = client.run(args.target, args.command, timeout=timeout, deadline=deadline)
             except RunTimedOut as exc:
                 return {
                     "outcome": "timed_out",
                     "command": exc.command,
                     "duration_ms": exc.duration_ms,
                 }
+            return RunResult.of(outcome)
 
         return self._invoke(RunArgs, arguments, work, retry_stale=False)
 

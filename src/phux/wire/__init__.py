@@ -8,8 +8,8 @@ build the frame catalog.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.wire.errors import DecodeReason, DetachReason, ErrorCode, WireError
     from phux.wire.frames import ALL_FRAMES, CLIENT_FRAMES, FRAMES_BY_TYPE, SERVER_FRAMES, Frame

@@ -1,9 +1,10 @@
-"""The frame catalog: one msgspec Struct per frame type.
+"""The frame catalog: one record class (:mod:`phux.wire.record`) per frame type.
 
 Field order is the field id (the first field is id 1). Types use the widths in
 :mod:`phux.wire.tlv`; ``X | None = None`` is an optional field (absent on the
 wire when None); any other default is what a decoder uses when the field is
-absent. Client-originated frames are 0x00-0x7F, server-originated 0x80-0xFF.
+absent. A union of records (``ExitStatus``) tells its members apart on the
+wire by each member's ``TAG``. Client-originated frames are 0x00-0x7F, server-originated 0x80-0xFF.
 Numbers follow the original phux wire where the concept is the same.
 
 Request/response: every client request carries a ``request_id`` chosen by the
@@ -15,14 +16,16 @@ request's docstring, or ERROR.
 from __future__ import annotations
 
 import enum
-from typing import ClassVar
 
-import msgspec
-
+from phux.wire.record import Record, field
 from phux.wire.tlv import I32, U8, U16, U32, U64
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import ClassVar
 
-class Frame(msgspec.Struct, frozen=True, kw_only=True):
+
+class Frame(Record):
     TYPE: ClassVar[int]
 
 
@@ -59,26 +62,30 @@ class TombstoneReason(enum.IntEnum):
 # ---------------------------------------------------------------- shared records
 
 
-class MetaEntry(msgspec.Struct, frozen=True, kw_only=True):
+class MetaEntry(Record):
     """One L3 metadata key and its opaque value."""
 
     key: str
     value: bytes
 
 
-class EnvVar(msgspec.Struct, frozen=True, kw_only=True):
+class EnvVar(Record):
     name: str
     value: str
 
 
-class Exited(msgspec.Struct, frozen=True, kw_only=True, tag=1):
+class Exited(Record):
     """The process exited with ``code``."""
+
+    TAG: ClassVar[int] = 1
 
     code: I32
 
 
-class Signaled(msgspec.Struct, frozen=True, kw_only=True, tag=2):
+class Signaled(Record):
     """The process was killed by signal number ``signal`` (the host's number)."""
+
+    TAG: ClassVar[int] = 2
 
     signal: U16
 
@@ -86,7 +93,7 @@ class Signaled(msgspec.Struct, frozen=True, kw_only=True, tag=2):
 ExitStatus = Exited | Signaled
 
 
-class TerminalInfo(msgspec.Struct, frozen=True, kw_only=True):
+class TerminalInfo(Record):
     """Everything a client needs to resolve a selector, in one record."""
 
     terminal: U32
@@ -99,13 +106,13 @@ class TerminalInfo(msgspec.Struct, frozen=True, kw_only=True):
     primaries: U16 = 0
     next_seq: U64 = 0
     created_ms: U64 = 0
-    metadata: list[MetaEntry] = msgspec.field(default_factory=list)
+    metadata: list[MetaEntry] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- client -> server
 
 
-class Hello(Frame, frozen=True, kw_only=True):
+class Hello(Frame):
     """First frame of every connection. Answered by HELLO_OK, or ERROR and close."""
 
     TYPE: ClassVar[int] = 0x01
@@ -113,16 +120,16 @@ class Hello(Frame, frozen=True, kw_only=True):
     major: U16
     minor: U16
     patch: U16
-    capabilities: list[str] = msgspec.field(default_factory=list)
+    capabilities: list[str] = field(default_factory=list)
 
 
-class Detach(Frame, frozen=True, kw_only=True):
+class Detach(Frame):
     """The client is leaving. Answered by DETACHED (REQUESTED), then the server closes."""
 
     TYPE: ClassVar[int] = 0x03
 
 
-class Input(Frame, frozen=True, kw_only=True):
+class Input(Frame):
     """Bytes for a terminal's PTY. Answered by OK once all of them are written."""
 
     TYPE: ClassVar[int] = 0x13
@@ -131,7 +138,7 @@ class Input(Frame, frozen=True, kw_only=True):
     data: bytes
 
 
-class Spawn(Frame, frozen=True, kw_only=True):
+class Spawn(Frame):
     """Start a terminal. Answered by TERMINAL_SPAWNED (with this request id) or ERROR.
 
     ``argv`` empty means the user's shell. ``unique_keys`` names metadata keys
@@ -141,16 +148,16 @@ class Spawn(Frame, frozen=True, kw_only=True):
 
     TYPE: ClassVar[int] = 0x22
     request_id: U32
-    argv: list[str] = msgspec.field(default_factory=list)
+    argv: list[str] = field(default_factory=list)
     cwd: str | None = None
-    env: list[EnvVar] = msgspec.field(default_factory=list)
+    env: list[EnvVar] = field(default_factory=list)
     cols: U16 = 80
     rows: U16 = 24
-    metadata: list[MetaEntry] = msgspec.field(default_factory=list)
-    unique_keys: list[str] = msgspec.field(default_factory=list)
+    metadata: list[MetaEntry] = field(default_factory=list)
+    unique_keys: list[str] = field(default_factory=list)
 
 
-class Resize(Frame, frozen=True, kw_only=True):
+class Resize(Frame):
     """Set a terminal's size. Answered by OK."""
 
     TYPE: ClassVar[int] = 0x23
@@ -160,7 +167,7 @@ class Resize(Frame, frozen=True, kw_only=True):
     rows: U16
 
 
-class SendSignal(Frame, frozen=True, kw_only=True):
+class SendSignal(Frame):
     """Signal a terminal's foreground process group. Answered by OK."""
 
     TYPE: ClassVar[int] = 0x24
@@ -169,7 +176,7 @@ class SendSignal(Frame, frozen=True, kw_only=True):
     signal: U8
 
 
-class Kill(Frame, frozen=True, kw_only=True):
+class Kill(Frame):
     """Close terminals, all or none, in one atomic step. Answered by OK.
 
     Killing one terminal is a list of one. If any id is unknown or already
@@ -181,14 +188,14 @@ class Kill(Frame, frozen=True, kw_only=True):
     terminals: list[U32]
 
 
-class ListTerminals(Frame, frozen=True, kw_only=True):
+class ListTerminals(Frame):
     """Answered by TERMINAL_LIST."""
 
     TYPE: ClassVar[int] = 0x30
     request_id: U32
 
 
-class Subscribe(Frame, frozen=True, kw_only=True):
+class Subscribe(Frame):
     """Follow a terminal's output. Answered by a bootstrap (BOOTSTRAP_BEGIN ... READY).
 
     A primary's ``cols``/``rows`` become the terminal's size.
@@ -202,14 +209,14 @@ class Subscribe(Frame, frozen=True, kw_only=True):
     rows: U16 | None = None
 
 
-class SubscribeEvents(Frame, frozen=True, kw_only=True):
+class SubscribeEvents(Frame):
     """Receive TERMINAL_SPAWNED and TERMINAL_CLOSED for every terminal. Answered by OK."""
 
     TYPE: ClassVar[int] = 0x41
     request_id: U32
 
 
-class Unsubscribe(Frame, frozen=True, kw_only=True):
+class Unsubscribe(Frame):
     """Stop following a terminal. Answered by OK; no output for it follows the OK."""
 
     TYPE: ClassVar[int] = 0x42
@@ -217,7 +224,7 @@ class Unsubscribe(Frame, frozen=True, kw_only=True):
     terminal: U32
 
 
-class MetaGet(Frame, frozen=True, kw_only=True):
+class MetaGet(Frame):
     """Read one key (global scope when ``terminal`` is absent). Answered by METADATA_VALUE."""
 
     TYPE: ClassVar[int] = 0x50
@@ -226,7 +233,7 @@ class MetaGet(Frame, frozen=True, kw_only=True):
     terminal: U32 | None = None
 
 
-class MetaSet(Frame, frozen=True, kw_only=True):
+class MetaSet(Frame):
     """Write one key. Answered by OK."""
 
     TYPE: ClassVar[int] = 0x51
@@ -236,7 +243,7 @@ class MetaSet(Frame, frozen=True, kw_only=True):
     terminal: U32 | None = None
 
 
-class MetaDelete(Frame, frozen=True, kw_only=True):
+class MetaDelete(Frame):
     """Delete one key (absent is not an error). Answered by OK."""
 
     TYPE: ClassVar[int] = 0x52
@@ -245,7 +252,7 @@ class MetaDelete(Frame, frozen=True, kw_only=True):
     terminal: U32 | None = None
 
 
-class MetaList(Frame, frozen=True, kw_only=True):
+class MetaList(Frame):
     """List the keys of one scope that start with ``prefix``. Answered by METADATA_KEYS."""
 
     TYPE: ClassVar[int] = 0x53
@@ -254,7 +261,7 @@ class MetaList(Frame, frozen=True, kw_only=True):
     terminal: U32 | None = None
 
 
-class MetaSubscribe(Frame, frozen=True, kw_only=True):
+class MetaSubscribe(Frame):
     """Receive METADATA_CHANGED for keys starting with ``prefix``, in every scope.
 
     Answered by OK; the request id becomes the subscription id.
@@ -265,7 +272,7 @@ class MetaSubscribe(Frame, frozen=True, kw_only=True):
     prefix: str = ""
 
 
-class MetaUnsubscribe(Frame, frozen=True, kw_only=True):
+class MetaUnsubscribe(Frame):
     """End a metadata subscription. Answered by OK."""
 
     TYPE: ClassVar[int] = 0x55
@@ -273,14 +280,14 @@ class MetaUnsubscribe(Frame, frozen=True, kw_only=True):
     subscription: U32
 
 
-class Shutdown(Frame, frozen=True, kw_only=True):
+class Shutdown(Frame):
     """Stop the server: every terminal gets SIGHUP, every client DETACHED. Answered by OK."""
 
     TYPE: ClassVar[int] = 0x60
     request_id: U32
 
 
-class Ping(Frame, frozen=True, kw_only=True):
+class Ping(Frame):
     """Allowed before HELLO. Answered by PONG with the same token."""
 
     TYPE: ClassVar[int] = 0x7F
@@ -290,7 +297,7 @@ class Ping(Frame, frozen=True, kw_only=True):
 # ---------------------------------------------------------------- server -> client
 
 
-class HelloOk(Frame, frozen=True, kw_only=True):
+class HelloOk(Frame):
     TYPE: ClassVar[int] = 0x80
     server_name: str
     major: U16
@@ -298,14 +305,14 @@ class HelloOk(Frame, frozen=True, kw_only=True):
     patch: U16
     server_id: str
     pid: U32
-    capabilities: list[str] = msgspec.field(default_factory=list)
+    capabilities: list[str] = field(default_factory=list)
     max_frame: U32 = 16 * 1024 * 1024
     max_metadata_value: U32 = 64 * 1024
     max_subscriptions: U32 = 256
     journal_bytes: U64 = 0
 
 
-class Detached(Frame, frozen=True, kw_only=True):
+class Detached(Frame):
     """The server is closing this connection (a DetachReason), then it closes."""
 
     TYPE: ClassVar[int] = 0x82
@@ -313,7 +320,7 @@ class Detached(Frame, frozen=True, kw_only=True):
     message: str = ""
 
 
-class Output(Frame, frozen=True, kw_only=True):
+class Output(Frame):
     """Live output: ``data`` are the bytes numbered ``seq`` .. ``seq + len(data) - 1``."""
 
     TYPE: ClassVar[int] = 0x90
@@ -322,7 +329,7 @@ class Output(Frame, frozen=True, kw_only=True):
     data: bytes
 
 
-class Resized(Frame, frozen=True, kw_only=True):
+class Resized(Frame):
     """The terminal's size became cols x rows before the output byte numbered ``seq``."""
 
     TYPE: ClassVar[int] = 0x92
@@ -332,7 +339,7 @@ class Resized(Frame, frozen=True, kw_only=True):
     rows: U16
 
 
-class BootstrapBegin(Frame, frozen=True, kw_only=True):
+class BootstrapBegin(Frame):
     """Start of a bootstrap. ``request_id`` is the SUBSCRIBE's, or 0 after a tombstone.
 
     The size is the terminal's at ``start_seq``; the chunks and RESIZED frames
@@ -347,7 +354,7 @@ class BootstrapBegin(Frame, frozen=True, kw_only=True):
     rows: U16
 
 
-class BootstrapChunk(Frame, frozen=True, kw_only=True):
+class BootstrapChunk(Frame):
     """Bootstrap bytes. A checkpoint chunk recreates the state before byte ``seq``;
     a journal chunk carries output bytes numbered from ``seq``."""
 
@@ -358,7 +365,7 @@ class BootstrapChunk(Frame, frozen=True, kw_only=True):
     checkpoint: bool = False
 
 
-class BootstrapReady(Frame, frozen=True, kw_only=True):
+class BootstrapReady(Frame):
     """End of a bootstrap: live OUTPUT continues at exactly ``next_seq``."""
 
     TYPE: ClassVar[int] = 0x95
@@ -370,7 +377,7 @@ class BootstrapReady(Frame, frozen=True, kw_only=True):
     exit: ExitStatus | None = None
 
 
-class Tombstone(Frame, frozen=True, kw_only=True):
+class Tombstone(Frame):
     """Output from ``lost_seq`` on was not delivered; a fresh bootstrap follows."""
 
     TYPE: ClassVar[int] = 0x97
@@ -379,7 +386,7 @@ class Tombstone(Frame, frozen=True, kw_only=True):
     lost_seq: U64
 
 
-class TerminalClosed(Frame, frozen=True, kw_only=True):
+class TerminalClosed(Frame):
     """The terminal's process ended; no output follows ``final_seq`` (exclusive)."""
 
     TYPE: ClassVar[int] = 0xA1
@@ -388,7 +395,7 @@ class TerminalClosed(Frame, frozen=True, kw_only=True):
     final_seq: U64
 
 
-class TerminalSpawned(Frame, frozen=True, kw_only=True):
+class TerminalSpawned(Frame):
     """Reply to SPAWN (with its request id), or an event (request id absent)."""
 
     TYPE: ClassVar[int] = 0xA2
@@ -397,10 +404,10 @@ class TerminalSpawned(Frame, frozen=True, kw_only=True):
     cols: U16
     rows: U16
     request_id: U32 | None = None
-    metadata: list[MetaEntry] = msgspec.field(default_factory=list)
+    metadata: list[MetaEntry] = field(default_factory=list)
 
 
-class Error(Frame, frozen=True, kw_only=True):
+class Error(Frame):
     """A request failed (``request_id`` set) or the connection did (absent)."""
 
     TYPE: ClassVar[int] = 0xC1
@@ -409,23 +416,23 @@ class Error(Frame, frozen=True, kw_only=True):
     request_id: U32 | None = None
 
 
-class Ok(Frame, frozen=True, kw_only=True):
+class Ok(Frame):
     """Generic success reply."""
 
     TYPE: ClassVar[int] = 0xC2
     request_id: U32
 
 
-class TerminalList(Frame, frozen=True, kw_only=True):
+class TerminalList(Frame):
     """Reply to LIST_TERMINALS: terminals in creation order, and the global metadata."""
 
     TYPE: ClassVar[int] = 0xC4
     request_id: U32
-    terminals: list[TerminalInfo] = msgspec.field(default_factory=list)
-    global_metadata: list[MetaEntry] = msgspec.field(default_factory=list)
+    terminals: list[TerminalInfo] = field(default_factory=list)
+    global_metadata: list[MetaEntry] = field(default_factory=list)
 
 
-class MetadataChanged(Frame, frozen=True, kw_only=True):
+class MetadataChanged(Frame):
     """A key changed in the scope of ``terminal`` (global when absent); no value = deleted."""
 
     TYPE: ClassVar[int] = 0xD0
@@ -435,7 +442,7 @@ class MetadataChanged(Frame, frozen=True, kw_only=True):
     value: bytes | None = None
 
 
-class MetadataValue(Frame, frozen=True, kw_only=True):
+class MetadataValue(Frame):
     """Reply to META_GET; ``value`` absent when the key is not set."""
 
     TYPE: ClassVar[int] = 0xD1
@@ -444,15 +451,15 @@ class MetadataValue(Frame, frozen=True, kw_only=True):
     value: bytes | None = None
 
 
-class MetadataKeys(Frame, frozen=True, kw_only=True):
+class MetadataKeys(Frame):
     """Reply to META_LIST, sorted by key."""
 
     TYPE: ClassVar[int] = 0xD2
     request_id: U32
-    entries: list[MetaEntry] = msgspec.field(default_factory=list)
+    entries: list[MetaEntry] = field(default_factory=list)
 
 
-class Pong(Frame, frozen=True, kw_only=True):
+class Pong(Frame):
     TYPE: ClassVar[int] = 0xFF
     token: U64 = 0
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import msgspec
-
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Error, Frame, Hello, Ping
 
@@ -15,15 +13,18 @@ def compatible(major: int, minor: int) -> bool:
     return (major, minor) == PROTOCOL_VERSION[:2]
 
 
-class ServerHandshake(msgspec.Struct):
+class ServerHandshake:
     """Tracks one connection's handshake on the server side.
 
     ``check(frame)`` returns None when the frame may be processed, or the
     ERROR to send; ``fatal`` tells whether the connection must close after it.
     """
 
-    done: bool = False
-    fatal: bool = False
+    __slots__ = ("done", "fatal")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.fatal = False
 
     def check(self, frame: Frame) -> Error | None:
         if isinstance(frame, Hello):

@@ -2,23 +2,28 @@
 
 A body is a sequence of fields, each ``field id (varint) | wire type (u8) |
 length (varint) | value``. Field ids are the 1-based position of the field in
-its msgspec Struct. The value encoding of each leaf type is defined once here
-and used by every frame: this module compiles a plan per Struct class from its
-type annotations and drives encoding and decoding from that plan.
+its record class (:mod:`phux.wire.record`). The value encoding of each leaf
+type is defined once here and used by every frame: this module compiles a
+plan per record class from its type annotations and drives encoding and
+decoding from that plan.
 """
 
 from __future__ import annotations
 
 import enum
-import sys
 import types
-import typing
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
-
-import msgspec
 
 from phux.wire.errors import DecodeReason, WireError
+from phux.wire.record import MISSING, Record, builder, fields
+
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    # A leaf codec: encode(value) -> bytes; decode(buf, start, end) -> value.
+    Encoder = Callable[[Any], bytes]
+    Decoder = Callable[[bytes, int, int], Any]
 
 
 class WireType(enum.IntEnum):
@@ -35,19 +40,47 @@ class WireType(enum.IntEnum):
 _MAX_WIRE_TYPE = max(WireType)
 
 
-class IntSpec(msgspec.Struct, frozen=True):
-    """Annotation marker for an integer field: its width in bytes and signedness."""
+class IntSpec:
+    """Base of the integer field types: ``U32`` annotates an int sent as 4 bytes, unsigned.
 
-    width: int
-    signed: bool = False
+    They are annotations only (a field's value is a plain int), and to the
+    type checker they are ``int``. At run time they are classes carrying the
+    width, so that ``U32 | None`` and ``list[U32]`` evaluate without the
+    typing module.
+    """
+
+    width: ClassVar[int] = 0
+    """Bytes on the wire."""
+    signed: ClassVar[bool] = False
 
 
-U8 = Annotated[int, IntSpec(1)]
-U16 = Annotated[int, IntSpec(2)]
-U32 = Annotated[int, IntSpec(4)]
-U64 = Annotated[int, IntSpec(8)]
-I32 = Annotated[int, IntSpec(4, signed=True)]
-I64 = Annotated[int, IntSpec(8, signed=True)]
+if TYPE_CHECKING:
+    U8 = int
+    U16 = int
+    U32 = int
+    U64 = int
+    I32 = int
+    I64 = int
+else:
+
+    class U8(IntSpec):
+        width = 1
+
+    class U16(IntSpec):
+        width = 2
+
+    class U32(IntSpec):
+        width = 4
+
+    class U64(IntSpec):
+        width = 8
+
+    class I32(IntSpec):
+        width, signed = 4, True
+
+    class I64(IntSpec):
+        width, signed = 8, True
+
 
 MAX_VARINT_BYTES = 10
 _U64_MAX = (1 << 64) - 1
@@ -94,19 +127,14 @@ def decode_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return result, pos
 
 
-# A leaf codec: encode(value) -> bytes; decode(buf, start, end) -> value.
-Encoder = Callable[[Any], bytes]
-Decoder = Callable[[bytes, int, int], Any]
-
-
-class Leaf(msgspec.Struct, frozen=True):
+class Leaf(Record):
     wire_type: WireType
     encode: Encoder
     decode: Decoder
     description: str
 
 
-class FieldPlan(msgspec.Struct, frozen=True):
+class FieldPlan(Record):
     field_id: int
     name: str
     leaf: Leaf
@@ -116,16 +144,17 @@ class FieldPlan(msgspec.Struct, frozen=True):
     default_factory: Callable[[], Any] | None
 
 
-class StructPlan(msgspec.Struct, frozen=True):
-    cls: type[msgspec.Struct]
+class StructPlan(Record):
+    cls: type[Record]
     fields: tuple[FieldPlan, ...]
     by_id: dict[int, FieldPlan]
+    build: Callable[[dict[str, Any]], Any]
 
 
 _plans: dict[type, StructPlan] = {}
 
 
-def _int_leaf(spec: IntSpec) -> Leaf:
+def _int_leaf(spec: type[IntSpec]) -> Leaf:
     width, signed = spec.width, spec.signed
     lo = -(1 << (8 * width - 1)) if signed else 0
     hi = (1 << (8 * width - 1)) - 1 if signed else (1 << (8 * width)) - 1
@@ -141,7 +170,9 @@ def _int_leaf(spec: IntSpec) -> Leaf:
         return int.from_bytes(buf[start:end], "big", signed=signed)
 
     kind = WireType.SINT if signed else WireType.UINT
-    return Leaf(kind, enc, dec, f"{'i' if signed else 'u'}{8 * width}")
+    return Leaf(
+        wire_type=kind, encode=enc, decode=dec, description=f"{'i' if signed else 'u'}{8 * width}"
+    )
 
 
 def _enc_bool(value: Any) -> bytes:
@@ -173,19 +204,21 @@ def _dec_bytes(buf: bytes, start: int, end: int) -> bytes:
     return bytes(buf[start:end])
 
 
-_BOOL = Leaf(WireType.BOOL, _enc_bool, _dec_bool, "bool")
-_STR = Leaf(WireType.STRING, _enc_str, _dec_str, "string")
-_BYTES = Leaf(WireType.BYTES, _enc_bytes, _dec_bytes, "bytes")
+_BOOL = Leaf(wire_type=WireType.BOOL, encode=_enc_bool, decode=_dec_bool, description="bool")
+_STR = Leaf(wire_type=WireType.STRING, encode=_enc_str, decode=_dec_str, description="string")
+_BYTES = Leaf(wire_type=WireType.BYTES, encode=_enc_bytes, decode=_dec_bytes, description="bytes")
 
 
-def _struct_leaf(cls: type[msgspec.Struct]) -> Leaf:
+def _struct_leaf(cls: type[Record]) -> Leaf:
     def enc(value: Any) -> bytes:
         return encode_struct(value)
 
     def dec(buf: bytes, start: int, end: int) -> Any:
         return decode_struct(cls, buf, start, end)
 
-    return Leaf(WireType.STRUCT, enc, dec, f"struct {cls.__name__}")
+    return Leaf(
+        wire_type=WireType.STRUCT, encode=enc, decode=dec, description=f"struct {cls.__name__}"
+    )
 
 
 def _list_leaf(item: Leaf) -> Leaf:
@@ -214,16 +247,18 @@ def _list_leaf(item: Leaf) -> Leaf:
             raise WireError(DecodeReason.BAD_COUNT, f"{end - pos} bytes after the last element")
         return out
 
-    return Leaf(WireType.LIST, enc, dec, f"list of {item.description}")
+    return Leaf(
+        wire_type=WireType.LIST, encode=enc, decode=dec, description=f"list of {item.description}"
+    )
 
 
-def _union_leaf(members: tuple[type[msgspec.Struct], ...]) -> Leaf:
-    by_tag: dict[int, type[msgspec.Struct]] = {}
+def _union_leaf(members: tuple[type[Record], ...]) -> Leaf:
+    by_tag: dict[int, type[Record]] = {}
     tag_of: dict[type, int] = {}
     for cls in members:
-        tag = cls.__struct_config__.tag
-        if not isinstance(tag, int) or isinstance(tag, bool):
-            raise TypeError(f"union member {cls.__name__} needs an integer msgspec tag")
+        tag = union_tag(cls)
+        if tag is None:
+            raise TypeError(f"union member {cls.__name__} needs an integer TAG")
         by_tag[tag] = cls
         tag_of[cls] = tag
 
@@ -238,22 +273,23 @@ def _union_leaf(members: tuple[type[msgspec.Struct], ...]) -> Leaf:
         return decode_struct(cls, buf, pos, end)
 
     names = " | ".join(f"{c.__name__}={tag_of[c]}" for c in members)
-    return Leaf(WireType.UNION, enc, dec, f"union ({names})")
+    return Leaf(wire_type=WireType.UNION, encode=enc, decode=dec, description=f"union ({names})")
+
+
+def union_tag(cls: type[Record]) -> int | None:
+    """The tag a record class carries as a member of a union (its ``TAG``), if any."""
+    tag = getattr(cls, "TAG", None)
+    return tag if isinstance(tag, int) and not isinstance(tag, bool) else None
 
 
 def _is_struct(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+    return isinstance(tp, type) and issubclass(tp, Record)
 
 
 def leaf_for(tp: Any) -> Leaf:
     """The leaf codec for a (non-optional) annotated type."""
-    origin = typing.get_origin(tp)
-    if origin is Annotated:
-        base, *extras = typing.get_args(tp)
-        for extra in extras:
-            if isinstance(extra, IntSpec) and base is int:
-                return _int_leaf(extra)
-        return leaf_for(base)
+    if isinstance(tp, type) and issubclass(tp, IntSpec):
+        return _int_leaf(tp)
     if tp is bool:
         return _BOOL
     if tp is str:
@@ -262,11 +298,11 @@ def leaf_for(tp: Any) -> Leaf:
         return _BYTES
     if tp is int:
         raise TypeError("bare int: annotate integers with a width (U8, U16, U32, U64, I32, I64)")
-    if origin is list:
-        (item,) = typing.get_args(tp)
+    if isinstance(tp, types.GenericAlias) and tp.__origin__ is list:
+        (item,) = tp.__args__
         return _list_leaf(leaf_for(item))
-    if origin in (types.UnionType, typing.Union):
-        members = typing.get_args(tp)
+    if isinstance(tp, types.UnionType):
+        members = tp.__args__
         if all(_is_struct(m) for m in members):
             return _union_leaf(members)
     if _is_struct(tp):
@@ -275,76 +311,48 @@ def leaf_for(tp: Any) -> Leaf:
 
 
 def _split_optional(tp: Any) -> tuple[Any, bool]:
-    origin = typing.get_origin(tp)
-    if origin in (types.UnionType, typing.Union):
-        args = typing.get_args(tp)
-        if type(None) in args:
-            rest = tuple(a for a in args if a is not type(None))
-            inner = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
-            return inner, True
+    if isinstance(tp, types.UnionType) and type(None) in tp.__args__:
+        rest = [a for a in tp.__args__ if a is not type(None)]
+        inner = rest.pop(0)
+        for other in rest:
+            inner = inner | other
+        return inner, True
     return tp, False
 
 
-class _WithFactory(msgspec.Struct):
-    items: list[int] = msgspec.field(default_factory=list)
-
-
-_Factory = type(_WithFactory.__struct_defaults__[0])  # how a Struct class holds a default_factory
-
-
-def _field_types(cls: type[msgspec.Struct]) -> dict[str, Any]:
-    """Each field's annotation, evaluated in the module of the class that declares it.
-
-    What ``typing.get_type_hints(cls, include_extras=True)`` gives for the wire's
-    Structs (plain classes, no generics, no local names), at a fraction of its
-    cost: every one-shot CLI process plans a dozen Structs before it can talk.
-    """
-    hints: dict[str, Any] = {}
-    for klass in reversed(cls.__mro__):
-        # Not inspect.get_annotations: the inspect module alone costs a one-shot ~8 ms.
-        annotations = klass.__dict__.get("__annotations__")  # noqa: RUF063
-        if not annotations:
-            continue
-        scope = sys.modules[klass.__module__].__dict__
-        for name, value in annotations.items():
-            hints[name] = eval(value, scope) if isinstance(value, str) else value
-    return hints
-
-
-def plan_for(cls: type[msgspec.Struct]) -> StructPlan:
+def plan_for(cls: type[Record]) -> StructPlan:
     plan = _plans.get(cls)
     if plan is not None:
         return plan
-    hints = _field_types(cls)
-    names: tuple[str, ...] = cls.__struct_fields__
-    defaults = (msgspec.NODEFAULT,) * (len(names) - len(cls.__struct_defaults__))
-    fields = []
-    for index, (name, default) in enumerate(
-        zip(names, defaults + cls.__struct_defaults__, strict=True), start=1
-    ):
-        inner, optional = _split_optional(hints[name])
-        factory = getattr(default, "factory", None) if type(default) is _Factory else None
-        has_default = default is not msgspec.NODEFAULT and factory is None
-        if optional and not (has_default and default is None):
-            raise TypeError(f"{cls.__name__}.{name}: optional fields must default to None")
-        fields.append(
+    planned = []
+    for index, f in enumerate(fields(cls), start=1):
+        inner, optional = _split_optional(f.annotation)
+        has_default = f.default is not MISSING
+        if optional and not (has_default and f.default is None):
+            raise TypeError(f"{cls.__name__}.{f.name}: optional fields must default to None")
+        planned.append(
             FieldPlan(
                 field_id=index,
-                name=name,
+                name=f.name,
                 leaf=leaf_for(inner),
                 optional=optional,
-                required=not (has_default or factory is not None),
-                default=default if has_default else None,
-                default_factory=factory,
+                required=f.required,
+                default=f.default if has_default else None,
+                default_factory=f.factory,
             )
         )
-    plan = StructPlan(cls, tuple(fields), {f.field_id: f for f in fields})
+    plan = StructPlan(
+        cls=cls,
+        fields=tuple(planned),
+        by_id={p.field_id: p for p in planned},
+        build=builder(cls),
+    )
     _plans[cls] = plan
     return plan
 
 
-def encode_struct(value: msgspec.Struct) -> bytes:
-    """Encode a Struct as a TLV body: every non-None field, in field-id order."""
+def encode_struct(value: Record) -> bytes:
+    """Encode a record as a TLV body: every non-None field, in field-id order."""
     plan = plan_for(type(value))
     parts: list[bytes] = []
     for f in plan.fields:
@@ -363,7 +371,8 @@ def encode_struct(value: msgspec.Struct) -> bytes:
     return b"".join(parts)
 
 
-S = TypeVar("S", bound=msgspec.Struct)
+if TYPE_CHECKING:
+    S = TypeVar("S", bound=Record)
 
 
 def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
@@ -394,10 +403,8 @@ def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
                 )
             values[f.name] = f.leaf.decode(buf, pos, pos + length)
         pos += length
-    for f in plan.fields:
-        if f.required and f.name not in values:
-            raise WireError(DecodeReason.MISSING_FIELD, f"{cls.__name__}.{f.name}")
     try:
-        return cls(**values)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - plan and class agree
-        raise WireError(DecodeReason.MISSING_FIELD, str(exc)) from None
+        built: S = plan.build(values)
+    except KeyError as exc:
+        raise WireError(DecodeReason.MISSING_FIELD, f"{cls.__name__}.{exc.args[0]}") from None
+    return built

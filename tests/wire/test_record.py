@@ -1,0 +1,129 @@
+"""The record base the frame catalog is declared with (phux.wire.record)."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import subprocess
+import sys
+from typing import ClassVar
+
+import pytest
+
+from phux.wire.frames import ALL_FRAMES, Exited, Output, TerminalInfo
+from phux.wire.record import MISSING, Record, builder, field, fields
+from phux.wire.tlv import U16
+
+
+class Point(Record):
+    """A record with every kind of field."""
+
+    KIND: ClassVar[str] = "point"
+    x: int
+    y: int = 0
+    tags: list[str] = field(default_factory=list)
+    label: str | None = None
+
+
+class Point3(Point):
+    z: U16 = 1
+
+
+def test_defaults_and_factories() -> None:
+    p = Point(x=1)
+    assert (p.x, p.y, p.tags, p.label) == (1, 0, [], None)
+    assert Point(x=1).tags is not p.tags  # a fresh list per record
+    assert Point(x=1, y=2, tags=["a"], label="l").tags == ["a"]
+
+
+def test_keyword_only_and_required() -> None:
+    with pytest.raises(TypeError):
+        Point(1)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="'x'"):
+        Point()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="'w'"):
+        Point(x=1, w=2)  # type: ignore[call-arg]
+
+
+def test_immutable() -> None:
+    p = Point(x=1)
+    with pytest.raises(AttributeError):
+        p.x = 2  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del p.x  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        p.other = 1  # type: ignore[attr-defined]
+    assert not hasattr(p, "__dict__")
+    assert p.x == 1
+
+
+def test_equality_hash_repr() -> None:
+    assert Point(x=1) == Point(x=1, y=0)
+    assert Point(x=1) != Point(x=2)
+    assert Point(x=1) != Point3(x=1)  # same fields so far, different class
+    assert Point(x=1) != (1, 0, [], None)
+    assert hash(Exited(code=2)) == hash(Exited(code=2))
+    assert len({Exited(code=2), Exited(code=2), Exited(code=4)}) == 2
+    with pytest.raises(TypeError):
+        hash(Point(x=1))  # a list field is unhashable, like a tuple holding one
+    assert repr(Point(x=1, label="a")) == "Point(x=1, y=0, tags=[], label='a')"
+    assert repr(Exited(code=-1)) == "Exited(code=-1)"
+
+
+def test_fields_lists_evaluated_annotations_and_skips_class_vars() -> None:
+    listed = fields(Point3)
+    assert [f.name for f in listed] == ["x", "y", "tags", "label", "z"]
+    x, y, tags, label, z = listed
+    assert (x.annotation, x.default, x.factory, x.required) == (int, MISSING, None, True)
+    assert (y.default, y.required) == (0, False)
+    assert (tags.annotation, tags.default, tags.factory, tags.required) == (
+        list[str],
+        MISSING,
+        list,
+        False,
+    )
+    assert label.annotation == str | None
+    assert z.annotation is U16
+    assert Point3.KIND == "point"
+    assert fields(Point3) is listed  # evaluated once
+
+
+def test_builder_is_construction_from_a_dict() -> None:
+    build = builder(Point3)
+    built = build({"x": 1, "label": "l", "unknown": 5})
+    assert built == Point3(x=1, label="l")
+    assert build({"x": 1}).tags is not build({"x": 1}).tags
+    with pytest.raises(KeyError, match="x"):
+        build({"y": 1})
+    with pytest.raises(AttributeError):
+        built.x = 2  # type: ignore[misc]
+
+
+def test_a_field_cannot_be_declared_twice() -> None:
+    with pytest.raises(TypeError, match="already a field"):
+
+        class Bad(Point):
+            x: int = 3
+
+
+def test_copy_and_pickle() -> None:
+    info = TerminalInfo(terminal=1, pid=2, cols=3, rows=4, alive=False, exit=Exited(code=1))
+    assert pickle.loads(pickle.dumps(info)) == info
+    assert copy.deepcopy(info) == info
+    assert copy.copy(Output(terminal=1, seq=2, data=b"x")) == Output(terminal=1, seq=2, data=b"x")
+
+
+def test_every_frame_is_a_record() -> None:
+    assert all(issubclass(cls, Record) for cls in ALL_FRAMES)
+
+
+def test_the_frame_catalog_does_not_import_msgspec() -> None:
+    # The one-shot CLI verbs talk to the server through these modules only.
+    code = (
+        "import sys, phux.wire.frames, phux.wire.framing, phux.wire.handshake; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'msgspec'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    assert out.strip() == "[]"
