@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
+from itertools import islice
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
 from urllib.parse import unquote, urlparse
@@ -249,6 +250,10 @@ class Line(StaticDefaultDict[int, Cell]):
     less work for the garbage collector on floods of rows).
     """
 
+    # Only a ``_TextLine`` sets ``text``; the slot is here so that a row can turn
+    # from one class into the other (same layout).
+    __slots__ = ("text",)
+    text: str
     wrapped: bool = False
     default: Cell = BLANK
 
@@ -257,7 +262,40 @@ class Line(StaticDefaultDict[int, Cell]):
             self.default = default
 
 
+def _forgetting_text(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (of ``dict``) run on a ``_TextLine`` made a plain ``Line`` first."""
+
+    def forget_then(line: Line, *args: Any, **kwargs: Any) -> Any:
+        line.__class__ = Line
+        line.text = ""  # only a _TextLine's text is read; this drops the old string
+        return method(line, *args, **kwargs)
+
+    return forget_then
+
+
+class _TextLine(Line):
+    """A row the flood path built from a string of width-1 characters (cell ``x``
+    holds ``text[x]``), keeping that string so that scrollback text never has to
+    be read back cell by cell.
+
+    ``text`` is right only while the cells are untouched, so every mutating dict
+    method first turns the row into a plain ``Line`` (the text is dropped), which
+    then changes at plain dict speed.
+    """
+
+    __slots__ = ()
+    __setitem__ = _forgetting_text(dict.__setitem__)
+    __delitem__ = _forgetting_text(dict.__delitem__)
+    __ior__ = _forgetting_text(dict.__ior__)
+    update = _forgetting_text(dict.update)
+    setdefault = _forgetting_text(dict.setdefault)
+    pop = _forgetting_text(dict.pop)
+    popitem = _forgetting_text(dict.popitem)
+    clear = _forgetting_text(dict.clear)
+
+
 _new_row = Line.__new__
+_dict_update = dict.update
 
 
 class _Glyphs(dict[str, Cell]):
@@ -765,11 +803,13 @@ class EngineScreen(pyte.Screen):
         rows.append(first)
         append = rows.append
         new = _new_row
+        fill = _dict_update  # a _TextLine's own update() would drop the text
         for text in texts[start + 1 + skip : stop]:
-            line = new(Line)  # Line(default), without a Python-level __init__
+            line = new(_TextLine)  # without a Python-level __init__
             if default is not BLANK:
                 line.default = default
-            line.update(enumerate(map(glyph, text)))
+            fill(line, enumerate(map(glyph, text)))
+            line.text = text
             append(line)
         append(Line(default))
         pushed = k - skip
@@ -1289,9 +1329,17 @@ class EngineScreen(pyte.Screen):
         scrollback = self.scrollback
         pending = min(self._unrendered, len(scrollback))
         cols = self.columns
-        for i in range(pending, 0, -1):
-            text = _render_line(scrollback[-i], cols)
-            texts.append((text, text.rstrip(" ")))
+        rows = list(islice(reversed(scrollback), pending))
+        rows.reverse()
+        append = texts.append
+        for line in rows:
+            if line.__class__ is _TextLine:  # most rows of a flood: no cells to read
+                text = line.text
+                n = len(text)
+                append((text + " " * (cols - n) if n < cols else text, text.rstrip(" ")))
+            else:
+                text = _render_line(line, cols)
+                append((text, text.rstrip(" ")))
         self._unrendered = 0
         if len(texts) != len(scrollback):
             # ``scrollback`` was changed behind our back: render it all again.
@@ -1332,6 +1380,12 @@ def _render_line(line: Line, cols: int, clip: bool = False) -> str:
     """A row's text, untrimmed (stubs contribute nothing): ``cols`` cells wide, or
     wider when the row holds cells past ``cols`` (written before a resize) and
     ``clip`` is false."""
+    if line.__class__ is _TextLine:
+        text = line.text
+        n = len(text)
+        if n < cols:
+            return text + " " * (cols - n)
+        return text[:cols] if clip else text
     n = len(line)
     if not n:
         return " " * cols
