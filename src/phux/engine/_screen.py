@@ -83,7 +83,6 @@ class Cell(NamedTuple):
 
 
 _FG, _BG, _FG_INDEX, _BG_INDEX = 1, 2, 12, 13
-_HEX = [f"{i:02x}" for i in range(256)]
 _DATA = itemgetter(0)
 
 
@@ -124,8 +123,11 @@ def _set_color(v: _Recorder, fg: bool, value: str, index: int) -> None:
 
 
 SgrPlan = tuple[bool, tuple[tuple[int, Any], ...]]
-_BYTE = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_SGR_RGB = re.compile(rf"([34])8;2;{_BYTE};{_BYTE};{_BYTE}(?:;([34])8;2;{_BYTE};{_BYTE};{_BYTE})?")
+# "0".."255" written plainly (no leading zeros) -> "00".."ff"; other spellings
+# take the general parse.
+_BYTE_HEX = {str(i): f"{i:02x}" for i in range(256)}
+# The target fields of 38;2 and 48;2: (colour, palette index).
+_RGB_TARGET = {"38": (_FG, _FG_INDEX), "48": (_BG, _BG_INDEX)}
 
 
 def _sgr_plan(params: str) -> SgrPlan:
@@ -135,18 +137,9 @@ def _sgr_plan(params: str) -> SgrPlan:
     out-of-range 256-colour indexes ignored) and adds faint, invisible, overline,
     the palette index and colon forms.
     """
-    rgb_match = _SGR_RGB.fullmatch(params)
-    if rgb_match is not None:  # the common truecolor forms, without the general parse
-        g1, r1, gg1, b1, g2, r2, gg2, b2 = rgb_match.groups()
-        first = (_FG, _FG_INDEX) if g1 == "3" else (_BG, _BG_INDEX)
-        hex1 = _HEX[int(r1)] + _HEX[int(gg1)] + _HEX[int(b1)]
-        if g2 is None:
-            return False, ((first[0], hex1), (first[1], -1))
-        hex2 = _HEX[int(r2)] + _HEX[int(gg2)] + _HEX[int(b2)]
-        if g2 == g1:
-            return False, ((first[0], hex2), (first[1], -1))
-        second = (_FG, _FG_INDEX) if g2 == "3" else (_BG, _BG_INDEX)
-        return False, ((first[0], hex1), (first[1], -1), (second[0], hex2), (second[1], -1))
+    direct = _rgb_plan(params)
+    if direct is not None:
+        return direct
     items: list[int | tuple[int, ...]] = []
     for part in params.split(";"):
         if ":" in part:
@@ -205,6 +198,28 @@ def _sgr_plan(params: str) -> SgrPlan:
                 else:
                     i = n
     return reset, tuple(assigns.items())
+
+
+def _rgb_plan(params: str) -> SgrPlan | None:
+    """The common truecolor forms ``38;2;r;g;b`` and ``38;2;r;g;b;48;2;r;g;b`` (either
+    colour first), without the general parse; None for anything else."""
+    parts = params.split(";")
+    n = len(parts)
+    if (n != 5 and n != 10) or parts[1] != "2" or (n == 10 and parts[6] != "2"):
+        return None
+    hex_of = _BYTE_HEX
+    try:  # a KeyError: not this form after all
+        first = _RGB_TARGET[parts[0]]
+        rgb = hex_of[parts[2]] + hex_of[parts[3]] + hex_of[parts[4]]
+        if n == 5:
+            return False, ((first[0], rgb), (first[1], -1))
+        second = _RGB_TARGET[parts[5]]
+        rgb2 = hex_of[parts[7]] + hex_of[parts[8]] + hex_of[parts[9]]
+    except KeyError:
+        return None
+    if second is first:  # the second colour replaces the first
+        return False, ((first[0], rgb2), (first[1], -1))
+    return False, ((first[0], rgb), (first[1], -1), (second[0], rgb2), (second[1], -1))
 
 
 class _Recorder:
