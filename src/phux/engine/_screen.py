@@ -320,12 +320,15 @@ class _Glyphs(dict[str, Cell]):
 
     def __init__(self, attrs: Cell) -> None:
         super().__init__()
-        self.tail = tuple(attrs[1:])
+        self.tail = attrs[1:]
 
     def __missing__(self, char: str) -> Cell:
         cell: Cell = _new_tuple(Cell, (char, *self.tail))
         self[char] = cell
         return cell
+
+
+_new_glyphs = _Glyphs.__new__
 
 
 def _width_ranges(width: int, blocks: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -425,6 +428,8 @@ class EngineScreen(pyte.Screen):
         self._glyph_cache: dict[Cell, _Glyphs] = {}
         self._sgr_cache: dict[tuple[Cell, str], Cell] = {}
         self._sgr_plans: dict[str, SgrPlan] = {}
+        self._sgr_once: set[str] = set()
+        self._one_off: Cell | None = None  # the attributes of the last new SGR string
         # {(start, end, cell): {x: cell for x in range(start, end)}}, for EL.
         self._fills: dict[tuple[int, int, Cell], dict[int, Cell]] = {}
         super().__init__(columns, lines)
@@ -496,21 +501,28 @@ class EngineScreen(pyte.Screen):
         if charset is not cs.LAT1_MAP:
             data = data.translate(charset)
         elif data.isascii() and data.isprintable() and data:
-            # The common case: a run that ends before the last column, in
-            # attributes seen before, no insert mode (``_draw_narrow``'s fast
-            # path, inline).
+            # The common case: a run that ends before the last column, no
+            # insert mode (``_draw_narrow``'s fast path, inline).
             cursor = self.cursor
             x = cursor.x
             end = x + len(data)
             attrs: Cell = cursor.attrs  # type: ignore[assignment]
             glyphs = self._glyphs if attrs is self._glyph_attrs else self._select_glyphs(attrs)
-            if end < self.columns and glyphs and _IRM not in self.mode:
+            if end < self.columns and _IRM not in self.mode:
                 line = self.buffer[cursor.y]
                 left = line.get(x)
                 right = line.get(end)
                 if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
                     self._split_wide(line, x, end)
-                line.update(enumerate(map(glyphs.__getitem__, data), x))
+                if glyphs:
+                    line.update(enumerate(map(glyphs.__getitem__, data), x))
+                else:  # attributes seen for the first time: build cells without the cache
+                    tail = glyphs.tail
+                    # (c,) + tail: one tuple, where (c, *tail) builds a list first.
+                    cells = [_new_tuple(Cell, (c,) + tail) for c in data]  # noqa: RUF005
+                    line.update(enumerate(cells, x))
+                    if attrs is not self._one_off:  # (a throwaway cache: not filled)
+                        glyphs.update(zip(data, cells, strict=True))
                 cursor.x = end
             else:
                 self._draw_narrow(data)
@@ -578,11 +590,17 @@ class EngineScreen(pyte.Screen):
         self._no_pending_wrap()
 
     def _select_glyphs(self, attrs: Cell) -> _Glyphs:
-        glyphs = self._glyph_cache.get(attrs)
+        # Attributes from an SGR string never seen before (a random colour) are
+        # neither looked up nor kept: their cells then die when overwritten
+        # instead of piling up in the cache for the garbage collector to scan.
+        glyphs = None if attrs is self._one_off else self._glyph_cache.get(attrs)
         if glyphs is None:
-            if len(self._glyph_cache) >= _GLYPH_CACHE_LIMIT:
-                self._glyph_cache.clear()
-            glyphs = self._glyph_cache[attrs] = _Glyphs(attrs)
+            glyphs = _new_glyphs(_Glyphs)  # _Glyphs(attrs), without the calls
+            glyphs.tail = attrs[1:]
+            if attrs is not self._one_off:
+                if len(self._glyph_cache) >= _GLYPH_CACHE_LIMIT:
+                    self._glyph_cache.clear()
+                self._glyph_cache[attrs] = glyphs
         self._glyph_attrs = attrs
         self._glyphs = glyphs
         return glyphs
@@ -617,7 +635,7 @@ class EngineScreen(pyte.Screen):
                 line.update(zip(range(x, x + n), map(glyphs.__getitem__, run), strict=False))
             else:  # attributes seen for the first time: build cells without the cache
                 tail = glyphs.tail
-                cells = [_new_tuple(Cell, (c, *tail)) for c in run]
+                cells = [_new_tuple(Cell, (c,) + tail) for c in run]  # noqa: RUF005
                 line.update(zip(range(x, x + n), cells, strict=True))
                 glyphs.update(zip(run, cells, strict=True))
             cursor.x = x + n
@@ -652,7 +670,7 @@ class EngineScreen(pyte.Screen):
                 line.update(zip(range(x, x + k), map(glyph, seg), strict=False))
             else:  # attributes seen for the first time: build cells without the cache
                 tail = glyphs.tail
-                cells = [_new_tuple(Cell, (c, *tail)) for c in seg]
+                cells = [_new_tuple(Cell, (c,) + tail) for c in seg]  # noqa: RUF005
                 line.update(zip(range(x, x + k), cells, strict=True))
                 glyphs.update(zip(seg, cells, strict=True))
             cursor.x = x + k
@@ -1178,12 +1196,23 @@ class EngineScreen(pyte.Screen):
         cache = self._sgr_cache
         result = cache.get(key)
         if result is None:
-            plan = self._sgr_plans.get(params)
+            plans = self._sgr_plans
+            plan = plans.get(params)
             seen = plan is not None
             if plan is None:
-                if len(self._sgr_plans) >= _SGR_CACHE_LIMIT:
-                    self._sgr_plans.clear()
-                plan = self._sgr_plans[params] = _sgr_plan(params)
+                plan = _sgr_plan(params)
+                # A string is remembered (a set of strings, nothing for the garbage
+                # collector to scan) the first time and its plan kept the second.
+                once = self._sgr_once
+                seen = params in once
+                if seen:
+                    if len(plans) >= _SGR_CACHE_LIMIT:
+                        plans.clear()
+                    plans[params] = plan
+                else:
+                    if len(once) >= _SGR_CACHE_LIMIT:
+                        once.clear()
+                    once.add(params)
             reset, assigns = plan
             if reset and not assigns:
                 result = self._default_attrs()
@@ -1196,6 +1225,8 @@ class EngineScreen(pyte.Screen):
                 if len(cache) >= _SGR_CACHE_LIMIT:
                     cache.clear()
                 cache[key] = result
+            elif not reset or assigns:  # built here (not the shared default attributes)
+                self._one_off = result
         cursor.attrs = result  # type: ignore[assignment]
 
     def set_semantic(self, semantic: int) -> None:
