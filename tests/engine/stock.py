@@ -37,3 +37,7 @@ def assert_same_as_stock(t: Terminal, stock: Any) -> None:
     assert len(mine.scrollback) == len(stock.history.top)
     for a, b in zip(mine.scrollback, stock.history.top, strict=True):
         assert _grid(a, cols) == _grid(b, cols)
+    # The text projections read (kept from the flood path where it had it) too.
+    stock_text = ["".join(line[x].data for x in range(cols)) for line in stock.history.top]
+    assert mine.history_rows() == stock_text
+    assert mine.display == stock.display

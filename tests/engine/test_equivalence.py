@@ -15,6 +15,7 @@ ED 3 (erases the scrollback only, as xterm does; stock pyte clears the screen).
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,47 @@ def test_recorded_output_same_as_stock(data: bytes, chunk: int) -> None:
     for i in range(0, len(data), chunk):
         t.feed(data[i : i + chunk])
     assert_same_as_stock(t, stock_screen(data, 120, 40, 1000))
+
+
+def _truecolor_stream(seed: int) -> bytes:
+    """Coloured runs as truecolor TUIs write them: random colours (every SGR string
+    new), colours from a small theme (strings seen again), one colour or both, in
+    one sequence or two, and spellings the direct truecolor parse leaves to the
+    general one (leading zeros, other attributes mixed in, empty parameters)."""
+    rng = random.Random(seed)
+    theme = [(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(6)]
+    forms = [
+        "\x1b[38;2;{0};{1};{2}m\x1b[48;2;{2};{0};{1}m",
+        "\x1b[38;2;{0};{1};{2};48;2;{2};{0};{1}m",
+        "\x1b[48;2;{0};{1};{2}m",
+        "\x1b[38;2;{0};{1};{2};38;2;{1};{2};{0}m",
+        "\x1b[48;2;{0};{1};{2};38;2;{1};{2};{0}m",
+        "\x1b[38;2;0{0};{1};{2}m",
+        "\x1b[1;38;2;{0};{1};{2}m",
+        "\x1b[m\x1b[4m\x1b[38;2;{0};{1};{2}m",
+        "\x1b[0m",
+    ]
+    out = []
+    for _ in range(600):
+        if rng.random() < 0.5:
+            rgb = rng.choice(theme)
+        else:
+            rgb = (rng.randrange(256), rng.randrange(256), rng.randrange(256))
+        out.append(rng.choice(forms).format(*rgb))
+        out.append("".join(rng.choice("|#=.-%0123456789 ab") for _ in range(rng.randint(1, 14))))
+        roll = rng.random()
+        if roll < 0.1:
+            out.append("\r\n")
+        elif roll < 0.2:
+            out.append(f"\x1b[{rng.randint(1, ROWS)};{rng.randint(1, COLS)}H")
+    return "".join(out).encode()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("chunk", [5, 4096])
+def test_truecolor_runs_same_as_stock(seed: int, chunk: int) -> None:
+    data = _truecolor_stream(seed)
+    t = Terminal(COLS, ROWS, history=HISTORY)
+    for i in range(0, len(data), chunk):
+        t.feed(data[i : i + chunk])
+    assert_same_as_stock(t, stock_screen(data, COLS, ROWS, HISTORY))

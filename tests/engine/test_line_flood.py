@@ -5,6 +5,7 @@ CR and LF line by line, in any chunking."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal, _stream
+from phux.engine._screen import BLANK, Cell, Line, _TextLine
 
 from .stock import assert_same_as_stock, stock_screen
 
@@ -145,3 +147,73 @@ def test_a_long_flood_scrolls_into_history(chunk: int) -> None:
         t.feed(data[i : i + chunk])
     assert_same_as_stock(t, stock_screen(data, 20, 10, 100))
     assert t.screen.history_rows(trimmed=True)[-1] == "1496"
+
+
+def _flooded() -> Terminal:
+    """A terminal whose rows 0-3 were built by the flood path from their text."""
+    t = Terminal(COLS, ROWS, history=HISTORY)
+    t.feed(b"".join(b"row%d ab\r\n" % i for i in range(12)))
+    assert all(type(t.screen.buffer[y]) is _TextLine for y in range(4))
+    return t
+
+
+def _read_cells(line: Line, cols: int) -> str:
+    """A row's text read cell by cell, ignoring any text the row carries."""
+    width = max(cols, max(line, default=-1) + 1)
+    return "".join(dict.get(line, x, BLANK).data for x in range(width))
+
+
+_CHANGES: dict[str, Callable[[Line], object]] = {
+    "setitem": lambda line: line.__setitem__(2, Cell("Q")),
+    "delitem": lambda line: line.__delitem__(0),
+    "update": lambda line: line.update({1: Cell("U")}),
+    "ior": lambda line: line.__ior__({3: Cell("I")}),
+    "setdefault": lambda line: line.setdefault(11, Cell("S")),
+    "pop": lambda line: line.pop(1),
+    "popitem": lambda line: line.popitem(),
+    "clear": lambda line: line.clear(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CHANGES))
+def test_a_changed_flood_row_forgets_its_text(name: str) -> None:
+    t = _flooded()
+    line = t.screen.buffer[1]
+    _CHANGES[name](line)
+    assert type(line) is Line
+    assert t.screen.row_text(1) == _read_cells(line, COLS)
+    t.feed(b"\r\n" * ROWS)  # the changed row scrolls into history
+    assert t.screen.history_rows()[-ROWS + 1] == _read_cells(line, COLS)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        b"\x1b[2;3H\x1b[2P",  # DCH
+        b"\x1b[2;3H\x1b[2@",  # ICH
+        b"\x1b[2;3H\x1b[3X",  # ECH
+        b"\x1b[2;3H\x1b[K",  # EL
+        b"\x1b[2;3H\x1b[44m\x1b[1K\x1b[0m",  # EL with a background
+        b"\x1b[44m\x1b[2J\x1b[0m",  # ED with a background
+        b"\x1b[2;3HZZ",  # overwrite
+        b"\x1b[2;3H\xe4\xb8\xad",  # a wide character
+        b"\x1b[2;4He\xcc\x81",  # a combining mark
+        b"\x1b[2;3Hx\x1b[3b",  # REP
+        b"\x1b[2;3H\x1b[4hIN\x1b[4l",  # insert mode
+        b"\x1b#8",  # DECALN
+    ],
+)
+def test_flood_rows_changed_by_the_program_render_from_their_cells(change: bytes) -> None:
+    t = _flooded()
+    t.feed(change)
+    lines = [t.screen.buffer[y] for y in range(ROWS)]
+    assert [t.screen.row_text(y) for y in range(ROWS)] == [_read_cells(ln, COLS) for ln in lines]
+    t.feed(b"\x1b[5;1H" + b"\r\n" * ROWS)
+    assert t.screen.history_rows()[-ROWS:] == [_read_cells(ln, COLS) for ln in lines]
+
+
+def test_flood_rows_cut_by_a_narrowing_render_from_their_cells() -> None:
+    t = _flooded()
+    t.resize(5, ROWS)
+    lines = [t.screen.buffer[y] for y in range(ROWS)]
+    assert [t.screen.row_text(y) for y in range(ROWS)] == [_read_cells(ln, 5) for ln in lines]

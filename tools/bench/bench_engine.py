@@ -218,7 +218,7 @@ def _throughput(quick: bool) -> list[Measurement]:
         ("compiler/log output, 40-80 char lines", _build_log, ""),
         ("ls --color", _ls_color, ""),
         ("truecolor repaint, 32-colour theme", lambda n: _truecolor_repaint(n, 32), ">= 5x"),
-        ("truecolor repaint, random colours", _truecolor_repaint, ""),
+        ("truecolor repaint, random colours", _truecolor_repaint, ">= 5x"),
         ("CJK text", _cjk, ""),
         ("vim capture", lambda n: _capture("vim", n), ""),
         ("top capture", lambda n: _capture("top", n), ">= 5x"),
@@ -290,7 +290,8 @@ def _projection(quick: bool) -> list[Measurement]:
     assert len(t.project(scrollback=0).scrollback) == HISTORY
 
     cold_state = Terminal(COLS, ROWS, history=HISTORY)
-    cold_state.feed(data)
+    for i in range(0, len(data), 4096):  # in the chunks a PTY read gives
+        cold_state.feed(data[i : i + 4096])
     # A one-shot figure: a full garbage collection falling due inside it (the heap
     # holds the stock screens' millions of objects) would triple it by chance.
     gc.collect()
@@ -322,6 +323,7 @@ def _projection(quick: bool) -> list[Measurement]:
             "naive stock projection",
             naive * ms,
             higher_is_better=False,
+            target="< 20 ms",
         ),
         Measurement(
             "engine",

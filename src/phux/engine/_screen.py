@@ -17,9 +17,10 @@ while the alternate screen is active), ``alternate``, ``scrollback``,
 from __future__ import annotations
 
 import copy
-import re
 import unicodedata
 from collections import defaultdict, deque
+from collections.abc import Callable
+from itertools import islice
 from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
@@ -79,7 +80,6 @@ class Cell(NamedTuple):
 
 
 _FG, _BG, _FG_INDEX, _BG_INDEX = 1, 2, 12, 13
-_HEX = [f"{i:02x}" for i in range(256)]
 _DATA = itemgetter(0)
 
 
@@ -120,8 +120,11 @@ def _set_color(v: _Recorder, fg: bool, value: str, index: int) -> None:
 
 
 SgrPlan = tuple[bool, tuple[tuple[int, Any], ...]]
-_BYTE = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_SGR_RGB = re.compile(rf"([34])8;2;{_BYTE};{_BYTE};{_BYTE}(?:;([34])8;2;{_BYTE};{_BYTE};{_BYTE})?")
+# "0".."255" written plainly (no leading zeros) -> "00".."ff"; other spellings
+# take the general parse.
+_BYTE_HEX = {str(i): f"{i:02x}" for i in range(256)}
+# The target fields of 38;2 and 48;2: (colour, palette index).
+_RGB_TARGET = {"38": (_FG, _FG_INDEX), "48": (_BG, _BG_INDEX)}
 
 
 def _sgr_plan(params: str) -> SgrPlan:
@@ -131,18 +134,9 @@ def _sgr_plan(params: str) -> SgrPlan:
     out-of-range 256-colour indexes ignored) and adds faint, invisible, overline,
     the palette index and colon forms.
     """
-    rgb_match = _SGR_RGB.fullmatch(params)
-    if rgb_match is not None:  # the common truecolor forms, without the general parse
-        g1, r1, gg1, b1, g2, r2, gg2, b2 = rgb_match.groups()
-        first = (_FG, _FG_INDEX) if g1 == "3" else (_BG, _BG_INDEX)
-        hex1 = _HEX[int(r1)] + _HEX[int(gg1)] + _HEX[int(b1)]
-        if g2 is None:
-            return False, ((first[0], hex1), (first[1], -1))
-        hex2 = _HEX[int(r2)] + _HEX[int(gg2)] + _HEX[int(b2)]
-        if g2 == g1:
-            return False, ((first[0], hex2), (first[1], -1))
-        second = (_FG, _FG_INDEX) if g2 == "3" else (_BG, _BG_INDEX)
-        return False, ((first[0], hex1), (first[1], -1), (second[0], hex2), (second[1], -1))
+    direct = _rgb_plan(params)
+    if direct is not None:
+        return direct
     items: list[int | tuple[int, ...]] = []
     for part in params.split(";"):
         if ":" in part:
@@ -203,6 +197,28 @@ def _sgr_plan(params: str) -> SgrPlan:
     return reset, tuple(assigns.items())
 
 
+def _rgb_plan(params: str) -> SgrPlan | None:
+    """The common truecolor forms ``38;2;r;g;b`` and ``38;2;r;g;b;48;2;r;g;b`` (either
+    colour first), without the general parse; None for anything else."""
+    parts = params.split(";")
+    n = len(parts)
+    if (n != 5 and n != 10) or parts[1] != "2" or (n == 10 and parts[6] != "2"):
+        return None
+    hex_of = _BYTE_HEX
+    try:  # a KeyError: not this form after all
+        first = _RGB_TARGET[parts[0]]
+        rgb = hex_of[parts[2]] + hex_of[parts[3]] + hex_of[parts[4]]
+        if n == 5:
+            return False, ((first[0], rgb), (first[1], -1))
+        second = _RGB_TARGET[parts[5]]
+        rgb2 = hex_of[parts[7]] + hex_of[parts[8]] + hex_of[parts[9]]
+    except KeyError:
+        return None
+    if second is first:  # the second colour replaces the first
+        return False, ((first[0], rgb2), (first[1], -1))
+    return False, ((first[0], rgb), (first[1], -1), (second[0], rgb2), (second[1], -1))
+
+
 class _Recorder:
     """Collects ``v[index] = value`` assignments (the last one per field wins)."""
 
@@ -246,6 +262,10 @@ class Line(StaticDefaultDict[int, Cell]):
     less work for the garbage collector on floods of rows).
     """
 
+    # Only a ``_TextLine`` sets ``text``; the slot is here so that a row can turn
+    # from one class into the other (same layout).
+    __slots__ = ("text",)
+    text: str
     wrapped: bool = False
     default: Cell = BLANK
 
@@ -254,7 +274,40 @@ class Line(StaticDefaultDict[int, Cell]):
             self.default = default
 
 
+def _forgetting_text(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (of ``dict``) run on a ``_TextLine`` made a plain ``Line`` first."""
+
+    def forget_then(line: Line, *args: Any, **kwargs: Any) -> Any:
+        line.__class__ = Line
+        line.text = ""  # only a _TextLine's text is read; this drops the old string
+        return method(line, *args, **kwargs)
+
+    return forget_then
+
+
+class _TextLine(Line):
+    """A row the flood path built from a string of width-1 characters (cell ``x``
+    holds ``text[x]``), keeping that string so that scrollback text never has to
+    be read back cell by cell.
+
+    ``text`` is right only while the cells are untouched, so every mutating dict
+    method first turns the row into a plain ``Line`` (the text is dropped), which
+    then changes at plain dict speed.
+    """
+
+    __slots__ = ()
+    __setitem__ = _forgetting_text(dict.__setitem__)
+    __delitem__ = _forgetting_text(dict.__delitem__)
+    __ior__ = _forgetting_text(dict.__ior__)
+    update = _forgetting_text(dict.update)
+    setdefault = _forgetting_text(dict.setdefault)
+    pop = _forgetting_text(dict.pop)
+    popitem = _forgetting_text(dict.popitem)
+    clear = _forgetting_text(dict.clear)
+
+
 _new_row = Line.__new__
+_dict_update = dict.update
 
 
 class _Glyphs(dict[str, Cell]):
@@ -264,12 +317,15 @@ class _Glyphs(dict[str, Cell]):
 
     def __init__(self, attrs: Cell) -> None:
         super().__init__()
-        self.tail = tuple(attrs[1:])
+        self.tail = attrs[1:]
 
     def __missing__(self, char: str) -> Cell:
         cell: Cell = _new_tuple(Cell, (char, *self.tail))
         self[char] = cell
         return cell
+
+
+_new_glyphs = _Glyphs.__new__
 
 
 _IRM = mo.IRM
@@ -307,6 +363,8 @@ class EngineScreen(pyte.Screen):
         self._glyph_cache: dict[Cell, _Glyphs] = {}
         self._sgr_cache: dict[tuple[Cell, str], Cell] = {}
         self._sgr_plans: dict[str, SgrPlan] = {}
+        self._sgr_once: set[str] = set()
+        self._one_off: Cell | None = None  # the attributes of the last new SGR string
         # {(start, end, cell): {x: cell for x in range(start, end)}}, for EL.
         self._fills: dict[tuple[int, int, Cell], dict[int, Cell]] = {}
         super().__init__(columns, lines)
@@ -378,21 +436,28 @@ class EngineScreen(pyte.Screen):
         if charset is not cs.LAT1_MAP:
             data = data.translate(charset)
         elif data.isascii() and data.isprintable() and data:
-            # The common case: a run that ends before the last column, in
-            # attributes seen before, no insert mode (``_draw_narrow``'s fast
-            # path, inline).
+            # The common case: a run that ends before the last column, no
+            # insert mode (``_draw_narrow``'s fast path, inline).
             cursor = self.cursor
             x = cursor.x
             end = x + len(data)
             attrs: Cell = cursor.attrs  # type: ignore[assignment]
             glyphs = self._glyphs if attrs is self._glyph_attrs else self._select_glyphs(attrs)
-            if end < self.columns and glyphs and _IRM not in self.mode:
+            if end < self.columns and _IRM not in self.mode:
                 line = self.buffer[cursor.y]
                 left = line.get(x)
                 right = line.get(end)
                 if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
                     self._split_wide(line, x, end)
-                line.update(enumerate(map(glyphs.__getitem__, data), x))
+                if glyphs:
+                    line.update(enumerate(map(glyphs.__getitem__, data), x))
+                else:  # attributes seen for the first time: build cells without the cache
+                    tail = glyphs.tail
+                    # (c,) + tail: one tuple, where (c, *tail) builds a list first.
+                    cells = [_new_tuple(Cell, (c,) + tail) for c in data]  # noqa: RUF005
+                    line.update(enumerate(cells, x))
+                    if attrs is not self._one_off:  # (a throwaway cache: not filled)
+                        glyphs.update(zip(data, cells, strict=True))
                 cursor.x = end
             else:
                 self._draw_narrow(data)
@@ -461,11 +526,17 @@ class EngineScreen(pyte.Screen):
         self._no_pending_wrap()
 
     def _select_glyphs(self, attrs: Cell) -> _Glyphs:
-        glyphs = self._glyph_cache.get(attrs)
+        # Attributes from an SGR string never seen before (a random colour) are
+        # neither looked up nor kept: their cells then die when overwritten
+        # instead of piling up in the cache for the garbage collector to scan.
+        glyphs = None if attrs is self._one_off else self._glyph_cache.get(attrs)
         if glyphs is None:
-            if len(self._glyph_cache) >= _GLYPH_CACHE_LIMIT:
-                self._glyph_cache.clear()
-            glyphs = self._glyph_cache[attrs] = _Glyphs(attrs)
+            glyphs = _new_glyphs(_Glyphs)  # _Glyphs(attrs), without the calls
+            glyphs.tail = attrs[1:]
+            if attrs is not self._one_off:
+                if len(self._glyph_cache) >= _GLYPH_CACHE_LIMIT:
+                    self._glyph_cache.clear()
+                self._glyph_cache[attrs] = glyphs
         self._glyph_attrs = attrs
         self._glyphs = glyphs
         return glyphs
@@ -500,7 +571,7 @@ class EngineScreen(pyte.Screen):
                 line.update(zip(range(x, x + n), map(glyphs.__getitem__, run), strict=False))
             else:  # attributes seen for the first time: build cells without the cache
                 tail = glyphs.tail
-                cells = [_new_tuple(Cell, (c, *tail)) for c in run]
+                cells = [_new_tuple(Cell, (c,) + tail) for c in run]  # noqa: RUF005
                 line.update(zip(range(x, x + n), cells, strict=True))
                 glyphs.update(zip(run, cells, strict=True))
             cursor.x = x + n
@@ -535,7 +606,7 @@ class EngineScreen(pyte.Screen):
                 line.update(zip(range(x, x + k), map(glyph, seg), strict=False))
             else:  # attributes seen for the first time: build cells without the cache
                 tail = glyphs.tail
-                cells = [_new_tuple(Cell, (c, *tail)) for c in seg]
+                cells = [_new_tuple(Cell, (c,) + tail) for c in seg]  # noqa: RUF005
                 line.update(zip(range(x, x + k), cells, strict=True))
                 glyphs.update(zip(seg, cells, strict=True))
             cursor.x = x + k
@@ -701,11 +772,13 @@ class EngineScreen(pyte.Screen):
         rows.append(first)
         append = rows.append
         new = _new_row
+        fill = _dict_update  # a _TextLine's own update() would drop the text
         for text in texts[start + 1 + skip : stop]:
-            line = new(Line)  # Line(default), without a Python-level __init__
+            line = new(_TextLine)  # without a Python-level __init__
             if default is not BLANK:
                 line.default = default
-            line.update(enumerate(map(glyph, text)))
+            fill(line, enumerate(map(glyph, text)))
+            line.text = text
             append(line)
         append(Line(default))
         pushed = k - skip
@@ -1059,12 +1132,23 @@ class EngineScreen(pyte.Screen):
         cache = self._sgr_cache
         result = cache.get(key)
         if result is None:
-            plan = self._sgr_plans.get(params)
+            plans = self._sgr_plans
+            plan = plans.get(params)
             seen = plan is not None
             if plan is None:
-                if len(self._sgr_plans) >= _SGR_CACHE_LIMIT:
-                    self._sgr_plans.clear()
-                plan = self._sgr_plans[params] = _sgr_plan(params)
+                plan = _sgr_plan(params)
+                # A string is remembered (a set of strings, nothing for the garbage
+                # collector to scan) the first time and its plan kept the second.
+                once = self._sgr_once
+                seen = params in once
+                if seen:
+                    if len(plans) >= _SGR_CACHE_LIMIT:
+                        plans.clear()
+                    plans[params] = plan
+                else:
+                    if len(once) >= _SGR_CACHE_LIMIT:
+                        once.clear()
+                    once.add(params)
             reset, assigns = plan
             if reset and not assigns:
                 result = self._default_attrs()
@@ -1077,6 +1161,8 @@ class EngineScreen(pyte.Screen):
                 if len(cache) >= _SGR_CACHE_LIMIT:
                     cache.clear()
                 cache[key] = result
+            elif not reset or assigns:  # built here (not the shared default attributes)
+                self._one_off = result
         cursor.attrs = result  # type: ignore[assignment]
 
     def set_semantic(self, semantic: int) -> None:
@@ -1225,9 +1311,17 @@ class EngineScreen(pyte.Screen):
         scrollback = self.scrollback
         pending = min(self._unrendered, len(scrollback))
         cols = self.columns
-        for i in range(pending, 0, -1):
-            text = _render_line(scrollback[-i], cols)
-            texts.append((text, text.rstrip(" ")))
+        rows = list(islice(reversed(scrollback), pending))
+        rows.reverse()
+        append = texts.append
+        for line in rows:
+            if line.__class__ is _TextLine:  # most rows of a flood: no cells to read
+                text = line.text
+                n = len(text)
+                append((text + " " * (cols - n) if n < cols else text, text.rstrip(" ")))
+            else:
+                text = _render_line(line, cols)
+                append((text, text.rstrip(" ")))
         self._unrendered = 0
         if len(texts) != len(scrollback):
             # ``scrollback`` was changed behind our back: render it all again.
@@ -1268,6 +1362,12 @@ def _render_line(line: Line, cols: int, clip: bool = False) -> str:
     """A row's text, untrimmed (stubs contribute nothing): ``cols`` cells wide, or
     wider when the row holds cells past ``cols`` (written before a resize) and
     ``clip`` is false."""
+    if line.__class__ is _TextLine:
+        text = line.text
+        n = len(text)
+        if n < cols:
+            return text + " " * (cols - n)
+        return text[:cols] if clip else text
     n = len(line)
     if not n:
         return " " * cols

@@ -191,9 +191,9 @@ class EngineStream(pyte.Stream):
                     else:
                         draw(data[pos:end])
                 elif kind == 2:
-                    # CSI a m CSI b m is CSI a;b m (an empty list means 0).
-                    parts = data[pos + 2 : end - 1].split("m\x1b[")
-                    sgr(parts[0] if len(parts) == 1 else ";".join([p or "0" for p in parts]))
+                    # CSI a m CSI b m is CSI a;b m (an empty list means 0, as an
+                    # empty parameter does).
+                    sgr(data[pos + 2 : end - 1].replace("m\x1b[", ";"))
                 elif kind == 3:
                     prefix, params, inter, final = m.group(4, 5, 6, 7)
                     self._csi(prefix, params, inter, final)
