@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import pytest
 
+from phux.wire import record
 from phux.wire.frames import ALL_FRAMES, Exited, Output, TerminalInfo
 from phux.wire.record import MISSING, Record, builder, field, fields
 from phux.wire.tlv import U16
@@ -127,3 +128,37 @@ def test_the_frame_catalog_does_not_import_msgspec() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
     ).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("hot", [False, True], ids=["generic", "generated"])
+def test_generic_and_generated_code_behave_alike(hot: bool) -> None:
+    """A class runs generic loops until it has built _COMPILE_AFTER instances, then
+    generated code: both must construct, default, refuse and build identically."""
+
+    class Pair(Record):
+        a: int
+        b: int = 2
+        c: list[int] = field(default_factory=list)
+
+    build = builder(Pair)
+    if hot:
+        for i in range(record._COMPILE_AFTER + 1):
+            assert Pair(a=i).a == i
+            assert build({"a": i}).a == i
+    made = Pair(a=1)
+    assert (made.a, made.b, made.c) == (1, 2, [])
+    assert Pair(a=1).c is not made.c
+    assert Pair(a=1, b=3, c=[4]) == build({"a": 1, "b": 3, "c": [4], "other": 0})
+    assert "__init__" in vars(Pair) and (Pair.__init__.__code__.co_name == "__init__")
+    with pytest.raises(TypeError):
+        Pair(1)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="'a'"):
+        Pair()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="'z'"):
+        Pair(a=1, z=2)  # type: ignore[call-arg]
+    with pytest.raises(KeyError, match="a"):
+        build({"b": 1})
+    generated = Pair.__init__.__code__.co_varnames[:1] == ("self",) and (
+        "args" not in Pair.__init__.__code__.co_varnames
+    )
+    assert generated == hot

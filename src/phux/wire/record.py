@@ -17,10 +17,13 @@ evaluated annotations, for the TLV codec and the spec tools.
 
 The wire has its own base (not msgspec's Struct) so that a process that only
 talks to the server, like ``phux send-keys``, does not import msgspec (~17 ms,
-more with typing_extensions installed). Construction stays cheap: each class
-gets an ``__init__`` generated for its fields (on first use) that stores them
+more with typing_extensions installed). Construction stays cheap where it is
+hot: a class that has built :data:`_COMPILE_AFTER` instances gets an
+``__init__`` (and a decoder's builder) generated for its fields that stores them
 through the slot descriptors, because the server builds an OUTPUT frame per
-PTY read.
+PTY read. Until then a generic loop does the same; compiling costs ~100 us a
+function, and a one-shot CLI process, which builds a handful of each of a
+dozen classes, would spend milliseconds compiling code it runs once.
 """
 
 from __future__ import annotations
@@ -191,20 +194,84 @@ def _make_builder(cls: type, specs: tuple[_Spec, ...]) -> Callable[[dict[str, An
     return _compile(cls, "_build", "values", body, scope)
 
 
-def _deferred_init(cls: type, specs: tuple[_Spec, ...]) -> Callable[..., None]:
-    """An ``__init__`` that generates the real one on first use, then runs it.
+_COMPILE_AFTER = 32
+"""Instances a class builds through the generic loops before its code is generated."""
 
-    Compiling an ``__init__`` costs ~40 us; a process constructs a few of the
-    catalog's classes, so the others never pay for theirs.
-    """
+
+def _slot_plan(
+    cls: type, specs: tuple[_Spec, ...]
+) -> tuple[tuple[str, Callable[[Any, Any], None], Any, Callable[[], Any] | None], ...]:
+    return tuple(
+        (spec.name, getattr(cls, spec.name).__set__, spec.default, spec.factory) for spec in specs
+    )
+
+
+def _fill(cls: type, plan: tuple[Any, ...], self: Any, values: dict[str, Any], init: bool) -> None:
+    """Store ``values`` (plus defaults) in ``self``'s slots, as the generated code would."""
+    for name, set_slot, default, factory in plan:
+        value = values.get(name, MISSING)
+        if value is MISSING:
+            if factory is not None:
+                value = factory()
+            elif default is not MISSING:
+                value = default
+            elif init:
+                raise TypeError(f"{cls.__name__}.__init__() missing keyword argument: {name!r}")
+            else:
+                raise KeyError(name)
+        set_slot(self, value)
+
+
+def _deferred_init(cls: type, specs: tuple[_Spec, ...]) -> Callable[..., None]:
+    """An ``__init__`` that loops over the fields until the class proves hot, then
+    generates the real one (see the module docstring)."""
+    plan: tuple[Any, ...] = ()
+    names = frozenset(spec.name for spec in specs)
+    built = 0
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init = _make_init(cls, specs)
-        type.__setattr__(cls, "__init__", init)
-        init(self, *args, **kwargs)
+        nonlocal plan, built
+        built += 1
+        if built > _COMPILE_AFTER:
+            init = _make_init(cls, specs)
+            type.__setattr__(cls, "__init__", init)
+            init(self, *args, **kwargs)
+            return
+        if args:
+            raise TypeError(f"{cls.__name__}.__init__() takes keyword arguments only")
+        if not names.issuperset(kwargs):
+            unknown = sorted(set(kwargs) - names)[0]
+            raise TypeError(
+                f"{cls.__name__}.__init__() got an unexpected keyword argument {unknown!r}"
+            )
+        if not plan:
+            plan = _slot_plan(cls, specs)
+        _fill(cls, plan, self, kwargs, init=True)
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _deferred_builder(cls: type, specs: tuple[_Spec, ...]) -> Callable[[dict[str, Any]], Any]:
+    """The decoder's builder for ``cls``: a loop until the class proves hot, then generated."""
+    plan = _slot_plan(cls, specs)
+    new = object.__new__
+    built = 0
+    fast: Callable[[dict[str, Any]], Any] | None = None  # callers (TLV plans) keep this function
+
+    def build(values: dict[str, Any]) -> Any:
+        nonlocal built, fast
+        if fast is not None:
+            return fast(values)
+        built += 1
+        if built > _COMPILE_AFTER:
+            fast = _builders[cls] = _make_builder(cls, specs)
+            return fast(values)
+        self: Any = new(cls)
+        _fill(cls, plan, self, values, init=False)
+        return self
+
+    return build
 
 
 def _rebuild(cls: type[R], values: tuple[Any, ...]) -> R:
@@ -289,6 +356,7 @@ if TYPE_CHECKING:
 
 _resolved: dict[type, tuple[Field, ...]] = {}
 _builders: dict[type, Callable[[dict[str, Any]], Any]] = {}
+_evaluated: dict[tuple[str, str], Any] = {}
 
 
 def builder(cls: type[R]) -> Callable[[dict[str, Any]], R]:
@@ -300,7 +368,7 @@ def builder(cls: type[R]) -> Callable[[dict[str, Any]], R]:
     """
     build = _builders.get(cls)
     if build is None:
-        build = _builders[cls] = _make_builder(cls, cls.__record_specs__)
+        build = _builders[cls] = _deferred_builder(cls, cls.__record_specs__)
     return build
 
 
@@ -317,7 +385,11 @@ def fields(cls: type[Record]) -> tuple[Field, ...]:
     for spec in cls.__record_specs__:
         annotation = spec.annotation
         if isinstance(annotation, str):
-            annotation = eval(annotation, sys.modules[spec.module].__dict__)
+            key = (spec.module, annotation)
+            evaluated = _evaluated.get(key, MISSING)
+            if evaluated is MISSING:  # the catalog repeats a few dozen annotations
+                evaluated = _evaluated[key] = eval(annotation, sys.modules[spec.module].__dict__)
+            annotation = evaluated
         out.append(Field(spec.name, annotation, spec.default, spec.factory))
     done = tuple(out)
     _resolved[cls] = done
