@@ -34,7 +34,6 @@ from phux.client.errors import (
     TargetNotFound,
     TerminalGone,
 )
-from phux.client.keys import KeyModes, encode_keys, needs_modes, paste_bytes, validate_keys
 from phux.client.mirror import DEFAULT_HISTORY, Mirror
 from phux.client.selectors import (
     KEY_FOCUS,
@@ -75,6 +74,7 @@ from phux.wire.frames import (
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from phux.client.keys import KeyModes
     from phux.client.models import NewResult, ScreenState, WaitResult
     from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
@@ -431,6 +431,8 @@ class Client:
 
     def modes(self, pane: Pane, deadline: Deadline) -> KeyModes:
         """The terminal's input modes (application cursor keys, bracketed paste)."""
+        from phux.client.keys import KeyModes
+
         if self.keep_warm == 0 and pane.terminal not in self._mirrors:
             return self._scanned_modes(pane, deadline)
         mirror = self.mirror(pane, deadline)
@@ -451,6 +453,7 @@ class Client:
         mode sequences (:mod:`phux.client.modes`). Bytes the scanner is unsure
         of are replayed into an engine after all, so the answer is the engine's.
         """
+        from phux.client.keys import KeyModes
         from phux.client.modes import scan_modes
 
         with self._guard():
@@ -512,6 +515,8 @@ class Client:
     def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> Pane:
         """Type KEYS into the pane ``target`` names; returns that pane once every write
         was acknowledged (``SendKeysResult.of`` turns it into the JSON shape)."""
+        from phux.client.keys import KeyModes, encode_keys, needs_modes, validate_keys
+
         if isinstance(keys, str):
             keys = [keys]
         if not keys:
@@ -528,6 +533,8 @@ class Client:
     def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:
         """Send text as one paste (bracketed when the program enabled bracketed paste);
         returns the pane it went to."""
+        from phux.client.keys import paste_bytes
+
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
