@@ -65,7 +65,7 @@ SCREEN = m.ScreenState(
         (
             "session_list",
             m.SessionList.from_infos(
-                [m.SessionInfo(name="a", window_count=1, attached_client_count=2, terminals=[1])]
+                [Session(name="a", window_count=1, attached_client_count=2, terminals=[1])]
             ),
         ),
         (
@@ -102,7 +102,7 @@ def test_schemas_reject_wrong_versions_and_shapes() -> None:
 
 @pytest.mark.parametrize(
     ("record", "shape"),
-    [(RunOutcome, m.RunResult), (Session, m.SessionInfo)],
+    [(RunOutcome, m.RunResult)],
 )
 def test_msgspec_free_results_have_their_shapes_fields(record: type, shape: type) -> None:
     # The client returns records (no msgspec on the one-shot path); the JSON

@@ -6,9 +6,11 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 import pytest
 from mcp.client.stdio import stdio_client
 from mcp_pipes import PhuxServer
@@ -16,6 +18,7 @@ from mcp_pipes import PhuxServer
 from mcp import ClientSession, StdioServerParameters
 
 TEST_TIMEOUT = 60.0
+SESSION_INFO_SCHEMA = Path(__file__).parents[2] / "spec" / "schemas" / "session_info.schema.json"
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +92,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
         ls = await ok(session, "phux_ls")
         row = next(s for s in ls["sessions"] if s["name"] == "mcpa")
         assert set(row) == {"name", "window_count", "attached_client_count"}
+        jsonschema.validate(row, json.loads(SESSION_INFO_SCHEMA.read_text()))
         assert row["window_count"] >= 1 and row["attached_client_count"] == 0
 
         sent = await ok(session, "phux_send_keys", target="mcpa", keys=["echo hel''lo", "Enter"])

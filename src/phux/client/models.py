@@ -42,12 +42,23 @@ class SessionSummary(msgspec.Struct, kw_only=True):
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
-    """The JSON shape of a session as ``Client.ls`` reports it (a ``selectors.Session``)."""
+    """One row of the MCP ``phux_ls`` tool: a session with the raw counts (seed 000 §3.1).
+
+    Built from a ``selectors.Session`` (what ``Client.ls`` returns), whose
+    terminal list the tool does not show.
+    """
 
     name: str
     window_count: int
     attached_client_count: int
-    terminals: list[int]
+
+    @classmethod
+    def of(cls, session: Session) -> SessionInfo:
+        return cls(
+            name=session.name,
+            window_count=session.window_count,
+            attached_client_count=session.attached_client_count,
+        )
 
 
 class SessionList(msgspec.Struct, kw_only=True):

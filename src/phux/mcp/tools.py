@@ -28,7 +28,7 @@ from phux.client.errors import (
     ProtocolError,
     RunTimedOut,
 )
-from phux.client.models import RunResult, SendKeysResult
+from phux.client.models import RunResult, SendKeysResult, SessionInfo
 from phux.client.wait import DEFAULT_IDLE_MS
 from phux.mcp.server import Tool, ToolResult
 from phux.runtime_paths import SocketDirError, resolve_socket_path
@@ -315,16 +315,7 @@ class PhuxTools:
         def work(client: Client, args: LsArgs) -> Any:
             infos = client.ls(deadline=Deadline.after(CALL_DEADLINE))
             rows = sorted(infos, key=lambda info: info.name)
-            return {
-                "sessions": [
-                    {
-                        "name": info.name,
-                        "window_count": info.window_count,
-                        "attached_client_count": info.attached_client_count,
-                    }
-                    for info in rows
-                ]
-            }
+            return {"sessions": [SessionInfo.of(info) for info in rows]}
 
         return self._invoke(LsArgs, arguments, work, retry_stale=True)
 
