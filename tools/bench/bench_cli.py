@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tools.bench.harness import Measurement
+from tools.bench.harness import Measurement, run_silently
 from tools.bench.installed import installed_bin
 
 BENCH = "cli"
@@ -141,9 +141,7 @@ class _Fixture:
 
 def _cmd(argv: Sequence[str], env: dict[str, str]) -> Callable[[], None]:
     def call() -> None:
-        subprocess.run(
-            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60
-        )
+        run_silently(argv, env)
 
     return call
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tools.bench.harness import Measurement, median_seconds
+from tools.bench.harness import Measurement, median_seconds, run_silently
 
 BENCH = "mcp"
 READ_TIMEOUT = 60.0
@@ -166,14 +166,9 @@ def run(quick: bool) -> list[Measurement]:
             env = server.env
 
             def cli() -> None:
-                subprocess.run(
-                    [sys.executable, "-m", "phux", "snapshot", "--json", "bench"],
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    timeout=60,
-                    check=True,
-                )
+                argv = [sys.executable, "-m", "phux", "snapshot", "--json", "bench"]
+                if run_silently(argv, env) != 0:
+                    raise RuntimeError("phux snapshot --json failed")
 
             cli_s = median_seconds(cli, repeat=5 if quick else 15)
             cold_s = _cold(env, 3 if quick else 7)
