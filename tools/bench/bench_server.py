@@ -310,6 +310,10 @@ def run(quick: bool) -> list[Measurement]:
         with phux_server(directory) as (sock, proc):
             phux_s, received, tombstones = relay_phux(sock, data)
             busy_p99, idle_p99 = loop_latency(sock, samples)
+        # Memory in a server of its own: one that has just relayed a flood keeps
+        # the heap its replica backlog (up to replica_lag_bytes) grew to.
+        (directory / "memory").mkdir()
+        with phux_server(directory / "memory") as (sock, proc):
             per_term, total = phux_memory(sock, proc.pid, count)
         tmux_s = relay_tmux(directory, data)
         tmux_per, tmux_total = tmux_memory(directory, count)
