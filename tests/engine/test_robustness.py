@@ -247,3 +247,31 @@ def test_vpa_in_origin_mode_without_a_region_stays_on_screen() -> None:
     assert state.lines[4] == "X"
     term.feed(b"\x1b[2;4r\x1b[2dY")  # with a region: row 2 of the region
     assert term.project().lines[2] == "Y"
+
+
+_SGR_PARAM = st.sampled_from(["", "0", "1", "4", "7", "22", "31", "39", "5", "2", "38", "48", "58"])
+_SGR_SEQUENCE = st.lists(
+    st.one_of(_SGR_PARAM, st.integers(0, 255).map(str)), min_size=0, max_size=6
+).map(lambda params: "\x1b[" + ";".join(params) + "m")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SGR_SEQUENCE, min_size=2, max_size=5))
+def test_a_run_of_sgr_sequences_is_its_sequences_one_by_one(run: list[str]) -> None:
+    # The stream applies back-to-back SGRs as one; that must never let one
+    # sequence's parameters complete another's extended colour (38;5 / 38;2).
+    whole = Terminal(8, 2)
+    whole.feed(("".join(run) + "X").encode())
+    apart = Terminal(8, 2)
+    for sequence in run:
+        apart.feed(sequence.encode())  # one feed call each: never merged
+    apart.feed(b"X")
+    assert whole.screen.buffer[0][0] == apart.screen.buffer[0][0]
+    assert whole.project(cells=True) == apart.project(cells=True)
+
+
+def test_an_extended_colour_short_of_its_index_does_not_take_the_next_sgrs() -> None:
+    t = Terminal(8, 2)
+    t.feed(b"\x1b[38;5m\x1b[1mX")
+    cell = t.screen.buffer[0][0]
+    assert cell.bold and cell.fg == "default"
