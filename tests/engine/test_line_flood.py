@@ -217,3 +217,50 @@ def test_flood_rows_cut_by_a_narrowing_render_from_their_cells() -> None:
     t.resize(5, ROWS)
     lines = [t.screen.buffer[y] for y in range(ROWS)]
     assert [t.screen.row_text(y) for y in range(ROWS)] == [_read_cells(ln, 5) for ln in lines]
+
+
+_DRAWN_PIECES = st.sampled_from(
+    [
+        b"abc",
+        b"hello world ",
+        b"\x1b[1;31m",
+        b"\x1b[0m",
+        b"\x1b[44m",
+        b"\r",
+        b"\r\n",
+        b"\n",
+        b"\x1b[3G",  # CHA
+        b"\x1b[2C",  # CUF
+        b"\x1b[D",  # CUB
+        b"\x1b[A",  # CUU
+        b"\x1b[K",
+        b"\x1b[1K",
+        b"\x1b[2@",
+        b"\x1b[P",
+        b"\x1b[2X",
+        b"\x1b[4h",
+        b"\x1b[4l",
+        b"\t",
+        b"\x08",
+        b"\xe4\xb8\xad",  # a wide character
+        b"e\xcc\x81",  # a combining mark
+        b"x\x1b[2b",  # REP
+        b"0123456789",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DRAWN_PIECES, max_size=40), st.integers(4, 14))
+def test_rows_that_keep_their_text_agree_with_their_cells(pieces: list[bytes], cols: int) -> None:
+    # Rows drawn left to right from column 0 keep their text (a _TextLine) until
+    # anything else touches them; at every point that text is what the cells say.
+    t = Terminal(cols, 3, history=50)
+    for piece in pieces:
+        t.feed(piece)
+        screen = t.screen
+        for line in [*screen.buffer.values(), *screen.scrollback]:
+            if type(line) is _TextLine:
+                assert line.text == _read_cells(line, len(line.text))
+                assert sorted(line) == list(range(len(line.text)))
+    assert t.screen.history_rows() == [_read_cells(line, cols) for line in t.screen.scrollback]

@@ -296,6 +296,13 @@ def _projection(quick: bool) -> list[Measurement]:
     # holds the stock screens' millions of objects) would triple it by chance.
     gc.collect()
     cold = _cpu(lambda: cold_state.project(scrollback=0))
+    # The same with coloured rows (drawn run by run, not by the flood path).
+    colour_data = _ls_color(2_000_000)  # well over 10 000 rows
+    cold_colour = Terminal(COLS, ROWS, history=HISTORY)
+    for i in range(0, len(colour_data), 4096):
+        cold_colour.feed(colour_data[i : i + 4096])
+    gc.collect()
+    cold_ls = _cpu(lambda: cold_colour.project(scrollback=0))
 
     repeat = 5 if quick else 20
     warm = _median_cpu(lambda: t.project(scrollback=0), repeat=repeat)
@@ -321,6 +328,16 @@ def _projection(quick: bool) -> list[Measurement]:
             "ms",
             cold * ms,
             "naive stock projection",
+            naive * ms,
+            higher_is_better=False,
+            target="< 20 ms",
+        ),
+        Measurement(
+            "engine",
+            "project 120x40 + 10k ls --color scrollback (cold)",
+            "ms",
+            cold_ls * ms,
+            "naive stock projection (plain text)",
             naive * ms,
             higher_is_better=False,
             target="< 20 ms",

@@ -310,6 +310,25 @@ _new_row = Line.__new__
 _dict_update = dict.update
 
 
+def _appends_text(line: Line, x: int) -> bool:
+    """Whether a run of width-1 characters written at column ``x`` extends ``line``'s
+    text: the row is then (or becomes) a ``_TextLine``, to be filled with
+    ``_dict_update`` and its text extended by the run.
+
+    A row written left to right from column 0 without gaps (a line of coloured
+    output, say) so keeps its text as a flood row does, and renders as
+    scrollback without its cells being read back.
+    """
+    kind = line.__class__
+    if kind is _TextLine:
+        return len(line.text) == x
+    if x == 0 and kind is Line and not line:
+        line.__class__ = _TextLine
+        line.text = ""
+        return True
+    return False
+
+
 class _Glyphs(dict[str, Cell]):
     """``{character: Cell}`` for one set of attributes: cells are shared, not rebuilt."""
 
@@ -449,15 +468,19 @@ class EngineScreen(pyte.Screen):
                 right = line.get(end)
                 if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
                     self._split_wide(line, x, end)
+                appending = _appends_text(line, x)
+                fill = _dict_update if appending else line.__class__.update
                 if glyphs:
-                    line.update(enumerate(map(glyphs.__getitem__, data), x))
+                    fill(line, enumerate(map(glyphs.__getitem__, data), x))
                 else:  # attributes seen for the first time: build cells without the cache
                     tail = glyphs.tail
                     # (c,) + tail: one tuple, where (c, *tail) builds a list first.
                     cells = [_new_tuple(Cell, (c,) + tail) for c in data]  # noqa: RUF005
-                    line.update(enumerate(cells, x))
+                    fill(line, enumerate(cells, x))
                     if attrs is not self._one_off:  # (a throwaway cache: not filled)
                         glyphs.update(zip(data, cells, strict=True))
+                if appending:
+                    line.text += data
                 cursor.x = end
             else:
                 self._draw_narrow(data)
@@ -567,13 +590,17 @@ class EngineScreen(pyte.Screen):
             right = line.get(x + n)
             if (left is not None and left[0] == "") or (right is not None and right[0] == ""):
                 self._split_wide(line, x, x + n)
+            appending = _appends_text(line, x)
+            fill = _dict_update if appending else line.__class__.update
             if glyphs:
-                line.update(zip(range(x, x + n), map(glyphs.__getitem__, run), strict=False))
+                fill(line, zip(range(x, x + n), map(glyphs.__getitem__, run), strict=False))
             else:  # attributes seen for the first time: build cells without the cache
                 tail = glyphs.tail
                 cells = [_new_tuple(Cell, (c,) + tail) for c in run]  # noqa: RUF005
-                line.update(zip(range(x, x + n), cells, strict=True))
+                fill(line, zip(range(x, x + n), cells, strict=True))
                 glyphs.update(zip(run, cells, strict=True))
+            if appending:
+                line.text += run
             cursor.x = x + n
             if x + n == cols:
                 self._no_pending_wrap()
