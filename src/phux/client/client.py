@@ -429,11 +429,15 @@ class Client:
                 except ServerError as exc:
                     raise self._terminal_error(exc, pane) from None
 
+    def _one_shot(self, pane: Pane) -> bool:
+        """No mirror of ``pane`` is kept or held: one reading, then unsubscribe."""
+        return self.keep_warm == 0 and pane.terminal not in self._mirrors
+
     def modes(self, pane: Pane, deadline: Deadline) -> KeyModes:
         """The terminal's input modes (application cursor keys, bracketed paste)."""
         from phux.client.keys import KeyModes
 
-        if self.keep_warm == 0 and pane.terminal not in self._mirrors:
+        if self._one_shot(pane):
             return self._scanned_modes(pane, deadline)
         mirror = self.mirror(pane, deadline)
         try:
@@ -503,8 +507,7 @@ class Client:
         # A one-shot client asked for the viewport only never looks at history:
         # an engine without it skips building the rows a checkpoint's scrollback
         # (and any flood since) scrolls through, most of the replay's cost.
-        one_shot = self.keep_warm == 0 and pane.terminal not in self._mirrors
-        history = 0 if one_shot and scrollback is None else DEFAULT_HISTORY
+        history = 0 if self._one_shot(pane) and scrollback is None else DEFAULT_HISTORY
         mirror = self.mirror(pane, deadline, history=history)
         try:
             assert mirror.engine is not None
