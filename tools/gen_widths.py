@@ -20,6 +20,8 @@ from pathlib import Path
 
 import wcwidth
 
+from tools.generated import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "src" / "phux" / "engine" / "_width_table.py"
 
@@ -98,17 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    text = render()
-    if args.check:
-        if not TABLE.exists() or TABLE.read_text() != text:
-            print(
-                f"stale: {TABLE.relative_to(ROOT)} (run python -m tools.gen_widths)",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    TABLE.write_text(text)
-    return 0
+    return write_or_check(TABLE, render(), check=args.check, command="python -m tools.gen_widths")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from phux.wire.handshake import PROTOCOL_VERSION
 from phux.wire.record import Record, fields
 from phux.wire.tlv import IntSpec, WireType, encode_varint, leaf_for, plan_for, union_tag
 from tools.gen_vectors import canonical_cases, frame_name, to_json
+from tools.generated import write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAMES_MD = ROOT / "spec" / "frames.md"
@@ -269,14 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Generate spec/frames.md from the frame catalog.")
     parser.add_argument("--check", action="store_true", help="fail if spec/frames.md is stale")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not FRAMES_MD.exists() or FRAMES_MD.read_text() != text:
-            print("stale: spec/frames.md (run python -m tools.spec_tables)", file=sys.stderr)
-            return 1
-        return 0
-    FRAMES_MD.write_text(text)
-    return 0
+    return write_or_check(
+        FRAMES_MD, render(), check=args.check, command="python -m tools.spec_tables"
+    )
 
 
 if __name__ == "__main__":
