@@ -27,12 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from phux.record import Record, fields
 from phux.wire import frames as f
 from phux.wire.errors import DecodeReason, DetachReason, ErrorCode
 from phux.wire.frames import ALL_FRAMES, Frame
 from phux.wire.framing import decode_frame, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
-from phux.wire.record import Record, fields
 from phux.wire.tlv import IntSpec, WireType, encode_varint, union_tag
 
 ROOT = Path(__file__).resolve().parent.parent

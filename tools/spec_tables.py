@@ -16,11 +16,11 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from phux.record import Record, fields
 from phux.wire import frames as f
 from phux.wire.errors import DecodeReason, DetachReason, ErrorCode
 from phux.wire.framing import MAX_FRAME, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
-from phux.wire.record import Record, fields
 from phux.wire.tlv import IntSpec, WireType, encode_varint, leaf_for, plan_for, union_tag
 from tools.gen_vectors import canonical_cases, frame_name, to_json
 from tools.generated import write_or_check

@@ -480,6 +480,53 @@ def test_plain_one_shot_verbs_import_neither_msgspec_nor_typing(
     assert heavy(modules, ("msgspec", "typing")) == []
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("snapshot", "--json", "{}"),
+        ("snapshot", "--json", "--scrollback", "{}"),
+        ("snapshot", "{}"),
+    ],
+)
+def test_snapshot_without_cells_does_not_import_msgspec(phux: Phux, args: tuple[str, ...]) -> None:
+    # msgspec's import is ~20 ms of the 80 ms snapshot budget: the projection is
+    # printed from plain data (a property test holds it to the Struct's bytes).
+    name = "no-msgspec-snapshot"
+    if name not in phux("ls").out:
+        phux.new(name)
+        phux.settle(name)
+    code, modules = imported_modules(phux.env, *(a.format(name) for a in args))
+    assert code == 0
+    assert heavy(modules, ("msgspec",)) == []
+
+
+def test_snapshot_json_is_the_structs_encoding(phux: Phux) -> None:
+    # The CLI prints plain data without msgspec (and with it for --cells); both
+    # must be the bytes msgspec writes for the ScreenState Struct.
+    import msgspec
+
+    from phux.engine.screen_state import PaletteColor, RgbColor, ScreenState
+
+    name = "struct-bytes"
+    phux.new(name)
+    phux.settle(name)
+    phux(
+        "send-keys",
+        name,
+        "printf '\\033]0;t\\007\\033[1;31mred\\033[0m \\033[38;2;1;2;3mrgb\\n'",
+        "Enter",
+    )
+    phux("wait", "--until", "rgb", "--timeout", "10", name)
+    for extra in ((), ("--cells",), ("--scrollback",), ("--cells", "--scrollback=3")):
+        out = phux("snapshot", "--json", *extra, name).out
+        struct = msgspec.json.decode(out, type=ScreenState, strict=True)
+        assert out == msgspec.json.encode(struct).decode() + "\n", extra
+        assert (struct.cells is not None) == ("--cells" in extra)
+        if struct.cells is not None:
+            fgs = {c.style.fg for c in struct.cells}
+            assert RgbColor(r=1, g=2, b=3) in fgs and PaletteColor(index=1) in fgs
+
+
 def test_ls_without_json_does_not_import_msgspec(phux: Phux) -> None:
     phux.new("no-msgspec-ls")
     code, modules = imported_modules(phux.env, "ls")

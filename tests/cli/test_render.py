@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import msgspec
 
 from phux.cli.render import (
     box_screen,
@@ -16,7 +19,8 @@ from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 
-def screen(**overrides: object) -> ScreenState:
+def screen(**overrides: object) -> dict[str, Any]:
+    """The plain data ``phux snapshot`` renders, made from the Struct it stands for."""
     fields: dict[str, object] = {
         "schema_version": 3,
         "pane": 7,
@@ -29,7 +33,8 @@ def screen(**overrides: object) -> ScreenState:
         "wrapped": [],
     }
     fields.update(overrides)
-    return ScreenState(**fields)  # type: ignore[arg-type]
+    data: dict[str, Any] = msgspec.to_builtins(ScreenState(**fields))  # type: ignore[arg-type]
+    return data
 
 
 def test_box_frames_the_viewport_and_pads_missing_rows() -> None:

@@ -13,7 +13,7 @@ from phux.client import models as m
 from phux.client.run import RunOutcome
 from phux.client.selectors import Session
 from phux.engine.screen_state import CellInfo, CellStyle, Cursor, PaletteColor, RgbColor
-from phux.wire.record import fields
+from phux.record import fields
 
 from .schemas import SCHEMAS, validate
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 
 from phux.cli import actions, verbs
@@ -92,7 +93,7 @@ class FakeClient:
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
     client = FakeClient(
         {
-            "snapshot": SCREEN,
+            "snapshot_data": msgspec.to_builtins(SCREEN),
             "ls": [
                 Session(name="zeta", window_count=1, attached_client_count=0, terminals=[3]),
                 Session(name="alpha", window_count=2, attached_client_count=1, terminals=[1]),
@@ -155,7 +156,7 @@ def test_snapshot_scrollback_tristate(
 ) -> None:
     code, _, err = invoke(capsys, "snapshot", *args)
     assert code == 0, err
-    assert fake.calls == [("snapshot", (target,), {"scrollback": scrollback, "cells": False})]
+    assert fake.calls == [("snapshot_data", (target,), {"scrollback": scrollback, "cells": False})]
 
 
 def test_snapshot_json_and_box(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
@@ -195,7 +196,7 @@ def test_options_after_target_are_refused_with_a_hint(
 def test_snapshot_errors_json(
     fake: FakeClient, capsys: pytest.CaptureFixture[str], exc: errors.PhuxError, code: int
 ) -> None:
-    fake.replies["snapshot"] = exc
+    fake.replies["snapshot_data"] = exc
     rc, out, err = invoke(capsys, "snapshot", "--json", "x")
     assert (rc, out) == (code, "")
     assert err.count("\n") == 1
@@ -446,7 +447,7 @@ def test_a_bug_is_still_one_error_line(
     fake: FakeClient, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("PHUX_DEBUG", raising=False)
-    fake.replies["snapshot"] = ZeroDivisionError("oops")
+    fake.replies["snapshot_data"] = ZeroDivisionError("oops")
     code, out, err = invoke(capsys, "snapshot", "--json", "w")
     assert (code, out) == (1, "")
     doc = json.loads(err)

@@ -8,8 +8,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from phux.record import Record, fields
 from phux.wire.frames import Frame
-from phux.wire.record import Record, fields
 from phux.wire.tlv import IntSpec
 
 _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)

@@ -32,9 +32,9 @@ from typing import Any
 
 import msgspec
 
+from phux.record import MISSING, fields
 from phux.wire import FrameReader, encode_frame
 from phux.wire.frames import Frame, Input, MetadataChanged, Ok, Output, Resized
-from phux.wire.record import MISSING, fields
 from phux.wire.tlv import IntSpec
 from tools.bench.harness import Measurement, median_seconds
 

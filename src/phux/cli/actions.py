@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from phux.cli.render import box_screen, error_line, to_json, write_err, write_out
+from phux.cli.render import box_screen, error_line, screen_json, to_json, write_err, write_out
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
@@ -125,10 +125,10 @@ def snapshot(
     target: str | None,
 ) -> None:
     with reporting("snapshot", as_json), open_client(socket) as client:
-        screen = client.snapshot(
+        screen = client.snapshot_data(
             target, scrollback=scrollback, cells=cells, deadline=deadline_after(timeout)
         )
-    write_out(to_json(screen) + "\n" if as_json else box_screen(screen))
+    write_out(screen_json(screen) + "\n" if as_json else box_screen(screen))
 
 
 def send_keys(*, timeout: float, socket: str | None, target: str, keys: Sequence[str]) -> None:

@@ -74,6 +74,8 @@ from phux.wire.frames import (
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from phux.client.keys import KeyModes
     from phux.client.models import NewResult, ScreenState, WaitResult
     from phux.client.run import RunOutcome
@@ -501,6 +503,23 @@ class Client:
         cells: bool = False,
         deadline: Deadline,
     ) -> ScreenState:
+        """The ScreenState of the pane ``target`` names (see :meth:`snapshot_data`)."""
+        from phux.engine.screen_state import screen_state
+
+        return screen_state(
+            self.snapshot_data(target, scrollback=scrollback, cells=cells, deadline=deadline)
+        )
+
+    def snapshot_data(
+        self,
+        target: str | None = None,
+        *,
+        scrollback: int | None = None,
+        cells: bool = False,
+        deadline: Deadline,
+    ) -> dict[str, Any]:
+        """:meth:`snapshot` as plain data (``msgspec.to_builtins`` of the Struct, key
+        order included), without importing msgspec: ``phux snapshot`` prints it."""
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
@@ -511,7 +530,9 @@ class Client:
         mirror = self.mirror(pane, deadline, history=history)
         try:
             assert mirror.engine is not None
-            return mirror.engine.project(pane=pane.terminal, scrollback=scrollback, cells=cells)
+            return mirror.engine.project_data(
+                pane=pane.terminal, scrollback=scrollback, cells=cells
+            )
         finally:
             self.release(mirror)
 

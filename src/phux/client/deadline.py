@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from phux.client.errors import DeadlineExceeded
-from phux.wire.record import Record
+from phux.record import Record
 
 
 class Deadline(Record):

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 
 from phux.client.errors import UnknownKey
-from phux.wire.record import Record
+from phux.record import Record
 
 ESC = "\x1b"
 CSI = "\x1b["

@@ -40,8 +40,8 @@ import time
 
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded, InvalidArgument, RunTimedOut, TerminalGone
+from phux.record import Record
 from phux.wire.frames import Exited, ExitStatus
-from phux.wire.record import Record
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:

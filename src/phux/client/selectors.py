@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from phux.client.errors import LastNotAvailable, SelectorSyntax, TargetNotFound
+from phux.record import Record, field
 from phux.wire.frames import ExitStatus, TerminalInfo
-from phux.wire.record import Record, field
 
 KEY_SESSION = "phux.session"
 KEY_WINDOW = "phux.window"

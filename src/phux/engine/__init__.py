@@ -10,6 +10,7 @@ through the names exported here::
     t.take_events()                   # TitleChanged, Bell, CwdChanged, PromptStarted,
                                       # CommandStarted, CommandFinished, in order
     t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v3
+    t.project_data(...)               # the same as plain data, without msgspec
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
     t.drain_history()                 # (rows, wrapped flags), and forget them
     t.generation                      # changes whenever bytes arrive or the size changes
@@ -18,8 +19,12 @@ through the names exported here::
 Inside: ``_stream.EngineStream`` (a regex tokenizer over pyte's ``Stream``)
 drives ``_screen.EngineScreen`` (a pyte ``Screen`` subclass that leaves stock
 pyte's exact state wherever stock pyte is right, and fixes it elsewhere).
+
+The ScreenState Structs (and msgspec with them) are imported on first use,
+so ``phux snapshot --json`` can print a projection without them.
 """
 
+from phux.engine._projection import SCHEMA_VERSION
 from phux.engine.events import (
     Bell,
     CommandFinished,
@@ -29,18 +34,44 @@ from phux.engine.events import (
     PromptStarted,
     TitleChanged,
 )
-from phux.engine.screen_state import (
-    SCHEMA_VERSION,
-    CellColor,
-    CellInfo,
-    CellStyle,
-    Cursor,
-    DefaultColor,
-    PaletteColor,
-    RgbColor,
-    ScreenState,
-)
 from phux.engine.terminal import Modes, Terminal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from phux.engine.screen_state import (
+        CellColor,
+        CellInfo,
+        CellStyle,
+        Cursor,
+        DefaultColor,
+        PaletteColor,
+        RgbColor,
+        ScreenState,
+    )
+
+_STRUCTS = frozenset(
+    {
+        "CellColor",
+        "CellInfo",
+        "CellStyle",
+        "Cursor",
+        "DefaultColor",
+        "PaletteColor",
+        "RgbColor",
+        "ScreenState",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _STRUCTS:
+        from phux.engine import screen_state
+
+        value = getattr(screen_state, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'phux.engine' has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_VERSION",

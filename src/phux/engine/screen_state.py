@@ -1,8 +1,11 @@
 """ScreenState: the agent-facing projection of one terminal (schema_version 3).
 
-These are plain msgspec Structs so that ``msgspec.json.encode`` produces exactly
-the seed's field names (001, section 4.2) and so that JSON Schemas can be
-generated from them.
+These msgspec Structs are the one home of the shape: ``msgspec.json.encode``
+produces exactly the seed's field names (001, section 4.2), and the JSON
+Schemas in ``spec/schemas/`` are generated from them. The engine projects into
+plain data first (:mod:`phux.engine._projection`, which matches these Structs
+key for key, tested) and :func:`screen_state` converts it, so that a reader
+which only prints JSON need not import msgspec.
 
 Two backward-compatible keys are added to the seed's shape:
 
@@ -22,7 +25,8 @@ from typing import Literal
 
 import msgspec
 
-SCHEMA_VERSION = 3
+from phux.engine._projection import SCHEMA_VERSION as SCHEMA_VERSION
+from phux.engine._projection import Data
 
 
 class DefaultColor(msgspec.Struct, frozen=True, tag_field="kind", tag="default"):
@@ -98,3 +102,8 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     cells: list[CellInfo] | None = None
     title: str
     wrapped: list[int]
+
+
+def screen_state(data: Data) -> ScreenState:
+    """The Struct for :func:`phux.engine._projection.screen_data`'s plain data."""
+    return msgspec.convert(data, ScreenState)

@@ -5,34 +5,22 @@ from __future__ import annotations
 import codecs
 from typing import NamedTuple
 
+from phux.engine._projection import Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
 from phux.engine._screen import (
-    BLANK,
     BRACKETED_PASTE,
     DECCKM,
     FOCUS_EVENTS,
     MOUSE_MODES,
-    SEM_INPUT,
-    SEM_PROMPT,
     SGR_MOUSE,
-    Cell,
     EngineScreen,
 )
 from phux.engine._stream import EngineStream
-from phux.engine.events import EngineEvent
-from phux.engine.screen_state import (
-    DEFAULT_COLOR,
-    SCHEMA_VERSION,
-    CellColor,
-    CellInfo,
-    CellStyle,
-    Cursor,
-    PaletteColor,
-    RgbColor,
-    ScreenState,
-)
 
-_DEFAULT_TAIL = BLANK[1:]
+TYPE_CHECKING = False  # not typing's: see _projection (msgspec stays off a plain snapshot)
+if TYPE_CHECKING:
+    from phux.engine.events import EngineEvent
+    from phux.engine.screen_state import ScreenState
 
 
 class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect) costs ~10 ms
@@ -64,7 +52,7 @@ class Terminal:
         self.stream = EngineStream(self.screen)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._generation = 0
-        self._style_cache: dict[tuple[object, ...], tuple[CellStyle | None, str | None]] = {}
+        self._style_cache: StyleCache = {}
 
     # -- input -----------------------------------------------------------------------
 
@@ -183,59 +171,21 @@ class Terminal:
         self, pane: int = 0, scrollback: int | None = None, cells: bool = False
     ) -> ScreenState:
         """The seed's ScreenState. ``scrollback``: None none, 0 all, N most-recent N rows."""
-        screen = self.screen
-        cols, rows = screen.columns, screen.lines
-        buffer = screen.buffer
-        history = self._history_rows(scrollback)
-        cursor = screen.cursor
-        return ScreenState(
-            schema_version=SCHEMA_VERSION,
-            pane=pane,
-            cols=cols,
-            rows=rows,
-            cursor=(
-                Cursor(x=min(cursor.x, cols - 1), y=cursor.y, visible=True)
-                if mo.DECTCEM in screen.mode
-                else None
-            ),
-            lines=[screen.row_text(y).rstrip(" ") for y in range(rows)],
-            scrollback=history,
-            cells=self._cells() if cells else None,
-            title=str(screen.title),
-            wrapped=[y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped],
-        )
+        from phux.engine.screen_state import screen_state  # msgspec, on first use
 
-    def _cells(self) -> list[CellInfo]:
-        screen = self.screen
-        cols = screen.columns
-        buffer = screen.buffer
-        cache = self._style_cache
-        out: list[CellInfo] = []
-        for y in range(screen.lines):
-            line = buffer.get(y)
-            if not line:
-                continue
-            for x in sorted(line):
-                if x >= cols:
-                    break
-                cell = line[x]
-                if cell.data == "":
-                    continue  # right half of a wide glyph
-                tail = cell[1:]
-                if tail == _DEFAULT_TAIL:
-                    continue
-                hit = cache.get(tail)
-                if hit is None:
-                    if len(cache) > 4096:
-                        cache.clear()
-                    hit = cache[tail] = _style_of(cell)
-                style, semantic = hit
-                if style is None and semantic is None:
-                    continue
-                out.append(
-                    CellInfo(col=x, row=y, semantic=semantic, style=style or _DEFAULT_STYLE)  # type: ignore[arg-type]
-                )
-        return out
+        return screen_state(self.project_data(pane, scrollback, cells))
+
+    def project_data(
+        self, pane: int = 0, scrollback: int | None = None, cells: bool = False
+    ) -> Data:
+        """What :meth:`project` returns, as ``msgspec.to_builtins`` would make it
+        (key order included), built without importing msgspec; read-only."""
+        return screen_data(
+            self.screen,
+            pane=pane,
+            history=self._history_rows(scrollback),
+            cells=self._style_cache if cells else None,
+        )
 
     def drain_history(self) -> tuple[list[str], list[bool]]:
         """Take all scrollback rows out of the engine (oldest first, untrimmed) with
@@ -265,37 +215,3 @@ class Terminal:
             else:
                 out.append(text)
         return [line.rstrip(" ") for line in out]
-
-
-_DEFAULT_STYLE = CellStyle()
-
-
-def _color(name: str, index: int) -> CellColor:
-    if index >= 0:
-        return PaletteColor(index=index)
-    if name == "default" or len(name) != 6:
-        return DEFAULT_COLOR
-    try:
-        return RgbColor(r=int(name[0:2], 16), g=int(name[2:4], 16), b=int(name[4:6], 16))
-    except ValueError:
-        return DEFAULT_COLOR
-
-
-def _style_of(cell: Cell) -> tuple[CellStyle | None, str | None]:
-    semantic = {SEM_PROMPT: "prompt", SEM_INPUT: "input"}.get(cell.semantic)
-    style = CellStyle(
-        bold=cell.bold,
-        faint=cell.faint,
-        italic=cell.italics,
-        underline=cell.underscore,
-        blink=cell.blink,
-        inverse=cell.reverse,
-        invisible=cell.invisible,
-        strikethrough=cell.strikethrough,
-        overline=cell.overline,
-        fg=_color(cell.fg, cell.fg_index),
-        bg=_color(cell.bg, cell.bg_index),
-    )
-    if style == _DEFAULT_STYLE:
-        return None, semantic
-    return style, semantic

@@ -1,4 +1,4 @@
-"""The frame catalog: one record class (:mod:`phux.wire.record`) per frame type.
+"""The frame catalog: one record class (:mod:`phux.record`) per frame type.
 
 Field order is the field id (the first field is id 1). Types use the widths in
 :mod:`phux.wire.tlv`; ``X | None = None`` is an optional field (absent on the
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 
-from phux.wire.record import Record, field
+from phux.record import Record, field
 from phux.wire.tlv import I32, U8, U16, U32, U64
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)

@@ -2,7 +2,7 @@
 
 A body is a sequence of fields, each ``field id (varint) | wire type (u8) |
 length (varint) | value``. Field ids are the 1-based position of the field in
-its record class (:mod:`phux.wire.record`). The value encoding of each leaf
+its record class (:mod:`phux.record`). The value encoding of each leaf
 type is defined once here and used by every frame: this module compiles a
 plan per record class from its type annotations and drives encoding and
 decoding from that plan.
@@ -14,8 +14,8 @@ import enum
 import types
 from collections.abc import Callable
 
+from phux.record import MISSING, Record, builder, fields
 from phux.wire.errors import DecodeReason, WireError
-from phux.wire.record import MISSING, Record, builder, fields
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The record base the frame catalog is declared with (phux.wire.record)."""
+"""phux.record: the msgspec-free value classes of the wire, the engine and the client."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import ClassVar
 
 import pytest
 
-from phux.wire import record
+from phux import record
+from phux.record import MISSING, Record, builder, field, fields
 from phux.wire.frames import ALL_FRAMES, Exited, Output, TerminalInfo
-from phux.wire.record import MISSING, Record, builder, field, fields
 from phux.wire.tlv import U16
 
 

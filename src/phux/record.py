@@ -1,4 +1,7 @@
-"""Records: the frozen, keyword-only, slotted classes the frame catalog is declared with.
+"""Records: frozen, keyword-only, slotted value classes without msgspec.
+
+The wire's frame catalog, the engine's events and the client's helper types
+are declared with them; this is a leaf module every layer may import.
 
 A record class lists its fields as annotations, in order; a field with a value
 has that default, ``field(default_factory=...)`` builds a fresh default per
@@ -15,8 +18,9 @@ compare equal when they are of the same class with equal fields, hash and
 repr by their fields. :func:`fields` lists a class's fields with their
 evaluated annotations, for the TLV codec and the spec tools.
 
-The wire has its own base (not msgspec's Struct) so that a process that only
-talks to the server, like ``phux send-keys``, does not import msgspec (~17 ms,
+They are not msgspec Structs so that a process that only talks to the
+server, like ``phux send-keys``, or only reads a screen, like
+``phux snapshot``, does not import msgspec (~17 ms,
 more with typing_extensions installed). Construction stays cheap where it is
 hot: a class that has built :data:`_COMPILE_AFTER` instances gets an
 ``__init__`` (and a decoder's builder) generated for its fields that stores them
