@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 import pytest
 
 from phux.client.errors import ConnectionLost, NoServer, RunTimedOut, TargetNotFound
@@ -60,9 +61,10 @@ class FakeClient:
             Session(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
         ]
 
-    def snapshot(self, target: str | None, **kw: Any) -> ScreenState:
+    def snapshot_data(self, target: str | None, **kw: Any) -> dict[str, Any]:
         self._call("snapshot", target, **kw)
-        return SCREEN
+        data: dict[str, Any] = msgspec.to_builtins(SCREEN)
+        return data
 
     def send_keys(self, target: str, keys: Sequence[str], *, deadline: Any) -> Pane:
         self._call("send_keys", target, list(keys))

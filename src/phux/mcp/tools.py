@@ -321,7 +321,8 @@ class PhuxTools:
 
     def snapshot(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: SnapshotArgs) -> Any:
-            return client.snapshot(
+            # The plain data encodes to the Struct's JSON without building the Struct.
+            return client.snapshot_data(
                 args.target,
                 scrollback=args.scrollback,
                 cells=args.cells,
