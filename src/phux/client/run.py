@@ -275,9 +275,9 @@ def _render_engine(
     h_rows, h_wrapped = engine.drain_history()
     all_rows += h_rows
     all_wrapped += h_wrapped
-    state = engine.project()
+    state = engine.project_data()
     screen_rows = [engine.screen.row_text(y) for y in range(engine.rows)]
-    wrapped_set = set(state.wrapped)
+    wrapped_set = set(state["wrapped"])
     last = -1
     for y, text in enumerate(screen_rows):
         if text.strip():
