@@ -15,18 +15,22 @@ import types
 from collections.abc import Callable
 
 from phux.record import MISSING, Record, builder, fields
-from phux.wire.errors import DecodeReason, WireError
+from phux.wire.errors import DecodeReason, WireError, enum_of
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from enum import IntEnum as _IntEnumBody
     from typing import Any, ClassVar, TypeVar
 
     # A leaf codec: encode(value) -> bytes; decode(buf, start, end) -> value.
     Encoder = Callable[[Any], bytes]
     Decoder = Callable[[bytes, int, int], Any]
+else:
+    _IntEnumBody = object  # enum_of makes the class an IntEnum (see phux.wire.errors)
 
 
-class WireType(enum.IntEnum):
+@enum_of(enum.IntEnum)
+class WireType(_IntEnumBody):
     UINT = 0
     SINT = 1
     BOOL = 2
