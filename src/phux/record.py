@@ -127,8 +127,6 @@ class _Spec:
 
 def _is_classvar(annotation: Any) -> bool:
     if isinstance(annotation, str):
-        if "ClassVar" not in annotation:  # nearly every field: no strip, no prefix loop
-            return False
         text = annotation.strip()
         for prefix in ("ClassVar", "typing.ClassVar"):
             if text == prefix or text.startswith(prefix + "["):
@@ -390,14 +388,25 @@ def _no_key(self: Any) -> tuple[Any, ...]:
     return ()
 
 
-def _key(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """A function from a record to the tuple of its field values."""
-    if len(names) > 1:
-        return attrgetter(*names)
-    if names:
-        get = attrgetter(names[0])
-        return lambda self: (get(self),)
-    return _no_key
+_keys: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def _key(cls: type[Record]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function from a ``cls`` record to the tuple of its field values (eq, hash, repr)."""
+    key = _keys.get(cls)
+    if key is None:
+        # Made on first use, not by the class statement: an attrgetter of a few
+        # names costs as much as a fifth of a whole record class statement.
+        names = cls.__record_fields__
+        if len(names) > 1:
+            key = attrgetter(*names)
+        elif names:
+            get = attrgetter(names[0])
+            key = lambda self: (get(self),)  # noqa: E731
+        else:
+            key = _no_key
+        _keys[cls] = key
+    return key
 
 
 # ---------------------------------------------------------------- declaration
@@ -440,7 +449,10 @@ class _RecordMeta(type):
         values: dict[str, Any] = {}
         annotations: dict[str, Any] = namespace.get("__annotations__", {})
         for field_name, annotation in annotations.items():
-            if _is_classvar(annotation):
+            # The substring test spares nearly every field a call.
+            if (type(annotation) is not str or "ClassVar" in annotation) and _is_classvar(
+                annotation
+            ):
                 continue
             if field_name in inherited:
                 raise TypeError(f"{name}.{field_name} is already a field of a base record")
@@ -450,9 +462,8 @@ class _RecordMeta(type):
         names = inherited + tuple(own)
         namespace["__slots__"] = tuple(own)
         namespace["__record_fields__"] = names
-        # In the namespace, not set on the class afterwards: setting an attribute
-        # of a class, __init__ above all, costs more than the whole class statement.
-        namespace["_record_key"] = staticmethod(_key(names))
+        # In the namespace, not set on the class afterwards: setting __init__ on
+        # a class costs more than the whole class statement.
         if "__init__" not in namespace:
             namespace["__init__"] = _init
         cls = super().__new__(mcls, name, bases, namespace, **kwargs)
@@ -467,7 +478,6 @@ class Record(metaclass=_RecordMeta):
     __slots__ = ()
     __record_fields__: ClassVar[tuple[str, ...]]
     """The names of the class's fields, in order (a base's first)."""
-    _record_key: ClassVar[Callable[[Any], tuple[Any, ...]]]
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
@@ -478,14 +488,14 @@ class Record(metaclass=_RecordMeta):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        key = type(self)._record_key
+        key = _key(type(self))
         return bool(key(self) == key(other))
 
     def __hash__(self) -> int:
-        return hash(type(self)._record_key(self))
+        return hash(_key(type(self))(self))
 
     def __repr__(self) -> str:
-        values = type(self)._record_key(self)
+        values = _key(type(self))(self)
         text = ", ".join(
             f"{name}={value!r}"
             for name, value in zip(type(self).__record_fields__, values, strict=True)
@@ -493,7 +503,7 @@ class Record(metaclass=_RecordMeta):
         return f"{type(self).__name__}({text})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), type(self)._record_key(self)))
+        return (_rebuild, (type(self), _key(type(self))(self)))
 
 
 if TYPE_CHECKING:
