@@ -297,12 +297,20 @@ _COMPILE_AFTER = 32
 """Instances a class builds through the generic loops before its code is generated."""
 
 
+_slot_plans: dict[type, tuple[Any, ...]] = {}
+
+
 def _slot_plan(
-    cls: type, specs: tuple[_Spec, ...]
+    cls: type,
 ) -> tuple[tuple[str, Callable[[Any, Any], None], Any, Callable[[], Any] | None], ...]:
-    return tuple(
-        (spec.name, getattr(cls, spec.name).__set__, spec.default, spec.factory) for spec in specs
-    )
+    """Per field: name, slot setter, default, factory (what the generic loops run on)."""
+    plan = _slot_plans.get(cls)
+    if plan is None:  # one per class, shared by its __init__ and its decoder's builder
+        plan = _slot_plans[cls] = tuple(
+            (spec.name, getattr(cls, spec.name).__set__, spec.default, spec.factory)
+            for spec in _specs(cls)
+        )
+    return plan
 
 
 def _fill(cls: type, plan: tuple[Any, ...], self: Any, values: dict[str, Any], init: bool) -> None:
@@ -326,10 +334,9 @@ class _Generic:
 
     __slots__ = ("built", "names", "plan")
 
-    def __init__(self, cls: type) -> None:
-        specs = _specs(cls)
-        self.names = frozenset(spec.name for spec in specs)
-        self.plan = _slot_plan(cls, specs)
+    def __init__(self, cls: type[Record]) -> None:
+        self.names = frozenset(cls.__record_fields__)
+        self.plan = _slot_plan(cls)
         self.built = 0
 
 
@@ -360,7 +367,7 @@ def _init(self: Any, *args: Any, **kwargs: Any) -> None:
 
 def _deferred_builder(cls: type, specs: tuple[_Spec, ...]) -> Callable[[dict[str, Any]], Any]:
     """The decoder's builder for ``cls``: a loop until the class proves hot, then generated."""
-    plan = _slot_plan(cls, specs)
+    plan = _slot_plan(cls)
     new = object.__new__
     built = 0
     fast: Callable[[dict[str, Any]], Any] | None = None  # callers (TLV plans) keep this function
