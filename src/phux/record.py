@@ -28,10 +28,17 @@ through the slot descriptors, because the server builds an OUTPUT frame per
 PTY read. Until then a generic loop does the same; compiling costs ~100 us a
 function, and a one-shot CLI process, which builds a handful of each of a
 dozen classes, would spend milliseconds compiling code it runs once.
+
+For the same process, declaring a class does only what the class statement
+needs (its slots, its defaults taken out of the namespace): the frame catalog
+declares some fifty classes and a one-shot verb uses a dozen, so the field
+specs, the construction plans and the evaluated annotations are made the first
+time a class is constructed, decoded or asked for its :func:`fields`.
 """
 
 from __future__ import annotations
 
+import builtins
 import sys
 from collections.abc import Callable
 from operator import attrgetter
@@ -133,6 +140,94 @@ def _is_classvar(annotation: Any) -> bool:
     )
 
 
+# ---------------------------------------------------------------- annotations
+
+
+_BUILTINS: dict[str, Any] = vars(builtins)
+
+
+class _Unsupported(Exception):
+    """An annotation :func:`_evaluate` leaves to ``eval``."""
+
+
+def _name(token: str, namespace: dict[str, Any]) -> Any:
+    """What the (dotted) name ``token`` means in ``namespace``, as ``eval`` would find it."""
+    head, *rest = token.split(".")
+    if not head.isidentifier():
+        raise _Unsupported
+    if head in namespace:
+        value = namespace[head]
+    elif head == "None":
+        value = None
+    elif head in _BUILTINS:
+        value = _BUILTINS[head]
+    else:
+        raise _Unsupported  # eval raises the NameError
+    for part in rest:
+        if not part.isidentifier():
+            raise _Unsupported
+        value = getattr(value, part)
+    return value
+
+
+def _operand(tokens: list[str], pos: int, namespace: dict[str, Any]) -> tuple[Any, int]:
+    """``name`` or ``name[args]...`` at ``tokens[pos]``; return it and the next position."""
+    value = _name(tokens[pos], namespace)
+    pos += 1
+    while pos < len(tokens) and tokens[pos] == "[":
+        args = []
+        while True:
+            arg, pos = _union(tokens, pos + 1, namespace)
+            args.append(arg)
+            if tokens[pos] == "]":
+                break
+            if tokens[pos] != ",":
+                raise _Unsupported
+        value = value[args[0] if len(args) == 1 else tuple(args)]
+        pos += 1
+    return value, pos
+
+
+def _union(tokens: list[str], pos: int, namespace: dict[str, Any]) -> tuple[Any, int]:
+    """``operand | operand | ...`` at ``tokens[pos]``, combined left to right as Python does."""
+    value, pos = _operand(tokens, pos, namespace)
+    while pos < len(tokens) and tokens[pos] == "|":
+        other, pos = _operand(tokens, pos + 1, namespace)
+        value = value | other
+    return value, pos
+
+
+def _evaluate(annotation: str, module: str) -> Any:
+    """``eval(annotation)`` in ``module``'s globals, for the annotations records use.
+
+    Names, dotted names, subscripts and ``|`` are looked up and combined here,
+    the same operations in the same order as ``eval``, several times faster
+    than compiling each distinct annotation, which was a sizeable part of a
+    one-shot verb's first frames. Anything else (literals, calls,
+    parentheses) goes to ``eval``.
+    """
+    namespace = sys.modules[module].__dict__
+    if annotation in namespace:  # a bare name, the most common annotation
+        return namespace[annotation]
+    tokens = (
+        annotation.replace("[", " [ ")
+        .replace("]", " ] ")
+        .replace(",", " , ")
+        .replace("|", " | ")
+        .split()
+    )
+    try:
+        value, end = _union(tokens, 0, namespace)
+        if end == len(tokens):
+            return value
+    except Exception:  # eval below gives the real answer, or raises the real error
+        pass
+    return eval(annotation, namespace)
+
+
+# ---------------------------------------------------------------- construction
+
+
 def _compile(
     cls: type, name: str, params: str, body: list[str], scope: dict[str, Any]
 ) -> Callable[..., Any]:
@@ -202,12 +297,20 @@ _COMPILE_AFTER = 32
 """Instances a class builds through the generic loops before its code is generated."""
 
 
+_slot_plans: dict[type, tuple[Any, ...]] = {}
+
+
 def _slot_plan(
-    cls: type, specs: tuple[_Spec, ...]
+    cls: type,
 ) -> tuple[tuple[str, Callable[[Any, Any], None], Any, Callable[[], Any] | None], ...]:
-    return tuple(
-        (spec.name, getattr(cls, spec.name).__set__, spec.default, spec.factory) for spec in specs
-    )
+    """Per field: name, slot setter, default, factory (what the generic loops run on)."""
+    plan = _slot_plans.get(cls)
+    if plan is None:  # one per class, shared by its __init__ and its decoder's builder
+        plan = _slot_plans[cls] = tuple(
+            (spec.name, getattr(cls, spec.name).__set__, spec.default, spec.factory)
+            for spec in _specs(cls)
+        )
+    return plan
 
 
 def _fill(cls: type, plan: tuple[Any, ...], self: Any, values: dict[str, Any], init: bool) -> None:
@@ -226,39 +329,45 @@ def _fill(cls: type, plan: tuple[Any, ...], self: Any, values: dict[str, Any], i
         set_slot(self, value)
 
 
-def _deferred_init(cls: type, specs: tuple[_Spec, ...]) -> Callable[..., None]:
-    """An ``__init__`` that loops over the fields until the class proves hot, then
-    generates the real one (see the module docstring)."""
-    plan: tuple[Any, ...] = ()
-    names = frozenset(spec.name for spec in specs)
-    built = 0
+class _Generic:
+    """A class constructing through the generic ``__init__`` loop, until it proves hot."""
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        nonlocal plan, built
-        built += 1
-        if built > _COMPILE_AFTER:
-            init = _make_init(cls, specs)
-            type.__setattr__(cls, "__init__", init)
-            init(self, *args, **kwargs)
-            return
-        if args:
-            raise TypeError(f"{cls.__name__}.__init__() takes keyword arguments only")
-        if not names.issuperset(kwargs):
-            unknown = sorted(set(kwargs) - names)[0]
-            raise TypeError(
-                f"{cls.__name__}.__init__() got an unexpected keyword argument {unknown!r}"
-            )
-        if not plan:
-            plan = _slot_plan(cls, specs)
-        _fill(cls, plan, self, kwargs, init=True)
+    __slots__ = ("built", "names", "plan")
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    return __init__
+    def __init__(self, cls: type[Record]) -> None:
+        self.names = frozenset(cls.__record_fields__)
+        self.plan = _slot_plan(cls)
+        self.built = 0
+
+
+_generic: dict[type, _Generic] = {}
+
+
+def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """The ``__init__`` of every record class until it has built :data:`_COMPILE_AFTER`
+    instances; then the class gets one generated for its fields (see the module
+    docstring). One shared function: a class statement creates no code."""
+    cls = type(self)
+    state = _generic.get(cls)
+    if state is None:
+        state = _generic[cls] = _Generic(cls)
+    state.built += 1
+    if state.built > _COMPILE_AFTER:
+        init = _make_init(cls, _specs(cls))
+        type.__setattr__(cls, "__init__", init)
+        init(self, *args, **kwargs)
+        return
+    if args:
+        raise TypeError(f"{cls.__name__}.__init__() takes keyword arguments only")
+    if not state.names.issuperset(kwargs):
+        unknown = sorted(set(kwargs) - state.names)[0]
+        raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {unknown!r}")
+    _fill(cls, state.plan, self, kwargs, init=True)
 
 
 def _deferred_builder(cls: type, specs: tuple[_Spec, ...]) -> Callable[[dict[str, Any]], Any]:
     """The decoder's builder for ``cls``: a loop until the class proves hot, then generated."""
-    plan = _slot_plan(cls, specs)
+    plan = _slot_plan(cls)
     new = object.__new__
     built = 0
     fast: Callable[[dict[str, Any]], Any] | None = None  # callers (TLV plans) keep this function
@@ -279,44 +388,93 @@ def _deferred_builder(cls: type, specs: tuple[_Spec, ...]) -> Callable[[dict[str
 
 
 def _rebuild(cls: type[R], values: tuple[Any, ...]) -> R:
-    names = (spec.name for spec in cls.__record_specs__)
-    return cls(**dict(zip(names, values, strict=True)))
+    return cls(**dict(zip(cls.__record_fields__, values, strict=True)))
+
+
+def _no_key(self: Any) -> tuple[Any, ...]:
+    return ()
+
+
+_keys: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def _key(cls: type[Record]) -> Callable[[Any], tuple[Any, ...]]:
+    """A function from a ``cls`` record to the tuple of its field values (eq, hash, repr)."""
+    key = _keys.get(cls)
+    if key is None:
+        # Made on first use, not by the class statement: an attrgetter of a few
+        # names costs as much as a fifth of a whole record class statement.
+        names = cls.__record_fields__
+        if len(names) > 1:
+            key = attrgetter(*names)
+        elif names:
+            get = attrgetter(names[0])
+            key = lambda self: (get(self),)  # noqa: E731
+        else:
+            key = _no_key
+        _keys[cls] = key
+    return key
+
+
+# ---------------------------------------------------------------- declaration
+
+
+_declared: dict[type, tuple[dict[str, Any], dict[str, Any]]] = {}
+"""Each record class's own annotations and field values (defaults, ``field()``s)."""
+
+_specs_of: dict[type, tuple[_Spec, ...]] = {}
+
+
+def _specs(cls: type) -> tuple[_Spec, ...]:
+    """The fields of ``cls``, its bases' first, in declaration order."""
+    specs = _specs_of.get(cls)
+    if specs is not None:
+        return specs
+    inherited: tuple[_Spec, ...] = ()
+    for base in cls.__bases__:
+        if isinstance(base, _RecordMeta):
+            inherited += _specs(base)
+    own = []
+    annotations, values = _declared[cls]
+    for name in cls.__dict__["__slots__"]:
+        value = values.get(name, MISSING)
+        factory = value.factory if isinstance(value, _Factory) else None
+        default = MISSING if factory is not None else value
+        own.append(_Spec(name, annotations[name], default, factory, cls.__module__))
+    specs = _specs_of[cls] = inherited + tuple(own)
+    return specs
 
 
 class _RecordMeta(type):
     def __new__(
         mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
     ) -> _RecordMeta:
-        inherited: tuple[_Spec, ...] = ()
+        inherited: tuple[str, ...] = ()
         for base in bases:
-            inherited += getattr(base, "__record_specs__", ())
-        taken = {spec.name for spec in inherited}
-        module = namespace.get("__module__", "")
-        own: list[_Spec] = []
-        for field_name, annotation in namespace.get("__annotations__", {}).items():
-            if _is_classvar(annotation):
+            inherited += getattr(base, "__record_fields__", ())
+        own: list[str] = []
+        values: dict[str, Any] = {}
+        annotations: dict[str, Any] = namespace.get("__annotations__", {})
+        for field_name, annotation in annotations.items():
+            # The substring test spares nearly every field a call.
+            if (type(annotation) is not str or "ClassVar" in annotation) and _is_classvar(
+                annotation
+            ):
                 continue
-            if field_name in taken:
+            if field_name in inherited:
                 raise TypeError(f"{name}.{field_name} is already a field of a base record")
-            value = namespace.pop(field_name, MISSING)
-            factory = value.factory if isinstance(value, _Factory) else None
-            default = MISSING if factory is not None else value
-            own.append(_Spec(field_name, annotation, default, factory, module))
-        namespace["__slots__"] = tuple(spec.name for spec in own)
-        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
-        specs = inherited + tuple(own)
-        cls.__record_specs__ = specs  # type: ignore[attr-defined]
-        names = tuple(spec.name for spec in specs)
-        if names:
-            get = attrgetter(*names)
-            key: Callable[[Any], tuple[Any, ...]] = (
-                (lambda self: (get(self),)) if len(names) == 1 else get
-            )
-        else:
-            key = lambda self: ()  # noqa: E731
-        cls._record_key = staticmethod(key)  # type: ignore[attr-defined]
+            own.append(field_name)
+            if field_name in namespace:  # a slot cannot share its name with a class attribute
+                values[field_name] = namespace.pop(field_name)
+        names = inherited + tuple(own)
+        namespace["__slots__"] = tuple(own)
+        namespace["__record_fields__"] = names
+        # In the namespace, not set on the class afterwards: setting __init__ on
+        # a class costs more than the whole class statement.
         if "__init__" not in namespace:
-            cls.__init__ = _deferred_init(cls, specs)  # type: ignore[misc]
+            namespace["__init__"] = _init
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        _declared[cls] = (annotations, values)
         return cls
 
 
@@ -325,8 +483,8 @@ class Record(metaclass=_RecordMeta):
     """Base of every record class (see the module docstring)."""
 
     __slots__ = ()
-    __record_specs__: ClassVar[tuple[_Spec, ...]]
-    _record_key: ClassVar[Callable[[Any], tuple[Any, ...]]]
+    __record_fields__: ClassVar[tuple[str, ...]]
+    """The names of the class's fields, in order (a base's first)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
@@ -337,22 +495,22 @@ class Record(metaclass=_RecordMeta):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        key = type(self)._record_key
+        key = _key(type(self))
         return bool(key(self) == key(other))
 
     def __hash__(self) -> int:
-        return hash(type(self)._record_key(self))
+        return hash(_key(type(self))(self))
 
     def __repr__(self) -> str:
-        values = type(self)._record_key(self)
+        values = _key(type(self))(self)
         text = ", ".join(
-            f"{spec.name}={value!r}"
-            for spec, value in zip(self.__record_specs__, values, strict=True)
+            f"{name}={value!r}"
+            for name, value in zip(type(self).__record_fields__, values, strict=True)
         )
         return f"{type(self).__name__}({text})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), type(self)._record_key(self)))
+        return (_rebuild, (type(self), _key(type(self))(self)))
 
 
 if TYPE_CHECKING:
@@ -372,7 +530,7 @@ def builder(cls: type[R]) -> Callable[[dict[str, Any]], R]:
     """
     build = _builders.get(cls)
     if build is None:
-        build = _builders[cls] = _deferred_builder(cls, cls.__record_specs__)
+        build = _builders[cls] = _deferred_builder(cls, _specs(cls))
     return build
 
 
@@ -386,13 +544,13 @@ def fields(cls: type[Record]) -> tuple[Field, ...]:
     if done is not None:
         return done
     out = []
-    for spec in cls.__record_specs__:
+    for spec in _specs(cls):
         annotation = spec.annotation
         if isinstance(annotation, str):
             key = (spec.module, annotation)
             evaluated = _evaluated.get(key, MISSING)
             if evaluated is MISSING:  # the catalog repeats a few dozen annotations
-                evaluated = _evaluated[key] = eval(annotation, sys.modules[spec.module].__dict__)
+                evaluated = _evaluated[key] = _evaluate(annotation, spec.module)
             annotation = evaluated
         out.append(Field(spec.name, annotation, spec.default, spec.factory))
     done = tuple(out)

@@ -3,9 +3,57 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from enum import Enum as _EnumBody
+    from enum import IntEnum as _IntEnumBody
+    from typing import Any, TypeVar
+
+    E = TypeVar("E")
+
+    def enum_of(base: type[enum.Enum]) -> Callable[[E], E]: ...
+
+else:
+    # At run time the class statement builds a plain class; enum_of makes it the enum.
+    _EnumBody = _IntEnumBody = object
+
+    def enum_of(base: type[enum.Enum]) -> Callable[[type], type[enum.Enum]]:
+        """Turn a plain class body into a ``base`` enum, the way the standard library
+        declares its own (``enum._simple_enum``: http.HTTPStatus, re.RegexFlag...).
+
+        An ``enum.IntEnum`` class statement costs about twice as much, ~30 us a
+        member on a slow machine, and the wire declares seven enums that every
+        one-shot verb imports. Where that private helper is missing, the class is
+        built by ``base``'s metaclass as usual.
+        """
+        simple = getattr(enum, "_simple_enum", None)
+        if simple is None:
+            return lambda body: _rebuild_enum(body, base)
+        convert: Callable[[type], type[enum.Enum]] = simple(base)
+
+        def make(body: type) -> type[enum.Enum]:
+            made = convert(body)
+            if body.__doc__ is None:  # as a class statement leaves it, not "An enumeration."
+                made.__doc__ = None
+            return made
+
+        return make
 
 
-class ErrorCode(enum.IntEnum):
+def _rebuild_enum(body: type, base: type[enum.Enum]) -> Any:
+    """The enum a class statement deriving from ``base`` with ``body``'s namespace makes."""
+    meta: Any = type(base)
+    namespace = meta.__prepare__(body.__name__, (base,))
+    for key, value in vars(body).items():
+        if key not in ("__dict__", "__weakref__"):
+            namespace[key] = value
+    return meta(body.__name__, (base,), namespace)
+
+
+@enum_of(enum.IntEnum)
+class ErrorCode(_IntEnumBody):
     """Codes carried by the ERROR frame (spec/proto.md, "Error codes")."""
 
     VERSION_INCOMPATIBLE = 1
@@ -25,7 +73,8 @@ class ErrorCode(enum.IntEnum):
     INTERNAL_ERROR = 65535
 
 
-class DetachReason(enum.IntEnum):
+@enum_of(enum.IntEnum)
+class DetachReason(_IntEnumBody):
     """Why the server ends a connection (DETACHED frame)."""
 
     REQUESTED = 0
@@ -37,7 +86,8 @@ class DetachReason(enum.IntEnum):
     INTERNAL_ERROR = 255
 
 
-class DecodeReason(enum.Enum):
+@enum_of(enum.Enum)
+class DecodeReason(_EnumBody):
     """Why a byte string is not a valid frame. Each maps to one wire ErrorCode."""
 
     TRUNCATED = "truncated"

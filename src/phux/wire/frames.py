@@ -18,25 +18,31 @@ from __future__ import annotations
 import enum
 
 from phux.record import Record, field
+from phux.wire.errors import enum_of
 from phux.wire.tlv import I32, U8, U16, U32, U64
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from enum import IntEnum as _IntEnumBody
     from typing import ClassVar
+else:
+    _IntEnumBody = object  # enum_of makes the class an IntEnum (see phux.wire.errors)
 
 
 class Frame(Record):
     TYPE: ClassVar[int]
 
 
-class Role(enum.IntEnum):
+@enum_of(enum.IntEnum)
+class Role(_IntEnumBody):
     """A subscriber's role: viewers never change the size, primaries do."""
 
     VIEWER = 0
     PRIMARY = 1
 
 
-class Signal(enum.IntEnum):
+@enum_of(enum.IntEnum)
+class Signal(_IntEnumBody):
     """Signals a client may send to a terminal's foreground process group."""
 
     HUP = 1
@@ -52,7 +58,8 @@ class Signal(enum.IntEnum):
     WINCH = 28
 
 
-class TombstoneReason(enum.IntEnum):
+@enum_of(enum.IntEnum)
+class TombstoneReason(_IntEnumBody):
     LAG = 1
     """The subscriber's queue overflowed; output was dropped for it."""
     GAP = 2

@@ -15,18 +15,22 @@ import types
 from collections.abc import Callable
 
 from phux.record import MISSING, Record, builder, fields
-from phux.wire.errors import DecodeReason, WireError
+from phux.wire.errors import DecodeReason, WireError, enum_of
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from enum import IntEnum as _IntEnumBody
     from typing import Any, ClassVar, TypeVar
 
     # A leaf codec: encode(value) -> bytes; decode(buf, start, end) -> value.
     Encoder = Callable[[Any], bytes]
     Decoder = Callable[[bytes, int, int], Any]
+else:
+    _IntEnumBody = object  # enum_of makes the class an IntEnum (see phux.wire.errors)
 
 
-class WireType(enum.IntEnum):
+@enum_of(enum.IntEnum)
+class WireType(_IntEnumBody):
     UINT = 0
     SINT = 1
     BOOL = 2
@@ -127,31 +131,71 @@ def decode_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return result, pos
 
 
-class Leaf(Record):
-    wire_type: WireType
-    encode: Encoder
-    decode: Decoder
-    description: str
+# The plans are plain slotted classes, not records: a process builds one per
+# field it encodes or decodes (a one-shot verb, some sixty), and a record would
+# pay the generic __init__ for each, then compile one. Nothing changes them.
 
 
-class FieldPlan(Record):
-    field_id: int
-    name: str
-    leaf: Leaf
-    optional: bool
-    required: bool
-    default: Any
-    default_factory: Callable[[], Any] | None
+class Leaf:
+    """How one value type is encoded: its wire type and codec."""
+
+    __slots__ = ("decode", "description", "encode", "wire_type")
+
+    def __init__(
+        self, *, wire_type: WireType, encode: Encoder, decode: Decoder, description: str
+    ) -> None:
+        self.wire_type = wire_type
+        self.encode = encode
+        self.decode = decode
+        self.description = description
 
 
-class StructPlan(Record):
-    cls: type[Record]
-    fields: tuple[FieldPlan, ...]
-    by_id: dict[int, FieldPlan]
-    build: Callable[[dict[str, Any]], Any]
+class FieldPlan:
+    """One field of a record class, as the codec handles it."""
+
+    __slots__ = ("default", "default_factory", "field_id", "leaf", "name", "optional", "required")
+
+    def __init__(
+        self,
+        *,
+        field_id: int,
+        name: str,
+        leaf: Leaf,
+        optional: bool,
+        required: bool,
+        default: Any,
+        default_factory: Callable[[], Any] | None,
+    ) -> None:
+        self.field_id = field_id
+        self.name = name
+        self.leaf = leaf
+        self.optional = optional
+        self.required = required
+        self.default = default
+        self.default_factory = default_factory
+
+
+class StructPlan:
+    """A record class's fields in field-id order, and how to build one from their values."""
+
+    __slots__ = ("build", "by_id", "cls", "fields")
+
+    def __init__(
+        self,
+        *,
+        cls: type[Record],
+        fields: tuple[FieldPlan, ...],
+        by_id: dict[int, FieldPlan],
+        build: Callable[[dict[str, Any]], Any],
+    ) -> None:
+        self.cls = cls
+        self.fields = fields
+        self.by_id = by_id
+        self.build = build
 
 
 _plans: dict[type, StructPlan] = {}
+_leaves: dict[type, Leaf] = {}
 
 
 def _int_leaf(spec: type[IntSpec]) -> Leaf:
@@ -288,6 +332,17 @@ def _is_struct(tp: Any) -> bool:
 
 def leaf_for(tp: Any) -> Leaf:
     """The leaf codec for a (non-optional) annotated type."""
+    if not isinstance(tp, type):
+        # Not shared: unions compare equal in any order (a union's description
+        # lists its members in order), and list leaves are cheap to make.
+        return _make_leaf(tp)
+    leaf = _leaves.get(tp)
+    if leaf is None:  # one per integer width, scalar and record, not one per field
+        leaf = _leaves[tp] = _make_leaf(tp)
+    return leaf
+
+
+def _make_leaf(tp: Any) -> Leaf:
     if isinstance(tp, type) and issubclass(tp, IntSpec):
         return _int_leaf(tp)
     if tp is bool:
