@@ -18,34 +18,14 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from phux.engine._width_table import UNPRINTABLE, WIDE, ZERO
+from phux.engine._width_table import RUNS
 
 LAST_CODE_POINT = 0x10FFFF
 
-
-def _runs() -> tuple[list[int], list[int]]:
-    """The first code point of every run of equal width, and the run's width."""
-    listed = sorted(
-        (lo, hi, width)
-        for width, table in ((0, ZERO), (2, WIDE), (-1, UNPRINTABLE))
-        for lo, hi in table
-    )
-    starts: list[int] = []
-    widths: list[int] = []
-    after = 0  # the code point after the last listed range
-    for lo, hi, width in listed:
-        if lo > after:  # the table lists every width but 1
-            starts.append(after)
-            widths.append(1)
-        starts.append(lo)
-        widths.append(width)
-        after = hi + 1
-    starts.append(after)  # past LAST_CODE_POINT when the last range reaches it: never found
-    widths.append(1)
-    return starts, widths
-
-
-_STARTS, _WIDTHS = _runs()
+# The first code point of every run of equal width, and the run's width.
+_STARTS: tuple[int, ...]
+_WIDTHS: tuple[int, ...]
+_STARTS, _WIDTHS = zip(*RUNS, strict=True)
 
 # Bounds the cache: a stream of ever new code points must not grow it forever.
 # (Like pyte's own cache of wcwidth; CJK text seldom uses more characters.)
@@ -74,7 +54,8 @@ char_width: Callable[[str], int] = _Widths().__getitem__
 def width_ranges(width: int, first: int = 0, last: int = LAST_CODE_POINT) -> list[tuple[int, int]]:
     """The code points in ``[first, last]`` of ``width``, as inclusive ranges."""
     out: list[tuple[int, int]] = []
-    for start, after, w in zip(_STARTS, _STARTS[1:], _WIDTHS, strict=False):
+    afters = (*_STARTS[1:], LAST_CODE_POINT + 1)
+    for start, after, w in zip(_STARTS, afters, _WIDTHS, strict=True):
         if start > last:
             break
         if w == width and after > first:
