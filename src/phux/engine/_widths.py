@@ -23,9 +23,8 @@ from phux.engine._width_table import RUNS
 LAST_CODE_POINT = 0x10FFFF
 
 # The first code point of every run of equal width, and the run's width.
-_STARTS: tuple[int, ...]
-_WIDTHS: tuple[int, ...]
-_STARTS, _WIDTHS = zip(*RUNS, strict=True)
+_STARTS = RUNS[::2]
+_WIDTHS = RUNS[1::2]
 
 # Bounds the cache: a stream of ever new code points must not grow it forever.
 # (Like pyte's own cache of wcwidth; CJK text seldom uses more characters.)
