@@ -1459,12 +1459,39 @@ def _render_line(line: Line, cols: int, clip: bool = False) -> str:
 
 
 def _parse_cwd(value: str) -> str:
-    if value.startswith("file:"):
-        # Imported on first use: urllib.parse (with ipaddress) costs an import ~3 ms.
+    """The path of an OSC 7 ``file:`` URL, percent-decoded: ``unquote(urlparse(value).path)``;
+    any other value as it is.
+
+    A URL of ASCII characters without brackets, tabs or line breaks (what shells
+    send) is taken apart here, as urllib does it: importing urllib.parse (with
+    ipaddress) costs ~4 ms, which a one-shot reader replaying a checkpoint with
+    a working directory would pay. Any other URL is left to urllib, whose
+    bracket (IPv6) checks, removals and non-ASCII rules are not worth repeating.
+    """
+    if not value.startswith("file:"):
+        return value
+    if not value.isascii() or any(c in value for c in "[]\t\r\n"):
         from urllib.parse import unquote, urlparse
 
         return unquote(urlparse(value).path)
-    return value
+    url = value[5:]
+    if url.startswith("//"):  # the host runs up to the first of / ? #
+        ends = [i for i in (url.find(c, 2) for c in "/?#") if i >= 0]
+        url = url[min(ends) :] if ends else ""
+    path = url.partition("#")[0].partition("?")[0]  # ("file" has no ;params)
+    if "%" not in path:
+        return path
+    head, *escaped = path.split("%")
+    out = [head.encode()]
+    for part in escaped:
+        if len(part) >= 2 and part[0] in _HEX_DIGITS and part[1] in _HEX_DIGITS:
+            out += (bytes.fromhex(part[:2]), part[2:].encode())
+        else:  # not an escape: kept as it is
+            out += (b"%", part.encode())
+    return b"".join(out).decode("utf-8", "replace")
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
 __all__ = ["BLANK", "Cell", "EngineScreen", "Line", "Margins"]
