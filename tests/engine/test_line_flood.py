@@ -142,6 +142,19 @@ def test_floods_same_as_line_by_line(sample: tuple[bytes, list[bytes]], history:
     assert _state(fast) == _state(slow)
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LINE | st.sampled_from(["\x1b[31m", "\r", "\n", "x", "中", "\x9b"]), max_size=9))
+def test_ascii_lines_then_narrow_lines_end_where_narrow_lines_end(parts: list[str]) -> None:
+    # What EngineStream.feed does after a line's CR LF, for text that is not all ASCII.
+    data = "".join(parts)
+    ascii_lines = _stream._ASCII_LINES.match(data)
+    stop = 0 if ascii_lines is None else ascii_lines.end()
+    if stop < len(data) and data[stop] != "\x1b":
+        stop = _stream._narrow_lines_end(data, stop)
+    narrow_lines = _stream._narrow_lines().match(data)
+    assert stop == (0 if narrow_lines is None else narrow_lines.end())
+
+
 def test_ascii_floods_need_only_printable_ascii() -> None:
     # ASCII text is matched with [ -~] instead of the whole width-1 class:
     # the same thing, as long as these are the class's only ASCII characters.

@@ -46,15 +46,31 @@ _TOKEN = re.compile(
     "|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
 )
 # Lines of width-1 characters, each ended by CR LF: a flood drawn in one call.
-# On ASCII text the class is printable ASCII, which compiles in ~0.1 ms where
-# the whole class of width-1 characters (narrow_class) takes ~1.7 ms.
+# Those of printable ASCII are matched first: that class compiles in ~0.1 ms,
+# the whole class of width-1 characters (narrow_class) in ~2 ms.
 _ASCII_LINES = re.compile("(?:[\x20-\x7e]*\r\n)+")
 
 
 @cache
 def _narrow_lines() -> re.Pattern[str]:
-    """``_ASCII_LINES`` for any text; compiled on first use."""
+    """``_ASCII_LINES`` for any width-1 characters; compiled on first use."""
     return re.compile(f"(?:{narrow_class()}*\r\n)+")
+
+
+def _narrow_lines_end(data: str, pos: int) -> int:
+    """Where the lines of width-1 characters (each ended by CR LF) from ``pos`` end,
+    ``pos`` if none start there, for a ``pos`` where ``_ASCII_LINES`` stopped: at a
+    line with a control or a non-ASCII character.
+
+    Only a line of the second kind can be one, so the whole class (compiled on
+    first use) is asked only when the line holds no control before its CR LF:
+    coloured output or a prompt's OSC costs no compilation.
+    """
+    text = _TOKEN.match(data, pos)
+    if text is None or text.lastindex != 1 or data[text.end() - 1] != "\n":
+        return pos
+    more = _narrow_lines().match(data, pos)
+    return pos if more is None else more.end()
 
 
 # The rest is needed only by sequences cut by a chunk boundary, interrupted,
@@ -232,7 +248,8 @@ class EngineStream(pyte.Stream):
             pos = self._continue_string(data, 0)
         n = len(data)
         match = _TOKEN.match
-        lines = _ASCII_LINES.match if data.isascii() else _narrow_lines().match
+        ascii_lines = _ASCII_LINES.match
+        ascii_only = data.isascii()
         screen = self.screen
         draw_lines = screen.draw_lines
         draw = screen.draw
@@ -257,13 +274,15 @@ class EngineStream(pyte.Stream):
                     if data[end - 1] == "\n":
                         draw(data[pos : end - 2])
                         crlf()
-                        more = lines(data, end)
-                        if more is None:
+                        more = ascii_lines(data, end)
+                        stop = end if more is None else more.end()
+                        if not ascii_only and stop < n and data[stop] != ESC:
+                            stop = _narrow_lines_end(data, stop)
+                        if stop == end:
                             screen.last_char = ""
                         else:  # a flood of short lines: the rest in one call
-                            start = end
-                            end = more.end()
-                            draw_lines(data[start : end - 2].split("\r\n"))
+                            draw_lines(data[end : stop - 2].split("\r\n"))
+                            end = stop
                     else:
                         draw(data[pos:end])
                 elif kind == 2:
