@@ -322,3 +322,29 @@ def test_a_shells_osc7_is_parsed_without_urllib() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert proc.stdout.split("\n")[0] == "'/tmp/a b' False"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["中文", "字", "ab", " ", "\r\n", "\x1b[1;3H", "\x1b[31m", "\x1b[4h"])
+        | st.sampled_from(["\x1b[4l", "\x1b[?7l", "é", "❯ ", "e\u0301", "\x1b[2D", "ｆｕｌｌ"]),
+        max_size=40,
+    ),
+    st.integers(1, 9),
+)
+def test_a_few_non_ascii_characters_are_drawn_as_many_are(parts: list[str], cols: int) -> None:
+    from phux.engine import _screen
+
+    data = "".join(parts).encode()
+    original = _screen._FEW_NON_ASCII
+    drawn = []
+    for few in (-1, 1 << 30):  # never few (runs), always few (one by one)
+        _screen._FEW_NON_ASCII = few
+        try:
+            t = Terminal(cols, 4, history=20)
+            t.feed(data)
+        finally:
+            _screen._FEW_NON_ASCII = original
+        drawn.append((t.project(scrollback=0, cells=True), t.screen.cursor.x))
+    assert drawn[0] == drawn[1]
