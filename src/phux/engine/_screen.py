@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections import defaultdict, deque, namedtuple
 from collections.abc import Callable
+from functools import cache
 from itertools import islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
@@ -401,7 +402,13 @@ _DECSCNM = mo.DECSCNM
 # printable ASCII runs at once, the rest one character at a time. A one-shot
 # reader replaying a prompt's ❯ or 🚀 so compiles neither.
 _FEW_NON_ASCII = 8
-_PRINTABLE_ASCII_RUN = re.compile("[\x20-\x7e]+")
+
+
+@cache
+def _printable_ascii_run() -> re.Pattern[str]:
+    return re.compile("[\x20-\x7e]+")  # compiled on first use: ASCII text never needs it
+
+
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
 _SGR_CACHE_LIMIT = 8192
@@ -548,7 +555,7 @@ class EngineScreen(pyte.Screen):
             self._draw_narrow(data)
         else:
             few = len(data) - len(data.encode("ascii", "ignore")) <= _FEW_NON_ASCII
-            match = (_PRINTABLE_ASCII_RUN if few else narrow_run()).match
+            match = (_printable_ascii_run() if few else narrow_run()).match
             pos = 0
             n = len(data)
             while pos < n:
