@@ -430,16 +430,3 @@ def test_named_tuples_are_what_typing_makes() -> None:
     assert Cell("a", bold=True).fg == "default" and Cell("a", bold=True)[3] is True
     assert pickle.loads(pickle.dumps(Cell("a"))) == Cell("a")
     assert typing.get_type_hints(Modes)["app_cursor"] is bool
-
-
-def test_byte_hex_takes_only_plain_spellings_of_0_to_255() -> None:
-    from phux.engine._screen import _ByteHex
-
-    table = _ByteHex()
-    odd = ["256", "-1", "+1", " 1", "01", "00", "", "٣", "1_0", "9" * 5000, "0x1", "x"]
-    for key in odd:
-        with pytest.raises(KeyError):
-            table[key]
-    for i in range(256):
-        assert table[str(i)] == f"{i:02x}"
-    assert len(table) == 256

@@ -150,27 +150,17 @@ def _set_color(v: _Recorder, fg: bool, value: str, index: int) -> None:
 SgrPlan = tuple[bool, tuple[tuple[int, Any], ...]]
 
 
-class _ByteHex(dict[str, str]):
-    """``"0"``..``"255"`` written plainly (no leading zeros) -> ``"00"``..``"ff"``;
-    a KeyError for any other spelling (it takes the general parse).
-
-    Filled on first use: building all 256 entries at import cost ~0.15 ms.
-    """
-
-    __slots__ = ()
-
-    def __missing__(self, key: str) -> str:
-        try:
-            value = int(key)
-        except ValueError:
-            raise KeyError(key) from None
-        if not 0 <= value <= 255 or str(value) != key:
-            raise KeyError(key)
-        self[key] = digits = f"{value:02x}"
-        return digits
+# "0".."255" written plainly (no leading zeros) -> "00".."ff"; other spellings
+# take the general parse. Filled at the first truecolor SGR (~0.15 ms), not at
+# import: much output has none. A plain dict, as lookups in a subclass are slower.
+_BYTE_HEX: dict[str, str] = {}
 
 
-_BYTE_HEX = _ByteHex()
+def _byte_hex() -> dict[str, str]:
+    _BYTE_HEX.update((str(i), f"{i:02x}") for i in range(256))
+    return _BYTE_HEX
+
+
 # The target fields of 38;2 and 48;2: (colour, palette index).
 _RGB_TARGET = {"38": (_FG, _FG_INDEX), "48": (_BG, _BG_INDEX)}
 
@@ -252,7 +242,7 @@ def _rgb_plan(params: str) -> SgrPlan | None:
     n = len(parts)
     if (n != 5 and n != 10) or parts[1] != "2" or (n == 10 and parts[6] != "2"):
         return None
-    hex_of = _BYTE_HEX
+    hex_of = _BYTE_HEX or _byte_hex()
     try:  # a KeyError: not this form after all
         first = _RGB_TARGET[parts[0]]
         rgb = hex_of[parts[2]] + hex_of[parts[3]] + hex_of[parts[4]]
