@@ -129,30 +129,28 @@ def test_floods_same_as_line_by_line(sample: tuple[bytes, list[bytes]], history:
     fast = Terminal(COLS, ROWS, history=history)
     for chunk in chunks:
         fast.feed(chunk)
-    original = _stream._ASCII_LINES, _stream._narrow_lines
+    original = _stream._ASCII_LINES, _stream._narrow_lines_match, _stream._lines_end
     never = re.compile(r"(?!)")  # never matches: every line on its own
-    _stream._ASCII_LINES = never
-    _stream._narrow_lines = lambda: never  # type: ignore[assignment]
+    _stream._ASCII_LINES, _stream._narrow_lines_match = never, never.match
+    _stream._lines_end = lambda data, pos: pos
     try:
         slow = Terminal(COLS, ROWS, history=history)
         for chunk in chunks:
             slow.feed(chunk)
     finally:
-        _stream._ASCII_LINES, _stream._narrow_lines = original  # type: ignore[assignment]
+        _stream._ASCII_LINES, _stream._narrow_lines_match, _stream._lines_end = original
     assert _state(fast) == _state(slow)
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_LINE | st.sampled_from(["\x1b[31m", "\r", "\n", "x", "中", "\x9b"]), max_size=9))
-def test_ascii_lines_then_narrow_lines_end_where_narrow_lines_end(parts: list[str]) -> None:
-    # What EngineStream.feed does after a line's CR LF, for text that is not all ASCII.
+def test_floods_end_where_the_whole_class_says(parts: list[str]) -> None:
+    # Text that is not all ASCII, before the whole class is compiled (None) and after.
     data = "".join(parts)
-    ascii_lines = _stream._ASCII_LINES.match(data)
-    stop = 0 if ascii_lines is None else ascii_lines.end()
-    if stop < len(data) and data[stop] != "\x1b":
-        stop = _stream._narrow_lines_end(data, stop)
-    narrow_lines = _stream._narrow_lines().match(data)
-    assert stop == (0 if narrow_lines is None else narrow_lines.end())
+    whole = _stream._narrow_lines().match(data)
+    for compiled in (None, _stream._narrow_lines().match):
+        _stream._narrow_lines_match = compiled
+        assert _stream._lines_end(data, 0) == (0 if whole is None else whole.end())
 
 
 def test_ascii_floods_need_only_printable_ascii() -> None:

@@ -57,19 +57,31 @@ def _narrow_lines() -> re.Pattern[str]:
     return re.compile(f"(?:{narrow_class()}*\r\n)+")
 
 
-def _narrow_lines_end(data: str, pos: int) -> int:
-    """Where the lines of width-1 characters (each ended by CR LF) from ``pos`` end,
-    ``pos`` if none start there, for a ``pos`` where ``_ASCII_LINES`` stopped: at a
-    line with a control or a non-ASCII character.
+# _narrow_lines().match, once a feed needed it (see _lines_end).
+_narrow_lines_match: Callable[[str, int], re.Match[str] | None] | None = None
 
-    Only a line of the second kind can be one, so the whole class (compiled on
-    first use) is asked only when the line holds no control before its CR LF:
-    coloured output or a prompt's OSC costs no compilation.
+
+def _lines_end(data: str, pos: int) -> int:
+    """Where the lines of width-1 characters (each ended by CR LF) from ``pos`` end,
+    ``pos`` if none start there; for text that is not all ASCII.
+
+    Printable ASCII lines are matched first. Where they stop, a line with a
+    control or a non-ASCII character follows, and only the second kind can be
+    width-1 characters: so the whole class is compiled only once such a line
+    holds no control before its CR LF, and coloured output or a prompt's OSC
+    costs no compilation.
     """
-    text = _TOKEN.match(data, pos)
-    if text is None or text.lastindex != 1 or data[text.end() - 1] != "\n":
-        return pos
-    more = _narrow_lines().match(data, pos)
+    global _narrow_lines_match
+    match = _narrow_lines_match
+    if match is None:
+        ascii_lines = _ASCII_LINES.match(data, pos)
+        if ascii_lines is not None:
+            pos = ascii_lines.end()
+        text = _TOKEN.match(data, pos)
+        if text is None or text.lastindex != 1 or data[text.end() - 1] != "\n":
+            return pos
+        match = _narrow_lines_match = _narrow_lines().match
+    more = match(data, pos)
     return pos if more is None else more.end()
 
 
@@ -248,8 +260,9 @@ class EngineStream(pyte.Stream):
             pos = self._continue_string(data, 0)
         n = len(data)
         match = _TOKEN.match
-        ascii_lines = _ASCII_LINES.match
-        ascii_only = data.isascii()
+        # Floods: printable ASCII lines in ASCII text; in other text the whole
+        # class's, or _lines_end until the class is compiled.
+        lines = _ASCII_LINES.match if data.isascii() else _narrow_lines_match
         screen = self.screen
         draw_lines = screen.draw_lines
         draw = screen.draw
@@ -274,10 +287,11 @@ class EngineStream(pyte.Stream):
                     if data[end - 1] == "\n":
                         draw(data[pos : end - 2])
                         crlf()
-                        more = ascii_lines(data, end)
-                        stop = end if more is None else more.end()
-                        if not ascii_only and stop < n and data[stop] != ESC:
-                            stop = _narrow_lines_end(data, stop)
+                        if lines is not None:
+                            more = lines(data, end)
+                            stop = end if more is None else more.end()
+                        else:
+                            stop = _lines_end(data, end)
                         if stop == end:
                             screen.last_char = ""
                         else:  # a flood of short lines: the rest in one call
