@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from phux.engine import Terminal, _stream
 from phux.engine._screen import BLANK, Cell, Line, _TextLine
+from phux.engine._widths import narrow_class
 
 from .stock import assert_same_as_stock, stock_screen
 
@@ -128,15 +129,40 @@ def test_floods_same_as_line_by_line(sample: tuple[bytes, list[bytes]], history:
     fast = Terminal(COLS, ROWS, history=history)
     for chunk in chunks:
         fast.feed(chunk)
-    original = _stream._LINES
-    _stream._LINES = re.compile(r"(?!)")  # never matches: every line on its own
+    original = _stream._ASCII_LINES, _stream._narrow_lines_match, _stream._lines_end
+    never = re.compile(r"(?!)")  # never matches: every line on its own
+    _stream._ASCII_LINES, _stream._narrow_lines_match = never, never.match
+    _stream._lines_end = lambda data, pos: pos
     try:
         slow = Terminal(COLS, ROWS, history=history)
         for chunk in chunks:
             slow.feed(chunk)
     finally:
-        _stream._LINES = original
+        _stream._ASCII_LINES, _stream._narrow_lines_match, _stream._lines_end = original
     assert _state(fast) == _state(slow)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LINE | st.sampled_from(["\x1b[31m", "\r", "\n", "x", "中", "\x9b"]), max_size=9))
+def test_floods_end_where_the_whole_class_says(parts: list[str]) -> None:
+    # Text that is not all ASCII, before the whole class is compiled (None) and after.
+    data = "".join(parts)
+    whole = _stream._narrow_lines().match(data)
+    for compiled in (None, _stream._narrow_lines().match):
+        _stream._narrow_lines_match = compiled
+        assert _stream._lines_end(data, 0) == (0 if whole is None else whole.end())
+
+
+def test_ascii_floods_need_only_printable_ascii() -> None:
+    # ASCII text is matched with [ -~] instead of the whole width-1 class:
+    # the same thing, as long as these are the class's only ASCII characters.
+    ascii_in_class = [c for c in map(chr, range(128)) if re.fullmatch(narrow_class(), c)]
+    assert ascii_in_class == [chr(cp) for cp in range(0x20, 0x7F)]
+    flood = "ab c\r\n\r\n~}|\r\nx"
+    ascii_lines = _stream._ASCII_LINES.match(flood)
+    narrow_lines = _stream._narrow_lines().match(flood)
+    assert ascii_lines is not None and narrow_lines is not None
+    assert ascii_lines.span() == narrow_lines.span() == (0, len(flood) - 1)
 
 
 @pytest.mark.parametrize("chunk", [1, 5, 4096, 1 << 20])

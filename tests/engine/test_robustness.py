@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -275,3 +278,73 @@ def test_an_extended_colour_short_of_its_index_does_not_take_the_next_sgrs() -> 
     t.feed(b"\x1b[38;5m\x1b[1mX")
     cell = t.screen.buffer[0][0]
     assert cell.bold and cell.fg == "default"
+
+
+# Pieces of OSC 7 payloads: what shells send, and what urllib treats specially.
+_URL_PARTS = (
+    st.sampled_from(["file:", "file://", "/", "//", "host", "a", "é", ":", ";", "?", "#", " "])
+    | st.sampled_from(["%20", "%", "%2", "%e9", "%C3%A9", "%ff", "%g1", "%%41", "%2g", "%a"])
+    | st.sampled_from(["[", "]", "[::1]", "\t", "\n", "\r", "\x01"])
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.sampled_from(["", "file:", "file://", "file:///"]), st.lists(_URL_PARTS, max_size=12))
+def test_osc7_cwd_is_what_urllib_parses(start: str, parts: list[str]) -> None:
+    # _parse_cwd takes the URLs shells send apart itself (no urllib import).
+    from urllib.parse import unquote, urlparse
+
+    from phux.engine._screen import _parse_cwd
+
+    value = start + "".join(parts)
+
+    def outcome(parse: Callable[[str], str]) -> object:
+        try:
+            return parse(value)
+        except ValueError as e:
+            return type(e)
+
+    def by_urllib(value: str) -> str:
+        return unquote(urlparse(value).path) if value.startswith("file:") else value
+
+    assert outcome(_parse_cwd) == outcome(by_urllib)
+
+
+def test_a_shells_osc7_is_parsed_without_urllib() -> None:
+    code = (
+        "import sys\n"
+        "from phux.engine import Terminal\n"
+        "t = Terminal()\n"
+        "t.feed(b'\\x1b]7;file://host/tmp/a%20b\\x07')\n"
+        "print(repr(t.cwd), 'urllib.parse' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.split("\n")[0] == "'/tmp/a b' False"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["中文", "字", "ab", " ", "\r\n", "\x1b[1;3H", "\x1b[31m", "\x1b[4h"])
+        | st.sampled_from(["\x1b[4l", "\x1b[?7l", "é", "❯ ", "e\u0301", "\x1b[2D", "ｆｕｌｌ"]),
+        max_size=40,
+    ),
+    st.integers(1, 9),
+)
+def test_a_few_non_ascii_characters_are_drawn_as_many_are(parts: list[str], cols: int) -> None:
+    from phux.engine import _screen
+
+    data = "".join(parts).encode()
+    original = _screen._FEW_NON_ASCII
+    drawn = []
+    for few in (-1, 1 << 30):  # never few (runs), always few (one by one)
+        _screen._FEW_NON_ASCII = few
+        try:
+            t = Terminal(cols, 4, history=20)
+            t.feed(data)
+        finally:
+            _screen._FEW_NON_ASCII = original
+        drawn.append((t.project(scrollback=0, cells=True), t.screen.cursor.x))
+    assert drawn[0] == drawn[1]

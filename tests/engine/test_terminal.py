@@ -389,3 +389,44 @@ def test_insert_characters_drop_what_falls_off_the_edge() -> None:
     assert max(t.screen.buffer[0]) < 10
     t = term("abcdefgh中\x1b[1;1H\x1b[@".encode(), cols=10)
     assert lines(t)[0] == " abcdefgh"  # the wide glyph lost its right half
+
+
+def test_named_tuples_are_what_typing_makes() -> None:
+    # Cell and Modes come from a cheaper stand-in for typing.NamedTuple.
+    import pickle
+    import typing
+
+    from phux.engine import Modes
+    from phux.engine._screen import Cell, NamedTuple
+
+    class Typing(typing.NamedTuple):
+        """Doc."""
+
+        x: int
+        y: str = "y"
+
+        def twice(self) -> int:
+            return 2 * self.x
+
+    class Cheap(NamedTuple):
+        """Doc."""
+
+        x: int
+        y: str = "y"
+
+        def twice(self) -> int:
+            return 2 * self.x
+
+    assert set(vars(Typing)) - {"__orig_bases__"} == set(vars(Cheap))
+    assert Cheap.__bases__ == Typing.__bases__ == (tuple,)
+    assert (Cheap._fields, Cheap._field_defaults) == (Typing._fields, Typing._field_defaults)
+    assert (Cheap.__doc__, Cheap.__module__) == (Typing.__doc__, Typing.__module__)
+    assert typing.get_type_hints(Cheap) == typing.get_type_hints(Typing) == {"x": int, "y": str}
+    assert repr(Cheap(1)).replace("Cheap", "") == repr(Typing(1)).replace("Typing", "")
+    assert Cheap(3)._replace(y="z") == (3, "z") and Cheap(3).twice() == 6
+    for cls in (Cell, Modes):
+        assert cls.__bases__ == (tuple,) and cls._fields == tuple(cls.__annotations__)
+        assert cls.__module__.startswith("phux.engine.") and cls.__doc__
+    assert Cell("a", bold=True).fg == "default" and Cell("a", bold=True)[3] is True
+    assert pickle.loads(pickle.dumps(Cell("a"))) == Cell("a")
+    assert typing.get_type_hints(Modes)["app_cursor"] is bool

@@ -17,12 +17,14 @@ while the alternate screen is active), ``alternate``, ``scrollback``,
 from __future__ import annotations
 
 import copy
+import re
 import unicodedata
-from collections import defaultdict, deque
+from collections import defaultdict, deque, namedtuple
 from collections.abc import Callable
+from functools import cache
 from itertools import islice
 from operator import itemgetter
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from phux.engine._pyte import Cursor as PyteCursor
 from phux.engine._pyte import Margins, Savepoint, StaticDefaultDict, pyte
@@ -52,6 +54,32 @@ BRACKETED_PASTE = 2004 << 5
 FOCUS_EVENTS = 1004 << 5
 SGR_MOUSE = 1006 << 5
 ALT_SCREEN_MODES = (1049, 1047, 47)
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+
+    class _NamedTupleMeta(type):
+        """Makes ``class C(NamedTuple)`` the ``collections.namedtuple`` that
+        ``typing.NamedTuple`` makes, without checking every annotation: under
+        ``from __future__ import annotations`` typing compiles each annotation's
+        string, which costs ~0.5 ms for ``Cell`` at every import (the type
+        checker sees ``typing.NamedTuple`` and checks the fields instead)."""
+
+        def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> type:
+            if not bases:  # NamedTuple itself
+                return super().__new__(mcs, name, bases, ns)
+            fields = ns.get("__annotations__", {})
+            defaults = [ns[field] for field in fields if field in ns]
+            cls = namedtuple(name, fields, defaults=defaults, module=ns["__module__"])
+            for key, value in ns.items():
+                if key not in fields and key not in ("__module__", "__annotations__"):
+                    setattr(cls, key, value)
+            cls.__annotations__ = fields
+            return cls
+
+    class NamedTuple(metaclass=_NamedTupleMeta):
+        """A base of named tuples whose class statements cost little at import."""
 
 
 class Cell(NamedTuple):
@@ -120,9 +148,19 @@ def _set_color(v: _Recorder, fg: bool, value: str, index: int) -> None:
 
 
 SgrPlan = tuple[bool, tuple[tuple[int, Any], ...]]
+
+
 # "0".."255" written plainly (no leading zeros) -> "00".."ff"; other spellings
-# take the general parse.
-_BYTE_HEX = {str(i): f"{i:02x}" for i in range(256)}
+# take the general parse. Filled at the first truecolor SGR (~0.15 ms), not at
+# import: much output has none. A plain dict, as lookups in a subclass are slower.
+_BYTE_HEX: dict[str, str] = {}
+
+
+def _byte_hex() -> dict[str, str]:
+    _BYTE_HEX.update((str(i), f"{i:02x}") for i in range(256))
+    return _BYTE_HEX
+
+
 # The target fields of 38;2 and 48;2: (colour, palette index).
 _RGB_TARGET = {"38": (_FG, _FG_INDEX), "48": (_BG, _BG_INDEX)}
 
@@ -204,7 +242,7 @@ def _rgb_plan(params: str) -> SgrPlan | None:
     n = len(parts)
     if (n != 5 and n != 10) or parts[1] != "2" or (n == 10 and parts[6] != "2"):
         return None
-    hex_of = _BYTE_HEX
+    hex_of = _BYTE_HEX or _byte_hex()
     try:  # a KeyError: not this form after all
         first = _RGB_TARGET[parts[0]]
         rgb = hex_of[parts[2]] + hex_of[parts[3]] + hex_of[parts[4]]
@@ -349,6 +387,18 @@ _new_glyphs = _Glyphs.__new__
 
 _IRM = mo.IRM
 _DECSCNM = mo.DECSCNM
+# Text with no more non-ASCII characters than this is drawn without the
+# regexes of width-1 and width-2 runs, which compile in ~2 and ~4 ms: its
+# printable ASCII runs at once, the rest one character at a time. A one-shot
+# reader replaying a prompt's ❯ or 🚀 so compiles neither.
+_FEW_NON_ASCII = 8
+
+
+@cache
+def _printable_ascii_run() -> re.Pattern[str]:
+    return re.compile("[\x20-\x7e]+")  # compiled on first use: ASCII text never needs it
+
+
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
 _SGR_CACHE_LIMIT = 8192
@@ -494,22 +544,27 @@ class EngineScreen(pyte.Screen):
         if data.isascii() and data.isprintable():
             self._draw_narrow(data)
         else:
-            narrow = narrow_run()
-            match = narrow.match
-            wide = wide_run().match
+            few = len(data) - len(data.encode("ascii", "ignore")) <= _FEW_NON_ASCII
+            match = (_printable_ascii_run() if few else narrow_run()).match
             pos = 0
             n = len(data)
             while pos < n:
-                m = match(data, pos) or wide(data, pos)
+                m = match(data, pos)
+                if m is not None:
+                    end = m.end()
+                    self._draw_narrow(data[pos:end])
+                    pos = end
+                    continue
+                char = data[pos]
+                width = char_width(char)
+                # Asked only at a wide character: wide_run() compiles in ~4 ms.
+                m = wide_run().match(data, pos) if width == 2 and not few else None
                 if m is None:
-                    self._draw_char(data[pos])
+                    self._draw_char(char, width)
                     pos += 1
                 else:
                     end = m.end()
-                    if m.re is narrow:
-                        self._draw_narrow(data[pos:end])
-                    else:
-                        self._draw_wide(data[pos:end])
+                    self._draw_wide(data[pos:end])
                     pos = end
         self.last_char = data[-1]
 
@@ -1409,12 +1464,39 @@ def _render_line(line: Line, cols: int, clip: bool = False) -> str:
 
 
 def _parse_cwd(value: str) -> str:
-    if value.startswith("file:"):
-        # Imported on first use: urllib.parse (with ipaddress) costs an import ~3 ms.
+    """The path of an OSC 7 ``file:`` URL, percent-decoded: ``unquote(urlparse(value).path)``;
+    any other value as it is.
+
+    A URL of ASCII characters without brackets, tabs or line breaks (what shells
+    send) is taken apart here, as urllib does it: importing urllib.parse (with
+    ipaddress) costs ~4 ms, which a one-shot reader replaying a checkpoint with
+    a working directory would pay. Any other URL is left to urllib, whose
+    bracket (IPv6) checks, removals and non-ASCII rules are not worth repeating.
+    """
+    if not value.startswith("file:"):
+        return value
+    if not value.isascii() or any(c in value for c in "[]\t\r\n"):
         from urllib.parse import unquote, urlparse
 
         return unquote(urlparse(value).path)
-    return value
+    url = value[5:]
+    if url.startswith("//"):  # the host runs up to the first of / ? #
+        ends = [i for i in (url.find(c, 2) for c in "/?#") if i >= 0]
+        url = url[min(ends) :] if ends else ""
+    path = url.partition("#")[0].partition("?")[0]  # ("file" has no ;params)
+    if "%" not in path:
+        return path
+    head, *escaped = path.split("%")
+    out = [head.encode()]
+    for part in escaped:
+        if len(part) >= 2 and part[0] in _HEX_DIGITS and part[1] in _HEX_DIGITS:
+            out += (bytes.fromhex(part[:2]), part[2:].encode())
+        else:  # not an escape: kept as it is
+            out += (b"%", part.encode())
+    return b"".join(out).decode("utf-8", "replace")
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
 __all__ = ["BLANK", "Cell", "EngineScreen", "Line", "Margins"]

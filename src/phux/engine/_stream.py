@@ -15,38 +15,89 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 
 from phux.engine._pyte import pyte
 from phux.engine._screen import EngineScreen
-from phux.engine._widths import NARROW_CLASS
+from phux.engine._widths import narrow_class
 
 ESC = "\x1b"
 
+# Written with the characters themselves, not raw-string escapes (r"\x1b"):
+# sre parses them ~25% faster, and compiling this is much of the import.
 _TOKEN = re.compile(
     # 1: plain text, and the CR LF that often ends it
-    r"([^\x00-\x1f\x7f-\x9f]+(?:\r\n)?)"
+    "([^\x00-\x1f\x7f-\x9f]+(?:\r\n)?)"
     # 2: one or more SGR sequences in a row (applied as one)
-    r"|((?:\x1b\[[0-9;:]*m)+)"
+    "|((?:\x1b\\[[0-9;:]*m)+)"
     # 3: CSI; 4 private prefix, 5 parameters, 6 intermediates, 7 final
-    r"|((?:\x1b\[|\x9b)([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
+    "|((?:\x1b\\[|\x9b)([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
     # 8: C0 controls that do something (CR LF as one)
-    r"|(\r\n|[\x07-\x0d\x0e\x0f])"
+    "|(\r\n|[\x07-\x0f])"
     # 9: complete OSC; 10 payload
-    r"|((?:\x1b\]|\x9d)([^\x07\x1b\x9c\x18\x1a]*)(?:\x07|\x1b\\|\x9c))"
+    "|((?:\x1b\\]|\x9d)([^\x07\x1b\x9c\x18\x1a]*)(?:\x07|\x1b\\\\|\x9c))"
     # 11: ESC with intermediates; 12 intermediates, 13 final
-    r"|(\x1b([\x20-\x2f]+)([\x30-\x7e]))"
+    "|(\x1b([\x20-\x2f]+)([\x30-\x7e]))"
     # 14: two-character ESC sequence (not CSI/OSC/DCS/SOS/PM/APC); 15 final
-    r"|(\x1b([\x30-\x4f\x51-\x57\x59\x5a\x5c\x60-\x7e]))"
+    "|(\x1b([\x30-\x4f\x51-\x57\x59\x5a\\\\\x60-\x7e]))"
     # 16: complete DCS/SOS/PM/APC: swallowed
-    r"|((?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c\x18\x1a]*(?:\x1b\\|\x9c))"
+    "|((?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c\x18\x1a]*(?:\x1b\\\\|\x9c))"
     # 17: other controls: ignored
-    r"|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
+    "|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
 )
 # Lines of width-1 characters, each ended by CR LF: a flood drawn in one call.
-_LINES = re.compile(f"(?:{NARROW_CLASS}*\r\n)+")
-_CSI = re.compile(r"\x1b\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e])")
-_OSC_END = re.compile(r"[\x07\x1b\x9c\x18\x1a]")
-_STRING_END = re.compile(r"[\x1b\x9c\x18\x1a]")
+# Those of printable ASCII are matched first: that class compiles in ~0.1 ms,
+# the whole class of width-1 characters (narrow_class) in ~2 ms.
+_ASCII_LINES = re.compile("(?:[\x20-\x7e]*\r\n)+")
+
+
+@cache
+def _narrow_lines() -> re.Pattern[str]:
+    """``_ASCII_LINES`` for any width-1 characters; compiled on first use."""
+    return re.compile(f"(?:{narrow_class()}*\r\n)+")
+
+
+# _narrow_lines().match, once a feed needed it (see _lines_end).
+_narrow_lines_match: Callable[[str, int], re.Match[str] | None] | None = None
+
+
+def _lines_end(data: str, pos: int) -> int:
+    """Where the lines of width-1 characters (each ended by CR LF) from ``pos`` end,
+    ``pos`` if none start there; for text that is not all ASCII.
+
+    Printable ASCII lines are matched first. Where they stop, a line with a
+    control or a non-ASCII character follows, and only the second kind can be
+    width-1 characters: so the whole class is compiled only once such a line
+    holds no control before its CR LF, and coloured output or a prompt's OSC
+    costs no compilation.
+    """
+    global _narrow_lines_match
+    match = _narrow_lines_match
+    if match is None:
+        ascii_lines = _ASCII_LINES.match(data, pos)
+        if ascii_lines is not None:
+            pos = ascii_lines.end()
+        text = _TOKEN.match(data, pos)
+        if text is None or text.lastindex != 1 or data[text.end() - 1] != "\n":
+            return pos
+        match = _narrow_lines_match = _narrow_lines().match
+    more = match(data, pos)
+    return pos if more is None else more.end()
+
+
+# The rest is needed only by sequences cut by a chunk boundary, interrupted,
+# malformed or long: compiled on first use.
+@cache
+def _csi() -> re.Pattern[str]:
+    return re.compile("\x1b\\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e])")
+
+
+@cache
+def _string_end(osc: bool) -> re.Pattern[str]:
+    """What ends (or aborts) an OSC string (BEL too), or a DCS/SOS/PM/APC string."""
+    return re.compile("[\x07\x1b\x9c\x18\x1a]" if osc else "[\x1b\x9c\x18\x1a]")
+
+
 _C1_STRINGS = {"\x9d": "]", "\x90": "P", "\x98": "X", "\x9e": "^", "\x9f": "_"}
 _MAX_SEQUENCE = 1024
 _MAX_OSC = 1 << 16
@@ -209,7 +260,9 @@ class EngineStream(pyte.Stream):
             pos = self._continue_string(data, 0)
         n = len(data)
         match = _TOKEN.match
-        lines = _LINES.match
+        # Floods: printable ASCII lines in ASCII text; in other text the whole
+        # class's, or _lines_end until the class is compiled.
+        lines = _ASCII_LINES.match if data.isascii() else _narrow_lines_match
         screen = self.screen
         draw_lines = screen.draw_lines
         draw = screen.draw
@@ -234,13 +287,16 @@ class EngineStream(pyte.Stream):
                     if data[end - 1] == "\n":
                         draw(data[pos : end - 2])
                         crlf()
-                        more = lines(data, end)
-                        if more is None:
+                        if lines is not None:
+                            more = lines(data, end)
+                            stop = end if more is None else more.end()
+                        else:
+                            stop = _lines_end(data, end)
+                        if stop == end:
                             screen.last_char = ""
                         else:  # a flood of short lines: the rest in one call
-                            start = end
-                            end = more.end()
-                            draw_lines(data[start : end - 2].split("\r\n"))
+                            draw_lines(data[end : stop - 2].split("\r\n"))
+                            end = stop
                     else:
                         draw(data[pos:end])
                 elif kind == 2:
@@ -308,7 +364,7 @@ class EngineStream(pyte.Stream):
                 seq += ch
             if seq[1] == "[":
                 if 0x40 <= o <= 0x7E:
-                    csi = _CSI.fullmatch(seq)
+                    csi = _csi().fullmatch(seq)
                     if csi is not None:
                         self._csi(*csi.groups())
                     return i
@@ -335,7 +391,7 @@ class EngineStream(pyte.Stream):
     def _continue_string(self, data: str, pos: int) -> int:
         kind = self._string_kind
         n = len(data)
-        m = (_OSC_END if kind == "]" else _STRING_END).search(data, pos)
+        m = _string_end(kind == "]").search(data, pos)
         if m is None:
             self._append_string(data[pos:])
             return n

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-from typing import NamedTuple
 
 from phux.engine._projection import Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
@@ -19,8 +18,12 @@ from phux.engine._stream import EngineStream
 
 TYPE_CHECKING = False  # not typing's: see _projection (msgspec stays off a plain snapshot)
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from phux.engine.events import EngineEvent
     from phux.engine.screen_state import ScreenState
+else:
+    from phux.engine._screen import NamedTuple  # typing's, without its cost at import
 
 
 class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect) costs ~10 ms
