@@ -9,8 +9,20 @@ import pyte
 from phux.engine import Terminal
 
 
+class _StockScreen(pyte.HistoryScreen):  # type: ignore[misc]
+    """Stock pyte, less one bug the engine fixes: ICH keeps the cells it pushes
+    past the right margin, and a later DCH pulls them back into view (xterm and
+    tmux lose them). Dropping them here keeps every other comparison exact."""
+
+    def insert_characters(self, count: int | None = None) -> None:
+        super().insert_characters(count)
+        line = self.buffer[self.cursor.y]
+        for x in [x for x in line if x >= self.columns]:
+            del line[x]
+
+
 def stock_screen(data: bytes, cols: int, rows: int, history: int) -> Any:
-    screen = pyte.HistoryScreen(cols, rows, history=history)
+    screen = _StockScreen(cols, rows, history=history)
     stream = pyte.ByteStream(screen)
     stream.feed(data)
     return screen

@@ -19,7 +19,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal
@@ -113,6 +113,7 @@ def _chunked(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_chunked())
+@example(sample=(b"00000\r\x1b[8@\x1b[P", [b"00000\r\x1b[8@\x1b[P"]))  # ICH past the margin
 def test_same_state_as_stock_pyte_in_any_chunking(sample: tuple[bytes, list[bytes]]) -> None:
     data, chunks = sample
     stock = stock_screen(data, COLS, ROWS, HISTORY)
