@@ -52,7 +52,7 @@ def write_err(text: str) -> None:
 def to_json(value: Any) -> str:
     """One compact JSON document (a msgspec Struct or plain data), no newline."""
     if isinstance(value, dict | list | str | int | float | bool) or value is None:
-        import json  # only errors and watch lines need it: keep it off the quick path
+        import json  # pyte imports it too; send-keys and run print no JSON without --json
 
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     import msgspec

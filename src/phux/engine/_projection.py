@@ -55,10 +55,11 @@ def screen_data(
     *,
     pane: int,
     history: list[str],
-    cells: StyleCache | None,
+    style_cache: StyleCache | None,
 ) -> Data:
     """ScreenState as builtins; ``history``: the scrollback rows to include;
-    ``cells``: the caller's style cache when cells are wanted, else None."""
+    ``style_cache``: the caller's cache of cell styles when cells are wanted, else
+    None (no ``cells`` key)."""
     cols, rows = screen.columns, screen.lines
     buffer = screen.buffer
     cursor = screen.cursor
@@ -75,8 +76,8 @@ def screen_data(
         "lines": [screen.row_text(y).rstrip(" ") for y in range(rows)],
         "scrollback": history,
     }
-    if cells is not None:
-        data["cells"] = _cells(screen, cells)
+    if style_cache is not None:
+        data["cells"] = _cells(screen, style_cache)
     data["title"] = str(screen.title)
     data["wrapped"] = [y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped]
     return data

@@ -187,7 +187,7 @@ class Terminal:
             self.screen,
             pane=pane,
             history=self._history_rows(scrollback),
-            cells=self._style_cache if cells else None,
+            style_cache=self._style_cache if cells else None,
         )
 
     def drain_history(self) -> tuple[list[str], list[bool]]:
