@@ -189,9 +189,7 @@ def test_run_mirrors_the_exit_code(phux: Phux, child: int) -> None:
     name = f"run-{child}"
     phux.new(name)
     phux.settle(name)
-    res = phux(
-        "run", "--json", "--timeout", "10", name, "echo", "out-$((40+2));", "(exit", f"{child})"
-    )
+    res = phux("run", "--json", "--timeout", "10", name, f"echo out-$((40+2)); (exit {child})")
     assert res.code == child, res.err
     doc = res.json()
     validate("run_result", doc)

@@ -86,6 +86,7 @@ def test_quick_parse_agrees_with_click(verb: str, args: list[str]) -> None:
         ["send-keys", "--socket", "/tmp/s", "work", "--json"],
         ["run", "bench", "true"],
         ["run", "--timeout", "120", "--json", "build", "cargo", "test"],
+        ["run", "--force", "build", "echo", "it's"],
         ["wait", "--until", "passed", "--timeout", "120", "build"],
         ["wait", "--idle", "200", "--timeout", "10", "bench"],
         ["wait", "--regex", "^ok", "--json"],

@@ -269,17 +269,39 @@ def test_run_mirrors_the_child(
     code, out, _ = invoke(capsys, "run", "--json", "w", "exit", str(child))
     assert code == mirrored
     assert json.loads(out)["exit_code"] == child
-    assert fake.calls[0][1] == ("w", f"exit {child}")
+    assert fake.calls[0][1] == ("w", ["exit", str(child)])
     code, out, _ = invoke(capsys, "run", "w", "x")
     assert (code, out) == (mirrored, "out\n")
 
 
-def test_run_joins_cmd_and_keeps_late_options_in_it(
+def test_run_passes_cmd_words_and_keeps_late_options_in_them(
     fake: FakeClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = invoke(capsys, "run", "--timeout", "3", "w", "ls", "-l", "--json")
     assert (code, out) == (0, "ok\n")
-    assert fake.calls == [("run", ("w", "ls -l --json"), {"timeout": 3.0})]
+    assert fake.calls == [("run", ("w", ["ls", "-l", "--json"]), {"timeout": 3.0, "force": False})]
+    fake.calls.clear()
+    invoke(capsys, "run", "--force", "w", "ls")
+    assert fake.calls == [("run", ("w", ["ls"]), {"timeout": 30.0, "force": True})]
+
+
+@pytest.mark.parametrize(
+    ("error", "exit_code"),
+    [
+        (errors.PaneBusy("vim holds the pane", holder="vim", state="tui"), 3),
+        (errors.IncompleteCommand("more input"), 4),
+        (errors.PaneDied("died", status=137), 5),
+    ],
+)
+def test_run_refusals_have_their_own_exit_codes(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str], error: Exception, exit_code: int
+) -> None:
+    fake.replies["run"] = error
+    code, out, err = invoke(capsys, "run", "--json", "w", "true")
+    assert (code, out) == (exit_code, "")
+    report = json.loads(err)
+    assert report["exit_code"] == exit_code
+    assert report["error"]["code"] == error.code  # type: ignore[attr-defined]
 
 
 def test_run_timeout_is_125_without_json(

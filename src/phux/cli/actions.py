@@ -32,7 +32,7 @@ GRACE = 5.0
 # Error exit codes each verb may use (seed 001 §5.2); anything else becomes 1.
 _ERROR_EXITS: dict[str, frozenset[int]] = {
     "kill": frozenset({1, 2}),
-    "run": frozenset({1, 125}),
+    "run": frozenset({1, 3, 4, 5, 125}),
     "wait": frozenset({1, 124}),
 }
 
@@ -137,12 +137,21 @@ def send_keys(*, timeout: float, socket: str | None, target: str, keys: Sequence
 
 
 def run(
-    *, timeout: float, as_json: bool, socket: str | None, target: str, cmd: Sequence[str]
+    *,
+    timeout: float,
+    as_json: bool,
+    force: bool = False,
+    socket: str | None,
+    target: str,
+    cmd: Sequence[str],
 ) -> NoReturn:
-    command = " ".join(cmd)
     with reporting("run", as_json), open_client(socket) as client:
         result = client.run(
-            target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)
+            target,
+            list(cmd),
+            timeout=timeout,
+            force=force,
+            deadline=deadline_after(timeout + GRACE),
         )
     if as_json:
         from phux.client.models import RunResult

@@ -83,8 +83,13 @@ SPECS: dict[str, Spec] = {
     ),
     "run": Spec(
         actions.run,
-        {"--timeout": ("timeout", SECONDS), "--json": ("as_json", FLAG), **_SOCKET},
-        {"timeout": actions.RUN_TIMEOUT, "as_json": False, "socket": None},
+        {
+            "--timeout": ("timeout", SECONDS),
+            "--json": ("as_json", FLAG),
+            "--force": ("force", FLAG),
+            **_SOCKET,
+        },
+        {"timeout": actions.RUN_TIMEOUT, "as_json": False, "force": False, "socket": None},
         target_required=True,
         rest="cmd",
     ),

@@ -313,14 +313,22 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     cls=Verb,
     short_help="Run a shell command in a pane; mirror its exit code.",
     epilog=verb_epilog(
-        "\b\nExample:\n  phux run --timeout 120 --json build cargo test",
+        "\b\nExamples:\n"
+        "  phux run --timeout 120 --json build 'cargo test 2>&1 | tail'\n"
+        '  phux run build echo "it\'s"        # several words: each one quoted',
+        texts.RUN_RULES,
         texts.TARGET_GRAMMAR,
         texts.ORDERING,
         texts.exit_codes(
             ("0-255", "the command's own exit code (clamped to 0..255)"),
+            ("3", "pane_busy: refused, the pane is not at an idle shell prompt; nothing typed"),
+            ("4", "incomplete_command: the shell asked for more input; interrupted, nothing ran"),
+            ("5", "pane_exited: the pane's program died while the command ran"),
             ("125", "phux gave up waiting (--timeout); no JSON is printed"),
-            ("1", "no server / target not found / refused"),
+            ("1", "no server / target not found / other failure"),
         ),
+        "Codes 3, 4, 5 and 125 can also be a command's own: with --json, a failure\n"
+        "of phux itself prints no document and writes its one JSON line to stderr.",
         texts.JSON_ERRORS,
     ),
 )
@@ -333,20 +341,32 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     help="Give up (exit 125) when the command has not finished after SECS seconds.",
 )
 @json_option("Print RunResult JSON: {command, exit_code, output, duration_ms, truncated}.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Type the command even when the pane is not at an idle shell prompt.",
+)
 @socket_option
 @click.argument("target")
 @click.argument("cmd", nargs=-1, required=True)
 def run_cmd(
-    timeout: float, as_json: bool, socket: str | None, target: str, cmd: tuple[str, ...]
+    timeout: float,
+    as_json: bool,
+    force: bool,
+    socket: str | None,
+    target: str,
+    cmd: tuple[str, ...],
 ) -> None:
-    """Run CMD (its words joined with spaces) in the shell of TARGET.
+    """Run CMD in the shell of TARGET and mirror its exit code.
 
-    The command is bracketed with printed markers, so the pane must run a POSIX
-    shell (sh, bash, zsh) at its prompt. Prints the command's output (or, with
-    --json, a RunResult) and exits with the command's own exit code, so
-    `phux run work make && next` composes like a shell.
+    One CMD word is a shell command line, typed as is; several words are each
+    quoted, so `phux run work echo "it's"` prints it's. Prints the command's
+    whole output (or, with --json, a RunResult) and exits with the command's
+    own exit code, so `phux run work make && next` composes like a shell.
     """
-    actions.run(timeout=timeout, as_json=as_json, socket=socket, target=target, cmd=cmd)
+    actions.run(
+        timeout=timeout, as_json=as_json, force=force, socket=socket, target=target, cmd=cmd
+    )
 
 
 # ---------------------------------------------------------------- wait

@@ -567,13 +567,24 @@ class Client:
         return pane
 
     def run(
-        self, target: str, command: str, *, timeout: float | None = None, deadline: Deadline
+        self,
+        target: str,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        force: bool = False,
+        deadline: Deadline,
     ) -> RunOutcome:
-        """Run a command in a POSIX shell (:mod:`phux.client.run`); ``RunResult.of``
-        turns the outcome into the JSON shape."""
+        """Run a command in the pane's shell (:mod:`phux.client.run`); ``RunResult.of``
+        turns the outcome into the JSON shape.
+
+        ``command``: a string is a shell command line; a sequence of several words
+        is quoted word by word. Refuses (PaneBusy) unless the pane is at an idle
+        shell prompt, or ``force``.
+        """
         from phux.client.run import run_command
 
-        return run_command(self, target, command, timeout=timeout, deadline=deadline)
+        return run_command(self, target, command, timeout=timeout, deadline=deadline, force=force)
 
     def wait(
         self,

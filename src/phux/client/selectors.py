@@ -29,6 +29,10 @@ from phux.client.errors import LastNotAvailable, SelectorSyntax, TargetNotFound
 from phux.record import Record, field
 from phux.wire.frames import ExitStatus, TerminalInfo
 
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from phux.wire.frames import Foreground
+
 KEY_SESSION = "phux.session"
 KEY_WINDOW = "phux.window"
 KEY_WINDOW_NAME = "phux.window_name"
@@ -163,8 +167,12 @@ class Pane(Record):
     primaries: int = 0
     viewers: int = 0
     next_seq: int = 0
+    created_ms: int = 0
     exit: ExitStatus | None = None
     metadata: Mapping[str, bytes] = field(default_factory=dict)
+    foreground: Foreground | None = None
+    """What holds the PTY (program, tty modes), read when the list was answered;
+    None once exited, or from a server that does not say (protocol < 1.1)."""
 
     @property
     def id(self) -> str:
@@ -195,8 +203,10 @@ class Pane(Record):
             primaries=info.primaries,
             viewers=info.viewers,
             next_seq=info.next_seq,
+            created_ms=info.created_ms,
             exit=info.exit,
             metadata=meta,
+            foreground=getattr(info, "foreground", None),
         )
 
     def order_key(self) -> tuple[int, int, int]:

@@ -1,0 +1,100 @@
+"""What a pane is doing: ``state`` and ``program``, projected from two sources.
+
+* The PTY, through the server (``TerminalInfo.foreground``): which process
+  group holds the terminal, its program's name, and the tty's echo and
+  canonical modes. A fact about the terminal, read by the kernel, never
+  guessed from output.
+* The client's own engine: the OSC 133 marks the shell integration prints
+  (``Terminal.shell_phase``) and whether the alternate screen is up.
+
+``state`` is one of:
+
+``exited``        the pane's program has exited.
+``hidden_input``  echo off in canonical mode: a password or ``read -s`` prompt,
+                  whichever program asked (checked first: ``sudo`` or the
+                  shell's own ``read -s`` alike).
+``prompt``        the shell holds the foreground and waits for a command line
+                  (its primary prompt or a continuation prompt; see
+                  :func:`shell_holder` for what ``run`` asks of it).
+``running``       a command runs: another program holds the foreground in a
+                  line-oriented tty (``cat``, ``make``), or the shell itself
+                  runs one (a builtin, between C and D).
+``tui``           a program drives the screen itself: the alternate screen is
+                  up, or a non-shell program put the tty in raw mode (vim,
+                  less, top, a readline REPL such as python3).
+
+``program`` is the foreground program's name (``comm``: ``bash``, ``vim``,
+``python3``), None once the pane exited or when the server does not say.
+
+Remote shells: ``ssh`` (and ``mosh-client``) in the foreground means a shell on
+another machine that phux did not start. The tty is in raw mode whatever the
+remote side does, so the modes tell nothing: the state comes from the
+engine's marks when the remote shell prints OSC 133 itself (``prompt`` or
+``running``), else ``running``.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from phux.client.selectors import Pane
+    from phux.engine import Terminal
+
+PROMPT = "prompt"
+RUNNING = "running"
+HIDDEN_INPUT = "hidden_input"
+TUI = "tui"
+EXITED = "exited"
+STATES = (PROMPT, RUNNING, HIDDEN_INPUT, TUI, EXITED)
+
+SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "ash", "yash", "posh"})
+"""Programs that are a POSIX-ish (or fish) shell reading command lines."""
+REMOTE = frozenset({"ssh", "mosh-client", "et"})
+"""Programs that carry a remote shell: markers are the right fallback for ``run``."""
+
+
+def shell_phase(engine: Terminal | None) -> str:
+    """The engine's OSC 133 phase (``none`` for an engine that predates it or no engine)."""
+    if engine is None:
+        return "none"
+    phase = getattr(engine, "shell_phase", "none")
+    return phase if isinstance(phase, str) else "none"
+
+
+def _alternate(engine: Terminal | None) -> bool:
+    return bool(engine is not None and engine.alternate)
+
+
+def foreground_is_shell(pane: Pane) -> bool:
+    """The pane's own shell holds the foreground (or a shell program does)."""
+    fg = pane.foreground
+    if fg is None:
+        return False
+    return fg.pgrp == pane.pid or fg.name in SHELLS
+
+
+def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:
+    """``(program, state)`` of ``pane``; ``engine`` is the client's replay of it, if any."""
+    if not pane.alive:
+        return None, EXITED
+    fg = pane.foreground
+    phase = shell_phase(engine)
+    if fg is None:
+        # An older server (or /proc unreadable): the engine alone.
+        if _alternate(engine):
+            return None, TUI
+        return None, PROMPT if phase in ("prompt", "continuation") else RUNNING
+    program = fg.name or None
+    if not fg.echo and fg.canonical:
+        return program, HIDDEN_INPUT
+    if foreground_is_shell(pane):
+        if _alternate(engine):
+            return program, TUI  # a shell builtin or function drawing full-screen: rare
+        return program, RUNNING if phase == "running" else PROMPT
+    if fg.name in REMOTE:
+        if _alternate(engine):
+            return program, TUI
+        return program, PROMPT if phase in ("prompt", "continuation") else RUNNING
+    if _alternate(engine) or not fg.canonical:
+        return program, TUI
+    return program, RUNNING
