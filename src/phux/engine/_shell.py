@@ -1,0 +1,367 @@
+"""Shell awareness from OSC 133 marks: the prompt cycle, the commands and their output.
+
+The marks (spec: the shell integration phux injects, and the FinalTerm marks
+other terminals' integrations print) are ``A`` (a prompt starts; ``k=s``: a
+continuation prompt), ``B`` (input starts), ``C`` (the command runs; its
+output starts; ``cmdline_url=`` its command line, percent-encoded) and ``D``
+(``D;<status>``: it finished). Unknown ``key=value`` parameters are ignored.
+
+Positions are absolute rows of the main screen (``EngineScreen.top_row`` is
+the absolute number of the viewport's first row; it grows with every row
+scrolled off the top, whether history keeps it or not), so a command's output
+range stays valid while it scrolls into history, and is known to be cut once
+history dropped some of it. The alternate screen never moves the main
+screen's rows: a TUI run by a command leaves the command's output as the main
+screen shows it.
+
+Checkpoints (:mod:`phux.engine.checkpoint`) carry this state as marks with
+two parameters of phux's own, which other terminals ignore:
+
+* ``phux_pen=1``: the mark only sets the OSC 133 mark of the cells drawn next
+  (what a checkpoint needs to recreate every cell's mark); no prompt cycle,
+  no command, no event.
+* ``phux_at=<row>,<col>``: the mark happened at that position (``row``
+  relative to the viewport's first row, negative in history), not at the
+  cursor; it leaves the pen alone, and its times come only from ``phux_t``.
+  ``C`` marks also carry ``phux_cwd=`` (the percent-encoded cwd the command
+  started in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from phux.engine.events import CommandFinished, CommandStarted, PromptStarted
+from phux.record import Record
+
+if TYPE_CHECKING:
+    from phux.engine._screen import EngineScreen, Line
+
+__all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
+
+# Commands kept at most (besides those whose rows all left the history).
+MAX_COMMANDS = 4096
+
+NONE, PROMPT, CONTINUATION, RUNNING = "none", "prompt", "continuation", "running"
+
+
+class CommandRecord(Record):
+    """One command seen through OSC 133 marks.
+
+    ``command`` is the ``cmdline_url`` of its ``C`` mark, else the text typed
+    after the prompt's ``B`` mark(s) (continuation lines joined by newlines).
+    ``cwd`` is the working directory (OSC 7) when it started. Times are unix
+    ms (from the terminal's clock or a mark's ``phux_t``), None when unknown.
+    The output range runs from (``start_row``, ``start_col``) to
+    (``end_row``, ``end_col``) exclusive, absolute main-screen rows of the
+    engine that recorded it (``end_row`` None: still running); read the
+    output with ``Terminal.command_output``.
+    """
+
+    command: str
+    cwd: str | None
+    exit_code: int | None
+    started_ms: int | None
+    finished_ms: int | None
+    start_row: int
+    start_col: int
+    end_row: int | None = None
+    end_col: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.end_row is None
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_ms is None or self.finished_ms is None:
+            return None
+        return max(0, self.finished_ms - self.started_ms)
+
+
+class ShellState:
+    """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
+
+    __slots__ = ("clock", "commands", "cycle", "phase", "screen")
+
+    def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
+        self.screen = screen
+        self.clock = clock
+        self.phase = NONE
+        # The open prompt cycle: ("A" | "S" | "B", row, col) since the last
+        # primary prompt ("S": a continuation prompt's A).
+        self.cycle: list[tuple[str, int, int]] = []
+        self.commands: list[CommandRecord] = []
+
+    # -- rows ----------------------------------------------------------------------
+
+    def first_row(self) -> int:
+        """The absolute number of the oldest row still held (history or viewport)."""
+        screen = self.screen
+        return screen.top_row - len(screen.scrollback)
+
+    def line(self, row: int) -> Line | None:
+        """The main screen's row ``row`` (absolute), None when gone or never written."""
+        screen = self.screen
+        y = row - screen.top_row
+        if y >= 0:
+            if y >= screen.lines:
+                return None
+            buffer = screen.main_buffer if screen.alternate else screen.buffer
+            return buffer.get(y) if buffer is not None else None
+        scrollback = screen.scrollback
+        if -y > len(scrollback):
+            return None
+        return scrollback[y]
+
+    def text(self, row: int, start: int = 0, end: int | None = None) -> str:
+        """Cells ``start`` to ``end`` of a row as text (wide characters once)."""
+        line = self.line(row)
+        if not line:
+            return ""
+        cols = self.screen.columns
+        stop = cols if end is None else min(end, cols)
+        get = line.get
+        out = []
+        for x in range(start, stop):
+            cell = get(x)
+            out.append(" " if cell is None else cell[0])
+        return "".join(out)
+
+    def _continues(self, row: int) -> bool:
+        line = self.line(row)
+        return line is not None and line.wrapped
+
+    def logical_end(self, row: int) -> int:
+        """The last row of the logical line (soft wraps followed) that ``row`` starts."""
+        limit = self.screen.top_row + self.screen.lines - 1
+        while row < limit and self._continues(row + 1):
+            row += 1
+        return row
+
+    def input_text(self, row: int, col: int) -> str:
+        """What was typed after a B mark at (row, col): to the end of its logical line."""
+        last = self.logical_end(row)
+        parts = [self.text(row, col)]
+        parts.extend(self.text(r) for r in range(row + 1, last + 1))
+        return "".join(parts).rstrip(" ")
+
+    def typed(self) -> str:
+        """The open cycle's input: each B's text, continuation lines joined by newlines."""
+        return "\n".join(self.input_text(r, c) for kind, r, c in self.cycle if kind == "B")
+
+    def output(self, rec: CommandRecord) -> tuple[str, bool]:
+        """The rendered logical lines of ``rec``'s output range, and whether some of its
+        rows left the history."""
+        first = self.first_row()
+        screen = self.screen
+        truncated = rec.start_row < first
+        end_row, end_col = rec.end_row, rec.end_col
+        if end_row is None:  # running: up to the cursor's row
+            end_row = screen.top_row + screen.lines - 1
+            end_col = screen.columns
+            running = True
+        else:
+            running = False
+            if end_col == 0:
+                end_row -= 1
+                end_col = screen.columns
+        lines: list[str] = []
+        for row in range(max(rec.start_row, first), end_row + 1):
+            start = rec.start_col if row == rec.start_row else 0
+            text = self.text(row, start, end_col if row == end_row else None)
+            if lines and row != rec.start_row and self._continues(row):
+                lines[-1] += text
+            else:
+                lines.append(text)
+        lines = [line.rstrip(" ") for line in lines]
+        if running:
+            while lines and not lines[-1]:
+                lines.pop()
+        return "\n".join(lines), truncated
+
+    def live(self) -> list[CommandRecord]:
+        """The commands, without those whose rows all left the history."""
+        commands = self.commands
+        if commands:
+            first = self.first_row()
+            if ((end := commands[0].end_row) is not None and end < first) or (
+                len(commands) > MAX_COMMANDS
+            ):
+                kept = [r for r in commands if r.end_row is None or r.end_row >= first]
+                self.commands = commands = kept[-MAX_COMMANDS:]
+        return commands
+
+    # -- marks ---------------------------------------------------------------------
+
+    def mark(self, kind: str, args: str) -> None:
+        """One OSC 133 mark (``kind`` and the rest of its parameters)."""
+        screen = self.screen
+        code: str | None = None
+        params: dict[str, str] = {}
+        if args:
+            for i, arg in enumerate(args.split(";")):
+                key, eq, value = arg.partition("=")
+                if eq:
+                    params[key] = value
+                elif i == 0:
+                    code = arg
+        if "phux_pen" in params:
+            screen.set_semantic(_SEMANTIC.get(kind, 0))
+            return
+        at = params.get("phux_at")
+        replayed = at is not None
+        row = col = 0
+        if at is not None:
+            y, _, x = at.partition(",")
+            try:
+                row, col = screen.top_row + int(y), max(0, int(x))
+            except ValueError:
+                return
+        else:
+            cursor = screen.cursor
+            row, col = screen.top_row + cursor.y, cursor.x
+            if col >= screen.columns:  # a pending wrap: what follows starts the next row
+                row, col = row + 1, 0
+            screen.set_semantic(_SEMANTIC.get(kind, 0))
+        stamp = params.get("phux_t")
+        when: int | None = None
+        if stamp is not None:
+            try:
+                when = int(stamp)
+            except ValueError:
+                when = None
+        elif not replayed and self.clock is not None and kind in "CD":
+            when = self.clock()
+        if kind == "A":
+            continuation = params.get("k") == "s"
+            if self.phase == RUNNING:
+                self._finish(None, when, row, col)
+            if continuation:
+                self.cycle.append(("S", row, col))
+                self.phase = CONTINUATION
+            else:
+                self.cycle = [("A", row, col)]
+                self.phase = PROMPT
+                screen.events.append(PromptStarted())
+        elif kind == "B":
+            if self.phase == RUNNING:
+                self._finish(None, when, row, col)
+            if self.phase in (NONE, RUNNING):
+                self.phase = PROMPT
+            self.cycle.append(("B", row, col))
+        elif kind == "C":
+            if self.phase == RUNNING:
+                return  # (a shell whose hook fires twice for one command line)
+            url = params.get("cmdline_url")
+            command = percent_decode(url) if url is not None else self.typed()
+            if replayed:
+                cwd_url = params.get("phux_cwd")
+                cwd = percent_decode(cwd_url) if cwd_url is not None else None
+            else:
+                cwd = screen.cwd
+            self._add(CommandRecord(
+                command=command, cwd=cwd, exit_code=None, started_ms=when,
+                finished_ms=None, start_row=row, start_col=col,
+            ))  # fmt: skip
+            self.cycle = []
+            self.phase = RUNNING
+            screen.events.append(CommandStarted(command=command))
+        elif kind == "D":
+            exit_code: int | None = None
+            if code:
+                try:
+                    exit_code = int(code)
+                except ValueError:
+                    exit_code = None
+            if self.phase == RUNNING:
+                self._finish(exit_code, when, row, col)
+            else:
+                # No C since the prompt (dash has no pre-exec hook): a command if
+                # something was typed; its output starts below the typed lines.
+                typed = self.typed()
+                inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
+                if typed.strip() and inputs:
+                    start = self.logical_end(inputs[-1][0]) + 1
+                    start_col = 0
+                    if start > row or (start == row and col == 0):
+                        start, start_col = row, col  # no room for output: an empty range
+                    rec = CommandRecord(
+                        command=typed, cwd=screen.cwd, exit_code=exit_code, started_ms=None,
+                        finished_ms=when, start_row=start, start_col=start_col,
+                        end_row=row, end_col=col,
+                    )  # fmt: skip
+                    self._add(rec)
+                    screen.events.append(
+                        CommandFinished(
+                            exit_code=exit_code, command=typed, started_ms=None, finished_ms=when
+                        )
+                    )
+            self.cycle = []
+            self.phase = PROMPT
+
+    def _add(self, rec: CommandRecord) -> None:
+        self.commands.append(rec)
+        if len(self.commands) > MAX_COMMANDS:
+            self.live()
+
+    def _finish(self, exit_code: int | None, when: int | None, row: int, col: int) -> None:
+        commands = self.commands
+        if not commands or commands[-1].end_row is not None:
+            return
+        rec = commands[-1]
+        if (row, col) < (rec.start_row, rec.start_col):
+            row, col = rec.start_row, rec.start_col  # (the screen was cleared)
+        done = CommandRecord(
+            command=rec.command, cwd=rec.cwd, exit_code=exit_code, started_ms=rec.started_ms,
+            finished_ms=when, start_row=rec.start_row, start_col=rec.start_col,
+            end_row=row, end_col=col,
+        )  # fmt: skip
+        commands[-1] = done
+        self.screen.events.append(
+            CommandFinished(
+                exit_code=exit_code, command=rec.command, started_ms=rec.started_ms,
+                finished_ms=when,
+            )
+        )  # fmt: skip
+
+    def pending_input(self) -> str:
+        if self.phase not in (PROMPT, CONTINUATION) or not self.cycle:
+            return ""
+        kind, row, col = self.cycle[-1]
+        if kind != "B":
+            return ""
+        return self.input_text(row, col)
+
+
+_SEMANTIC = {"A": 1, "B": 2, "C": 0, "D": 0}
+_HEX = frozenset("0123456789abcdefABCDEF")
+# RFC 3986 unreserved characters, kept as they are by percent_encode.
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def percent_decode(value: str) -> str:
+    """``%XX`` escapes decoded as UTF-8 (invalid bytes replaced); anything else kept."""
+    if "%" not in value:
+        return value
+    head, *escaped = value.split("%")
+    out = [head.encode()]
+    for part in escaped:
+        if len(part) >= 2 and part[0] in _HEX and part[1] in _HEX:
+            out += (bytes.fromhex(part[:2]), part[2:].encode())
+        else:
+            out += (b"%", part.encode())
+    return b"".join(out).decode("utf-8", "replace")
+
+
+def percent_encode(value: str, safe: str = "") -> str:
+    """UTF-8 percent-encoding keeping RFC 3986 unreserved characters (and ``safe``)."""
+    keep = _UNRESERVED | frozenset(safe)
+    out = []
+    for ch in value:
+        if ch in keep:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    return "".join(out)

@@ -1,0 +1,236 @@
+"""Shell awareness from OSC 133 marks: phase, pending input, commands and their output."""
+
+from __future__ import annotations
+
+from phux.engine import (
+    CommandFinished,
+    CommandRecord,
+    CommandStarted,
+    PromptStarted,
+    Terminal,
+)
+
+A = "\x1b]133;A\x07"
+AS = "\x1b]133;A;k=s\x07"
+B = "\x1b]133;B\x07"
+
+
+def C(cmdline: str | None = None) -> str:
+    return "\x1b]133;C\x07" if cmdline is None else f"\x1b]133;C;cmdline_url={cmdline}\x07"
+
+
+def D(code: int | None = None) -> str:
+    return "\x1b]133;D\x07" if code is None else f"\x1b]133;D;{code}\x07"
+
+
+def cwd(path: str) -> str:
+    return f"\x1b]7;file://host{path}\x07"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000
+
+    def __call__(self) -> int:
+        self.now += 10
+        return self.now
+
+
+def feed(t: Terminal, text: str) -> Terminal:
+    t.feed(text.encode())
+    return t
+
+
+def outputs(t: Terminal) -> list[tuple[str, str, int | None, bool]]:
+    out = []
+    for rec in t.commands:
+        text, truncated = t.command_output(rec)
+        out.append((rec.command, text, rec.exit_code, truncated))
+    return out
+
+
+def bash_cycle(cmd: str, output: str, code: int, url: str | None = None) -> str:
+    """What an integrated bash prints for one command typed at the prompt."""
+    out = output.replace("\n", "\r\n")
+    mark = C(url if url is not None else cmd.replace(" ", "%20"))
+    return f"{A}$ {B}{cmd}\r\n{mark}{out}{D(code)}"
+
+
+def test_no_marks_is_phase_none() -> None:
+    t = feed(Terminal(40, 5), "$ ls\r\nfoo\r\n")
+    assert t.shell_phase == "none"
+    assert t.pending_input == ""
+    assert t.commands == []
+
+
+def test_full_cycle_with_clock() -> None:
+    clock = Clock()
+    t = Terminal(40, 10, clock=clock)
+    feed(t, cwd("/home/u") + bash_cycle("ls -l", "a\nb\n", 2))
+    assert t.shell_phase == "prompt"
+    feed(t, A + "$ " + B)
+    (rec,) = t.commands
+    assert rec.command == "ls -l"
+    assert rec.cwd == "/home/u"
+    assert rec.exit_code == 2
+    assert (rec.started_ms, rec.finished_ms) == (1010, 1020)
+    assert rec.duration_ms == 10
+    assert t.command_output(rec) == ("a\nb", False)
+    events = [e for e in t.take_events() if not hasattr(e, "cwd")]
+    assert events == [
+        PromptStarted(),
+        CommandStarted(command="ls -l"),
+        CommandFinished(exit_code=2, command="ls -l", started_ms=1010, finished_ms=1020),
+        PromptStarted(),
+    ]
+
+
+def test_phases_and_pending_input() -> None:
+    t = feed(Terminal(40, 5), A + "$ " + B)
+    assert (t.shell_phase, t.pending_input) == ("prompt", "")
+    feed(t, "echo hi  ")
+    assert (t.shell_phase, t.pending_input) == ("prompt", "echo hi")
+    feed(t, "\x1b[5D")  # the cursor moved back: the input is still the whole line
+    assert t.pending_input == "echo hi"
+    feed(t, "\r\n" + C("echo%20hi"))
+    assert (t.shell_phase, t.pending_input) == ("running", "")
+    assert t.commands[-1].running
+    feed(t, "hi\r\n")
+    assert t.command_output(t.commands[-1]) == ("hi", False)
+    feed(t, D(0))
+    assert t.shell_phase == "prompt"
+    assert not t.commands[-1].running
+
+
+def test_pending_input_soft_wrapped() -> None:
+    t = feed(Terminal(10, 5), A + "$ " + B + "echo 123456789 x")
+    assert t.pending_input == "echo 123456789 x"
+
+
+def test_continuation_prompt() -> None:
+    t = feed(Terminal(40, 6), A + "$ " + B + "echo 'a\r\n" + AS + "> " + B)
+    assert (t.shell_phase, t.pending_input) == ("continuation", "")
+    feed(t, "b'")
+    assert t.pending_input == "b'"
+    feed(t, "\r\n" + C("echo%20%27a%0Ab%27") + "a\r\nb\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("echo 'a\nb'", "a\nb", 0, False)]
+    assert t.shell_phase == "prompt"
+
+
+def test_dash_without_c_is_a_command_when_typed() -> None:
+    # dash prints D;$? at every prompt and no C: the typed text is the command.
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B)
+    assert t.commands == []
+    assert t.take_events() == [PromptStarted()]
+    feed(t, "echo one\r\none\r\n" + D(0) + A + "$ " + B)
+    feed(t, "\r\n" + D(0) + A + "$ " + B)  # Enter on an empty line: not a command
+    feed(t, "false\r\n" + D(1) + A + "$ " + B)
+    feed(t, "printf x\r\nx" + D(0) + A + "$ " + B)
+    assert outputs(t) == [
+        ("echo one", "one", 0, False),
+        ("false", "", 1, False),
+        ("printf x", "x", 0, False),
+    ]
+    rec = t.commands[0]
+    assert rec.started_ms is None and rec.finished_ms is not None
+    finished = [e for e in t.take_events() if isinstance(e, CommandFinished)]
+    assert [(e.command, e.exit_code) for e in finished] == [
+        ("echo one", 0),
+        ("false", 1),
+        ("printf x", 0),
+    ]
+
+
+def test_dash_continuation_lines_joined() -> None:
+    t = Terminal(40, 8)
+    feed(t, A + "$ " + B + "for i in 1 2\r\n" + AS + "> " + B + "do echo $i; done\r\n")
+    feed(t, "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("for i in 1 2\ndo echo $i; done", "1\n2", 0, False)]
+
+
+def test_c_without_cmdline_uses_typed_text() -> None:
+    t = feed(Terminal(40, 5), A + "$ " + B + "make  all\r\n" + C() + "done\r\n" + D(0))
+    assert outputs(t) == [("make  all", "done", 0, False)]
+
+
+def test_unicode_cmdline() -> None:
+    url = "echo%20%C3%A9t%C3%A9%20%E4%BD%A0%E5%A5%BD"
+    t = feed(Terminal(40, 5), bash_cycle("echo été 你好", "été 你好\n", 0, url))
+    assert outputs(t) == [("echo été 你好", "été 你好", 0, False)]
+    # Typed text with wide characters (no cmdline_url) reads each character once.
+    t = feed(Terminal(40, 5), A + "$ " + B + "echo 你好")
+    assert t.pending_input == "echo 你好"
+
+
+def test_unknown_params_ignored() -> None:
+    t = feed(
+        Terminal(40, 5),
+        "\x1b]133;A;aid=7;cl=m\x07$ \x1b]133;B;x=y\x07ls\r\n"
+        "\x1b]133;C;foo=bar;cmdline_url=ls;zz=1\x07out\r\n\x1b]133;D;3;aid=7\x07",
+    )
+    assert outputs(t) == [("ls", "out", 3, False)]
+
+
+def test_output_longer_than_viewport() -> None:
+    lines = [f"line {i}" for i in range(50)]
+    t = Terminal(20, 5, history=1000)
+    feed(t, bash_cycle("seq", "\n".join(lines) + "\n", 0) + A + "$ " + B)
+    assert outputs(t) == [("seq", "\n".join(lines), 0, False)]
+
+
+def test_history_trimmed_output_is_truncated() -> None:
+    lines = [f"line {i}" for i in range(50)]
+    t = Terminal(20, 5, history=10)
+    feed(t, bash_cycle("seq", "\n".join(lines) + "\n", 0) + A + "$ " + B)
+    ((_, text, _, truncated),) = outputs(t)
+    assert truncated
+    assert text.split("\n") == lines[-(10 + 4) :]  # the history, and the viewport above the prompt
+    # Once every row of the command left the history, the command is gone too.
+    feed(t, "\r\n" * 30)
+    assert t.commands == []
+
+
+def test_soft_wrapped_output_is_one_line() -> None:
+    long = "x" * 25
+    t = feed(Terminal(10, 6, history=100), bash_cycle("echo", long + "\n", 0))
+    assert outputs(t) == [("echo", long, 0, False)]
+
+
+def test_alternate_screen_inside_a_command() -> None:
+    t = Terminal(20, 5, history=100)
+    feed(t, A + "$ " + B + "vim\r\n" + C("vim") + "before\r\n")
+    feed(t, "\x1b[?1049h\x1b[H\x1b[2J~\r\n~\r\n~ TUI\x1b[5;1H\r\n\r\n")
+    assert t.command_output(t.commands[0]) == ("before", False)
+    feed(t, "\x1b[?1049l" + "after\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("vim", "before\nafter", 0, False)]
+
+
+def test_clear_screen_does_not_break_ranges() -> None:
+    t = Terminal(20, 5, history=100)
+    feed(t, bash_cycle("echo a", "a\n", 0) + bash_cycle("clear", "\x1b[H\x1b[2J\x1b[3J", 0))
+    feed(t, bash_cycle("echo b", "b\n", 0) + A + "$ " + B)
+    assert [c for c, _, _, _ in outputs(t)] == ["echo a", "clear", "echo b"]
+    assert outputs(t)[-1] == ("echo b", "b", 0, False)
+
+
+def test_phux_t_wins_over_the_clock() -> None:
+    t = Terminal(40, 5, clock=Clock())
+    feed(t, A + "$ " + B + "ls\r\n\x1b]133;C;cmdline_url=ls;phux_t=5\x07\x1b]133;D;0;phux_t=9\x07")
+    (rec,) = t.commands
+    assert (rec.started_ms, rec.finished_ms) == (5, 9)
+
+
+def test_prompt_while_running_finishes_the_command() -> None:
+    t = feed(Terminal(40, 6), A + "$ " + B + "x\r\n" + C("x") + "o\r\n" + A + "$ " + B)
+    (rec,) = t.commands
+    assert rec.exit_code is None and not rec.running
+    assert t.command_output(rec) == ("o", False)
+    assert t.shell_phase == "prompt"
+
+
+def test_record_is_a_value() -> None:
+    rec = CommandRecord(
+        command="ls", cwd=None, exit_code=0, started_ms=1, finished_ms=4, start_row=0, start_col=0
+    )
+    assert rec.running and rec.duration_ms == 3
