@@ -27,11 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from phux.client.errors import LastNotAvailable, SelectorSyntax, TargetNotFound
 from phux.record import Record, field
-from phux.wire.frames import ExitStatus, TerminalInfo
-
-TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
-if TYPE_CHECKING:
-    from phux.wire.frames import Foreground
+from phux.wire.frames import ExitStatus, Foreground, TerminalInfo
 
 KEY_SESSION = "phux.session"
 KEY_WINDOW = "phux.window"
@@ -171,8 +167,8 @@ class Pane(Record):
     exit: ExitStatus | None = None
     metadata: Mapping[str, bytes] = field(default_factory=dict)
     foreground: Foreground | None = None
-    """What holds the PTY (program, tty modes), read when the list was answered;
-    None once exited, or from a server that does not say (protocol < 1.1)."""
+    """What holds the PTY as the server read it for this listing (None: exited,
+    unreadable, or a server older than protocol 1.1)."""
 
     @property
     def id(self) -> str:
@@ -206,7 +202,7 @@ class Pane(Record):
             created_ms=info.created_ms,
             exit=info.exit,
             metadata=meta,
-            foreground=getattr(info, "foreground", None),
+            foreground=info.foreground,
         )
 
     def order_key(self) -> tuple[int, int, int]:
