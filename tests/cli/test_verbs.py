@@ -25,7 +25,7 @@ from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 SCREEN = ScreenState(
-    schema_version=3,
+    schema_version=4,
     pane=4,
     cols=20,
     rows=2,

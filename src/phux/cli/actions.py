@@ -174,6 +174,8 @@ def wait(
     as_json: bool,
     socket: str | None,
     target: str | None,
+    prompt: bool = False,
+    exit: bool = False,
 ) -> NoReturn:
     with reporting("wait", as_json), open_client(socket) as client:
         result = client.wait(
@@ -182,16 +184,23 @@ def wait(
             regex=regex,
             idle_ms=idle,
             timeout=timeout,
+            prompt=prompt,
+            exit=exit,
             deadline=deadline_after(timeout + GRACE),
         )
     if as_json:
         write_out(to_json(result.screen) + "\n")
     if result.met:
-        finish(0)
+        # --exit mirrors the program's status, as `run` mirrors a command's.
+        finish(result.exit_code if exit and result.exit_code is not None else 0)
     if until is not None:
         what = f"text {until!r}"
     elif regex is not None:
         what = f"regex {regex!r}"
+    elif prompt:
+        what = "the shell to be at an idle prompt"
+    elif exit:
+        what = "the pane's program to exit"
     else:
         what = "the pane to go idle"
     write_err(

@@ -375,16 +375,20 @@ def run_cmd(
 @click.command(
     "wait",
     cls=Verb,
-    short_help="Wait until a pane shows TEXT or goes idle.",
+    short_help="Wait until a pane shows TEXT, goes idle, is at a prompt or exits.",
     epilog=verb_epilog(
         "--until matches any visible row, including the shell's echo of the command\n"
         "you just typed: match text that only the command's output contains.",
         texts.TARGET_GRAMMAR,
         texts.ORDERING,
+        "--prompt: with shell integration, until the shell's prompt is drawn with\n"
+        "nothing typed after it; without (no OSC 133 marks), until the shell holds\n"
+        "the terminal and the pane has printed nothing for --idle MS (default 500).",
         texts.exit_codes(
             ("0", "the condition holds"),
+            ("0-255", "--exit: the program's own exit status (128+N: killed by signal N)"),
             ("124", "--timeout passed first (with --json the last screen is printed)"),
-            ("1", "no server / target not found / bad pattern"),
+            ("1", "no server / target not found / bad pattern / the pane exited first"),
         ),
         texts.JSON_ERRORS,
     ),
@@ -397,6 +401,17 @@ def run_cmd(
     metavar="MS",
     help="Wait until the pane has printed nothing for MS milliseconds "
     "(the default condition when neither --until nor --regex is given).",
+)
+@click.option(
+    "--prompt",
+    is_flag=True,
+    help="Wait until the pane's shell is at an idle prompt (its program's state is `prompt`).",
+)
+@click.option(
+    "--exit",
+    "exit_",
+    is_flag=True,
+    help="Wait until the pane's program exits; exit with its status.",
 )
 @click.option(
     "--timeout",
@@ -413,19 +428,24 @@ def wait_cmd(
     until: str | None,
     regex: str | None,
     idle: int | None,
+    prompt: bool,
+    exit_: bool,
     timeout: float,
     as_json: bool,
     socket: str | None,
     target: str | None,
 ) -> None:
-    """Wait until TARGET's screen shows --until TEXT or matches --regex RE,
-    or (with neither) until it has been idle for --idle MS.
+    """Wait until TARGET's screen shows --until TEXT or matches --regex RE, its
+    shell is at an idle prompt (--prompt), its program exited (--exit), or (with
+    none of these) until it has been idle for --idle MS.
 
     TARGET defaults to the last used session. The read neither attaches nor
     resizes the pane.
     """
     if until is not None and regex is not None:
         raise click.UsageError("--until and --regex are exclusive: give one")
+    if sum((until is not None or regex is not None, prompt, exit_)) > 1:
+        raise click.UsageError("give one condition: --until/--regex, --prompt or --exit")
     actions.wait(
         until=until,
         regex=regex,
@@ -434,6 +454,8 @@ def wait_cmd(
         as_json=as_json,
         socket=socket,
         target=target,
+        prompt=prompt,
+        exit=exit_,
     )
 
 

@@ -364,6 +364,12 @@ class Client:
         mirror.last_output = time.monotonic()
         return mirror
 
+    def scan_mirror(self, pane: Pane, deadline: Deadline) -> Mirror:
+        """A mirror without an engine that keeps its bootstrap's bytes (``mirror.raw``)
+        for a caller that scans them, as a one-shot ``run`` does; release it after."""
+        with self._guard():
+            return self._subscribe(pane, deadline, engine=False, history=0, raw=True)
+
     def release(self, mirror: Mirror) -> None:
         """Done with a mirror: keep it warm (LRU) or unsubscribe."""
         tid = mirror.terminal
@@ -481,16 +487,40 @@ class Client:
     # ------------------------------------------------------------ verbs
 
     def ls(self, deadline: Deadline) -> list[Session]:
-        """Every session, sorted by name."""
+        """Every session, sorted by name, with its panes' program and state.
+
+        The state comes from the listing's foreground, plus the OSC 133 marks
+        of a mirror this client already holds (it subscribes to nothing).
+        """
+        from phux.client.pane_state import project, project_mirror
+        from phux.client.selectors import PaneSummary
+
         snap = self.list_terminals(deadline)
         out = []
         for name, panes in snap.sessions().items():
+            rows = []
+            for p in panes:
+                mirror = self._mirrors.get(p.terminal)
+                if mirror is not None and mirror.ready:
+                    program, state = project_mirror(p, mirror)
+                else:
+                    program, state = project(p, None)
+                rows.append(
+                    PaneSummary(
+                        terminal=p.terminal,
+                        window=p.window,
+                        pane=p.pane,
+                        program=program,
+                        state=state,
+                    )
+                )
             out.append(
                 Session(
                     name=name,
                     window_count=len({p.window for p in panes}),
                     attached_client_count=max(p.primaries for p in panes),
                     terminals=[p.terminal for p in panes],
+                    panes=rows,
                 )
             )
         return out
@@ -529,10 +559,17 @@ class Client:
         history = 0 if self._one_shot(pane) and scrollback is None else DEFAULT_HISTORY
         mirror = self.mirror(pane, deadline, history=history)
         try:
+            from phux.client.pane_state import project_mirror
+
             assert mirror.engine is not None
-            return mirror.engine.project_data(
+            data = mirror.engine.project_data(
                 pane=pane.terminal, scrollback=scrollback, cells=cells
             )
+            program, state = project_mirror(pane, mirror)
+            if program is not None:
+                data["program"] = program
+            data["state"] = state
+            return data
         finally:
             self.release(mirror)
 
@@ -594,8 +631,13 @@ class Client:
         regex: str | None = None,
         idle_ms: int | None = None,
         timeout: float | None = None,
+        prompt: bool = False,
+        exit: bool = False,
         deadline: Deadline,
     ) -> WaitResult:
+        """Block until a condition holds (:mod:`phux.client.wait`): text, a regex,
+        idle output, the shell at an idle prompt (``prompt``) or the pane's program
+        exited (``exit``, with its status in ``exit_code``)."""
         from phux.client.wait import wait_for
 
         return wait_for(
@@ -606,6 +648,8 @@ class Client:
             idle_ms=idle_ms,
             timeout=timeout,
             deadline=deadline,
+            prompt=prompt,
+            exit=exit,
         )
 
     def watch(

@@ -14,7 +14,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from phux.client.run import RunOutcome
-    from phux.client.selectors import Pane, Session
+    from phux.client.selectors import Pane, PaneSummary, Session
     from phux.engine.screen_state import ScreenState as ScreenState
 
 
@@ -29,8 +29,34 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-LS_SCHEMA_VERSION = 1
+LS_SCHEMA_VERSION = 2
 ERROR_SCHEMA_VERSION = 1
+
+
+PaneStateName = typing.Literal["prompt", "running", "hidden_input", "tui", "exited"]
+
+
+class PaneRow(msgspec.Struct, kw_only=True):
+    """One pane of a session in ``phux ls --json`` and the MCP ``phux_ls`` (since
+    schema_version 2): ``pane`` is ``@N``; ``window`` and ``index`` its L3 position
+    (null when unset); ``program`` the foreground program's name (null when
+    unknown); ``state`` what it is doing (``phux.client.pane_state``)."""
+
+    pane: str
+    window: int | None
+    index: int | None
+    program: str | None
+    state: PaneStateName
+
+    @classmethod
+    def of(cls, row: PaneSummary) -> PaneRow:
+        return cls(
+            pane=f"@{row.terminal}",
+            window=row.window,
+            index=row.pane,
+            program=row.program,
+            state=row.state,  # type: ignore[arg-type]
+        )
 
 
 class SessionSummary(msgspec.Struct, kw_only=True):
@@ -39,6 +65,7 @@ class SessionSummary(msgspec.Struct, kw_only=True):
     name: str
     windows: int
     attached: bool
+    panes: list[PaneRow] = msgspec.field(default_factory=list)
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
@@ -51,6 +78,7 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     name: str
     window_count: int
     attached_client_count: int
+    panes: list[PaneRow] = msgspec.field(default_factory=list)
 
     @classmethod
     def of(cls, session: Session) -> SessionInfo:
@@ -58,11 +86,13 @@ class SessionInfo(msgspec.Struct, kw_only=True):
             name=session.name,
             window_count=session.window_count,
             attached_client_count=session.attached_client_count,
+            panes=[PaneRow.of(row) for row in session.panes],
         )
 
 
 class SessionList(msgspec.Struct, kw_only=True):
-    """``phux ls --json`` (SessionListJson, schema_version 1), name-sorted."""
+    """``phux ls --json`` (SessionListJson, schema_version 2: rows gained ``panes``),
+    name-sorted."""
 
     schema_version: int = LS_SCHEMA_VERSION
     sessions: list[SessionSummary] = msgspec.field(default_factory=list)
@@ -74,6 +104,7 @@ class SessionList(msgspec.Struct, kw_only=True):
                 name=info.name,
                 windows=info.window_count,
                 attached=info.attached_client_count > 0,
+                panes=[PaneRow.of(row) for row in info.panes],
             )
             for info in infos
         ]
@@ -121,11 +152,14 @@ class SendKeysResult(msgspec.Struct, kw_only=True):
 
 
 class WaitResult(msgspec.Struct, kw_only=True):
-    """``met`` false means the timeout passed; ``screen`` is the last state seen."""
+    """``met`` false means the timeout passed; ``screen`` is the last state seen;
+    ``exit_code`` the pane's exit status once its program exited (``wait --exit``:
+    the code, or 128 + the signal), else null."""
 
     met: bool
     checks: int
     screen: ScreenState
+    exit_code: int | None = None
 
 
 # ---------------------------------------------------------------- watch events
@@ -223,6 +257,7 @@ __all__ = [
     "Idle",
     "NewResult",
     "PaneClosed",
+    "PaneRow",
     "PaneSpawned",
     "RunResult",
     "SendKeysResult",

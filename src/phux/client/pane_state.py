@@ -37,8 +37,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
+    from phux.client.shell_scan import ShellView
     from phux.engine import Terminal
+    from phux.wire.frames import Foreground
 
 PROMPT = "prompt"
 RUNNING = "running"
@@ -53,7 +56,7 @@ REMOTE = frozenset({"ssh", "mosh-client", "et"})
 """Programs that carry a remote shell: markers are the right fallback for ``run``."""
 
 
-def shell_phase(engine: Terminal | None) -> str:
+def shell_phase(engine: Terminal | ShellView | None) -> str:
     """The engine's OSC 133 phase (``none`` for an engine that predates it or no engine)."""
     if engine is None:
         return "none"
@@ -61,23 +64,34 @@ def shell_phase(engine: Terminal | None) -> str:
     return phase if isinstance(phase, str) else "none"
 
 
-def _alternate(engine: Terminal | None) -> bool:
+def _alternate(engine: Terminal | ShellView | None) -> bool:
     return bool(engine is not None and engine.alternate)
 
 
-def foreground_is_shell(pane: Pane) -> bool:
-    """The pane's own shell holds the foreground (or a shell program does)."""
-    fg = pane.foreground
+def foreground_is_shell(pid: int, fg: Foreground | None) -> bool:
+    """The pane's own shell (pid ``pid``) holds the foreground, or another shell does."""
     if fg is None:
         return False
-    return fg.pgrp == pane.pid or fg.name in SHELLS
+    return fg.pgrp == pid or fg.name in SHELLS
 
 
 def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:
-    """``(program, state)`` of ``pane``; ``engine`` is the client's replay of it, if any."""
-    if not pane.alive:
+    """``(program, state)`` of ``pane`` as listed; ``engine`` is the client's replay of it."""
+    return project_parts(pane.alive, pane.pid, pane.foreground, engine)
+
+
+def project_mirror(pane: Pane, mirror: Mirror) -> tuple[str | None, str]:
+    """``(program, state)`` from a live mirror: its engine, its lifecycle, and the
+    foreground of the last TERMINAL_STATE it got (else the listing's)."""
+    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    return project_parts(pane.alive and mirror.alive, pane.pid, fg, mirror.engine)
+
+
+def project_parts(
+    alive: bool, pid: int, fg: Foreground | None, engine: Terminal | ShellView | None
+) -> tuple[str | None, str]:
+    if not alive:
         return None, EXITED
-    fg = pane.foreground
     phase = shell_phase(engine)
     if fg is None:
         # An older server (or /proc unreadable): the engine alone.
@@ -87,7 +101,7 @@ def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:
     program = fg.name or None
     if not fg.echo and fg.canonical:
         return program, HIDDEN_INPUT
-    if foreground_is_shell(pane):
+    if foreground_is_shell(pid, fg):
         if _alternate(engine):
             return program, TUI  # a shell builtin or function drawing full-screen: rare
         return program, RUNNING if phase == "running" else PROMPT

@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from phux.client.errors import PaneDied
     from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
-    from phux.engine import ScreenState, Terminal
+    from phux.client.shell_scan import ShellView
+    from phux.engine import ScreenState
 
 # Rows of rendered output kept in memory at most (the "history limit" of run).
 RUN_HISTORY_ROWS = 5_000_000
@@ -511,19 +512,21 @@ def _continuation(mark: Mark) -> bool:
 # ---------------------------------------------------------------- before typing
 
 
-def _holder_text(pane: Pane, engine: Terminal | None, force: bool) -> tuple[str, str | None]:
+def _holder_text(
+    pane: Pane, mirror: Mirror, view: ShellView, force: bool
+) -> tuple[str, str | None]:
     """``(path, refusal)``: ``path`` is "shell" (integration: marks seen, the pane's own
     shell holds the foreground) or "markers"; ``refusal`` says what holds the pane when
     it is not at an idle shell prompt (None when it is, or with ``force``)."""
-    from phux.client.pane_state import REMOTE, SHELLS, TUI, project, shell_phase
+    from phux.client.pane_state import REMOTE, SHELLS, TUI, project_parts
 
-    fg = pane.foreground
-    phase = shell_phase(engine)
+    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    phase = view.shell_phase
     own_shell = fg is None or fg.pgrp == pane.pid
     path = "shell" if phase != "none" and own_shell else "markers"
     if force:
         return path, None
-    program, state = project(pane, engine)
+    program, state = project_parts(mirror.alive, pane.pid, fg, view)
     name = program or "the program"
     if state == "hidden_input":
         return path, (
@@ -533,7 +536,7 @@ def _holder_text(pane: Pane, engine: Terminal | None, force: bool) -> tuple[str,
     if fg is not None and not own_shell and fg.name not in SHELLS | REMOTE:
         kind = "a full-screen program" if state == TUI else "a running program"
         return path, f"{name} holds the pane ({kind}), not the shell"
-    if engine is not None and engine.alternate:
+    if view.alternate:
         return path, f"{name} shows a full-screen program (the alternate screen is up)"
     if path == "markers":
         return path, None
@@ -541,11 +544,10 @@ def _holder_text(pane: Pane, engine: Terminal | None, force: bool) -> tuple[str,
         return path, "the shell waits at a continuation prompt (an unfinished command line)"
     if phase == "running":
         what = ""
-        commands = getattr(engine, "commands", None)
-        if commands:
-            what = f": {commands[-1].command!r}"
+        if view.commands:
+            what = f": {getattr(view.commands[-1], 'command', '')!r}"
         return path, f"the shell is running a command{what}"
-    pending = str(getattr(engine, "pending_input", "") or "")
+    pending = view.pending_input
     if pending:
         return path, f"input is pending at the prompt: {pending!r}"
     return path, None
@@ -556,8 +558,9 @@ def _holder_text(pane: Pane, engine: Terminal | None, force: bool) -> tuple[str,
 
 _FISH_GRACE = 1.0
 """fish draws no continuation prompt: no mark this long after Enter means it waits for more."""
-_INTERRUPT_GRACE = 2.0
-"""How long an interrupted continuation may take to draw its next prompt."""
+_INTERRUPT_GRACE = 1.0
+"""How long an interrupted continuation may take to draw its next prompt before
+``run`` presses C-c again (three times at most)."""
 _FIRST_PROMPT_AGE_MS = 10_000
 """A pane younger than this with no mark yet may still be starting its integrated shell."""
 _FIRST_PROMPT_QUIET = 0.1
@@ -606,35 +609,81 @@ def _run_locked(
     started: float,
     force: bool,
 ) -> RunOutcome:
-    from phux.client.mirror import DEFAULT_HISTORY
-
     fg = pane.foreground
     shell = fg.name if fg is not None else None
-    # A one-shot run replays into an engine without history (the checkpoint's
-    # scrollback is most of a bootstrap's cost); the output comes from the bytes.
-    history = 0 if client._one_shot(pane) else DEFAULT_HISTORY
     try:
-        mirror = client.mirror(pane, run_deadline, history=history)
+        if client._one_shot(pane):
+            # No engine: the checks read the bootstrap's bytes (phux.client.shell_scan)
+            # and the output renders from the bytes, so a one-shot run of a command
+            # with plain output never imports the engine.
+            mirror = client.scan_mirror(pane, run_deadline)
+        else:
+            mirror = client.mirror(pane, run_deadline)
     except DeadlineExceeded:
         raise RunTimedOut(command_line(command, shell), _ms_since(started)) from None
     try:
         if not mirror.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
         _await_first_prompt(client, pane, mirror, run_deadline, started, command)
-        path, refusal = _holder_text(pane, mirror.engine, force)
+        view = _view(mirror)
+        path, refusal = _holder_text(pane, mirror, view, force)
+        if refusal is not None:
+            # Keys typed just before (send-keys '…' Enter, or C-c) may be mid-way:
+            # echoed but not yet run, a program not yet ended. Let the output settle
+            # once (TERMINAL_STATE keeps the foreground current) before refusing.
+            _settle(client, mirror, run_deadline)
+            view = _view(mirror)
+            path, refusal = _holder_text(pane, mirror, view, force)
+        mirror.raw = None  # read: stop keeping the bytes
         if refusal is not None:
             from phux.client.errors import PaneBusy
-            from phux.client.pane_state import project
+            from phux.client.pane_state import project_parts
 
-            program, state = project(pane, mirror.engine)
+            fg_now = mirror.foreground if mirror.foreground_known else pane.foreground
+            program, state = project_parts(mirror.alive, pane.pid, fg_now, view)
             raise PaneBusy(
                 f"not typing into {pane.id}: {refusal}", holder=program or "", state=state
             )
         if path == "shell":
-            return _run_integrated(client, pane, mirror, command, shell, run_deadline, started)
+            return _run_integrated(
+                client, pane, mirror, view, command, shell, run_deadline, started
+            )
         return _run_markers(client, pane, mirror, command, shell, run_deadline, started)
     finally:
         client.release(mirror)
+
+
+_SETTLE_QUIET = 0.15
+_SETTLE_MAX = 1.0
+
+
+def _settle(client: Client, mirror: Mirror, deadline: Deadline) -> None:
+    """Pump until no output for ``_SETTLE_QUIET`` (at most ``_SETTLE_MAX``)."""
+    limit = deadline.earliest(Deadline.after(_SETTLE_MAX))
+    mirror.last_output = time.monotonic()
+    while mirror.alive and not limit.expired():
+        quiet_at = mirror.last_output + _SETTLE_QUIET
+        if time.monotonic() >= quiet_at:
+            return
+        try:
+            client.pump(limit.earliest(Deadline(at=quiet_at)))
+        except DeadlineExceeded:
+            if deadline.expired():
+                raise
+
+
+def _view(mirror: Mirror) -> ShellView:
+    from phux.client.shell_scan import view, view_of_engine
+
+    if mirror.engine is not None:
+        return view_of_engine(mirror.engine)
+    return view(bytes(mirror.raw or b""), mirror.cols, mirror.rows)
+
+
+def _marks_seen(mirror: Mirror) -> bool:
+    if mirror.engine is not None:
+        return str(getattr(mirror.engine, "shell_phase", "none")) != "none"
+    return mirror.raw is not None and b"\x1b]133;" in mirror.raw
 
 
 def _ms_since(t: float) -> int:
@@ -649,18 +698,17 @@ def _await_first_prompt(
     started: float,
     command: str | Sequence[str],
 ) -> None:
-    """A pane just created may not have printed anything yet: wait for its first output
-    (and for it to settle, or for the integrated shell's first mark), so that ``run``
-    does not take a shell about to draw its first prompt for one without integration."""
-    from phux.client.pane_state import shell_phase
-
+    """A pane just created may not have drawn its first prompt yet: until the first
+    mark, wait for output that then settles, so that ``run`` does not take a shell
+    about to draw its first prompt for one without integration (a young pane without
+    marks costs up to ``_FIRST_PROMPT_QUIET`` once it printed)."""
     fg = pane.foreground
-    if mirror.next_seq > 0 or (fg is not None and fg.pgrp != pane.pid):
+    if fg is not None and fg.pgrp != pane.pid:
         return
     if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
         return
     try:
-        while shell_phase(mirror.engine) == "none" and mirror.alive:
+        while not _marks_seen(mirror) and mirror.alive:
             if mirror.next_seq > 0:
                 quiet_at = mirror.last_output + _FIRST_PROMPT_QUIET
                 if time.monotonic() >= quiet_at:
@@ -699,6 +747,7 @@ def _run_integrated(
     client: Client,
     pane: Pane,
     mirror: Mirror,
+    view: ShellView,
     command: str | Sequence[str],
     shell: str | None,
     deadline: Deadline,
@@ -707,10 +756,9 @@ def _run_integrated(
     """Type the command line and Enter, nothing else; read the result from the marks."""
     from phux.client.errors import IncompleteCommand
 
-    engine = mirror.engine
     line = command_line(command, shell)
     lines = line.split("\n")
-    paste = len(lines) > 1 and engine is not None and engine.modes.bracketed_paste
+    paste = len(lines) > 1 and view.bracketed_paste
     if paste:
         # One command line of several lines: as a paste the shell's editor takes it
         # whole (one history entry, one prompt), as a person pasting it would.
@@ -727,6 +775,7 @@ def _run_integrated(
     mirror.gap_hooks.append(scanner.gap)
     submitted: float | None = None
     interrupted_at: float | None = None
+    interrupts = 0
     try:
         scanner.start(mirror.next_seq)
         submitted = time.monotonic()
@@ -737,6 +786,21 @@ def _run_integrated(
         while True:
             done = _integrated_progress(scanner, prompts_needed)
             if interrupted_at is not None:
+                if done == "continuation" and interrupts < 3:
+                    # The C-c came before the editor read again: the shell asked anew.
+                    client.write(pane, b"\x03", deadline)
+                    interrupts += 1
+                    prompts_needed = _prompt_count(scanner) + 1
+                    continue
+                late = time.monotonic() - interrupted_at > _INTERRUPT_GRACE
+                if done is None and late and interrupts < 3:
+                    # bash sometimes takes a C-c at its continuation prompt
+                    # without drawing a new prompt: another one draws it.
+                    client.write(pane, b"\x03", deadline)
+                    interrupts += 1
+                    interrupted_at = time.monotonic()
+                    prompts_needed = _prompt_count(scanner) + 1
+                    continue
                 if done is not None or time.monotonic() - interrupted_at > _INTERRUPT_GRACE:
                     raise IncompleteCommand(
                         "the shell asked for more input (an unbalanced quote or bracket?): "
@@ -745,6 +809,7 @@ def _run_integrated(
             elif done == "continuation":
                 client.write(pane, b"\x03", deadline)
                 interrupted_at = time.monotonic()
+                interrupts = 1
                 prompts_needed = _prompt_count(scanner) + 1
                 continue
             elif done is not None:
@@ -792,11 +857,10 @@ def _integrated_progress(scanner: MarkScanner, prompts_needed: int) -> str | Non
             if mark.kind == "A":
                 prompts += 1
                 if prompts == prompts_needed:
-                    if _continuation(mark):
-                        return "continuation"
                     final = mark
         elif mark.kind == "B":
-            return "done"
+            # Drawn (the shell's editor reads again): a C-c now reaches it.
+            return "continuation" if _continuation(final) else "done"
     return None
 
 
@@ -832,7 +896,10 @@ def _integrated_outcome(
     saw_c = any(m.kind == "C" for m in upto)
     for mark in upto:
         if mark.kind == "C":
-            open_c = mark
+            # A second C before the D: one command line holding several commands
+            # (bash's hook fires per command): the output runs from the first.
+            if open_c is None:
+                open_c = mark
         elif mark.kind == "D" and (open_c is not None or not saw_c):
             start = open_c.end if open_c is not None else _echo_end(scanner, line, mark)
             text, was_lost = scanner.render(start, mark.start)

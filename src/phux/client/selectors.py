@@ -214,6 +214,17 @@ class Pane(Record):
         )
 
 
+class PaneSummary(Record):
+    """One pane of a session as ``Client.ls`` reports it (``pane_state`` decides
+    ``program`` and ``state``)."""
+
+    terminal: int
+    window: int | None
+    pane: int | None
+    program: str | None
+    state: str
+
+
 class Session(Record):
     """One session as ``Client.ls`` reports it (``SessionInfo`` is its JSON shape)."""
 
@@ -221,6 +232,7 @@ class Session(Record):
     window_count: int
     attached_client_count: int
     terminals: list[int]
+    panes: list[PaneSummary] = field(default_factory=list)
 
 
 class Snapshot:

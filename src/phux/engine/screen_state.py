@@ -1,4 +1,4 @@
-"""ScreenState: the agent-facing projection of one terminal (schema_version 3).
+"""ScreenState: the agent-facing projection of one terminal (schema_version 4).
 
 These msgspec Structs are the one home of the shape: ``msgspec.json.encode``
 produces exactly the seed's field names (001, section 4.2), and the JSON
@@ -15,8 +15,16 @@ Two backward-compatible keys are added to the seed's shape:
   row ``r - 1`` because the cursor auto-wrapped (row 0 is listed when it
   continues the newest scrollback row).
 
-``cells`` is absent (not ``null``) when not requested; every other key is
-always present.
+Since schema_version 4, two keys say what the pane is doing, when the reader
+knows (``phux snapshot`` and ``wait`` do; a bare engine does not):
+
+* ``program`` (str): the foreground program's name (``bash``, ``vim``),
+  absent when unknown or once the pane exited.
+* ``state`` (str): ``prompt``, ``running``, ``hidden_input``, ``tui`` or
+  ``exited`` (``phux.client.pane_state`` says how each is decided).
+
+``cells`` is absent (not ``null``) when not requested, ``program`` and
+``state`` when unknown; every other key is always present.
 """
 
 from __future__ import annotations
@@ -86,10 +94,10 @@ class Cursor(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The seed's ScreenState, schema_version 3, plus ``title`` and ``wrapped``.
+    """The seed's ScreenState plus ``title``, ``wrapped``, ``program`` and ``state``.
 
-    Every field but ``cells`` is required so that ``omit_defaults`` only ever
-    drops ``cells`` (when it is ``None``).
+    Every field but ``cells``, ``program`` and ``state`` is required so that
+    ``omit_defaults`` only ever drops those (when they are ``None``).
     """
 
     schema_version: int
@@ -102,6 +110,8 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     cells: list[CellInfo] | None = None
     title: str
     wrapped: list[int]
+    program: str | None = None
+    state: Literal["prompt", "running", "hidden_input", "tui", "exited"] | None = None
 
 
 def screen_state(data: Data) -> ScreenState:
