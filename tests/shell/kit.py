@@ -180,6 +180,13 @@ class ShellHost:
         subscribe(conn, tid)
         return Pane(conn, tid, Stream(tid), cols, rows)
 
+    def attach(self, tid: int, cols: int = 80, rows: int = 24) -> Pane:
+        """Subscribe to a pane something else started (its size must be given)."""
+        conn = self.server.connect()
+        self.conns.append(conn)
+        subscribe(conn, tid)
+        return Pane(conn, tid, Stream(tid), cols, rows)
+
 
 @contextlib.contextmanager
 def shell_host(server_env: dict[str, str] | None = None, *server_args: str) -> Iterator[ShellHost]:
