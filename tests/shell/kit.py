@@ -222,3 +222,33 @@ def cycle_order(data: bytes) -> list[str]:
         else:
             kinds.append(mark.split(";")[1])
     return kinds
+
+
+STANDARD = ["true", "false", "sh -c 'exit 42'", "true", "false", 'echo "é\'x"']
+"""Exit statuses 0, 1, 42, and a failure after a success; then unicode and quotes."""
+STANDARD_STATUSES = ["0", "1", "42", "0", "1", "0"]
+
+
+def drive_standard(pane: Pane, cd_to: str, last: str, continuation: bool = True) -> list[str]:
+    """Type the STANDARD commands, a two-line command (when the shell has a
+    continuation prompt), ``cd cd_to`` and ``last``; the command lines as typed."""
+    pane.wait_prompt(1)
+    for line in STANDARD:
+        pane.command(line)
+    typed = list(STANDARD)
+    pane.type('echo "a\r')
+    if continuation:
+        pane.read_until(lambda d: d.rfind(b"\x1b]133;A;k=s\x07") > d.rfind(PROMPT_A))
+    pane.command('b"')
+    typed.append('echo "a\nb"')
+    pane.command(f'cd "{cd_to}"')
+    pane.command(last)
+    return [*typed, f'cd "{cd_to}"', last]
+
+
+def output_of(pane: Pane, line: str) -> list[str]:
+    """Type ``line``, await the prompt, return the screen rows it printed."""
+    pane.command(line)
+    screen = pane.screen()
+    at = max(i for i, row in enumerate(screen) if row.endswith(line))
+    return screen[at + 1 : -1]

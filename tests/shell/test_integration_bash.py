@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .kit import Pane, ShellHost, command_marks, cwd_mark, cycle_order, marks, shell_host
+from .kit import ShellHost, command_marks, cwd_mark, cycle_order, marks, output_of, shell_host
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -87,14 +87,6 @@ def test_marks_history_and_screen(host: ShellHost) -> None:
 def host_read(home: Path, name: str) -> str:
     path = home / name
     return path.read_text() if path.exists() else ""
-
-
-def output_of(pane: Pane, line: str) -> list[str]:
-    """Type ``line``, await the prompt, return the screen rows it printed."""
-    pane.command(line)
-    screen = pane.screen()
-    at = len(screen) - 1 - screen[::-1].index(next(r for r in reversed(screen) if r.endswith(line)))
-    return screen[at + 1 : -1]
 
 
 def test_coexists_with_array_prompt_command_debug_trap_and_a_prompt_rewritten_each_time(
