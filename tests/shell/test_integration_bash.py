@@ -220,3 +220,16 @@ def test_norc_and_rcfile(host: ShellHost) -> None:
     pane.wait_prompt(1)
     pane.command("true")
     assert pane.screen()[-1] == "other>"
+
+
+def test_hooks_removed_at_the_prompt_leave_no_half_command(host: ShellHost) -> None:
+    home = host.make_home("removed", {".bashrc": "PS1='$ '\n"})
+    pane = host.spawn(["bash"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("PROMPT_COMMAND=")
+    pane.command("false")
+    # PS1 keeps its marks, but with no hook to print D, no C is printed either.
+    # The command that removed them gets its C but no D (the next prompt's A
+    # ends it); the ones after get neither.
+    assert command_marks(pane.data) == ["C PROMPT_COMMAND="]
+    assert pane.prompts() == 3

@@ -96,6 +96,9 @@ _phux_prompt_start() {
 # it runs: the history entry is the command line, when bash recorded one.
 _phux_preexec() {
     local h
+    # Without the prompt hooks (PROMPT_COMMAND replaced at the prompt) no D
+    # would follow, and a C alone would read as a command that never ends.
+    _phux_installed || return 0
     if [[ $1 != "$_phux_hist" ]]; then
         h=$(HISTTIMEFORMAT= builtin history 1)
         h=${h#*[0-9][ *] }
