@@ -56,6 +56,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,7 +128,9 @@ class WorkerCore:
         else:
             self.pending.pop(tid, None)
         if kind in (NEW, RESET):
-            fresh = _Replica(tid, Engine(cols, rows, history=self.history), Checkpointer())
+            # The clock stamps OSC 133 C/D marks: checkpoints carry when commands ran.
+            new = Engine(cols, rows, history=self.history, clock=_unix_ms)
+            fresh = _Replica(tid, new, Checkpointer())
             fresh.seq = fresh.checkpoint_seq = seq
             if data:
                 fresh.quiet_until = int.from_bytes(data[:8], "little")
@@ -178,6 +181,10 @@ class WorkerCore:
     def note(self, msg: Message) -> None:
         tid = msg[1]
         self.pending[tid] = self.pending.get(tid, 0) + 1
+
+
+def _unix_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 def _gen(data: bytes) -> int:
