@@ -206,11 +206,9 @@ class ShellState:
         commands = self.commands
         if commands:
             first = self.first_row()
-            if ((end := commands[0].end_row) is not None and end < first) or (
-                len(commands) > MAX_COMMANDS
-            ):
+            if (end := commands[0].end_row) is not None and end < first:
                 kept = [r for r in commands if r.end_row is None or r.end_row >= first]
-                self.commands = commands = kept[-MAX_COMMANDS:]
+                self.commands = commands = kept
         return commands
 
     # -- marks ---------------------------------------------------------------------
@@ -322,9 +320,12 @@ class ShellState:
             self.phase = PROMPT
 
     def _add(self, rec: CommandRecord) -> None:
-        self.commands.append(rec)
-        if len(self.commands) > MAX_COMMANDS:
+        commands = self.commands
+        commands.append(rec)
+        if len(commands) > MAX_COMMANDS:
+            # A quarter at once, so that a long session does not pay a pass per command.
             self.live()
+            del self.commands[: len(self.commands) - MAX_COMMANDS * 3 // 4]
 
     def _finish(self, exit_code: int | None, when: int | None, row: int, col: int) -> None:
         commands = self.commands

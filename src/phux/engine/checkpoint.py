@@ -63,7 +63,14 @@ from phux.engine._screen import (
     EngineScreen,
     Line,
 )
-from phux.engine._shell import CONTINUATION, NONE, PROMPT, RUNNING, percent_encode
+from phux.engine._shell import (
+    CONTINUATION,
+    NONE,
+    PROMPT,
+    RUNNING,
+    CommandRecord,
+    percent_encode,
+)
 from phux.engine._widths import char_width
 from phux.engine.terminal import Terminal
 
@@ -208,6 +215,7 @@ class Checkpointer:
 
     def __init__(self) -> None:
         self._rows: dict[int, tuple[Line, int, str, int]] = {}
+        self._commands: dict[int, tuple[CommandRecord, str, str]] = {}
 
     def _history(self, lines: list[Line], cols: int) -> list[tuple[str, int]]:
         cache = self._rows
@@ -236,7 +244,7 @@ class Checkpointer:
         bodies = self._history(history, cols)
         bodies.extend(_row_body(line, cols) for line in lines[len(history) :])
         _join_rows(out, lines, bodies, cols)
-        _write_shell(screen, out)
+        self._commands = _write_shell(screen, out, self._commands)
         _write_screens(screen, out, main_buffer)
         return "".join(out).encode("utf-8", "surrogatepass")
 
@@ -416,27 +424,43 @@ def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, 
     _write_state(screen, out, buffer)
 
 
-def _write_shell(screen: EngineScreen, out: list[str]) -> None:
+def _write_shell(
+    screen: EngineScreen,
+    out: list[str],
+    cache: dict[int, tuple[CommandRecord, str, str]] | None = None,
+) -> dict[int, tuple[CommandRecord, str, str]]:
     """The commands and the open prompt cycle, as marks placed with ``phux_at``
     (relative to the viewport's first row), in the order they happened: a
-    cleared screen puts later prompts above earlier commands."""
+    cleared screen puts later prompts above earlier commands.
+
+    Returns the commands' encoded marks (a record never changes; a finished
+    command is a new record), for the next checkpoint to reuse."""
     shell = screen.shell
+    encoded: dict[int, tuple[CommandRecord, str, str]] = {}
     if shell.phase == NONE:
-        return
+        return encoded
     top = screen.top_row
     phase = NONE
     for rec in shell.live():
-        params = "cmdline_url=" + percent_encode(rec.command)
-        if rec.started_ms is not None:
-            params += f";phux_t={rec.started_ms}"
-        if rec.cwd is not None:
-            params += ";phux_cwd=" + percent_encode(rec.cwd, safe="/")
-        out.append(f"\x1b]133;C;{params};phux_at={rec.start_row - top},{rec.start_col}\x07")
+        key = id(rec)
+        hit = cache.get(key) if cache else None
+        if hit is None or hit[0] is not rec:
+            params = "\x1b]133;C;cmdline_url=" + percent_encode(rec.command)
+            if rec.started_ms is not None:
+                params += f";phux_t={rec.started_ms}"
+            if rec.cwd is not None:
+                params += ";phux_cwd=" + percent_encode(rec.cwd, safe="/")
+            end = ""
+            if rec.end_row is not None:
+                end = "\x1b]133;D" if rec.exit_code is None else f"\x1b]133;D;{rec.exit_code}"
+                if rec.finished_ms is not None:
+                    end += f";phux_t={rec.finished_ms}"
+            hit = (rec, params, end)
+        encoded[key] = hit
+        out.append(f"{hit[1]};phux_at={rec.start_row - top},{rec.start_col}\x07")
         phase = RUNNING
         if rec.end_row is not None:
-            code = "" if rec.exit_code is None else f";{rec.exit_code}"
-            when = "" if rec.finished_ms is None else f";phux_t={rec.finished_ms}"
-            out.append(f"\x1b]133;D{code}{when};phux_at={rec.end_row - top},{rec.end_col}\x07")
+            out.append(f"{hit[2]};phux_at={rec.end_row - top},{rec.end_col}\x07")
             phase = PROMPT
     for kind, row, col in shell.cycle:
         mark = "A;k=s" if kind == "S" else kind
@@ -451,6 +475,7 @@ def _write_shell(screen: EngineScreen, out: list[str]) -> None:
         # A finished command whose rows all left the history: a D without a
         # command says "at a prompt" all the same.
         out.append("\x1b]133;D;phux_at=0,0\x07")
+    return encoded
 
 
 def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) -> None:
