@@ -103,6 +103,7 @@ class NewArgs(_Args):
     name: Annotated[str, msgspec.Meta(min_length=1)]
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    shell_integration: bool = True
 
 
 class BadArguments(Exception):
@@ -388,6 +389,7 @@ class PhuxTools:
                 args.name,
                 cwd=args.cwd,
                 command=args.command,
+                shell_integration=args.shell_integration,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -565,6 +567,11 @@ NEW_SCHEMA = _schema(
             "description": "argv of the seed pane; omit or [] for the default shell.",
         },
         "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+        "shell_integration": {
+            "type": "boolean",
+            "description": "false: start a shell without phux's prompt/command marks "
+            "(default true).",
+        },
     },
     ["name"],
 )
