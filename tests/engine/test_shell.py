@@ -131,6 +131,7 @@ def test_dash_without_c_is_a_command_when_typed() -> None:
     feed(t, "\r\n" + D(0) + A + "$ " + B)  # Enter on an empty line: not a command
     feed(t, "false\r\n" + D(1) + A + "$ " + B)
     feed(t, "printf x\r\nx" + D(0) + A + "$ " + B)
+    feed(t, "abandoned^C\r\n" + D(130) + A + "$ " + B)  # Ctrl-C at the prompt
     assert outputs(t) == [
         ("echo one", "one", 0, False),
         ("false", "", 1, False),

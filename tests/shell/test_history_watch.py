@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from phux.mcp.tools import PhuxTools
+
 from .kit import PROMPT_A, Pane, ShellHost, shell_host
 
 pytestmark = pytest.mark.timeout(120)
@@ -204,3 +206,28 @@ def test_watch_reports_commands(host: ShellHost, shell: str) -> None:
         assert [e["exit_code"] for e in events if e["event"] == "command_finished"] == [0]
     finally:
         watch.close()
+
+
+def test_mcp_history_tool(host: ShellHost) -> None:
+    home = host.make_home("mcp", {".bashrc": BASHRC})
+    pane = host.spawn(["bash"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("echo from-a-person")
+    agent_command(host, pane, "ls /nonexistent-dir")
+    tools = PhuxTools()
+    try:
+        args = {"target": f"@{pane.terminal}", "socket": str(host.server.socket)}
+        result = tools.history(args)
+        assert not result.is_error, result.text
+        doc = json.loads(result.text)
+        assert [(c["command"], c["exit_code"] != 0) for c in doc["commands"]] == [
+            ("echo from-a-person", False),
+            ("ls /nonexistent-dir", True),
+        ]
+        assert "nonexistent-dir" in doc["commands"][1]["output"]
+        last = json.loads(tools.history({**args, "last": 1}).text)["commands"]
+        assert [c["command"] for c in last] == ["ls /nonexistent-dir"]
+        bad = tools.history({**args, "last": -1})
+        assert bad.is_error
+    finally:
+        tools.close()

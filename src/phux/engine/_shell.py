@@ -300,7 +300,8 @@ class ShellState:
                 # something was typed; its output starts below the typed lines.
                 typed = self.typed()
                 inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
-                if typed.strip() and inputs:
+                # Ctrl-C at the prompt (the tty echoes ^C) abandons the line.
+                if typed.strip() and inputs and not typed.endswith("^C"):
                     start = self.logical_end(inputs[-1][0]) + 1
                     start_col = 0
                     if start > row or (start == row and col == 0):
