@@ -349,3 +349,46 @@ def test_checkpoint_pen_marks_make_no_commands() -> None:
     assert b"phux_pen=1" in data
     u = replayed(t, 100)
     assert u.commands == [] and u.shell_phase == "prompt" and u.pending_input == "ls"
+
+
+_MARK_PARAMS = st.sampled_from(
+    [
+        "",
+        ";k=s",
+        ";0",
+        ";-1",
+        ";x",
+        ";phux_at=99999999999,0",
+        ";phux_at=-99999999999,5",
+        ";phux_at=0,99999999999",
+        ";phux_at=2",
+        ";phux_at=a,b",
+        ";phux_t=zz",
+        ";phux_t=-5",
+        ";cmdline_url=%E4%BD",
+        ";cmdline_url=%zz%",
+        ";phux_cwd=%2Ftmp",
+        ";phux_pen=1",
+        ";=;;==",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ABCDEZ"), _MARK_PARAMS, st.sampled_from(["", "x\r\n", "é"]))
+    ),
+    st.integers(1, 12),
+    st.integers(1, 5),
+)
+def test_any_marks_are_safe(marks: list[tuple[str, str, str]], cols: int, rows: int) -> None:
+    t = Terminal(cols, rows, history=5)
+    for kind, params, text in marks:
+        t.feed(f"\x1b]133;{kind}{params}\x07{text}".encode())
+    assert t.shell_phase in ("none", "prompt", "continuation", "running")
+    assert isinstance(t.pending_input, str)
+    for rec in t.commands:
+        text, truncated = t.command_output(rec)
+        assert isinstance(text, str) and isinstance(truncated, bool)
+    assert shell_state(replayed(t, 5)) == shell_state(t)

@@ -187,6 +187,9 @@ class ShellState:
             if end_col == 0:
                 end_row -= 1
                 end_col = screen.columns
+            last = screen.top_row + screen.lines - 1
+            if end_row > last:  # (a mark placed below the screen by phux_at)
+                end_row, end_col = last, screen.columns
         lines: list[str] = []
         for row in range(max(rec.start_row, first), end_row + 1):
             start = rec.start_col if row == rec.start_row else 0
