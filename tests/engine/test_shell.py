@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from phux.engine import (
     CommandFinished,
     CommandRecord,
@@ -9,6 +12,7 @@ from phux.engine import (
     PromptStarted,
     Terminal,
 )
+from phux.engine.checkpoint import write_checkpoint
 
 A = "\x1b]133;A\x07"
 AS = "\x1b]133;A;k=s\x07"
@@ -127,6 +131,7 @@ def test_dash_without_c_is_a_command_when_typed() -> None:
     feed(t, "\r\n" + D(0) + A + "$ " + B)  # Enter on an empty line: not a command
     feed(t, "false\r\n" + D(1) + A + "$ " + B)
     feed(t, "printf x\r\nx" + D(0) + A + "$ " + B)
+    feed(t, "abandoned^C\r\n" + D(130) + A + "$ " + B)  # Ctrl-C at the prompt
     assert outputs(t) == [
         ("echo one", "one", 0, False),
         ("false", "", 1, False),
@@ -234,3 +239,156 @@ def test_record_is_a_value() -> None:
         command="ls", cwd=None, exit_code=0, started_ms=1, finished_ms=4, start_row=0, start_col=0
     )
     assert rec.running and rec.duration_ms == 3
+
+
+# -- checkpoints ----------------------------------------------------------------------
+
+
+def shell_state(t: Terminal) -> tuple[object, ...]:
+    return (
+        t.shell_phase,
+        t.pending_input,
+        [
+            (
+                r.command,
+                r.cwd,
+                r.exit_code,
+                r.started_ms,
+                r.finished_ms,
+                r.running,
+                *t.command_output(r),
+            )
+            for r in t.commands
+        ],
+    )
+
+
+def replayed(t: Terminal, history: int) -> Terminal:
+    u = Terminal(t.cols, t.rows, history=history)
+    u.feed(write_checkpoint(t))
+    return u
+
+
+_WORDS = st.sampled_from(["ls", "echo", "é", "你好", "a b", "'q", "%", ";", "x" * 30, ""])
+_OUTPUT = st.sampled_from(
+    [
+        "",
+        "out\n",
+        "no newline",
+        "line\n" * 7,
+        "y" * 45 + "\n",
+        "\x1b[?1049h\x1b[2JTUI\r\nmore\x1b[?1049l",
+        "\x1b[H\x1b[2J\x1b[3J",
+        "\x1b[31mred\x1b[m\n",
+    ]
+)
+
+
+@st.composite
+def _shell_session(draw: st.DrawFn) -> str:
+    parts = []
+    for _ in range(draw(st.integers(0, 6))):
+        if draw(st.booleans()):
+            parts.append(cwd("/tmp/" + draw(_WORDS).replace(" ", "%20").replace("%", "%25")))
+        cmd = " ".join(draw(st.lists(_WORDS, max_size=3)))
+        style = draw(st.sampled_from(["bash", "dash", "cont", "bare"]))
+        out = draw(_OUTPUT).replace("\n", "\r\n")
+        code = draw(st.integers(0, 255))
+        url = "".join(f"%{b:02X}" for b in cmd.encode())
+        if style == "bash":
+            parts.append(f"{A}$ {B}{cmd}\r\n{C(url)}{out}{D(code)}")
+        elif style == "dash":
+            parts.append(f"{D(code)}{A}$ {B}{cmd}\r\n{out}")
+        elif style == "cont":
+            parts.append(f"{A}$ {B}{cmd} '\r\n{AS}> {B}'\r\n{C(url)}{out}{D(code)}")
+        else:
+            parts.append(f"{A}$ {B}{cmd}\r\n{C()}{out}")
+    tail = draw(st.sampled_from(["", A + "$ " + B, A + "$ " + B + "half typed", AS + "> " + B]))
+    parts.append(tail)
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _shell_session(),
+    st.integers(5, 30),
+    st.integers(2, 8),
+    st.sampled_from([0, 4, 1000]),
+    st.integers(1, 400),
+)
+def test_checkpoint_replays_the_shell_state(
+    text: str, cols: int, rows: int, history: int, chunk: int
+) -> None:
+    t = Terminal(cols, rows, history=history, clock=Clock())
+    data = text.encode()
+    for i in range(0, len(data), chunk):
+        t.feed(data[i : i + chunk])
+    u = replayed(t, history)
+    assert shell_state(u) == shell_state(t)
+    assert shell_state(replayed(u, history)) == shell_state(t)
+
+
+def test_checkpoint_keeps_commands_times_and_truncation() -> None:
+    lines = "".join(f"line {i}\n" for i in range(30))
+    t = Terminal(20, 5, history=12, clock=Clock())
+    feed(t, cwd("/home/u%20v") + bash_cycle("seq 30", lines, 0) + bash_cycle("false", "", 1))
+    feed(t, A + "$ " + B + "vim x")
+    u = replayed(t, 12)
+    assert shell_state(u) == shell_state(t)
+    first, second = u.commands
+    assert first.command == "seq 30" and first.cwd == "/home/u v"
+    assert u.command_output(first)[1] is True  # truncated
+    assert (second.exit_code, second.started_ms, second.finished_ms) == (1, 1030, 1040)
+    assert (u.shell_phase, u.pending_input) == ("prompt", "vim x")
+    assert u.take_events()  # (the replay reports what it recreates; watchers drop it)
+
+
+def test_checkpoint_pen_marks_make_no_commands() -> None:
+    t = feed(Terminal(20, 4), A + "$ " + B + "ls")  # marks on cells, no command
+    data = write_checkpoint(t)
+    assert b"phux_pen=1" in data
+    u = replayed(t, 100)
+    assert u.commands == [] and u.shell_phase == "prompt" and u.pending_input == "ls"
+
+
+_MARK_PARAMS = st.sampled_from(
+    [
+        "",
+        ";k=s",
+        ";0",
+        ";-1",
+        ";x",
+        ";phux_at=99999999999,0",
+        ";phux_at=-99999999999,5",
+        ";phux_at=0,99999999999",
+        ";phux_at=2",
+        ";phux_at=a,b",
+        ";phux_t=zz",
+        ";phux_t=-5",
+        ";cmdline_url=%E4%BD",
+        ";cmdline_url=%zz%",
+        ";phux_cwd=%2Ftmp",
+        ";phux_pen=1",
+        ";=;;==",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ABCDEZ"), _MARK_PARAMS, st.sampled_from(["", "x\r\n", "é"]))
+    ),
+    st.integers(1, 12),
+    st.integers(1, 5),
+)
+def test_any_marks_are_safe(marks: list[tuple[str, str, str]], cols: int, rows: int) -> None:
+    t = Terminal(cols, rows, history=5)
+    for kind, params, text in marks:
+        t.feed(f"\x1b]133;{kind}{params}\x07{text}".encode())
+    assert t.shell_phase in ("none", "prompt", "continuation", "running")
+    assert isinstance(t.pending_input, str)
+    for rec in t.commands:
+        text, truncated = t.command_output(rec)
+        assert isinstance(text, str) and isinstance(truncated, bool)
+    assert shell_state(replayed(t, 5)) == shell_state(t)

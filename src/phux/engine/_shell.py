@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from phux.engine._widths import char_width
 from phux.engine.events import CommandFinished, CommandStarted, PromptStarted
 from phux.record import Record
 
@@ -116,20 +117,37 @@ class ShellState:
         return scrollback[y]
 
     def text(self, row: int, start: int = 0, end: int | None = None) -> str:
-        """Cells ``start`` to ``end`` of a row as text (wide characters once)."""
+        """Cells ``start`` to ``end`` of a row as text (wide characters once; cells
+        never written are blanks, so that a soft-wrapped row joins at its width)."""
         line = self.line(row)
-        if not line:
-            return ""
         cols = self.screen.columns
         stop = cols if end is None else min(end, cols)
+        if not line:
+            return " " * max(0, stop - start)
         get = line.get
         out = []
         for x in range(start, stop):
             cell = get(x)
-            out.append(" " if cell is None else cell[0])
+            if cell is None:
+                out.append(" ")
+                continue
+            data = cell[0]
+            if data and not data.isascii() and char_width(data[0]) == 2:
+                right = get(x + 1)
+                if x == cols - 1 or right is None or right[0] != "":
+                    data = " "  # half a wide character (a narrowing cut it): a blank
+            elif not data:
+                left = get(x - 1) if x else None
+                if left is None or not left[0] or char_width(left[0][0]) != 2:
+                    data = " "  # a stub without its wide character
+            out.append(data)
         return "".join(out)
 
     def _continues(self, row: int) -> bool:
+        """Whether ``row`` soft-wraps from the row above (never the oldest row held:
+        the row it continued is gone, and checkpoints drop the flag)."""
+        if row <= self.first_row():
+            return False
         line = self.line(row)
         return line is not None and line.wrapped
 
@@ -142,6 +160,8 @@ class ShellState:
 
     def input_text(self, row: int, col: int) -> str:
         """What was typed after a B mark at (row, col): to the end of its logical line."""
+        if row < self.first_row():
+            return ""  # (its start left the history)
         last = self.logical_end(row)
         parts = [self.text(row, col)]
         parts.extend(self.text(r) for r in range(row + 1, last + 1))
@@ -167,6 +187,9 @@ class ShellState:
             if end_col == 0:
                 end_row -= 1
                 end_col = screen.columns
+            last = screen.top_row + screen.lines - 1
+            if end_row > last:  # (a mark placed below the screen by phux_at)
+                end_row, end_col = last, screen.columns
         lines: list[str] = []
         for row in range(max(rec.start_row, first), end_row + 1):
             start = rec.start_col if row == rec.start_row else 0
@@ -186,11 +209,9 @@ class ShellState:
         commands = self.commands
         if commands:
             first = self.first_row()
-            if ((end := commands[0].end_row) is not None and end < first) or (
-                len(commands) > MAX_COMMANDS
-            ):
+            if (end := commands[0].end_row) is not None and end < first:
                 kept = [r for r in commands if r.end_row is None or r.end_row >= first]
-                self.commands = commands = kept[-MAX_COMMANDS:]
+                self.commands = commands = kept
         return commands
 
     # -- marks ---------------------------------------------------------------------
@@ -282,7 +303,8 @@ class ShellState:
                 # something was typed; its output starts below the typed lines.
                 typed = self.typed()
                 inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
-                if typed.strip() and inputs:
+                # Ctrl-C at the prompt (the tty echoes ^C) abandons the line.
+                if typed.strip() and inputs and not typed.endswith("^C"):
                     start = self.logical_end(inputs[-1][0]) + 1
                     start_col = 0
                     if start > row or (start == row and col == 0):
@@ -302,9 +324,12 @@ class ShellState:
             self.phase = PROMPT
 
     def _add(self, rec: CommandRecord) -> None:
-        self.commands.append(rec)
-        if len(self.commands) > MAX_COMMANDS:
+        commands = self.commands
+        commands.append(rec)
+        if len(commands) > MAX_COMMANDS:
+            # A quarter at once, so that a long session does not pay a pass per command.
             self.live()
+            del self.commands[: len(self.commands) - MAX_COMMANDS * 3 // 4]
 
     def _finish(self, exit_code: int | None, when: int | None, row: int, col: int) -> None:
         commands = self.commands
