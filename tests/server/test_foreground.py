@@ -252,3 +252,25 @@ def test_a_process_gone_while_it_is_read_never_hurts_the_server(server: ServerPr
             pass
     log = server.log.read_text()
     assert "Traceback" not in log and "failed" not in log, log
+
+
+def test_a_protocol_1_0_client_gets_no_terminal_state(server: ServerProcess) -> None:
+    with (
+        Connection.open(server.socket, Deadline.after(T), client_name="old", minor=0) as old,
+        server.connect() as new,
+    ):
+        assert old.hello is not None and (old.hello.major, old.hello.minor) >= (1, 1)
+        events(old)
+        events(new)
+        tid = spawn(old, BASH)
+        subscribe(old, tid)
+        pid, _ = listed(new, tid)
+        reach(new, tid, at_prompt(pid), [])
+        type_in(old, tid, "sleep 0.3; exit\r")
+        state_until(new, tid, running("sleep"), [])
+        deadline = Deadline.after(T)
+        while True:
+            frame = old.receive(deadline)
+            assert not isinstance(frame, TerminalState), frame
+            if isinstance(frame, TerminalClosed) and frame.terminal == tid:
+                break
