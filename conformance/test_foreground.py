@@ -33,7 +33,7 @@ def foreground(conn: Conn, terminal: int) -> Foreground | None:
     listing = conn.request(ListTerminals(request_id=conn.rid()))
     assert isinstance(listing, TerminalList)
     (info,) = [t for t in listing.terminals if t.terminal == terminal]
-    return info.foreground  # type: ignore[no-any-return]
+    return info.foreground
 
 
 def follow_events(conn: Conn) -> None:
@@ -113,6 +113,7 @@ def test_terminal_state_reaches_an_events_subscriber_on_a_change(
         ),
         what="TERMINAL_STATE naming sleep",
     )
+    assert isinstance(state, TerminalState) and state.foreground is not None
     assert state.foreground.pgrp == t.pid
     assert state.foreground.argv == ["sleep", "30"]
     # No repeats: every TERMINAL_STATE of a terminal differs from the one before it.
