@@ -319,8 +319,8 @@ class Terminal:
 
     def check_foreground(self) -> bool:
         """Read the foreground; report it when it changed. Returns whether it did."""
-        if self.exit_status is not None:
-            return False
+        if self.exit_status is not None or self.killed:
+            return False  # closed to observers: TERMINAL_CLOSED is the last word
         found = fgread.read_key(self.master_fd, self.pid)
         if found is None:
             return self._observe(None)
