@@ -15,6 +15,7 @@ from phux.client.deadline import Deadline
 from phux.wire.frames import (
     Foreground,
     Input,
+    Kill,
     ListTerminals,
     Ping,
     Pong,
@@ -252,3 +253,44 @@ def test_a_process_gone_while_it_is_read_never_hurts_the_server(server: ServerPr
             pass
     log = server.log.read_text()
     assert "Traceback" not in log and "failed" not in log, log
+
+
+def test_a_protocol_1_0_client_gets_no_terminal_state(server: ServerProcess) -> None:
+    with (
+        Connection.open(server.socket, Deadline.after(T), client_name="old", minor=0) as old,
+        server.connect() as new,
+    ):
+        assert old.hello is not None and (old.hello.major, old.hello.minor) >= (1, 1)
+        events(old)
+        events(new)
+        tid = spawn(old, BASH)
+        subscribe(old, tid)
+        pid, _ = listed(new, tid)
+        reach(new, tid, at_prompt(pid), [])
+        type_in(old, tid, "sleep 0.3; exit\r")
+        state_until(new, tid, running("sleep"), [])
+        deadline = Deadline.after(T)
+        while True:
+            frame = old.receive(deadline)
+            assert not isinstance(frame, TerminalState), frame
+            if isinstance(frame, TerminalClosed) and frame.terminal == tid:
+                break
+
+
+def test_nothing_after_kill(server: ServerProcess) -> None:
+    """KILL closes a terminal to observers at once, although its process may live on."""
+    # Ignoring SIGHUP, the program becomes `sleep` after KILL and dies only of the SIGKILL
+    # that follows the grace period.
+    script = "trap '' HUP; sleep 0.5; exec sleep 30"
+    with server.connect() as conn:
+        events(conn)
+        tid = spawn(conn, ["bash", "--norc", "--noprofile", "-c", script])
+        state_until(conn, tid, lambda f: f is not None and f.name == "bash", [])
+        conn.call(lambda rid: Kill(request_id=rid, terminals=[tid]), Deadline.after(T))
+        assert listed(conn, tid)[1] is None
+        deadline = Deadline.after(T)
+        while True:
+            frame = conn.receive(deadline)
+            assert not (isinstance(frame, TerminalState) and frame.terminal == tid), frame
+            if isinstance(frame, TerminalClosed) and frame.terminal == tid:
+                break

@@ -58,9 +58,18 @@ class Connection:
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str = "phux"
+        cls,
+        path: str | os.PathLike[str],
+        deadline: Deadline,
+        client_name: str = "phux",
+        *,
+        minor: int | None = None,
     ) -> Connection:
-        """Connect and complete the handshake before ``deadline``."""
+        """Connect and complete the handshake before ``deadline``.
+
+        ``minor`` announces an older protocol minor than ours (tests and benchmarks
+        of what a server does for an older client).
+        """
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(deadline.remaining())
@@ -79,14 +88,16 @@ class Connection:
             raise NoServer(f"cannot connect to {path}: {exc.strerror or exc}") from None
         conn = cls(sock, os.fspath(path))
         try:
-            conn._handshake(deadline, client_name)
+            conn._handshake(deadline, client_name, minor)
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _handshake(self, deadline: Deadline, client_name: str) -> None:
+    def _handshake(self, deadline: Deadline, client_name: str, older: int | None = None) -> None:
         major, minor, patch = PROTOCOL_VERSION
+        if older is not None:
+            minor = older
         self.send(
             Hello(client_name=f"{client_name}/{__version__}", major=major, minor=minor, patch=patch)
         )

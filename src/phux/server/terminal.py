@@ -100,6 +100,8 @@ class Terminal:
         self._interested = interested
         self._fg_key: fgread.Key | None = None
         """The foreground last seen (what the next TERMINAL_STATE is judged against)."""
+        self._fg_record: Foreground | None = None
+        """The record of ``_fg_key`` once built: a listing reuses its argv while the key holds."""
         self._fg_armed = False
         """The watcher is following the state: output and input wake it."""
         self._fg_wake = trio.Event()
@@ -307,14 +309,18 @@ class Terminal:
         if found is None:
             self._observe(None)
             return None
-        record = fgread.build(*found)
-        self._observe(found[0], record)
+        key, pid = found
+        if key == self._fg_key and self._fg_record is not None:
+            return self._fg_record  # the key is fresh; argv is not read again for it
+        record = fgread.build(key, pid)
+        if not self._observe(key, record):
+            self._fg_record = record
         return record
 
     def check_foreground(self) -> bool:
         """Read the foreground; report it when it changed. Returns whether it did."""
-        if self.exit_status is not None:
-            return False
+        if self.exit_status is not None or self.killed:
+            return False  # closed to observers: TERMINAL_CLOSED is the last word
         found = fgread.read_key(self.master_fd, self.pid)
         if found is None:
             return self._observe(None)
@@ -327,6 +333,7 @@ class Terminal:
         if key == self._fg_key:
             return False
         self._fg_key = key
+        self._fg_record = record
         if self._on_state is not None and self.exit_status is None:
             self._on_state(self, encode_frame(TerminalState(terminal=self.id, foreground=record)))
         return True
@@ -341,6 +348,7 @@ class Terminal:
         if not self._fg_armed and self.exit_status is None:
             found = fgread.read_key(self.master_fd, self.pid)
             self._fg_key = None if found is None else found[0]
+            self._fg_record = None
         self._fg_wake.set()
 
     async def _foreground_watcher(self) -> None:

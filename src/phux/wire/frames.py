@@ -104,9 +104,10 @@ class Foreground(Record):
     """What holds a terminal's PTY: its foreground process group and the tty's modes.
 
     Read from the PTY and /proc when the server sends it, never parsed from
-    output. ``name`` is the group leader's command name (``comm``, "" when the
-    leader already exited), ``argv`` its arguments (capped; may be empty),
-    ``echo`` and ``canonical`` the tty's ECHO and ICANON modes.
+    output. ``name`` is the command name (``comm``) of the group's leader, or
+    of another live member once the leader has exited ("" when none is found),
+    ``argv`` that process's arguments (capped; may be empty), ``echo`` and
+    ``canonical`` the tty's ECHO and ICANON modes (spec/L1.md §8.1).
     """
 
     pgrp: U32
