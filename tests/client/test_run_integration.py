@@ -55,7 +55,7 @@ class Shell:
             config.mkdir(parents=True)
             (config / "config.fish").write_text(
                 "set -g fish_greeting\n"
-                "function fish_prompt; echo -n 'user\\$ '; end\n"
+                "function fish_prompt; echo -n 'user$ '; end\n"
                 f"function user_hook --on-event fish_prompt; echo hook >> {log}; end\n"
             )
             self.argv = ["fish"]

@@ -783,25 +783,23 @@ def _run_integrated(
             client.write(pane, data, deadline)
         except DeadlineExceeded:
             raise RunTimedOut(line, _ms_since(started)) from None
+        since = 0  # marks before this index came before the last C-c
         while True:
-            done = _integrated_progress(scanner, prompts_needed)
+            if interrupted_at is None:
+                done = _integrated_progress(scanner, prompts_needed)
+            else:
+                done = _redrawn(scanner, since)
             if interrupted_at is not None:
-                if done == "continuation" and interrupts < 3:
-                    # The C-c came before the editor read again: the shell asked anew.
-                    client.write(pane, b"\x03", deadline)
-                    interrupts += 1
-                    prompts_needed = _prompt_count(scanner) + 1
-                    continue
                 late = time.monotonic() - interrupted_at > _INTERRUPT_GRACE
-                if done is None and late and interrupts < 3:
-                    # bash sometimes takes a C-c at its continuation prompt
-                    # without drawing a new prompt: another one draws it.
+                if (done == "continuation" or (done is None and late)) and interrupts < 3:
+                    # The C-c came before the editor read again (the shell asked
+                    # anew), or bash took it without drawing a prompt: once more.
                     client.write(pane, b"\x03", deadline)
                     interrupts += 1
                     interrupted_at = time.monotonic()
-                    prompts_needed = _prompt_count(scanner) + 1
+                    since = len(scanner.marks)
                     continue
-                if done is not None or time.monotonic() - interrupted_at > _INTERRUPT_GRACE:
+                if done is not None or late:
                     raise IncompleteCommand(
                         "the shell asked for more input (an unbalanced quote or bracket?): "
                         "interrupted it with C-c; nothing ran"
@@ -810,7 +808,7 @@ def _run_integrated(
                 client.write(pane, b"\x03", deadline)
                 interrupted_at = time.monotonic()
                 interrupts = 1
-                prompts_needed = _prompt_count(scanner) + 1
+                since = len(scanner.marks)
                 continue
             elif done is not None:
                 break
@@ -830,7 +828,8 @@ def _run_integrated(
                 if fish_watch and not scanner.marks and _fish_waits(client, pane, deadline):
                     client.write(pane, b"\x03", deadline)
                     interrupted_at = time.monotonic()
-                    prompts_needed = 1
+                    interrupts = 1
+                    since = len(scanner.marks)
     finally:
         mirror.bytes_hooks.remove(scanner.feed)
         mirror.resize_hooks.remove(scanner.resize)
@@ -838,8 +837,16 @@ def _run_integrated(
     return _integrated_outcome(scanner, line, submitted, prompts_needed)
 
 
-def _prompt_count(scanner: MarkScanner) -> int:
-    return sum(1 for m in scanner.marks if m.kind == "A")
+def _redrawn(scanner: MarkScanner, since: int) -> str | None:
+    """After a C-c: "done" once a prompt's B mark is drawn (fish redraws its prompt
+    without a new A), "continuation" when that prompt is a continuation prompt."""
+    cont = False
+    for mark in scanner.marks[since:]:
+        if mark.kind == "A":
+            cont = _continuation(mark)
+        elif mark.kind == "B":
+            return "continuation" if cont else "done"
+    return None
 
 
 def _integrated_progress(scanner: MarkScanner, prompts_needed: int) -> str | None:
