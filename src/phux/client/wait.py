@@ -11,9 +11,10 @@ scrolls away within one batch still counts. Idle means no output for
 
 ``prompt``: the pane's own shell holds the foreground (the PTY says so, kept
 current by TERMINAL_STATE) and is at an idle primary prompt: with shell
-integration, its prompt's B mark is drawn and nothing is typed after it;
-without (no OSC 133 mark seen), the pane has also printed nothing for
-``idle_ms`` (default 500 ms). ``exit``: the pane's program has exited; the
+integration, its prompt's B mark is drawn, nothing is typed after it and
+nothing printed for 100 ms (keys sent just before may still be on their way);
+without (no OSC 133 mark seen), the pane has printed nothing for ``idle_ms``
+(default 500 ms). ``exit``: the pane's program has exited; the
 result carries its status (``exit_code``: the code, or 128 + the signal).
 """
 
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from phux.client.client import Client
 
 DEFAULT_IDLE_MS = 500
+PROMPT_QUIET_S = 0.1
+"""``prompt`` with shell integration: how long the drawn prompt must stay quiet (keys
+sent just before the wait may still be on their way to the shell)."""
 
 
 def wait_for(
@@ -189,13 +193,13 @@ def _wait_shell(
                 own = fg is None or fg.pgrp == pane.pid
                 engine = mirror.engine
                 marks = engine is not None and engine.shell_phase != "none"
-                if marks:
-                    met = own and _prompt_drawn(engine)
-                else:
-                    quiet_at = mirror.last_output + idle_s
-                    met = own and time.monotonic() >= quiet_at
-                    if own:
-                        wake = limit.earliest(Deadline(at=quiet_at))
+                # Keys sent just before may not be echoed yet: the prompt must also
+                # have stayed quiet a moment (without marks: for idle_ms).
+                quiet_at = mirror.last_output + (PROMPT_QUIET_S if marks else idle_s)
+                drawn = _prompt_drawn(engine) if marks else True
+                met = own and drawn and time.monotonic() >= quiet_at
+                if own and drawn and not met:
+                    wake = limit.earliest(Deadline(at=quiet_at))
             if met:
                 return _result(
                     True,
