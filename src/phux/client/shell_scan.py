@@ -65,18 +65,66 @@ def scan(data: bytes) -> ShellView | None:
         modes = scan_modes(data)
         return None if modes is None else ShellView("none", "", False, modes.bracketed_paste)
     last = marks[-1]
+    if b"phux_" in last.group(2):
+        return _checkpoint_view(data, marks)
     if last.group(1) != b"B" or last.end() != len(data):
         return None  # not at a drawn prompt with nothing typed after it
-    phase = "prompt"
-    for mark in marks:
+    # The prompt this B ends: the last A before it. A checkpoint's own marks
+    # (phux_at, phux_pen) restore older state; a fresh A after them decides alone.
+    phase = None
+    for mark in reversed(marks):
         params = mark.group(2)
         if b"phux_" in params:
-            return None  # a checkpoint's marks place the cycle: the engine decides
+            return None
         if mark.group(1) == b"A":
             phase = "continuation" if b"k=s" in params.split(b";") else "prompt"
+            break
+    if phase is None:
+        return None
     modes = scan_modes(data)
     if modes is None:
         return None
+    return ShellView(phase, "", False, modes.bracketed_paste)
+
+
+_PEN = b"phux_pen=1"
+_AT = re.compile(rb"(?:^|;)phux_at=(-?[0-9]+),([0-9]+)(?:;|$)")
+# What a checkpoint writes after its last prompt-cycle mark when it ends at the
+# prompt: the cursor's position, pen marks, an SGR reset. Anything else: the engine.
+_CHECKPOINT_TAIL = re.compile(
+    rb"(?:\x1b\[([0-9]+);([0-9]+)H|\x1b\[[0-9;]*m|\x1b\]133;[A-D];phux_pen=1\x07)*"
+)
+_CUP = re.compile(rb"\x1b\[([0-9]+);([0-9]+)H")
+
+
+def _checkpoint_view(data: bytes, marks: list[re.Match[bytes]]) -> ShellView | None:
+    """A bootstrap that ends with a checkpoint (no journal after it) taken at an idle
+    prompt: its last cycle marks are A and B placed with ``phux_at``, and the cursor
+    is put exactly at the B mark. Any other shape: None (the engine decides)."""
+    cycle = [m for m in marks if _PEN not in m.group(2)]
+    if len(cycle) < 2:
+        return None
+    b_mark, a_mark = cycle[-1], cycle[-2]
+    if b_mark.group(1) != b"B" or a_mark.group(1) != b"A":
+        return None
+    at = _AT.search(b_mark.group(2))
+    if at is None or _AT.search(a_mark.group(2)) is None:
+        return None
+    tail = data[b_mark.end() :]
+    if _CHECKPOINT_TAIL.fullmatch(tail) is None:
+        return None
+    cups = _CUP.findall(tail)
+    if not cups:
+        return None
+    row, col = int(cups[-1][0]) - 1, int(cups[-1][1]) - 1
+    if (row, col) != (int(at.group(1)), int(at.group(2))):
+        return None  # text typed after the prompt: the cursor moved on
+    from phux.client.modes import scan_modes
+
+    modes = scan_modes(data)
+    if modes is None:
+        return None
+    phase = "continuation" if b"k=s" in a_mark.group(2).split(b";") else "prompt"
     return ShellView(phase, "", False, modes.bracketed_paste)
 
 
