@@ -149,7 +149,7 @@ def test_read_act_wait_read_loop(phux: Phux) -> None:
     assert first.code == 0, first.err
     screen = first.json()
     validate("screen_state", screen)
-    assert screen["pane"] == tid and screen["schema_version"] == 4
+    assert screen["pane"] == tid and screen["schema_version"] == 3
     assert "cells" not in screen and screen["scrollback"] == []
     # act: the command's echo shows `AB""CD`, only its output shows ABCD
     act = phux("send-keys", "loop", 'echo "AB""CD"', "Enter")
@@ -589,7 +589,7 @@ def test_ls_with_a_server_but_no_sessions(absent: Phux) -> None:
     try:
         res = absent("ls", "--json")
         assert res.code == 0
-        assert res.json() == {"schema_version": 2, "sessions": []}
+        assert res.json() == {"schema_version": 1, "sessions": []}
         text = absent("ls")
         assert (text.code, text.out) == (0, "")
     finally:

@@ -22,7 +22,7 @@ from phux.engine.screen_state import Cursor, ScreenState
 def screen(**overrides: object) -> dict[str, Any]:
     """The plain data ``phux snapshot`` renders, made from the Struct it stands for."""
     fields: dict[str, object] = {
-        "schema_version": 4,
+        "schema_version": 3,
         "pane": 7,
         "cols": 12,
         "rows": 3,
@@ -102,4 +102,4 @@ def test_error_line_json_and_text() -> None:
 def test_to_json_is_compact_and_keeps_unicode() -> None:
     assert to_json({"a": "é"}) == '{"a":"é"}'
     doc = json.loads(to_json(screen()))
-    assert doc["schema_version"] == 4 and "cells" not in doc
+    assert doc["schema_version"] == 3 and "cells" not in doc

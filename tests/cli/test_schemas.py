@@ -36,7 +36,7 @@ def test_every_shape_has_a_file() -> None:
 
 
 SCREEN = m.ScreenState(
-    schema_version=4,
+    schema_version=3,
     pane=2,
     cols=10,
     rows=1,

@@ -25,7 +25,7 @@ from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 SCREEN = ScreenState(
-    schema_version=4,
+    schema_version=3,
     pane=4,
     cols=20,
     rows=2,
@@ -217,8 +217,8 @@ def test_ls(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(out) == {
         "schema_version": 1,
         "sessions": [
-            {"name": "alpha", "windows": 2, "attached": True},
-            {"name": "zeta", "windows": 1, "attached": False},
+            {"name": "alpha", "windows": 2, "attached": True, "panes": []},
+            {"name": "zeta", "windows": 1, "attached": False, "panes": []},
         ],
     }
     code, out, _ = invoke(capsys, "ls")
@@ -326,7 +326,14 @@ def test_wait_met_and_timeout(fake: FakeClient, capsys: pytest.CaptureFixture[st
     assert fake.calls[-1] == (
         "wait",
         ("w",),
-        {"until": "done", "regex": None, "idle_ms": None, "timeout": 2.0},
+        {
+            "until": "done",
+            "regex": None,
+            "idle_ms": None,
+            "timeout": 2.0,
+            "prompt": False,
+            "exit": False,
+        },
     )
     fake.replies["wait"] = m.WaitResult(met=False, checks=3, screen=SCREEN)
     code, out, err = invoke(capsys, "wait", "--json", "--regex", "d.ne", "w")
@@ -335,6 +342,18 @@ def test_wait_met_and_timeout(fake: FakeClient, capsys: pytest.CaptureFixture[st
     assert json.loads(err)["exit_code"] == 124
     code, out, err = invoke(capsys, "wait", "--idle", "100")
     assert (code, out) == (124, "") and "timed out" in err
+    code, out, err = invoke(capsys, "wait", "--prompt", "w")
+    assert code == 124 and "idle prompt" in err
+    assert fake.calls[-1][2]["prompt"] is True
+
+
+def test_wait_exit_mirrors_the_status(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.replies["wait"] = m.WaitResult(met=True, checks=1, screen=SCREEN, exit_code=42)
+    code, out, _ = invoke(capsys, "wait", "--exit", "w")
+    assert (code, out) == (42, "")
+    assert fake.calls[-1][2]["exit"] is True
+    code, _, _ = invoke(capsys, "wait", "--exit", "--prompt", "w")
+    assert code == 2
 
 
 def test_wait_until_and_regex_are_exclusive(

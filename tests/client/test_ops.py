@@ -52,7 +52,7 @@ def test_new_ls_rename_kill(client: Client) -> None:
     assert sessions[a].attached_client_count == 0
     assert sessions[a].terminals == [made.terminal_id]
     listing = msgspec.json.decode(to_json(SessionList.from_infos(sessions.values())))
-    assert listing["schema_version"] == 2
+    assert listing["schema_version"] == 1
     row = next(r for r in listing["sessions"] if r["name"] == a)
     assert row == {
         "name": a,

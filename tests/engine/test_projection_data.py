@@ -83,7 +83,7 @@ def test_a_known_screen() -> None:
     state = t.project(pane=4, cells=True)
     style = CellStyle(bold=True, fg=RgbColor(r=1, g=2, b=3))
     assert state == ScreenState(
-        schema_version=4,
+        schema_version=3,
         pane=4,
         cols=10,
         rows=3,

@@ -293,7 +293,7 @@ def test_screen_state_json_shape() -> None:
         "title",
         "wrapped",
     ]
-    assert raw["schema_version"] == 4
+    assert raw["schema_version"] == 3
     assert raw["cursor"] == {"x": 2, "y": 0, "visible": True}
     with_cells = msgspec.json.decode(msgspec.json.encode(t.project(pane=7, cells=True)))
     assert with_cells["pane"] == 7

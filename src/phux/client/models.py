@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-LS_SCHEMA_VERSION = 2
+LS_SCHEMA_VERSION = 1
 ERROR_SCHEMA_VERSION = 1
 
 
@@ -37,8 +37,8 @@ PaneStateName = typing.Literal["prompt", "running", "hidden_input", "tui", "exit
 
 
 class PaneRow(msgspec.Struct, kw_only=True):
-    """One pane of a session in ``phux ls --json`` and the MCP ``phux_ls`` (since
-    schema_version 2): ``pane`` is ``@N``; ``window`` and ``index`` its L3 position
+    """One pane of a session in ``phux ls --json`` and the MCP ``phux_ls``: ``pane``
+    is ``@N``; ``window`` and ``index`` its L3 position
     (null when unset); ``program`` the foreground program's name (null when
     unknown); ``state`` what it is doing (``phux.client.pane_state``)."""
 
@@ -91,8 +91,8 @@ class SessionInfo(msgspec.Struct, kw_only=True):
 
 
 class SessionList(msgspec.Struct, kw_only=True):
-    """``phux ls --json`` (SessionListJson, schema_version 2: rows gained ``panes``),
-    name-sorted."""
+    """``phux ls --json`` (SessionListJson, schema_version 1; ``panes`` was added to
+    the rows without a bump, as new keys are: spec/schemas/README.md), name-sorted."""
 
     schema_version: int = LS_SCHEMA_VERSION
     sessions: list[SessionSummary] = msgspec.field(default_factory=list)

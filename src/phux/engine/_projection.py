@@ -25,9 +25,8 @@ TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = 4
-"""The ScreenState schema version (seed 001, section 4.2, was 3; 4 adds ``program``
-and ``state``, which the client fills in: the engine alone does not know them)."""
+SCHEMA_VERSION = 3
+"""The ScreenState schema version (seed 001, section 4.2)."""
 
 Data = dict[str, "Any"]
 StyleCache = dict[tuple[object, ...], tuple["Data | None", "str | None"]]

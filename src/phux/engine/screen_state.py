@@ -1,4 +1,4 @@
-"""ScreenState: the agent-facing projection of one terminal (schema_version 4).
+"""ScreenState: the agent-facing projection of one terminal (schema_version 3).
 
 These msgspec Structs are the one home of the shape: ``msgspec.json.encode``
 produces exactly the seed's field names (001, section 4.2), and the JSON
@@ -15,8 +15,9 @@ Two backward-compatible keys are added to the seed's shape:
   row ``r - 1`` because the cursor auto-wrapped (row 0 is listed when it
   continues the newest scrollback row).
 
-Since schema_version 4, two keys say what the pane is doing, when the reader
-knows (``phux snapshot`` and ``wait`` do; a bare engine does not):
+Two more keys (added without a bump, as new keys are) say what the pane is
+doing, when the reader knows (``phux snapshot`` and ``wait`` do; a bare engine
+does not):
 
 * ``program`` (str): the foreground program's name (``bash``, ``vim``),
   absent when unknown or once the pane exited.
