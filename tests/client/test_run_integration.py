@@ -211,14 +211,32 @@ def test_pane_dying_during_run_is_not_the_command_status(client: Client, home: P
     assert "signal 9" in info.value.message
 
 
-def test_no_shell_integration_falls_back_to_markers(client: Client, home: Path) -> None:
-    shell = Shell("bash", home)
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+def test_no_shell_integration_falls_back_to_markers(
+    client: Client, home: Path, shell_name: str
+) -> None:
+    if shutil.which(shell_name) is None:
+        pytest.skip(f"{shell_name} is not installed")
+    shell = Shell(shell_name, home)
     name = start(client, shell, {"PHUX_SHELL_INTEGRATION": "0"})
-    out = run(client, name, "echo plain; (exit 7)")
+    out = run(client, name, "echo plain; sh -c 'exit 7'")
     assert (out.exit_code, out.output) == (7, "plain")
     assert any("__phx" in row for row in screen(client, name))  # the markers' echo
     quoted = run(client, name, ["echo", "it's"])
     assert quoted.output == "it's"
+
+
+def test_a_shell_started_inside_the_pane_gets_markers(client: Client, bash: str) -> None:
+    """A shell phux did not start (like one over ssh) prints no marks: markers again."""
+    client.send_keys(bash, ["sh", "Enter"], Deadline.after(5))
+    deadline = Deadline.after(10)
+    while True:
+        pane = client.resolve(bash, deadline)
+        if pane.foreground is not None and pane.foreground.pgrp != pane.pid:
+            break
+        client.wait(bash, idle_ms=50, timeout=1, deadline=deadline)
+    out = run(client, bash, "echo nested; sh -c 'exit 2'")
+    assert (out.exit_code, out.output) == (2, "nested")
 
 
 # ---------------------------------------------------------------- refusals

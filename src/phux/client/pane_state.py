@@ -104,7 +104,10 @@ def project_parts(
     if foreground_is_shell(pid, fg):
         if _alternate(engine):
             return program, TUI  # a shell builtin or function drawing full-screen: rare
-        return program, RUNNING if phase == "running" else PROMPT
+        # The marks are the pane's own shell's: a shell started inside it (which
+        # the outer one runs as a command) reads command lines, whatever they say.
+        own = fg.pgrp == pid
+        return program, RUNNING if own and phase == "running" else PROMPT
     if fg.name in REMOTE:
         if _alternate(engine):
             return program, TUI
