@@ -233,3 +233,26 @@ def test_hooks_removed_at_the_prompt_leave_no_half_command(host: ShellHost) -> N
     # ends it); the ones after get neither.
     assert command_marks(pane.data) == ["C PROMPT_COMMAND="]
     assert pane.prompts() == 3
+
+
+def test_strict_user_settings_and_aliases_do_not_break_the_hooks(host: ShellHost) -> None:
+    rc = """\
+set -u
+shopt -s nullglob extglob failglob
+alias local='echo BROKEN' printf='echo BROKEN' history='echo BROKEN' builtin='echo BROKEN'
+PS1='u> '
+"""
+    home = host.make_home("strict", {".bashrc": rc})
+    (home / "d é").mkdir()
+    pane = host.spawn(["bash"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("false")
+    pane.command('cd "d é"')
+    assert command_marks(pane.data) == ["C false", "D 1", 'C cd "d é"', "D 0"]
+    assert marks(pane.data)[-3] == cwd_mark(str(home / "d é"))
+    assert output_of(pane, "shopt expand_aliases; alias local") == [
+        "expand_aliases\ton".expandtabs(),
+        "alias local='echo BROKEN'",
+    ]
+    assert "BROKEN" not in "\n".join(pane.screen()[:-3])
+    assert "unbound" not in "\n".join(pane.screen())

@@ -606,7 +606,8 @@ HISTORY_SCHEMA = _schema(
 NEW_DOC = (
     "Create a named session on the running server without attaching (does not start a "
     "server: with none running it fails). command is the seed pane's argv (default: the "
-    "server's shell); cwd its working directory. A name already in use is rejected. Returns "
+    "server's shell); cwd its working directory. A shell gets phux's invisible prompt and "
+    "command marks unless shell_integration is false. A name already in use is rejected. Returns "
     '{"session": NAME, "terminal_id": N}; target the pane as NAME or @N. Returns at once '
     "(at most 30 s)."
 )

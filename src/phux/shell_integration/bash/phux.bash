@@ -44,7 +44,13 @@ elif [[ $_phux_flags != *norc* ]]; then
         if [[ -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
     fi
 fi
-builtin unset _phux_f _phux_flags _phux_rcfile
+\builtin unset _phux_f _phux_flags _phux_rcfile
+
+# The user's aliases (for local, printf, history...) must not reach the
+# definitions below: aliases are expanded when a compound command is read, so
+# this is turned off before the block is, and back on after it.
+if \builtin shopt -q expand_aliases; then _phux_ea=1; else _phux_ea=; fi
+\builtin shopt -u expand_aliases
 
 # A user file may have turned the integration off, or this may be a second load.
 if [[ ${PHUX_SHELL_INTEGRATION-} != 0 && -z ${_phux_loaded-} && $- == *i* ]]; then
@@ -100,7 +106,7 @@ _phux_preexec() {
     # would follow, and a C alone would read as a command that never ends.
     _phux_installed || return 0
     if [[ $1 != "$_phux_hist" ]]; then
-        h=$(HISTTIMEFORMAT= builtin history 1)
+        h=$(HISTTIMEFORMAT= \builtin history 1)
         h=${h#*[0-9][ *] }
         _phux_urlencode "$h" ''
         builtin printf '\e]133;C;cmdline_url=%s\a' "$_phux_url"
@@ -135,7 +141,7 @@ _phux_installed() {
 _phux_install_prompt_command() {
     local e last
     local -a pc=()
-    if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+    if [[ -v PROMPT_COMMAND && ${PROMPT_COMMAND@a} == *a* ]]; then
         for e in "${PROMPT_COMMAND[@]}"; do
             [[ $e == _phux_prompt_start || $e == _phux_prompt_end ]] || pc+=("$e")
         done
@@ -185,3 +191,5 @@ _phux_prompt_end() {
 
 _phux_install_prompt_command
 fi
+if [[ -n $_phux_ea ]]; then \builtin shopt -s expand_aliases; fi
+\builtin unset _phux_ea
