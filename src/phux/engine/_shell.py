@@ -24,7 +24,8 @@ two parameters of phux's own, which other terminals ignore:
   relative to the viewport's first row, negative in history), not at the
   cursor; it leaves the pen alone, and its times come only from ``phux_t``.
   ``C`` marks also carry ``phux_cwd=`` (the percent-encoded cwd the command
-  started in).
+  started in) when it differs from the previous command's (``phux_nocwd=1``:
+  none known).
 """
 
 from __future__ import annotations
@@ -219,6 +220,9 @@ class ShellState:
     def mark(self, kind: str, args: str) -> None:
         """One OSC 133 mark (``kind`` and the rest of its parameters)."""
         screen = self.screen
+        if args == "phux_pen=1":  # (most marks of a checkpoint: no parsing)
+            screen.set_semantic(_SEMANTIC[kind])
+            return
         code: str | None = None
         params: dict[str, str] = {}
         if args:
@@ -278,8 +282,15 @@ class ShellState:
             url = params.get("cmdline_url")
             command = percent_decode(url) if url is not None else self.typed()
             if replayed:
+                # Without phux_cwd: the cwd of the command before (checkpoints
+                # write it only when it changed), unless phux_nocwd says none.
                 cwd_url = params.get("phux_cwd")
-                cwd = percent_decode(cwd_url) if cwd_url is not None else None
+                if cwd_url is not None:
+                    cwd = percent_decode(cwd_url)
+                elif "phux_nocwd" in params or not self.commands:
+                    cwd = None
+                else:
+                    cwd = self.commands[-1].cwd
             else:
                 cwd = screen.cwd
             self._add(CommandRecord(
