@@ -455,6 +455,8 @@ def _write_shell(
                 end = "\x1b]133;D" if rec.exit_code is None else f"\x1b]133;D;{rec.exit_code}"
                 if rec.finished_ms is not None:
                     end += f";phux_t={rec.finished_ms}"
+                if rec.erased:
+                    end += ";phux_cut=1"
             hit = (rec, params, end)
         encoded[key] = hit
         out.append(hit[1])
