@@ -400,7 +400,7 @@ class ShellState:
 def _replace(rec: CommandRecord, **changes: object) -> CommandRecord:
     values = {name: getattr(rec, name) for name in _RECORD_FIELDS}
     values.update(changes)
-    return CommandRecord(**values)  # type: ignore[arg-type]
+    return CommandRecord(**values)
 
 
 _RECORD_FIELDS = (
