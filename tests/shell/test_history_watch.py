@@ -138,6 +138,14 @@ def test_history_after_clear(host: ShellHost) -> None:
     assert got[2:] == [(f"echo after-{i}", f"after-{i}", False) for i in range(6)]
 
 
+def test_history_of_a_pane_without_a_shell(host: ShellHost) -> None:
+    pane = host.spawn(["cat"])
+    assert history(host, pane)["commands"] == []
+    text = phux(host, "history", f"@{pane.terminal}")
+    assert text.returncode == 0 and text.stdout == ""
+    assert "no commands" in text.stderr
+
+
 class WatchProcess:
     """`phux watch --json` in a subprocess, its lines read by a thread."""
 
