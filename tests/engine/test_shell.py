@@ -211,12 +211,39 @@ def test_alternate_screen_inside_a_command() -> None:
     assert outputs(t) == [("vim", "before\nafter", 0, False)]
 
 
-def test_clear_screen_does_not_break_ranges() -> None:
+def test_clear_cuts_the_ranges_it_erases() -> None:
     t = Terminal(20, 5, history=100)
-    feed(t, bash_cycle("echo a", "a\n", 0) + bash_cycle("clear", "\x1b[H\x1b[2J\x1b[3J", 0))
-    feed(t, bash_cycle("echo b", "b\n", 0) + A + "$ " + B)
-    assert [c for c, _, _, _ in outputs(t)] == ["echo a", "clear", "echo b"]
-    assert outputs(t)[-1] == ("echo b", "b", 0, False)
+    feed(t, bash_cycle("seq 3", "1\n2\n3\n", 0) + bash_cycle("echo a", "a\n", 0))
+    feed(t, bash_cycle("clear", "\x1b[H\x1b[2J\x1b[3J", 0))
+    # Later commands draw over the rows the erased ones had.
+    for i in range(4):
+        feed(t, bash_cycle(f"echo {i}", f"{i}\n", 0))
+    feed(t, A + "$ " + B)
+    assert outputs(t) == [
+        ("seq 3", "", 0, True),  # erased by the clear
+        ("echo a", "", 0, True),
+        ("clear", "", 0, False),
+        ("echo 0", "0", 0, False),
+        ("echo 1", "1", 0, False),
+        ("echo 2", "2", 0, False),
+        ("echo 3", "3", 0, False),
+    ]
+
+
+def test_clear_inside_a_running_command() -> None:
+    t = Terminal(20, 6, history=100)
+    feed(t, bash_cycle("echo a", "a\n", 0))
+    feed(t, A + "$ " + B + "clear; ls\r\n" + C("clear%3B%20ls"))
+    feed(t, "\x1b[H\x1b[2Jf1\r\nf2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t)[-1] == ("clear; ls", "f1\nf2", 0, False)
+    assert outputs(t)[0] == ("echo a", "", 0, True)
+
+
+def test_prompt_redraw_with_erase_below_keeps_outputs() -> None:
+    # fish and zsh erase below the cursor when they redraw the prompt.
+    t = Terminal(30, 6, history=100)
+    feed(t, bash_cycle("echo a", "a\n", 0) + A + "$ " + B + "ec\x1b[J\rx\x1b[K")
+    assert outputs(t) == [("echo a", "a", 0, False)]
 
 
 def test_phux_t_wins_over_the_clock() -> None:

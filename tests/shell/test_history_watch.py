@@ -123,6 +123,29 @@ def test_history_of_output_that_left_the_history(host: ShellHost) -> None:
     assert commands[1]["output"] == "last" and commands[1]["truncated"] is False
 
 
+def test_history_after_clear(host: ShellHost) -> None:
+    home = host.make_home("clear", {".bashrc": BASHRC})
+    pane = host.spawn(["bash"], env={"HOME": str(home)}, cols=40, rows=8)
+    pane.wait_prompt(1)
+    pane.command("echo before")
+    pane.command("clear")
+    for i in range(6):  # drawn over the rows "echo before" had
+        pane.command(f"echo after-{i}")
+    commands = history(host, pane)["commands"]
+    got = [(c["command"], c["output"], c["truncated"]) for c in commands]
+    assert got[0] == ("echo before", "", True)
+    assert got[1][0] == "clear"
+    assert got[2:] == [(f"echo after-{i}", f"after-{i}", False) for i in range(6)]
+
+
+def test_history_of_a_pane_without_a_shell(host: ShellHost) -> None:
+    pane = host.spawn(["cat"])
+    assert history(host, pane)["commands"] == []
+    text = phux(host, "history", f"@{pane.terminal}")
+    assert text.returncode == 0 and text.stdout == ""
+    assert "no commands" in text.stderr
+
+
 class WatchProcess:
     """`phux watch --json` in a subprocess, its lines read by a thread."""
 

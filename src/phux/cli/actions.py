@@ -180,7 +180,13 @@ def history(
         # One line per command: a multi-line command shows its newlines escaped.
         command = entry.command.replace("\\", "\\\\").replace("\n", "\\n")
         lines.append(f"{code:>4}  {took:>7}  {command}\n")
-    write_out("".join(lines))
+    if lines:
+        write_out("".join(lines))
+    else:
+        write_err(
+            "phux history: no commands (none ran yet, or the pane's shell prints no "
+            "OSC 133 marks: one phux did not start, or started with --no-shell-integration)\n"
+        )
 
 
 def _duration(ms: int | None) -> str:

@@ -476,6 +476,8 @@ class EngineScreen(pyte.Screen):
             self.main_buffer = None
             self.alternate = False
         title, icon_name = getattr(self, "title", ""), getattr(self, "icon_name", "")
+        if self.shell.commands:
+            self.shell.erase(self.top_row, 0)  # (RIS erases the screen)
         super().reset()
         # Like xterm, RIS keeps the window title (stock pyte clears it).
         self.title, self.icon_name = title, icon_name
@@ -1035,6 +1037,12 @@ class EngineScreen(pyte.Screen):
             rows = range(self.lines)
         else:
             return
+        if how != 1 and not self.alternate and self.shell.commands:
+            # Output erased from the main screen is no longer any command's.
+            if how == 0:
+                self.shell.erase(self.top_row + y, self.cursor.x)
+            else:
+                self.shell.erase(self.top_row, 0)
         blank = self._erase_cell()
         buffer = self.buffer
         if blank is self.default_char:

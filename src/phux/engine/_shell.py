@@ -24,7 +24,9 @@ two parameters of phux's own, which other terminals ignore:
   relative to the viewport's first row, negative in history), not at the
   cursor; it leaves the pen alone, and its times come only from ``phux_t``.
   ``C`` marks also carry ``phux_cwd=`` (the percent-encoded cwd the command
-  started in).
+  started in) when it differs from the previous command's (``phux_nocwd=1``:
+  none known); ``D`` marks carry ``phux_cut=1`` when erasing the screen cut
+  the command's range.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ class CommandRecord(Record):
     The output range runs from (``start_row``, ``start_col``) to
     (``end_row``, ``end_col``) exclusive, absolute main-screen rows of the
     engine that recorded it (``end_row`` None: still running); read the
-    output with ``Terminal.command_output``.
+    output with ``Terminal.command_output``. Erasing the main screen (``clear``)
+    cuts the ranges it runs through, so rows drawn there later are never taken
+    for an older command's output.
     """
 
     command: str
@@ -69,6 +73,8 @@ class CommandRecord(Record):
     start_col: int
     end_row: int | None = None
     end_col: int = 0
+    erased: bool = False
+    """Part of its output was erased from the screen (ED, RIS): the range was cut."""
 
     @property
     def running(self) -> bool:
@@ -176,7 +182,7 @@ class ShellState:
         rows left the history."""
         first = self.first_row()
         screen = self.screen
-        truncated = rec.start_row < first
+        truncated = rec.start_row < first or rec.erased
         end_row, end_col = rec.end_row, rec.end_col
         if end_row is None:  # running: up to the cursor's row
             end_row = screen.top_row + screen.lines - 1
@@ -209,16 +215,38 @@ class ShellState:
         commands = self.commands
         if commands:
             first = self.first_row()
-            if (end := commands[0].end_row) is not None and end < first:
-                kept = [r for r in commands if r.end_row is None or r.end_row >= first]
+            kept = [r for r in commands if r.end_row is None or r.end_row >= first]
+            if len(kept) != len(commands):
                 self.commands = commands = kept
         return commands
+
+    def erase(self, row: int, col: int) -> None:
+        """The main screen was erased from (row, col) on: finished ranges that ran
+        past it are cut there; a running command's output restarts there if it
+        started below (``clear; ls`` is the listing)."""
+        commands = self.commands
+        at = (row, col)
+        for i in range(len(commands) - 1, -1, -1):
+            rec = commands[i]
+            if rec.end_row is None:
+                if (rec.start_row, rec.start_col) > at:
+                    commands[i] = _replace(rec, start_row=row, start_col=col)
+                continue
+            if (rec.end_row, rec.end_col) <= at:
+                break  # (ranges end in order: the older ones end before)
+            start = min((rec.start_row, rec.start_col), at)
+            commands[i] = _replace(
+                rec, start_row=start[0], start_col=start[1], end_row=row, end_col=col, erased=True
+            )
 
     # -- marks ---------------------------------------------------------------------
 
     def mark(self, kind: str, args: str) -> None:
         """One OSC 133 mark (``kind`` and the rest of its parameters)."""
         screen = self.screen
+        if args == "phux_pen=1":  # (most marks of a checkpoint: no parsing)
+            screen.set_semantic(_SEMANTIC[kind])
+            return
         code: str | None = None
         params: dict[str, str] = {}
         if args:
@@ -278,8 +306,15 @@ class ShellState:
             url = params.get("cmdline_url")
             command = percent_decode(url) if url is not None else self.typed()
             if replayed:
+                # Without phux_cwd: the cwd of the command before (checkpoints
+                # write it only when it changed), unless phux_nocwd says none.
                 cwd_url = params.get("phux_cwd")
-                cwd = percent_decode(cwd_url) if cwd_url is not None else None
+                if cwd_url is not None:
+                    cwd = percent_decode(cwd_url)
+                elif "phux_nocwd" in params or not self.commands:
+                    cwd = None
+                else:
+                    cwd = self.commands[-1].cwd
             else:
                 cwd = screen.cwd
             self._add(CommandRecord(
@@ -297,7 +332,7 @@ class ShellState:
                 except ValueError:
                     exit_code = None
             if self.phase == RUNNING:
-                self._finish(exit_code, when, row, col)
+                self._finish(exit_code, when, row, col, "phux_cut" in params)
             else:
                 # No C since the prompt (dash has no pre-exec hook): a command if
                 # something was typed; its output starts below the typed lines.
@@ -331,7 +366,9 @@ class ShellState:
             self.live()
             del self.commands[: len(self.commands) - MAX_COMMANDS * 3 // 4]
 
-    def _finish(self, exit_code: int | None, when: int | None, row: int, col: int) -> None:
+    def _finish(
+        self, exit_code: int | None, when: int | None, row: int, col: int, erased: bool = False
+    ) -> None:
         commands = self.commands
         if not commands or commands[-1].end_row is not None:
             return
@@ -341,7 +378,7 @@ class ShellState:
         done = CommandRecord(
             command=rec.command, cwd=rec.cwd, exit_code=exit_code, started_ms=rec.started_ms,
             finished_ms=when, start_row=rec.start_row, start_col=rec.start_col,
-            end_row=row, end_col=col,
+            end_row=row, end_col=col, erased=erased,
         )  # fmt: skip
         commands[-1] = done
         self.screen.events.append(
@@ -360,6 +397,16 @@ class ShellState:
         return self.input_text(row, col)
 
 
+def _replace(rec: CommandRecord, **changes: object) -> CommandRecord:
+    values = {name: getattr(rec, name) for name in _RECORD_FIELDS}
+    values.update(changes)
+    return CommandRecord(**values)
+
+
+_RECORD_FIELDS = (
+    "command", "cwd", "exit_code", "started_ms", "finished_ms",
+    "start_row", "start_col", "end_row", "end_col", "erased",
+)  # fmt: skip
 _SEMANTIC = {"A": 1, "B": 2, "C": 0, "D": 0}
 _HEX = frozenset("0123456789abcdefABCDEF")
 # RFC 3986 unreserved characters, kept as they are by percent_encode.

@@ -23,7 +23,7 @@ Byte structure (informative; spec/L1.md describes it for implementers):
    a row that soft-wraps into the next one is drawn to the last column
    and the next row's first character wraps it, so logical lines survive.
 4. The commands (each a ``C`` mark with ``cmdline_url``, ``phux_t``,
-   ``phux_cwd`` and, when finished, a ``D`` mark with the exit status and
+   ``phux_cwd`` (when it changed) and, when finished, a ``D`` mark with the exit status and
    ``phux_t``), then the marks of the open prompt cycle, each placed with
    ``phux_at``; the cells' own marks in 3 and 5 are ``phux_pen`` marks.
 5. The main screen's saved cursor (DECSC), then, when the alternate screen
@@ -47,6 +47,7 @@ state a terminal can be told.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import cast
 
 from phux.engine._pyte import Savepoint
@@ -441,6 +442,7 @@ def _write_shell(
         return encoded
     top = screen.top_row
     phase = NONE
+    cwd: str | None = None
     for rec in shell.live():
         key = id(rec)
         hit = cache.get(key) if cache else None
@@ -448,16 +450,20 @@ def _write_shell(
             params = "\x1b]133;C;cmdline_url=" + percent_encode(rec.command)
             if rec.started_ms is not None:
                 params += f";phux_t={rec.started_ms}"
-            if rec.cwd is not None:
-                params += ";phux_cwd=" + percent_encode(rec.cwd, safe="/")
             end = ""
             if rec.end_row is not None:
                 end = "\x1b]133;D" if rec.exit_code is None else f"\x1b]133;D;{rec.exit_code}"
                 if rec.finished_ms is not None:
                     end += f";phux_t={rec.finished_ms}"
+                if rec.erased:
+                    end += ";phux_cut=1"
             hit = (rec, params, end)
         encoded[key] = hit
-        out.append(f"{hit[1]};phux_at={rec.start_row - top},{rec.start_col}\x07")
+        out.append(hit[1])
+        if rec.cwd != cwd:  # most commands run where the one before ran
+            cwd = rec.cwd
+            out.append(";phux_nocwd=1" if cwd is None else ";phux_cwd=" + _cwd_param(cwd))
+        out.append(f";phux_at={rec.start_row - top},{rec.start_col}\x07")
         phase = RUNNING
         if rec.end_row is not None:
             out.append(f"{hit[2]};phux_at={rec.end_row - top},{rec.end_col}\x07")
@@ -476,6 +482,11 @@ def _write_shell(
         # command says "at a prompt" all the same.
         out.append("\x1b]133;D;phux_at=0,0\x07")
     return encoded
+
+
+@lru_cache(maxsize=64)
+def _cwd_param(cwd: str) -> str:
+    return percent_encode(cwd, safe="/")
 
 
 def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) -> None:
