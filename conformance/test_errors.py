@@ -58,7 +58,24 @@ def test_unknown_frame_type_then_continue(conn: Conn) -> None:
 
 def test_server_frame_type_from_client_then_continue(conn: Conn) -> None:
     conn.send(Ok(request_id=5))  # type: ignore[arg-type]
+    err = connection_error(conn)
+    assert err.code == ErrorCode.UNKNOWN_MESSAGE_TYPE
+    assert "OK" in err.message and "Ok " not in err.message, err.message  # the spec's name
+    still_alive(conn)
+
+
+def test_server_frame_type_with_a_bad_body_is_still_unknown(conn: Conn) -> None:
+    # The direction is checked before the body is decoded (proto.md §2.1).
+    conn.send_raw(raw_frame(0xC2, b""))  # OK without its request_id
     assert connection_error(conn).code == ErrorCode.UNKNOWN_MESSAGE_TYPE
+    still_alive(conn)
+
+
+def test_missing_field_names_the_frame_as_the_spec_does(conn: Conn) -> None:
+    conn.send_raw(raw_frame(0x25, b"\x01\x00\x04\x00\x00\x00\x01"))  # KILL without terminals
+    err = connection_error(conn)
+    assert err.code == ErrorCode.MALFORMED_MESSAGE
+    assert "KILL.terminals" in err.message, err.message
     still_alive(conn)
 
 
@@ -176,3 +193,24 @@ def test_unknown_role_is_invalid(conn: Conn) -> None:
         check_error(reply, ErrorCode.INVALID_COMMAND, rid)
     finally:
         conn.request(Kill(request_id=conn.rid(), terminals=[t.terminal]))
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [ListTerminals(request_id=0), MetaGet(request_id=0, key="conf.zero")],
+    ids=["list", "meta-get"],
+)
+def test_request_id_zero_is_refused(conn: Conn, frame: ListTerminals | MetaGet) -> None:
+    # Id 0 is BOOTSTRAP_BEGIN's "nobody asked" (proto.md §5): a request may not use it.
+    conn.send(frame)
+    err = conn.expect_type(Error)
+    assert err.code == ErrorCode.INVALID_COMMAND, err
+    assert err.request_id == 0, err
+    still_alive(conn)
+    assert not [f for f in conn.backlog if isinstance(f, (TerminalList, MetadataValue))]
+
+
+def test_subscribe_with_request_id_zero_starts_no_bootstrap(conn: Conn) -> None:
+    conn.send(Subscribe(request_id=0, terminal=NO_SUCH_TERMINAL))
+    err = conn.expect_type(Error)
+    assert err.code == ErrorCode.INVALID_COMMAND, err

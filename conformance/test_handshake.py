@@ -78,3 +78,48 @@ def test_second_hello_is_refused_and_closed(connect: Connect) -> None:
     c = connect()
     c.send(hello())
     _refused(c, ErrorCode.DUPLICATE_HELLO)
+
+
+# Before HELLO the handshake rule comes first (proto.md §4.4): whatever the
+# frame is (an unknown type, a server-originated type, a body that does not
+# decode, or a HELLO whose body does not decode) the answer is
+# HANDSHAKE_REQUIRED and the connection closes; a later HELLO is never read.
+
+
+def _refused_then_closed_for_good(c: Conn) -> None:
+    _refused(c, ErrorCode.HANDSHAKE_REQUIRED)
+
+
+def test_unknown_type_before_hello_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send_raw(bytes.fromhex("00000001 70"))
+    c.send(hello())
+    _refused_then_closed_for_good(c)
+
+
+def test_server_type_before_hello_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send_raw(bytes.fromhex("00000001 c2"))  # OK with an empty (undecodable) body
+    c.send(hello())
+    _refused_then_closed_for_good(c)
+
+
+def test_undecodable_frame_before_hello_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send_raw(bytes.fromhex("00000001 30"))  # LIST_TERMINALS without its request_id
+    c.send(hello())
+    _refused_then_closed_for_good(c)
+
+
+def test_undecodable_hello_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send_raw(bytes.fromhex("00000001 01"))  # HELLO without any field
+    c.send(hello())
+    _refused_then_closed_for_good(c)
+
+
+def test_undecodable_ping_before_hello_is_refused_and_closed(connect: Connect) -> None:
+    c = connect(hello=False)
+    c.send_raw(bytes.fromhex("00000007 7f 010003 000001"))  # PING whose u64 token has 3 bytes
+    c.send(hello())
+    _refused_then_closed_for_good(c)
