@@ -32,7 +32,6 @@ from phux.wire import (
     encode_frame,
 )
 from phux.wire.errors import DetachReason, ErrorCode
-from phux.wire.framing import CLIENT_TYPES
 from phux.wire.frames import (
     CLIENT_FRAMES,
     Detach,
@@ -65,6 +64,7 @@ from phux.wire.frames import (
     SubscribeEvents,
     Unsubscribe,
 )
+from phux.wire.framing import CLIENT_TYPES
 
 RECEIVE_BYTES = 256 * 1024
 SEND_BATCH_BYTES = 256 * 1024

@@ -94,7 +94,6 @@ class FrameReader:
         del buf[: HEADER + length]
         return decode_body(frame_type, body, 0, len(body))
 
-
     def frames(self) -> list[Frame]:
         """Every whole frame buffered so far (raises on the first bad one)."""
         out = []

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from phux.wire.errors import ErrorCode
-from phux.wire.errors import WireError
+from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Error, Frame, Hello, Ping
 from phux.wire.tlv import spec_name
 

@@ -207,6 +207,8 @@ def spec_name(cls: type) -> str:
     if getattr(cls, "TYPE", None) is None:
         return name
     return "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
+
+
 _leaves: dict[type, Leaf] = {}
 
 
