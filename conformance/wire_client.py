@@ -40,6 +40,7 @@ class Conn:
         self.sock.connect(path)
         self.reader = FrameReader()
         self.backlog: list[Frame] = []
+        self.hello_ok: HelloOk | None = None
         self.eof = False
         self._next_id = 1
 
@@ -144,6 +145,7 @@ class Conn:
         self.send(Hello(client_name=name, major=major, minor=minor, patch=patch))
         ok = self.expect(lambda f: True, what="HELLO_OK")
         assert isinstance(ok, HelloOk), f"expected HELLO_OK, got {ok!r}"
+        self.hello_ok = ok
         return ok
 
     def close(self) -> None:
