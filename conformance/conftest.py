@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from phux.wire.frames import Kill
-
+from .catalog import Kill
 from .server import local_server
 from .wire_client import Conn
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+from .catalog import (
+    ErrorCode,
     Input,
     Kill,
     ListTerminals,
@@ -33,7 +33,6 @@ from phux.wire.frames import (
     TerminalList,
     TerminalSpawned,
 )
-
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
 

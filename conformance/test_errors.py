@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 import pytest
 
-from phux.wire.errors import DetachReason, ErrorCode
-from phux.wire.frames import (
+from .catalog import (
     Detached,
+    DetachReason,
     Error,
+    ErrorCode,
     Input,
     Kill,
     ListTerminals,
@@ -25,9 +26,8 @@ from phux.wire.frames import (
     Subscribe,
     TerminalList,
     Unsubscribe,
+    WireType,
 )
-from phux.wire.tlv import WireType
-
 from .helpers import check_error
 from .wire_client import Conn
 
@@ -175,7 +175,7 @@ def test_pipelined_requests_each_get_exactly_one_reply(conn: Conn) -> None:
 
 
 def test_detach(conn: Conn) -> None:
-    from phux.wire.frames import Detach
+    from .catalog import Detach
 
     conn.send(Detach())
     frames = conn.drain_until_closed()
@@ -183,7 +183,7 @@ def test_detach(conn: Conn) -> None:
 
 
 def test_unknown_role_is_invalid(conn: Conn) -> None:
-    from phux.wire.frames import Spawn, TerminalSpawned
+    from .catalog import Spawn, TerminalSpawned
 
     t = conn.request(Spawn(request_id=conn.rid(), argv=["/bin/sh"]))
     assert isinstance(t, TerminalSpawned)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from phux.wire import PROTOCOL_VERSION
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import Error, Hello, HelloOk, ListTerminals, Ping, Pong, TerminalList
-
+from .catalog import (
+    PROTOCOL_VERSION,
+    Error,
+    ErrorCode,
+    Hello,
+    HelloOk,
+    ListTerminals,
+    Ping,
+    Pong,
+    TerminalList,
+)
 from .wire_client import Conn
 
 MAJOR, MINOR, PATCH = PROTOCOL_VERSION

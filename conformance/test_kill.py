@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+from .catalog import (
+    ErrorCode,
     Kill,
     ListTerminals,
     Ok,
@@ -14,7 +14,6 @@ from phux.wire.frames import (
     TerminalClosed,
     TerminalList,
 )
-
 from .helpers import check_error, spawn
 from .wire_client import Conn
 

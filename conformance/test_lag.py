@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from phux.wire.frames import (
+from .catalog import (
     BootstrapBegin,
     BootstrapChunk,
     BootstrapReady,
@@ -15,7 +15,6 @@ from phux.wire.frames import (
     Tombstone,
     TombstoneReason,
 )
-
 from .helpers import Stream, spawn, subscribe
 from .wire_client import Conn
 

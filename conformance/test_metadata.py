@@ -6,9 +6,9 @@ import threading
 import uuid
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+from .catalog import (
     Error,
+    ErrorCode,
     HelloOk,
     Kill,
     MetadataChanged,
@@ -25,7 +25,6 @@ from phux.wire.frames import (
     Spawn,
     TerminalSpawned,
 )
-
 from .helpers import check_error, spawn
 from .wire_client import Conn
 
@@ -86,8 +85,7 @@ def test_terminal_scope_is_separate_and_vanishes_with_terminal(
 
 def test_value_limit(conn: Conn, connect: Connect) -> None:
     c = connect(hello=False)
-    from phux.wire import PROTOCOL_VERSION
-    from phux.wire.frames import Hello
+    from .catalog import PROTOCOL_VERSION, Hello
 
     c.send(Hello(client_name="c", major=PROTOCOL_VERSION[0], minor=PROTOCOL_VERSION[1], patch=0))
     hello_ok = c.expect(lambda f: True)

@@ -6,9 +6,7 @@ import os
 
 import pytest
 
-from phux.wire.errors import DetachReason
-from phux.wire.frames import Detached, Ok, Shutdown
-
+from .catalog import Detached, DetachReason, Ok, Shutdown
 from .conftest import EXTERNAL
 from .helpers import spawn, subscribe
 from .server import local_server

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import Input, Ok, Output, Subscribe, Unsubscribe
-
+from .catalog import ErrorCode, Input, Ok, Output, Subscribe, Unsubscribe
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
 

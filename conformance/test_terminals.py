@@ -7,8 +7,8 @@ import signal as host_signal
 import tempfile
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+from .catalog import (
+    ErrorCode,
     Exited,
     Input,
     ListTerminals,
@@ -25,7 +25,6 @@ from phux.wire.frames import (
     TerminalList,
     TerminalSpawned,
 )
-
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
 
