@@ -115,23 +115,23 @@ def render() -> str:
         f"PROTOCOL_VERSION = {tuple(PROTOCOL_VERSION)!r}",
         f"MAX_FRAME = {MAX_FRAME}",
     ]
-    for cls, base in enums:
-        lines += ["", "", f"class {cls.__name__}(enum.{base}):"]
-        for member in cls:
+    for enum_cls, base in enums:
+        lines += ["", "", f"class {enum_cls.__name__}(enum.{base}):"]
+        for member in enum_cls:
             lines.append(f"    {member.name} = {int(member.value)}")
     lines += ["", "", "class DecodeReason(enum.Enum):"]
     lines += [f"    {m.name} = {json.dumps(m.value)}" for m in DecodeReason]
     lines += ["", "", "class Record:", '    """Base of records and frames."""', ""]
     lines += ["    FIELDS: ClassVar[tuple[tuple[int, str, str], ...]] = ()"]
-    for cls in RECORDS:
-        lines += _class(cls, "Record")
+    for record in RECORDS:
+        lines += _class(record, "Record")
     members = [c.__name__ for c in RECORDS if union_tag(c) is not None]
     lines += ["", "", f"ExitStatus = {' | '.join(members)}"]
     lines += _tuple("EXIT_STATUS_VARIANTS: tuple[type[Record], ...]", members)
     lines += ["", "", "class Frame(Record):", '    """Base of frames."""', ""]
     lines += ["    TYPE: ClassVar[int] = -1"]
-    for cls in f.ALL_FRAMES:
-        lines += _class(cls, "Frame")
+    for frame in f.ALL_FRAMES:
+        lines += _class(frame, "Frame")
     lines += ["", ""]
     lines += _tuple("ALL_FRAMES: tuple[type[Frame], ...]", [c.__name__ for c in f.ALL_FRAMES])
     lines += ["FRAMES_BY_TYPE = {cls.TYPE: cls for cls in ALL_FRAMES}"]
