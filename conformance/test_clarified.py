@@ -45,6 +45,7 @@ def _info(conn: Conn, terminal: int):  # type: ignore[no-untyped-def]
     return next((t for t in listing.terminals if t.terminal == terminal), None)
 
 
+@pytest.mark.clause("L1.md §3 KILL")
 def test_killed_but_not_reaped(conn: Conn, cleanup: list[int]) -> None:
     """L1.md §3: between KILL's OK and TERMINAL_CLOSED, alive is false and exit absent;
     input is TERMINAL_EXITED; exactly one TERMINAL_CLOSED follows, then exit is listed."""
@@ -75,6 +76,7 @@ def test_killed_but_not_reaped(conn: Conn, cleanup: list[int]) -> None:
     assert info is not None and info.exit == closed.status
 
 
+@pytest.mark.clause("L1.md §8 SUBSCRIBE_EVENTS")
 def test_closed_once_for_a_subscriber_that_also_wants_events(
     conn: Conn, cleanup: list[int]
 ) -> None:
@@ -91,6 +93,7 @@ def test_closed_once_for_a_subscriber_that_also_wants_events(
     assert extra == [], extra
 
 
+@pytest.mark.clause("L1.md §8 SUBSCRIBE_EVENTS")
 def test_subscribe_events_twice_does_not_double_events(conn: Conn, cleanup: list[int]) -> None:
     """L1.md §8: SUBSCRIBE_EVENTS is idempotent."""
     for _ in range(2):
@@ -103,6 +106,7 @@ def test_subscribe_events_twice_does_not_double_events(conn: Conn, cleanup: list
     assert again == [], again
 
 
+@pytest.mark.clause("L1.md §2 metadata order")
 def test_metadata_lists_are_sorted_by_key(conn: Conn, cleanup: list[int]) -> None:
     """L1.md §2: every metadata list the server sends is in key order."""
     meta = {"conf.z": b"1", "conf.a": b"2", "conf.\u00e9": b"3", "conf.M": b"4"}
@@ -129,6 +133,7 @@ def test_metadata_lists_are_sorted_by_key(conn: Conn, cleanup: list[int]) -> Non
             conn.request(MetaDelete(request_id=conn.rid(), key=key))
 
 
+@pytest.mark.clause("proto.md §3.4 STRING")
 def test_a_leading_bom_is_part_of_a_string(conn: Conn) -> None:
     """proto.md §3.4: a decoder keeps a leading U+FEFF."""
     key = "\ufeffconf.bom"
@@ -143,6 +148,7 @@ def test_a_leading_bom_is_part_of_a_string(conn: Conn) -> None:
         conn.request(MetaDelete(request_id=conn.rid(), key=key))
 
 
+@pytest.mark.clause("L1.md §2 argv")
 def test_argv0_is_looked_up_in_the_childs_path(conn: Conn, cleanup: list[int]) -> None:
     """L1.md §2: argv[0] without a slash is found in the PATH of SPAWN's env."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,6 +165,7 @@ def test_argv0_is_looked_up_in_the_childs_path(conn: Conn, cleanup: list[int]) -
         assert b"found-in-spawn-path" in stream.data
 
 
+@pytest.mark.clause("L1.md §3 RESIZE")
 def test_resize_to_the_same_size_is_a_no_op(conn: Conn, cleanup: list[int]) -> None:
     """L1.md §3: OK, and nothing is broadcast."""
     tid = spawn(conn, cleanup, ["sleep", "30"], cols=90, rows=30).terminal
@@ -173,6 +180,7 @@ def test_resize_to_the_same_size_is_a_no_op(conn: Conn, cleanup: list[int]) -> N
     assert (info.cols, info.rows) == (90, 30)
 
 
+@pytest.mark.clause("proto.md §4 limits", "proto.md §11 limits")
 def test_max_metadata_subscriptions(conn: Conn) -> None:
     """proto.md §4: no more than max_subscriptions metadata subscriptions per connection."""
     limit = conn.hello_ok.max_subscriptions if conn.hello_ok else 256

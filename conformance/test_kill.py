@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from .catalog import (
     ErrorCode,
     Kill,
@@ -25,6 +27,7 @@ def alive(listing: TerminalList, ids: list[int]) -> list[bool]:
     return [tid in by_id and by_id[tid].alive for tid in ids]
 
 
+@pytest.mark.clause("L1.md §3 KILL")
 def test_kill_with_a_bad_id_kills_nothing(conn: Conn, cleanup: list[int]) -> None:
     ids = [spawn(conn, cleanup, ["/bin/sh"]).terminal for _ in range(2)]
     rid = conn.rid()
@@ -38,6 +41,7 @@ def test_kill_with_a_bad_id_kills_nothing(conn: Conn, cleanup: list[int]) -> Non
     assert alive(listing, ids) == [True, True]
 
 
+@pytest.mark.clause("L1.md §3 KILL", "proto.md §7 ordering")
 def test_kill_is_atomic_for_observers(conn: Conn, connect: Connect, cleanup: list[int]) -> None:
     ids = [spawn(conn, cleanup, ["/bin/sh"]).terminal for _ in range(3)]
     events = connect()
@@ -67,6 +71,7 @@ def test_kill_is_atomic_for_observers(conn: Conn, connect: Connect, cleanup: lis
     )
 
 
+@pytest.mark.clause("L1.md §3 KILL")
 def test_killed_terminal_closes_with_sighup_status(conn: Conn, cleanup: list[int]) -> None:
     from .helpers import subscribe
 
@@ -78,6 +83,7 @@ def test_killed_terminal_closes_with_sighup_status(conn: Conn, cleanup: list[int
     assert closed.status == Signaled(signal=1)
 
 
+@pytest.mark.clause("L1.md §3 KILL")
 def test_kill_empty_list_is_invalid(conn: Conn) -> None:
     rid = conn.rid()
     check_error(conn.request(Kill(request_id=rid, terminals=[])), ErrorCode.INVALID_COMMAND, rid)
