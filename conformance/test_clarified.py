@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -28,12 +29,14 @@ from .catalog import (
     Resize,
     Resized,
     Signaled,
+    Subscribe,
     SubscribeEvents,
     TerminalClosed,
     TerminalList,
     TerminalSpawned,
 )
 from .helpers import check_error, spawn, subscribe
+from .server import local_server
 from .wire_client import Conn
 
 Connect = Callable[..., Conn]
@@ -197,3 +200,43 @@ def test_max_metadata_subscriptions(conn: Conn) -> None:
         ErrorCode.RESOURCE_EXHAUSTED,
         rid,
     )
+
+
+RETENTION_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def short_retention_socket() -> Iterator[str]:
+    """A server whose closed terminals are kept RETENTION_S seconds."""
+    external = os.environ.get("PHUX_CONFORMANCE_SHORT_RETENTION_SOCKET")
+    if external:
+        yield external
+        return
+    if os.environ.get("PHUX_CONFORMANCE_SOCKET"):
+        pytest.skip("set PHUX_CONFORMANCE_SHORT_RETENTION_SOCKET to a server with 1 s retention")
+    with local_server("--retention", str(RETENTION_S)) as server:
+        yield server.socket_path
+
+
+@pytest.mark.clause("L1.md §1 retention")
+def test_a_closed_terminal_is_forgotten_after_retention(short_retention_socket: str) -> None:
+    """L1.md §1: a closed terminal stays listed for the retention period, then its id
+    answers TERMINAL_NOT_FOUND."""
+    with Conn(short_retention_socket) as conn:
+        conn.hello()
+        tid = spawn(conn, [], ["sh", "-c", "exit 3"]).terminal
+        stream = subscribe(conn, tid)
+        if stream.alive:
+            stream.read_until_closed(conn)
+        info = _info(conn, tid)
+        assert info is not None and not info.alive, "a closed terminal is listed at first"
+        deadline = time.monotonic() + RETENTION_S + 5
+        while _info(conn, tid) is not None:
+            assert time.monotonic() < deadline, "still listed long after the retention period"
+            conn.poll(0.1)
+        rid = conn.rid()
+        check_error(
+            conn.request(Subscribe(request_id=rid, terminal=tid)),
+            ErrorCode.TERMINAL_NOT_FOUND,
+            rid,
+        )
