@@ -38,7 +38,7 @@ def ok(conn: Conn, frame: object) -> None:
     assert reply == Ok(request_id=frame.request_id), reply  # type: ignore[attr-defined]
 
 
-@pytest.mark.clause("L3.md metadata")
+@pytest.mark.clause("L3.md metadata", "L1.md §2 metadata order")
 def test_global_get_set_delete_list(conn: Conn) -> None:
     p = f"conf.{uuid.uuid4().hex[:8]}."
     rid = conn.rid()
@@ -67,7 +67,7 @@ def test_global_get_set_delete_list(conn: Conn) -> None:
     ok(conn, MetaDelete(request_id=conn.rid(), key=p + "b"))
 
 
-@pytest.mark.clause("L3.md metadata")
+@pytest.mark.clause("L3.md metadata", "L1.md §2 metadata order")
 def test_terminal_scope_is_separate_and_vanishes_with_terminal(
     conn: Conn, cleanup: list[int]
 ) -> None:

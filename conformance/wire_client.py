@@ -7,6 +7,7 @@ against any implementation. Every wait has a deadline.
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -15,8 +16,8 @@ from typing import Any
 from .catalog import PROTOCOL_VERSION, DecodeReason, Frame, Hello, HelloOk
 from .codec import DecodeError, FrameReader, encode_frame
 
-TIMEOUT = 10.0
-"""Default deadline for one expected frame, in seconds."""
+TIMEOUT = float(os.environ.get("PHUX_CONFORMANCE_TIMEOUT", "10"))
+"""Default deadline for one expected frame, in seconds ($PHUX_CONFORMANCE_TIMEOUT)."""
 
 
 class Closed(Exception):
