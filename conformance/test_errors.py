@@ -101,6 +101,30 @@ def test_malformed_body_then_continue(conn: Conn, body: bytes) -> None:
     still_alive(conn)
 
 
+@pytest.mark.parametrize(
+    ("frame_type", "body"),
+    [
+        # RESIZE(request_id 1, terminal 1, cols as 4 bytes, rows 24): a u16 is 2 bytes.
+        (
+            0x23,
+            b"\x01\x00\x04\x00\x00\x00\x01\x02\x00\x04\x00\x00\x00\x01"
+            b"\x03\x00\x04\x00\x00\x00\x50\x04\x00\x02\x00\x18",
+        ),
+        # SEND_SIGNAL whose u8 signal is 2 bytes.
+        (0x24, b"\x01\x00\x04\x00\x00\x00\x01\x02\x00\x04\x00\x00\x00\x01\x03\x00\x02\x00\x01"),
+    ],
+    ids=["u16-in-4", "u8-in-2"],
+)
+@pytest.mark.clause("proto.md §3.4 UINT width")
+def test_an_integer_wider_than_its_field_is_malformed(
+    conn: Conn, frame_type: int, body: bytes
+) -> None:
+    conn.send_raw(raw_frame(frame_type, body))
+    err = connection_error(conn)
+    assert err.code == ErrorCode.MALFORMED_MESSAGE, err
+    still_alive(conn)
+
+
 @pytest.mark.clause("proto.md §3.3 no allocation by count", "proto.md §3.4 LIST")
 def test_huge_declared_count_is_malformed(conn: Conn) -> None:
     # KILL whose terminals list declares 4 billion elements in a few bytes.
