@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from phux.wire import PROTOCOL_VERSION
-from phux.wire.frames import (
+from .catalog import (
+    PROTOCOL_VERSION,
     Foreground,
     Hello,
     HelloOk,
@@ -20,7 +20,6 @@ from phux.wire.frames import (
     TerminalList,
     TerminalState,
 )
-
 from .helpers import spawn, subscribe
 from .wire_client import Conn
 
@@ -65,6 +64,7 @@ def named(name: str) -> Check:
     return lambda fg: fg is not None and fg.name == name
 
 
+@pytest.mark.clause("L1.md §8.1 foreground", "L1.md §8 listing")
 def test_a_shell_holds_its_own_terminal_then_the_command_it_runs(
     conn: Conn, cleanup: list[int]
 ) -> None:
@@ -77,6 +77,7 @@ def test_a_shell_holds_its_own_terminal_then_the_command_it_runs(
     assert fg is not None and fg.pgrp == t.pid and fg.argv == ["sleep", "31"]
 
 
+@pytest.mark.clause("L1.md §8.1 foreground")
 def test_a_job_gets_its_own_process_group(conn: Conn, cleanup: list[int]) -> None:
     follow_events(conn)
     t = spawn(conn, cleanup, ["/bin/sh", "-i"])
@@ -87,6 +88,7 @@ def test_a_job_gets_its_own_process_group(conn: Conn, cleanup: list[int]) -> Non
     assert fg.echo and fg.canonical
 
 
+@pytest.mark.clause("L1.md §8.1 foreground")
 def test_tty_modes_are_reported(conn: Conn, cleanup: list[int]) -> None:
     follow_events(conn)
     hidden = spawn(conn, cleanup, ["/bin/sh", "-c", "stty -echo; exec cat"])
@@ -97,6 +99,7 @@ def test_tty_modes_are_reported(conn: Conn, cleanup: list[int]) -> None:
     assert fg is not None and not fg.canonical
 
 
+@pytest.mark.clause("L1.md §8.1 TERMINAL_STATE")
 def test_terminal_state_reaches_an_events_subscriber_on_a_change(
     connect: Connect, cleanup: list[int]
 ) -> None:
@@ -127,6 +130,7 @@ def test_terminal_state_reaches_an_events_subscriber_on_a_change(
     assert all(a != b for a, b in itertools.pairwise(shapes)), shapes
 
 
+@pytest.mark.clause("L1.md §8.1 foreground")
 def test_a_closed_terminal_has_no_foreground(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh", "-c", "exit 0"])
     stream = subscribe(conn, t.terminal)
@@ -135,6 +139,7 @@ def test_a_closed_terminal_has_no_foreground(conn: Conn, cleanup: list[int]) -> 
 
 
 @pytest.mark.skipif(MINOR == 0, reason="no older minor than 0")
+@pytest.mark.clause("proto.md §4 rule 3 version", "proto.md §10 minor")
 def test_a_client_of_an_older_minor_is_served_without_newer_frames(
     connect: Connect, cleanup: list[int]
 ) -> None:

@@ -24,7 +24,7 @@ from phux.client.errors import (
     ProtocolError,
     ServerError,
 )
-from phux.wire.errors import WireError
+from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
@@ -53,6 +53,8 @@ class Connection:
         self._closed = False
         self._interrupted = False
         self.hello: HelloOk | None = None
+        self.minor = PROTOCOL_VERSION[1]
+        """The protocol minor this connection speaks (older against an older server)."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -67,9 +69,25 @@ class Connection:
     ) -> Connection:
         """Connect and complete the handshake before ``deadline``.
 
-        ``minor`` announces an older protocol minor than ours (tests and benchmarks
-        of what a server does for an older client).
+        A server of an older minor than ours may refuse our HELLO (a 1.0 server
+        wants an exact match): we connect again announcing the next older minor,
+        down to 0, and speak that (``self.minor``); what the server cannot send
+        then is simply absent (spec/proto.md §4 rule 3). ``minor`` announces an
+        older minor from the start (tests and benchmarks of older clients).
         """
+        announce = PROTOCOL_VERSION[1] if minor is None else minor
+        while True:
+            try:
+                return cls._open_once(path, deadline, client_name, announce)
+            except ServerError as exc:
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE or announce <= 0:
+                    raise
+                announce -= 1
+
+    @classmethod
+    def _open_once(
+        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str, minor: int
+    ) -> Connection:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(deadline.remaining())
@@ -94,10 +112,8 @@ class Connection:
             raise
         return conn
 
-    def _handshake(self, deadline: Deadline, client_name: str, older: int | None = None) -> None:
-        major, minor, patch = PROTOCOL_VERSION
-        if older is not None:
-            minor = older
+    def _handshake(self, deadline: Deadline, client_name: str, minor: int) -> None:
+        major, _, patch = PROTOCOL_VERSION
         self.send(
             Hello(client_name=f"{client_name}/{__version__}", major=major, minor=minor, patch=patch)
         )
@@ -107,6 +123,7 @@ class Connection:
         if not isinstance(frame, HelloOk):
             raise ProtocolError(f"expected HELLO_OK, got {type(frame).__name__}")
         self.hello = frame
+        self.minor = minor
 
     def close(self) -> None:
         if self._closed:
