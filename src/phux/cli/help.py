@@ -38,7 +38,8 @@ RUN_RULES = """\
 With shell integration (panes phux starts with bash, zsh, fish or sh/dash,
 unless `phux new --no-shell-integration`), run types exactly the command and
 Enter, reads the output and exit code from the shell's OSC 133 marks, and
-returns once the next prompt is drawn. It refuses at once (exit 3) when the
+returns once the next prompt is drawn (a command of several lines goes as one
+bracketed paste and Enter when the shell takes pastes). It refuses at once (exit 3) when the
 pane is not at an idle prompt: another program holds it (vim, less, python3,
 cat), the shell waits at a continuation prompt, input is pending, or echo is
 off (a password or `read -s` prompt). An unbalanced quote is interrupted with
