@@ -90,6 +90,8 @@ def test_quick_parse_agrees_with_click(verb: str, args: list[str]) -> None:
         ["wait", "--until", "passed", "--timeout", "120", "build"],
         ["wait", "--idle", "200", "--timeout", "10", "bench"],
         ["wait", "--regex", "^ok", "--json"],
+        ["wait", "--prompt", "--timeout", "60", "build"],
+        ["wait", "--exit", "--json", "@3"],
     ],
 )
 def test_the_usual_command_lines_take_the_quick_path(argv: list[str]) -> None:

@@ -41,7 +41,7 @@ def engine_of(data: bytes) -> Terminal:
 
 
 def agrees(data: bytes) -> bool:
-    found = scan(data)
+    found = scan(data, 6)
     if found is None:
         return False
     want = view_of_engine(engine_of(data))
@@ -65,19 +65,21 @@ def test_plain_prompts_are_read_without_the_engine(data: bytes) -> None:
 
 
 def test_typed_text_goes_to_the_engine() -> None:
-    assert scan(A + b"$ " + B + b"echo half") is None
-    assert scan(A + b"$ ") is None
-    assert scan(A + b"$ " + B + b"\x1b[?1049h") is None
+    assert scan(A + b"$ " + B + b"echo half", 6) is None
+    assert scan(A + b"$ ", 6) is None
+    assert scan(A + b"$ " + B + b"\x1b[?1049h", 6) is None
 
 
 def test_checkpoint_at_an_idle_prompt() -> None:
-    data = A + b"$ " + B + b"seq 3\r\n" + C + b"1\r\n2\r\n3\r\n" + D + A + b"$ " + B
+    lines = b"".join(b"%d\r\n" % i for i in range(10))
+    data = A + b"$ " + B + b"seq 10\r\n" + C + lines + D + A + b"$ " + B
     checkpoint = write_checkpoint(engine_of(data))
     assert agrees(checkpoint)
+    assert agrees(checkpoint + b"true\r\n" + C + D + b"\x1b]7;file://h/\x07" + A + b"$ " + B)
     typed = write_checkpoint(engine_of(data + b"pending"))
-    assert scan(typed) is None or agrees(typed)
+    assert scan(typed, 6) is None or agrees(typed)
     running = write_checkpoint(engine_of(data + b"sleep 1\r\n" + C))
-    assert scan(running) is None or agrees(running)
+    assert scan(running, 6) is None or agrees(running)
 
 
 @settings(max_examples=300, deadline=None)

@@ -94,7 +94,8 @@ def test_wait_exit_gives_the_status(client: Client, command: str, status: int) -
     name = bash_pane(client)
     pane = client.resolve(name, Deadline.after(5))
     client.send_keys(name, [command, "Enter"], Deadline.after(5))
-    result = client.wait(name, exit=True, timeout=10, deadline=Deadline.after(15))
+    # By id: once the pane exits its session is no longer listed.
+    result = client.wait(f"@{pane.terminal}", exit=True, timeout=10, deadline=Deadline.after(15))
     assert result.met and result.exit_code == status
     assert result.screen.state == "exited" and result.screen.program is None
     # An exited pane: at once, by id (its session no longer lists it).

@@ -213,7 +213,7 @@ def wait(
     socket: str | None,
     target: str | None,
     prompt: bool = False,
-    exit: bool = False,
+    exit_: bool = False,
 ) -> NoReturn:
     with reporting("wait", as_json), open_client(socket) as client:
         result = client.wait(
@@ -223,21 +223,21 @@ def wait(
             idle_ms=idle,
             timeout=timeout,
             prompt=prompt,
-            exit=exit,
+            exit=exit_,
             deadline=deadline_after(timeout + GRACE),
         )
     if as_json:
         write_out(to_json(result.screen) + "\n")
     if result.met:
         # --exit mirrors the program's status, as `run` mirrors a command's.
-        finish(result.exit_code if exit and result.exit_code is not None else 0)
+        finish(result.exit_code if exit_ and result.exit_code is not None else 0)
     if until is not None:
         what = f"text {until!r}"
     elif regex is not None:
         what = f"regex {regex!r}"
     elif prompt:
         what = "the shell to be at an idle prompt"
-    elif exit:
+    elif exit_:
         what = "the pane's program to exit"
     else:
         what = "the pane to go idle"

@@ -99,6 +99,8 @@ SPECS: dict[str, Spec] = {
             "--until": ("until", TEXT),
             "--regex": ("regex", TEXT),
             "--idle": ("idle", COUNT),
+            "--prompt": ("prompt", FLAG),
+            "--exit": ("exit_", FLAG),
             "--timeout": ("timeout", SECONDS_OR_ZERO),
             "--json": ("as_json", FLAG),
             **_SOCKET,
@@ -107,6 +109,8 @@ SPECS: dict[str, Spec] = {
             "until": None,
             "regex": None,
             "idle": None,
+            "prompt": False,
+            "exit_": False,
             "timeout": actions.WAIT_TIMEOUT,
             "as_json": False,
             "socket": None,
@@ -204,4 +208,8 @@ def parse(args: Sequence[str]) -> Call | None:
         params["target"] = positionals[0] if positionals else None
     if spec.exclusive and all(params[name] is not None for name in spec.exclusive):
         return None
+    if spec.verb is actions.wait:
+        text = params["until"] is not None or params["regex"] is not None
+        if text + params["prompt"] + params["exit_"] > 1:
+            return None  # conflicting conditions: click's usage error
     return spec.verb, params

@@ -455,7 +455,7 @@ def wait_cmd(
         socket=socket,
         target=target,
         prompt=prompt,
-        exit=exit_,
+        exit_=exit_,
     )
 
 

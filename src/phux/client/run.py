@@ -784,9 +784,19 @@ def _run_integrated(
         except DeadlineExceeded:
             raise RunTimedOut(line, _ms_since(started)) from None
         since = 0  # marks before this index came before the last C-c
+        own = line  # the command line our C mark names ("": take any)
+        foreign_wake: Deadline | None = None
         while True:
             if interrupted_at is None:
-                done = _integrated_progress(scanner, prompts_needed)
+                done = _integrated_progress(scanner, prompts_needed, own)
+                foreign = _foreign_done_at(scanner, own)
+                if done is None and foreign is not None:
+                    if time.monotonic() - foreign > _FOREIGN_GRACE:
+                        # No C naming our line came after all (a shell that records
+                        # it differently): the command it ran was ours.
+                        own = ""
+                        continue
+                    foreign_wake = Deadline(at=foreign + _FOREIGN_GRACE)
             else:
                 done = _redrawn(scanner, since)
             if interrupted_at is not None:
@@ -815,6 +825,9 @@ def _run_integrated(
             if not mirror.alive:
                 raise _died(pane, mirror)
             wake = deadline
+            if foreign_wake is not None:
+                wake = wake.earliest(foreign_wake)
+                foreign_wake = None
             fish_watch = shell == "fish" and interrupted_at is None and not scanner.marks
             if fish_watch:
                 wake = deadline.earliest(Deadline(at=submitted + _FISH_GRACE))
@@ -834,7 +847,7 @@ def _run_integrated(
         mirror.bytes_hooks.remove(scanner.feed)
         mirror.resize_hooks.remove(scanner.resize)
         mirror.gap_hooks.remove(scanner.gap)
-    return _integrated_outcome(scanner, line, submitted, prompts_needed)
+    return _integrated_outcome(scanner, line, own, submitted, prompts_needed)
 
 
 def _redrawn(scanner: MarkScanner, since: int) -> str | None:
@@ -849,7 +862,67 @@ def _redrawn(scanner: MarkScanner, since: int) -> str | None:
     return None
 
 
-def _integrated_progress(scanner: MarkScanner, prompts_needed: int) -> str | None:
+_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+def _cmdline(mark: Mark) -> str | None:
+    """A C mark's ``cmdline_url``, decoded; None when it has none."""
+    for param in mark.params.split(";"):
+        key, eq, value = param.partition("=")
+        if eq and key == "cmdline_url":
+            raw = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), value.encode())
+            return raw.decode("utf-8", "replace")
+    return None
+
+
+_FOREIGN_GRACE = 0.5
+"""How long after another command's prompt ``run`` waits for a C naming its own line."""
+
+
+def _foreign_done_at(scanner: MarkScanner, line: str) -> float | None:
+    """When the prompt after the last command not ours was drawn (None: none was)."""
+    if not line or "\n" in line:
+        return None
+    at = None
+    foreign = False
+    for mark in scanner.marks:
+        if mark.kind == "C":
+            named = _cmdline(mark)
+            foreign = named is not None and named.strip() != line.strip()
+            if not foreign:
+                at = None  # ours (or unnamed) came after: nothing to give up on
+        elif mark.kind == "B" and foreign:
+            at = mark.at
+            foreign = False
+    return at
+
+
+def _own_marks(scanner: MarkScanner, line: str) -> list[Mark]:
+    """The marks of our command line: without a command someone typed just before
+    ours (send-keys 'x' Enter, then run) that the shell ran first. Such a command
+    shows as a C naming another command line; its marks up to the B of the prompt
+    after it are dropped. Only a one-line command is compared: the shell may
+    rewrite a command of several lines (bash's history joins them)."""
+    marks = scanner.marks
+    if not line or "\n" in line or not any(m.kind == "C" for m in marks):
+        return marks
+    out: list[Mark] = []
+    foreign = False
+    for mark in marks:
+        if foreign:
+            if mark.kind == "B":
+                foreign = False
+            continue
+        if mark.kind == "C":
+            named = _cmdline(mark)
+            if named is not None and named.strip() != line.strip():
+                foreign = True
+                continue
+        out.append(mark)
+    return out
+
+
+def _integrated_progress(scanner: MarkScanner, prompts_needed: int, line: str = "") -> str | None:
     """None while the command runs; "continuation" when the shell asked for more input
     after the last line; "done" once the prompt after the command has drawn its B mark.
 
@@ -859,7 +932,7 @@ def _integrated_progress(scanner: MarkScanner, prompts_needed: int) -> str | Non
     """
     prompts = 0
     final: Mark | None = None
-    for mark in scanner.marks:
+    for mark in _own_marks(scanner, line):
         if final is None:
             if mark.kind == "A":
                 prompts += 1
@@ -883,9 +956,9 @@ def _fish_waits(client: Client, pane: Pane, deadline: Deadline) -> bool:
 
 
 def _integrated_outcome(
-    scanner: MarkScanner, line: str, submitted: float | None, prompts_needed: int
+    scanner: MarkScanner, line: str, own: str, submitted: float | None, prompts_needed: int
 ) -> RunOutcome:
-    marks = scanner.marks
+    marks = _own_marks(scanner, own)
     # Marks up to the final prompt's A.
     prompts = 0
     upto: list[Mark] = []
