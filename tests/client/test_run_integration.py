@@ -373,3 +373,17 @@ def test_runs_on_one_pane_are_serialised(client: Client, bash: str) -> None:
         t.join(40)
     outputs = sorted(r.output for r in results if isinstance(r, RunOutcome))
     assert outputs == ["agent-0", "agent-1", "agent-2"], results
+
+
+@pytest.mark.parametrize("shell_name", ["bash", "zsh", "fish"])
+def test_a_command_typed_just_before_is_not_taken_for_ours(
+    client: Client, home: Path, shell_name: str
+) -> None:
+    if not integrated(shell_name):
+        pytest.skip(f"no {shell_name} integration here")
+    name = start(client, Shell(shell_name, home))
+    run(client, name, "true")
+    for i in range(3):
+        client.send_keys(name, [f"echo first-{i}", "Enter"], Deadline.after(5))
+        out = run(client, name, f"echo second-{i}")
+        assert (out.exit_code, out.output) == (0, f"second-{i}")
