@@ -223,7 +223,7 @@ def test_bracketed_paste_when_enabled(client: Client) -> None:
         Deadline.after(5),
     )
     assert client.wait(name, idle_ms=150, timeout=10, deadline=Deadline.after(15)).met
-    client.send_keys(name, ["hi", "Enter"], Deadline.after(5))
+    client.paste(name, "hi\r", Deadline.after(5))
     client.send_keys(name, ["x" * 5], Deadline.after(5))
     waited = client.wait(name, regex=r"2   0   0   ~", timeout=10, deadline=Deadline.after(15))
     assert waited.met, waited.screen.lines

@@ -131,9 +131,11 @@ def snapshot(
     write_out(screen_json(screen) + "\n" if as_json else box_screen(screen))
 
 
-def send_keys(*, timeout: float, socket: str | None, target: str, keys: Sequence[str]) -> None:
+def send_keys(
+    *, timeout: float, socket: str | None, target: str, keys: Sequence[str], literal: bool = False
+) -> None:
     with reporting("send-keys", False), open_client(socket) as client:
-        client.send_keys(target, list(keys), deadline=deadline_after(timeout))
+        client.send_keys(target, list(keys), deadline=deadline_after(timeout), literal=literal)
 
 
 def run(

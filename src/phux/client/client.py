@@ -536,22 +536,25 @@ class Client:
         finally:
             self.release(mirror)
 
-    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> Pane:
-        """Type KEYS into the pane ``target`` names; returns that pane once every write
-        was acknowledged (``SendKeysResult.of`` turns it into the JSON shape)."""
+    def send_keys(
+        self, target: str, keys: Sequence[str], deadline: Deadline, *, literal: bool = False
+    ) -> Pane:
+        """Type KEYS into the pane ``target`` names, as one write; returns that pane once
+        it was acknowledged (``SendKeysResult.of`` turns it into the JSON shape).
+        ``literal``: every word is text, even one that names a key (tmux's ``-l``)."""
         from phux.client.keys import KeyModes, encode_keys, needs_modes, validate_keys
 
         if isinstance(keys, str):
             keys = [keys]
         if not keys:
             raise InvalidArgument("send-keys needs at least one key")
-        validate_keys(keys)
+        if not literal:
+            validate_keys(keys)
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
-        modes = self.modes(pane, deadline) if needs_modes(keys) else KeyModes()
-        for chunk in encode_keys(keys, modes):
-            self.write(pane, chunk.data, deadline)
+        modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
+        self.write(pane, encode_keys(keys, modes, literal=literal), deadline)
         return pane
 
     def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:
