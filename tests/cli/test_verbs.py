@@ -25,7 +25,7 @@ from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 SCREEN = ScreenState(
-    schema_version=3,
+    schema_version=4,
     pane=4,
     cols=20,
     rows=2,
@@ -34,6 +34,7 @@ SCREEN = ScreenState(
     scrollback=[],
     title="",
     wrapped=[],
+    alternate=False,
 )
 
 
@@ -156,7 +157,9 @@ def test_snapshot_scrollback_tristate(
 ) -> None:
     code, _, err = invoke(capsys, "snapshot", *args)
     assert code == 0, err
-    assert fake.calls == [("snapshot_data", (target,), {"scrollback": scrollback, "cells": False})]
+    assert fake.calls == [
+        ("snapshot_data", (target,), {"scrollback": scrollback, "cells": False, "version": None})
+    ]
 
 
 def test_snapshot_json_and_box(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,7 +178,10 @@ def test_options_may_follow_target_where_no_cmd_follows(
     # Seed 001's own example: `phux snapshot build --json --scrollback 200`.
     code, out, err = invoke(capsys, "snapshot", "build", "--json", "--scrollback", "200")
     assert code == 0 and json.loads(out)["schema_version"], err
-    assert fake.calls[-1][1:] == (("build",), {"scrollback": 200, "cells": False})
+    assert fake.calls[-1][1:] == (
+        ("build",),
+        {"scrollback": 200, "cells": False, "version": None},
+    )
     invoke(capsys, "wait", "work", "--until", "x", "--timeout", "1")
     assert fake.calls[-1][0] == "wait" and fake.calls[-1][1] == ("work",)
 

@@ -71,6 +71,7 @@ SPECS: dict[str, Spec] = {
             "cells": False,
             "timeout": DEFAULT_DEADLINE,
             "socket": None,
+            "schema_version": None,  # --schema-version itself is left to click
         },
         target_required=False,
     ),

@@ -243,8 +243,8 @@ def ls_cmd(as_json: bool, timeout: float, socket: str | None) -> None:
     ),
 )
 @json_option(
-    "Print ScreenState JSON (schema_version 3: pane, cols, rows, cursor, lines, scrollback, "
-    "and cells with --cells)."
+    "Print ScreenState JSON (schema_version 4: pane, cols, rows, cursor, lines, scrollback, "
+    "title, wrapped, alternate, and styles with --cells)."
 )
 @click.option(
     "--scrollback",
@@ -259,8 +259,15 @@ def ls_cmd(as_json: bool, timeout: float, socket: str | None) -> None:
 @click.option(
     "--cells",
     is_flag=True,
-    help="Add `cells`: the sparse styled cells (nine SGR flags, fg/bg as default / palette "
-    "/ rgb) and OSC 133 marks (prompt / input).",
+    help="Add `styles`: the styled text as runs (row, col, width, text, the SGR flags and "
+    "fg/bg that differ from the default, OSC 133 mark prompt / input).",
+)
+@click.option(
+    "--schema-version",
+    type=click.Choice(["3", "4"]),
+    default=None,
+    help="Print an older ScreenState shape: 3 has per-cell `cells` instead of `styles` "
+    "(kept for one version). Default: 4.",
 )
 @deadline_option
 @socket_option
@@ -269,6 +276,7 @@ def snapshot_cmd(
     as_json: bool,
     scrollback: int | None,
     cells: bool,
+    schema_version: str | None,
     timeout: float,
     socket: str | None,
     target: str | None,
@@ -286,6 +294,7 @@ def snapshot_cmd(
         timeout=timeout,
         socket=socket,
         target=target,
+        schema_version=int(schema_version) if schema_version else None,
     )
 
 

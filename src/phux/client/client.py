@@ -501,13 +501,16 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> ScreenState:
         """The ScreenState of the pane ``target`` names (see :meth:`snapshot_data`)."""
         from phux.engine.screen_state import screen_state
 
         return screen_state(
-            self.snapshot_data(target, scrollback=scrollback, cells=cells, deadline=deadline)
+            self.snapshot_data(
+                target, scrollback=scrollback, cells=cells, version=version, deadline=deadline
+            )
         )
 
     def snapshot_data(
@@ -516,10 +519,13 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> dict[str, Any]:
         """:meth:`snapshot` as plain data (``msgspec.to_builtins`` of the Struct, key
-        order included), without importing msgspec: ``phux snapshot`` prints it."""
+        order included), without importing msgspec: ``phux snapshot`` prints it.
+        ``version``: None the current shape; 3 the previous one (per-cell ``cells``),
+        kept for one version."""
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
@@ -530,9 +536,12 @@ class Client:
         mirror = self.mirror(pane, deadline, history=history)
         try:
             assert mirror.engine is not None
-            return mirror.engine.project_data(
-                pane=pane.terminal, scrollback=scrollback, cells=cells
-            )
+            try:
+                return mirror.engine.project_data(
+                    pane=pane.terminal, scrollback=scrollback, cells=cells, version=version
+                )
+            except ValueError as exc:  # an unknown schema version
+                raise InvalidArgument(str(exc)) from None
         finally:
             self.release(mirror)
 
