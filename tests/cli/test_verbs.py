@@ -392,8 +392,10 @@ def test_new(fake: FakeClient, capsys: pytest.CaptureFixture[str], tmp_path: Any
     assert fake.calls[-1] == (
         "new",
         ("s",),
-        {"cwd": str(tmp_path), "command": ["top"]},
+        {"cwd": str(tmp_path), "command": ["top"], "shell_integration": True},
     )
+    code, out, _ = invoke(capsys, "new", "--json", "-s", "s", "--no-shell-integration")
+    assert code == 0 and fake.calls[-1][2]["shell_integration"] is False
     code, out, _ = invoke(capsys, "new")
     assert code == 0 and "phux snapshot s" in out
     assert fake.calls[-1][2]["cwd"] == os.getcwd()

@@ -178,9 +178,15 @@ def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
         "session": "build",
         "terminal_id": 9,
     }
-    assert made[0].calls[-1] == ("new", (("build",), {"cwd": "/tmp", "command": ["sh"]}))
-    ok(tools.new({"name": "b2"}))
-    assert made[0].calls[-1] == ("new", (("b2",), {"cwd": None, "command": []}))
+    assert made[0].calls[-1] == (
+        "new",
+        (("build",), {"cwd": "/tmp", "command": ["sh"], "shell_integration": True}),
+    )
+    ok(tools.new({"name": "b2", "shell_integration": False}))
+    assert made[0].calls[-1] == (
+        "new",
+        (("b2",), {"cwd": None, "command": [], "shell_integration": False}),
+    )
 
 
 @pytest.mark.parametrize(

@@ -592,6 +592,12 @@ def watch_cmd(
     is_flag=True,
     help="Do not attach; print how to reach the session instead.",
 )
+@click.option(
+    "--no-shell-integration",
+    "no_shell_integration",
+    is_flag=True,
+    help="Start a shell without phux's prompt and command marks (OSC 133/7).",
+)
 @json_option(
     'Create only and print {"session", "terminal_id"}; needs -s, and a taken name is an error.'
 )
@@ -602,6 +608,7 @@ def new_cmd(
     name: str | None,
     cwd: str | None,
     detached: bool,
+    no_shell_integration: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -624,7 +631,13 @@ def new_cmd(
         deadline = deadline_after(timeout)
         path = ensure_server(socket, deadline=deadline)
         with open_client(os.fspath(path)) as client:
-            result = client.new(name, cwd=directory, command=list(command), deadline=deadline)
+            result = client.new(
+                name,
+                cwd=directory,
+                command=list(command),
+                shell_integration=not no_shell_integration,
+                deadline=deadline,
+            )
     if as_json:
         write_out(to_json(result) + "\n")
         return

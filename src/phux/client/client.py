@@ -638,10 +638,12 @@ class Client:
         env: Mapping[str, str] | None = None,
         cols: int = 80,
         rows: int = 24,
+        shell_integration: bool = True,
         deadline: Deadline,
     ) -> NewResult:
         """Create a session (a seed terminal with L3 metadata). A taken name raises
-        SessionExists; ``name=None`` takes the smallest free numeric name."""
+        SessionExists; ``name=None`` takes the smallest free numeric name.
+        ``shell_integration=False`` opts the pane out (spec/shell-integration.md)."""
         from phux.client.models import NewResult
 
         if name is not None:
@@ -651,7 +653,10 @@ class Client:
         if isinstance(command, str):
             command = [command]
         workdir = cwd if cwd is not None else os.getcwd()
-        env_list = [EnvVar(name=k, value=v) for k, v in (env or {}).items()]
+        env = dict(env or {})
+        if not shell_integration:
+            env["PHUX_SHELL_INTEGRATION"] = "0"
+        env_list = [EnvVar(name=k, value=v) for k, v in env.items()]
         attempts = 1 if name is not None else AUTO_NAME_ATTEMPTS
         taken: set[str] = set()
         for _ in range(attempts):

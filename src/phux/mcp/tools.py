@@ -99,6 +99,7 @@ class NewArgs(_Args):
     name: Annotated[str, msgspec.Meta(min_length=1)]
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    shell_integration: bool = True
 
 
 class BadArguments(Exception):
@@ -377,6 +378,7 @@ class PhuxTools:
                 args.name,
                 cwd=args.cwd,
                 command=args.command,
+                shell_integration=args.shell_integration,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -526,7 +528,8 @@ WAIT_SCHEMA = _schema(
 NEW_DOC = (
     "Create a named session on the running server without attaching (does not start a "
     "server: with none running it fails). command is the seed pane's argv (default: the "
-    "server's shell); cwd its working directory. A name already in use is rejected. Returns "
+    "server's shell); cwd its working directory. A shell gets phux's invisible prompt and "
+    "command marks unless shell_integration is false. A name already in use is rejected. Returns "
     '{"session": NAME, "terminal_id": N}; target the pane as NAME or @N. Returns at once '
     "(at most 30 s)."
 )
@@ -539,6 +542,11 @@ NEW_SCHEMA = _schema(
             "description": "argv of the seed pane; omit or [] for the default shell.",
         },
         "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+        "shell_integration": {
+            "type": "boolean",
+            "description": "false: start a shell without phux's prompt/command marks "
+            "(default true).",
+        },
     },
     ["name"],
 )

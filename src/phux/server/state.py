@@ -20,6 +20,7 @@ from phux.server.log import log
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
 from phux.server.replica import ReplicaHost
+from phux.server.shell_integration import VARIABLE, inject, wanted
 from phux.server.terminal import Terminal
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
@@ -111,10 +112,13 @@ class ServerState:
         env["TERM"] = "xterm-256color"
         env["PHUX_SOCKET"] = str(self.config.socket_path)
         env["PHUX_TERMINAL"] = str(tid)
-        for var in req.env:
-            env[var.name] = var.value
+        overrides = {var.name: var.value for var in req.env}
+        env.update(overrides)
+        # The variable is the server's knob, not the program's.
+        env.pop(VARIABLE, None)
+        start = inject(argv, env) if wanted(overrides, self.config.shell_integration) else argv
         try:
-            process = spawn_on_pty(argv, req.cwd, env, req.cols, req.rows)
+            process = spawn_on_pty(start, req.cwd, env, req.cols, req.rows)
         except OSError as exc:
             message = describe_spawn_error(argv, req.cwd, exc)
             log.info("spawn failed: %s", message)
