@@ -116,6 +116,62 @@ trap 'dbg=$((dbg+1))' DEBUG
     ]
 
 
+# The protocol of bash-preexec (github.com/rcaloras/bash-preexec), reduced to
+# what matters here: it installs itself from a last PROMPT_COMMAND entry at the
+# first prompt, then keeps __bp_interactive_mode last, and its DEBUG trap takes
+# the first command run after that entry for the user's command.
+PREEXEC_FRAMEWORK = """\
+PS1='fw> '
+fw_mode=
+fw_debug() {
+    [[ -n $fw_mode ]] || return 0
+    fw_mode=
+    echo "preexec[$BASH_COMMAND]" >> ~/fw.log
+}
+fw_precmd() { echo "precmd[$?]" >> ~/fw.log; }
+__bp_interactive_mode() { fw_mode=on; }
+__bp_install() {
+    trap fw_debug DEBUG
+    local -a pc=()
+    local e
+    for e in "${PROMPT_COMMAND[@]}"; do [[ $e == __bp_install ]] || pc+=("$e"); done
+    PROMPT_COMMAND=(fw_precmd "${pc[@]}" __bp_interactive_mode)
+    __bp_interactive_mode
+}
+PROMPT_COMMAND+=(__bp_install)
+"""
+
+
+def test_coexists_with_a_debug_trap_preexec_framework(host: ShellHost) -> None:
+    home = host.make_home("framework", {".bashrc": PREEXEC_FRAMEWORK})
+    pane = host.spawn(["bash"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("false")
+    pane.command("sh -c 'exit 3'")
+    pane.command("true")
+    assert (home / "fw.log").read_text().split("\n") == [
+        "preexec[false]",
+        "precmd[1]",
+        "preexec[sh -c 'exit 3']",
+        "precmd[3]",
+        "preexec[true]",
+        "precmd[0]",
+        "",
+    ]
+    assert command_marks(pane.data) == [
+        "C false",
+        "D 1",
+        "C sh -c 'exit 3'",
+        "D 3",
+        "C true",
+        "D 0",
+    ]
+    # Settled: the framework's entries first and last, ours inside, none twice.
+    assert output_of(pane, "printf '%s,' \"${PROMPT_COMMAND[@]}\"; echo") == [
+        "fw_precmd,_phux_prompt_start,_phux_prompt_end,__bp_interactive_mode,"
+    ]
+
+
 def test_login_shell_reads_the_profile_and_stays_a_login_shell(host: ShellHost) -> None:
     profile = "PS1='login> '\necho profile-read >> ~/marker\n"
     home = host.make_home("login", {".bash_profile": profile, ".bashrc": "echo rc >> ~/marker\n"})
@@ -164,3 +220,39 @@ def test_norc_and_rcfile(host: ShellHost) -> None:
     pane.wait_prompt(1)
     pane.command("true")
     assert pane.screen()[-1] == "other>"
+
+
+def test_hooks_removed_at_the_prompt_leave_no_half_command(host: ShellHost) -> None:
+    home = host.make_home("removed", {".bashrc": "PS1='$ '\n"})
+    pane = host.spawn(["bash"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("PROMPT_COMMAND=")
+    pane.command("false")
+    # PS1 keeps its marks, but with no hook to print D, no C is printed either.
+    # The command that removed them gets its C but no D (the next prompt's A
+    # ends it); the ones after get neither.
+    assert command_marks(pane.data) == ["C PROMPT_COMMAND="]
+    assert pane.prompts() == 3
+
+
+def test_strict_user_settings_and_aliases_do_not_break_the_hooks(host: ShellHost) -> None:
+    rc = """\
+set -u
+shopt -s nullglob extglob failglob
+alias local='echo BROKEN' printf='echo BROKEN' history='echo BROKEN' builtin='echo BROKEN'
+PS1='u> '
+"""
+    home = host.make_home("strict", {".bashrc": rc})
+    (home / "d é").mkdir()
+    pane = host.spawn(["bash"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("false")
+    pane.command('cd "d é"')
+    assert command_marks(pane.data) == ["C false", "D 1", 'C cd "d é"', "D 0"]
+    assert marks(pane.data)[-3] == cwd_mark(str(home / "d é"))
+    assert output_of(pane, "shopt expand_aliases; alias local") == [
+        "expand_aliases\ton".expandtabs(),
+        "alias local='echo BROKEN'",
+    ]
+    assert "BROKEN" not in "\n".join(pane.screen()[:-3])
+    assert "unbound" not in "\n".join(pane.screen())

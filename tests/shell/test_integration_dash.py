@@ -83,3 +83,21 @@ def test_without_a_user_env_file(host: ShellHost) -> None:
     assert pane.screen()[-1] == "login>"
     prompts = re.findall(rb"\x1b\]133;A\x07(.*?)\x1b\]133;B\x07", pane.data)
     assert set(prompts) == {b"login> "}
+
+
+def test_bash_started_as_sh(host: ShellHost) -> None:
+    # Where /bin/sh is bash: the sh script, its marks kept out of readline's width.
+    home = host.make_home("bash-as-sh", {".shrc": SHRC})
+    bash = shutil.which("bash")
+    assert bash is not None
+    (home / "bin").mkdir()
+    (home / "bin" / "sh").symlink_to(bash)
+    pane = host.spawn([str(home / "bin" / "sh")], env={"HOME": str(home), "ENV": "$HOME/.shrc"})
+    pane.wait_prompt(1)
+    pane.command("false")
+    pane.command("sh -c 'exit 5'")
+    assert output_of(pane, "echo $?") == ["5"]
+    assert command_marks(pane.data) == ["D 0", "D 1", "D 5", "D 0"]
+    # The user's PS1 hook saw each status although OSC 7 is a command substitution.
+    assert (home / "hook.log").read_text().split() == ["0", "1", "5", "0"]
+    assert pane.screen()[:2] == ["user> false", "user> sh -c 'exit 5'"]

@@ -118,3 +118,15 @@ def test_a_theme_that_rebuilds_the_prompt_in_precmd(host: ShellHost) -> None:
     prompts = re.findall(rb"\x1b\]133;A\x07(.*?)\x1b\]133;B\x07", pane.data)
     assert prompts == [b"t1> ", b"t2> ", b"t3> "]
     assert command_marks(pane.data) == ["C sh -c 'exit 7'", "D 7", "C true", "D 0"]
+
+
+def test_hooks_removed_at_the_prompt_leave_no_half_command(host: ShellHost) -> None:
+    home = host.make_home("removed", {".zshrc": "PS1='$ '\n"})
+    pane = host.spawn(["zsh"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("precmd_functions=()")
+    pane.command("false")
+    # The command that removed them gets its C but no D (the next prompt's A
+    # ends it); the ones after get neither.
+    assert command_marks(pane.data) == ["C precmd_functions=()"]
+    assert pane.prompts() == 3

@@ -24,6 +24,7 @@ from phux.server.shell_integration import VARIABLE, inject, wanted
 from phux.server.terminal import Terminal
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
+from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 if TYPE_CHECKING:
     from phux.server.connection import ClientConnection
@@ -126,7 +127,17 @@ class ServerState:
         except (ValueError, TypeError) as exc:  # e.g. NUL in an argument
             raise RequestError(ErrorCode.SPAWN_FAILED, f"cannot start {argv[0]!r}: {exc}") from None
         self._next_id += 1
-        term = Terminal(tid, process, self.config, req.cols, req.rows, metadata, self._closed)
+        term = Terminal(
+            tid,
+            process,
+            self.config,
+            req.cols,
+            req.rows,
+            metadata,
+            self._closed,
+            on_state=self._state_changed,
+            interested=self._state_followed,
+        )
         self.terminals[tid] = term
         self.replicas.add(term)
         self.nursery.start_soon(term.run, name=f"terminal-{tid}")
@@ -182,6 +193,31 @@ class ServerState:
         self.nursery.start_soon(self._forget_later, term)
         self.touch()
 
+    # ------------------------------------------------------------ foreground state
+
+    def state_listeners(self) -> list[ClientConnection]:
+        """Connections that follow every terminal's state (events, and a minor that has it)."""
+        return [
+            conn
+            for conn in self.connections
+            if conn.wants_events and conn.minor >= MINOR_TERMINAL_STATE
+        ]
+
+    def _state_followed(self, term: Terminal) -> bool:
+        return any(sub.wants_state for sub in term.subscribers) or bool(self.state_listeners())
+
+    def _state_changed(self, term: Terminal, encoded: bytes) -> None:
+        """TERMINAL_STATE to the terminal's subscribers, ordered with its output, and to
+        events subscribers that do not follow the terminal (once per connection)."""
+        subscribed = set()
+        for sub in term.subscribers:
+            if sub.wants_state:
+                sub.push_frame(encoded)
+                subscribed.add(sub.outbox)
+        for conn in self.state_listeners():
+            if conn.outbox not in subscribed:
+                conn.outbox.push_encoded(encoded)
+
     async def _forget_later(self, term: Terminal) -> None:
         await trio.sleep(self.config.retention_s)
         self.terminals.pop(term.id, None)
@@ -208,6 +244,7 @@ class ServerState:
                     next_seq=term.journal.next_seq,
                     created_ms=term.created_ms,
                     metadata=entries(term.metadata),
+                    foreground=term.foreground(),
                 )
             )
         return TerminalList(

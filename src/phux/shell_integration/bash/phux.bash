@@ -44,7 +44,13 @@ elif [[ $_phux_flags != *norc* ]]; then
         if [[ -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
     fi
 fi
-builtin unset _phux_f _phux_flags _phux_rcfile
+\builtin unset _phux_f _phux_flags _phux_rcfile
+
+# The user's aliases (for local, printf, history...) must not reach the
+# definitions below: aliases are expanded when a compound command is read, so
+# this is turned off before the block is, and back on after it.
+if \builtin shopt -q expand_aliases; then _phux_ea=1; else _phux_ea=; fi
+\builtin shopt -u expand_aliases
 
 # A user file may have turned the integration off, or this may be a second load.
 if [[ ${PHUX_SHELL_INTEGRATION-} != 0 && -z ${_phux_loaded-} && $- == *i* ]]; then
@@ -96,8 +102,11 @@ _phux_prompt_start() {
 # it runs: the history entry is the command line, when bash recorded one.
 _phux_preexec() {
     local h
+    # Without the prompt hooks (PROMPT_COMMAND replaced at the prompt) no D
+    # would follow, and a C alone would read as a command that never ends.
+    _phux_installed || return 0
     if [[ $1 != "$_phux_hist" ]]; then
-        h=$(HISTTIMEFORMAT= builtin history 1)
+        h=$(HISTTIMEFORMAT= \builtin history 1)
         h=${h#*[0-9][ *] }
         _phux_urlencode "$h" ''
         builtin printf '\e]133;C;cmdline_url=%s\a' "$_phux_url"
@@ -113,21 +122,49 @@ _phux_b=$'\[\e]133;B\a\]'
 # The arithmetic sets _phux_ran in this shell (the substitution runs in a subshell).
 _phux_ps0='${_phux_empty:0:$((_phux_ran=1,0))}$(_phux_preexec "$HISTCMD")'
 
+# bash-preexec keeps its __bp_interactive_mode last (its DEBUG trap takes the
+# first command after it for the user's), and installs itself from a last
+# entry calling __bp_install: the end hook goes before either.
+_phux_is_tail() {
+    [[ $1 == __bp_interactive_mode || $1 == *__bp_install* ]]
+}
+
+# Both hooks present, as whole lines of PROMPT_COMMAND (string or array).
+_phux_installed() {
+    local IFS=$'\n'
+    local all=$'\n'"${PROMPT_COMMAND[*]-}"$'\n'
+    [[ $all == *$'\n'_phux_prompt_start$'\n'* && $all == *$'\n'_phux_prompt_end$'\n'* ]]
+}
+
+# Puts _phux_prompt_start first and _phux_prompt_end last in PROMPT_COMMAND,
+# keeping its form (a string gets lines, an array elements).
 _phux_install_prompt_command() {
-    local e
-    if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
-        local -a pc=()
+    local e last
+    local -a pc=()
+    if [[ -v PROMPT_COMMAND && ${PROMPT_COMMAND@a} == *a* ]]; then
         for e in "${PROMPT_COMMAND[@]}"; do
             [[ $e == _phux_prompt_start || $e == _phux_prompt_end ]] || pc+=("$e")
         done
-        PROMPT_COMMAND=(_phux_prompt_start "${pc[@]}" _phux_prompt_end)
+        if ((${#pc[@]})) && _phux_is_tail "${pc[-1]}"; then
+            last=${pc[-1]}
+            unset 'pc[-1]'
+            PROMPT_COMMAND=(_phux_prompt_start "${pc[@]}" _phux_prompt_end "$last")
+        else
+            PROMPT_COMMAND=(_phux_prompt_start "${pc[@]}" _phux_prompt_end)
+        fi
     else
         e=$'\n'${PROMPT_COMMAND-}$'\n'
         e=${e//$'\n'_phux_prompt_start$'\n'/$'\n'}
         e=${e//$'\n'_phux_prompt_end$'\n'/$'\n'}
         e=${e#$'\n'}
         e=${e%$'\n'}
-        PROMPT_COMMAND=_phux_prompt_start$'\n'${e:+$e$'\n'}_phux_prompt_end
+        last=${e##*$'\n'}
+        if [[ -n $e ]] && _phux_is_tail "$last"; then
+            e=${e%"$last"}
+            PROMPT_COMMAND=_phux_prompt_start$'\n'$e'_phux_prompt_end'$'\n'$last
+        else
+            PROMPT_COMMAND=_phux_prompt_start$'\n'${e:+$e$'\n'}_phux_prompt_end
+        fi
     fi
 }
 
@@ -146,15 +183,13 @@ _phux_prompt_end() {
         PS0=${PS0-}
         PS0=${PS0//"$_phux_ps0"/}$_phux_ps0
     fi
-    if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
-        if [[ ${PROMPT_COMMAND[0]} != _phux_prompt_start || ${PROMPT_COMMAND[-1]} != _phux_prompt_end ]]; then
-            _phux_install_prompt_command
-        fi
-    elif [[ $PROMPT_COMMAND != _phux_prompt_start$'\n'*_phux_prompt_end ]]; then
-        _phux_install_prompt_command
-    fi
+    # Put back only what is gone: bash-preexec and others order the entries
+    # themselves, and moving ours back would fight them at every prompt.
+    _phux_installed || _phux_install_prompt_command
     return "$_phux_status"
 }
 
 _phux_install_prompt_command
 fi
+if [[ -n $_phux_ea ]]; then \builtin shopt -s expand_aliases; fi
+\builtin unset _phux_ea

@@ -36,7 +36,9 @@ case $- in
             _phux_o='\[' _phux_c='\]'
         fi
 
-        # Runs in a subshell from PS1 expansion (so $? is left alone).
+        # Runs in a subshell from PS1 expansion, given $? to exit with: dash
+        # leaves $? alone after a command substitution in a prompt, but bash
+        # (as sh) takes the substitution's status, which the user's PS1 sees.
         _phux_osc7() {
             case $PWD in
             *[!A-Za-z0-9/._~-]*)
@@ -52,9 +54,10 @@ case $- in
                 ;;
             *) printf '%s]7;file://%s%s%s' "$_phux_esc" "$_phux_host" "$PWD" "$_phux_bel" ;;
             esac
+            return "$1"
         }
 
-        PS1="$_phux_o$_phux_esc]133;D;\$?$_phux_bel\$(_phux_osc7)$_phux_esc]133;A$_phux_bel$_phux_c${PS1-}$_phux_o$_phux_esc]133;B$_phux_bel$_phux_c"
+        PS1="$_phux_o$_phux_esc]133;D;\$?$_phux_bel\$(_phux_osc7 \$?)$_phux_esc]133;A$_phux_bel$_phux_c${PS1-}$_phux_o$_phux_esc]133;B$_phux_bel$_phux_c"
         PS2="$_phux_o$_phux_esc]133;A;k=s$_phux_bel$_phux_c${PS2-> }$_phux_o$_phux_esc]133;B$_phux_bel$_phux_c"
     fi
     ;;

@@ -74,6 +74,9 @@ _phux_precmd_last() {
 # Last in preexec_functions: $1 is the command line as typed.
 _phux_preexec() {
     emulate -L zsh
+    # Without the precmd hook (precmd_functions replaced) no D would follow,
+    # and a C alone would read as a command that never ends.
+    (( ${precmd_functions[(I)_phux_precmd]} )) || return 0
     _phux_ran=1
     _phux_urlencode $1 ''
     builtin printf '\e]133;C;cmdline_url=%s\a' $_phux_url
