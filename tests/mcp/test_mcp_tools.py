@@ -18,7 +18,7 @@ from phux.engine.screen_state import Cursor, ScreenState
 from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
 
 SCREEN = ScreenState(
-    schema_version=3,
+    schema_version=4,
     pane=7,
     cols=80,
     rows=24,
@@ -27,6 +27,7 @@ SCREEN = ScreenState(
     scrollback=[],
     title="",
     wrapped=[],
+    alternate=False,
 )
 
 
@@ -134,7 +135,7 @@ def test_results_are_pretty_printed(tools: PhuxTools) -> None:
 
 def test_snapshot_arguments_pass_through(tools: PhuxTools, made: list[FakeClient]) -> None:
     body = ok(tools.snapshot({}))
-    assert body["schema_version"] == 3 and body["lines"] == ["$ "] and "cells" not in body
+    assert body["schema_version"] == 4 and body["lines"] == ["$ "] and "cells" not in body
     ok(tools.snapshot({"target": "work:1.0", "scrollback": 0, "cells": True}))
     ok(tools.snapshot({"scrollback": 200}))
     calls = [c for c in made[0].calls if c[0] == "snapshot"]

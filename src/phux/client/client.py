@@ -531,13 +531,16 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> ScreenState:
         """The ScreenState of the pane ``target`` names (see :meth:`snapshot_data`)."""
         from phux.engine.screen_state import screen_state
 
         return screen_state(
-            self.snapshot_data(target, scrollback=scrollback, cells=cells, deadline=deadline)
+            self.snapshot_data(
+                target, scrollback=scrollback, cells=cells, version=version, deadline=deadline
+            )
         )
 
     def snapshot_data(
@@ -546,10 +549,13 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> dict[str, Any]:
         """:meth:`snapshot` as plain data (``msgspec.to_builtins`` of the Struct, key
-        order included), without importing msgspec: ``phux snapshot`` prints it."""
+        order included), without importing msgspec: ``phux snapshot`` prints it.
+        ``version``: None the current shape; 3 the previous one (per-cell ``cells``),
+        kept for one version."""
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
@@ -562,9 +568,12 @@ class Client:
             from phux.client.pane_state import project_mirror
 
             assert mirror.engine is not None
-            data = mirror.engine.project_data(
-                pane=pane.terminal, scrollback=scrollback, cells=cells
-            )
+            try:
+                data = mirror.engine.project_data(
+                    pane=pane.terminal, scrollback=scrollback, cells=cells, version=version
+                )
+            except ValueError as exc:  # an unknown schema version
+                raise InvalidArgument(str(exc)) from None
             program, state = project_mirror(pane, mirror)
             if program is not None:
                 data["program"] = program
@@ -573,22 +582,25 @@ class Client:
         finally:
             self.release(mirror)
 
-    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> Pane:
-        """Type KEYS into the pane ``target`` names; returns that pane once every write
-        was acknowledged (``SendKeysResult.of`` turns it into the JSON shape)."""
+    def send_keys(
+        self, target: str, keys: Sequence[str], deadline: Deadline, *, literal: bool = False
+    ) -> Pane:
+        """Type KEYS into the pane ``target`` names, as one write; returns that pane once
+        it was acknowledged (``SendKeysResult.of`` turns it into the JSON shape).
+        ``literal``: every word is text, even one that names a key (tmux's ``-l``)."""
         from phux.client.keys import KeyModes, encode_keys, needs_modes, validate_keys
 
         if isinstance(keys, str):
             keys = [keys]
         if not keys:
             raise InvalidArgument("send-keys needs at least one key")
-        validate_keys(keys)
+        if not literal:
+            validate_keys(keys)
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
-        modes = self.modes(pane, deadline) if needs_modes(keys) else KeyModes()
-        for chunk in encode_keys(keys, modes):
-            self.write(pane, chunk.data, deadline)
+        modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
+        self.write(pane, encode_keys(keys, modes, literal=literal), deadline)
         return pane
 
     def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:

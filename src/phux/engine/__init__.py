@@ -11,7 +11,7 @@ through the names exported here::
                                       # CommandStarted, CommandFinished, in order
     t.shell_phase, t.pending_input    # from OSC 133 marks: "none"/"prompt"/"continuation"/"running"
     t.commands                        # [CommandRecord]; t.command_output(rec) -> (text, truncated)
-    t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v3
+    t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v4
     t.project_data(...)               # the same as plain data, without msgspec
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
     t.drain_history()                 # (rows, wrapped flags), and forget them

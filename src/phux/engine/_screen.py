@@ -409,6 +409,11 @@ class EngineScreen(pyte.Screen):
         # ``_unrendered`` rows are not in it yet (rendering is deferred to projection).
         self._scrollback_text: deque[tuple[str, str]] = deque(maxlen=self.history_size)
         self._unrendered = 0
+        # Rows that have left the top of the main screen (full-screen scrolls and
+        # shrinking resizes), whether kept in history, dropped past its limit, or
+        # never drawn at all (the bulk path): the absolute number of the viewport's
+        # first row. Only ever grows.
+        self.scrolled_off = 0
         self.alternate = False
         self.main_buffer: defaultdict[int, Line] | None = None
         self.saved_cursors: dict[bool, Savepoint] = {}
@@ -430,10 +435,6 @@ class EngineScreen(pyte.Screen):
         self._one_off: Cell | None = None  # the attributes of the last new SGR string
         # {(start, end, cell): {x: cell for x in range(start, end)}}, for EL.
         self._fills: dict[tuple[int, int, Cell], dict[int, Cell]] = {}
-        # The absolute number of the main screen's first viewport row: the rows
-        # ever scrolled off its top (kept by history or not), for the command
-        # output ranges of ``shell``.
-        self.top_row = 0
         self.shell = ShellState(self)
         super().__init__(columns, lines)
         self.buffer: defaultdict[int, Line] = self._new_buffer()  # type: ignore[assignment]
@@ -477,7 +478,7 @@ class EngineScreen(pyte.Screen):
             self.alternate = False
         title, icon_name = getattr(self, "title", ""), getattr(self, "icon_name", "")
         if self.shell.commands:
-            self.shell.erase(self.top_row, 0)  # (RIS erases the screen)
+            self.shell.erase(self.scrolled_off, 0)  # (RIS erases the screen)
         super().reset()
         # Like xterm, RIS keeps the window title (stock pyte clears it).
         self.title, self.icon_name = title, icon_name
@@ -788,7 +789,7 @@ class EngineScreen(pyte.Screen):
         return top == 0 and bottom == self.lines - 1 and not self.alternate
 
     def _push_history(self, line: Line) -> None:
-        self.top_row += 1
+        self.scrolled_off += 1
         if self.history_size:
             self.scrollback.append(line)
             self._unrendered += 1
@@ -867,7 +868,7 @@ class EngineScreen(pyte.Screen):
         append(Line(default))
         pushed = k - skip
         if not self.alternate:
-            self.top_row += k
+            self.scrolled_off += k
         if history:
             self.scrollback.extend(rows[:pushed])
             self._unrendered += k
@@ -876,7 +877,7 @@ class EngineScreen(pyte.Screen):
     def _scroll_up(self, top: int, bottom: int) -> None:
         buffer = self.buffer
         if top == 0 and bottom == self.lines - 1 and not self.alternate:
-            self.top_row += 1
+            self.scrolled_off += 1
             if self.history_size:
                 self.scrollback.append(buffer[0])
                 self._unrendered += 1
@@ -1040,9 +1041,9 @@ class EngineScreen(pyte.Screen):
         if how != 1 and not self.alternate and self.shell.commands:
             # Output erased from the main screen is no longer any command's.
             if how == 0:
-                self.shell.erase(self.top_row + y, self.cursor.x)
+                self.shell.erase(self.scrolled_off + y, self.cursor.x)
             else:
-                self.shell.erase(self.top_row, 0)
+                self.shell.erase(self.scrolled_off, 0)
         blank = self._erase_cell()
         buffer = self.buffer
         if blank is self.default_char:

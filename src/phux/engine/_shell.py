@@ -6,7 +6,7 @@ continuation prompt), ``B`` (input starts), ``C`` (the command runs; its
 output starts; ``cmdline_url=`` its command line, percent-encoded) and ``D``
 (``D;<status>``: it finished). Unknown ``key=value`` parameters are ignored.
 
-Positions are absolute rows of the main screen (``EngineScreen.top_row`` is
+Positions are absolute rows of the main screen (``EngineScreen.scrolled_off`` is
 the absolute number of the viewport's first row; it grows with every row
 scrolled off the top, whether history keeps it or not), so a command's output
 range stays valid while it scrolls into history, and is known to be cut once
@@ -106,12 +106,12 @@ class ShellState:
     def first_row(self) -> int:
         """The absolute number of the oldest row still held (history or viewport)."""
         screen = self.screen
-        return screen.top_row - len(screen.scrollback)
+        return screen.scrolled_off - len(screen.scrollback)
 
     def line(self, row: int) -> Line | None:
         """The main screen's row ``row`` (absolute), None when gone or never written."""
         screen = self.screen
-        y = row - screen.top_row
+        y = row - screen.scrolled_off
         if y >= 0:
             if y >= screen.lines:
                 return None
@@ -159,7 +159,7 @@ class ShellState:
 
     def logical_end(self, row: int) -> int:
         """The last row of the logical line (soft wraps followed) that ``row`` starts."""
-        limit = self.screen.top_row + self.screen.lines - 1
+        limit = self.screen.scrolled_off + self.screen.lines - 1
         while row < limit and self._continues(row + 1):
             row += 1
         return row
@@ -185,7 +185,7 @@ class ShellState:
         truncated = rec.start_row < first or rec.erased
         end_row, end_col = rec.end_row, rec.end_col
         if end_row is None:  # running: up to the cursor's row
-            end_row = screen.top_row + screen.lines - 1
+            end_row = screen.scrolled_off + screen.lines - 1
             end_col = screen.columns
             running = True
         else:
@@ -193,7 +193,7 @@ class ShellState:
             if end_col == 0:
                 end_row -= 1
                 end_col = screen.columns
-            last = screen.top_row + screen.lines - 1
+            last = screen.scrolled_off + screen.lines - 1
             if end_row > last:  # (a mark placed below the screen by phux_at)
                 end_row, end_col = last, screen.columns
         lines: list[str] = []
@@ -265,12 +265,12 @@ class ShellState:
         if at is not None:
             y, _, x = at.partition(",")
             try:
-                row, col = screen.top_row + int(y), max(0, int(x))
+                row, col = screen.scrolled_off + int(y), max(0, int(x))
             except ValueError:
                 return
         else:
             cursor = screen.cursor
-            row, col = screen.top_row + cursor.y, cursor.x
+            row, col = screen.scrolled_off + cursor.y, cursor.x
             if col >= screen.columns:  # a pending wrap: what follows starts the next row
                 row, col = row + 1, 0
             screen.set_semantic(_SEMANTIC.get(kind, 0))

@@ -440,7 +440,7 @@ def _write_shell(
     encoded: dict[int, tuple[CommandRecord, str, str]] = {}
     if shell.phase == NONE:
         return encoded
-    top = screen.top_row
+    top = screen.scrolled_off
     phase = NONE
     cwd: str | None = None
     for rec in shell.live():

@@ -1,4 +1,4 @@
-"""ScreenState: the agent-facing projection of one terminal (schema_version 3).
+"""ScreenState: the agent-facing projection of one terminal (schema_version 4).
 
 These msgspec Structs are the one home of the shape: ``msgspec.json.encode``
 produces exactly the seed's field names (001, section 4.2), and the JSON
@@ -7,7 +7,7 @@ plain data first (:mod:`phux.engine._projection`, which matches these Structs
 key for key, tested) and :func:`screen_state` converts it, so that a reader
 which only prints JSON need not import msgspec.
 
-Two backward-compatible keys are added to the seed's shape:
+Keys added to the seed's shape:
 
 * ``title`` (str): the terminal title (OSC 0/2), ``""`` when never set.
 * ``wrapped`` (list[int]): viewport row indexes that are soft-wrapped
@@ -15,17 +15,24 @@ Two backward-compatible keys are added to the seed's shape:
   row ``r - 1`` because the cursor auto-wrapped (row 0 is listed when it
   continues the newest scrollback row).
 
-Two more keys (added without a bump, as new keys are) say what the pane is
-doing, when the reader knows (``phux snapshot`` and ``wait`` do; a bare engine
-does not):
+* ``alternate`` (bool, since 4): the program is on the alternate screen (a
+  TUI such as vim or less). ``scrollback`` is then empty: history belongs to
+  the main screen and is not mixed with the alternate screen's rows.
+* ``styles`` (since 4, with ``--cells``): the viewport's styled text as runs,
+  ``{row, col, width, text, semantic?, style}`` per stretch of adjacent cells of
+  one style, ``style`` holding only what differs from the default. It replaces
+  version 3's per-cell ``cells``, which is still produced for one version on
+  request (``schema_version`` 3; every other key is the same).
 
-* ``program`` (str): the foreground program's name (``bash``, ``vim``),
-  absent when unknown or once the pane exited.
-* ``state`` (str): ``prompt``, ``running``, ``hidden_input``, ``tui`` or
-  ``exited`` (``phux.client.pane_state`` says how each is decided).
+* ``program`` and ``state`` (added without a bump, as new keys are): what the
+  pane is doing, when the reader knows (``phux snapshot`` and ``wait`` do; a
+  bare engine does not). ``program`` is the foreground program's name
+  (``bash``, ``vim``), absent when unknown or once the pane exited; ``state``
+  is ``prompt``, ``running``, ``hidden_input``, ``tui`` or ``exited``
+  (``phux.client.pane_state`` says how each is decided).
 
-``cells`` is absent (not ``null``) when not requested, ``program`` and
-``state`` when unknown; every other key is always present.
+``styles`` and ``cells`` are absent (not ``null``) when not requested,
+``program`` and ``state`` when unknown; every other key is always present.
 """
 
 from __future__ import annotations
@@ -86,6 +93,33 @@ class CellInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     style: CellStyle
 
 
+class SpanStyle(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A run's style: only the flags that are set and the colours that are not the default."""
+
+    bold: bool = False
+    faint: bool = False
+    italic: bool = False
+    underline: bool = False
+    blink: bool = False
+    inverse: bool = False
+    invisible: bool = False
+    strikethrough: bool = False
+    overline: bool = False
+    fg: CellColor = DEFAULT_COLOR
+    bg: CellColor = DEFAULT_COLOR
+
+
+class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Adjacent cells of one row with one style and OSC 133 mark; ``width`` in cells."""
+
+    row: int
+    col: int
+    width: int
+    text: str
+    semantic: Literal["prompt", "input"] | None = None
+    style: SpanStyle
+
+
 class Cursor(msgspec.Struct, frozen=True, kw_only=True):
     """Viewport-relative, zero-based cursor position."""
 
@@ -95,10 +129,12 @@ class Cursor(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The seed's ScreenState plus ``title``, ``wrapped``, ``program`` and ``state``.
+    """The seed's ScreenState, schema_version 4, plus ``title``, ``wrapped``,
+    ``alternate``, ``styles`` (version 3: ``cells`` instead of ``styles``),
+    ``program`` and ``state``.
 
-    Every field but ``cells``, ``program`` and ``state`` is required so that
-    ``omit_defaults`` only ever drops those (when they are ``None``).
+    Every field but ``cells``, ``styles``, ``program`` and ``state`` is required
+    so that ``omit_defaults`` only ever drops those (when they are ``None``).
     """
 
     schema_version: int
@@ -109,8 +145,10 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     lines: list[str]
     scrollback: list[str]
     cells: list[CellInfo] | None = None
+    styles: list[StyleRun] | None = None
     title: str
     wrapped: list[int]
+    alternate: bool
     program: str | None = None
     state: Literal["prompt", "running", "hidden_input", "tui", "exited"] | None = None
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -74,6 +74,7 @@ class SnapshotArgs(_Args):
     target: str | None = None
     scrollback: NonNegInt | None = None
     cells: bool = False
+    schema_version: Literal[3, 4] | None = None
 
 
 class SendKeysArgs(_Args):
@@ -335,6 +336,7 @@ class PhuxTools:
                 args.target,
                 scrollback=args.scrollback,
                 cells=args.cells,
+                version=args.schema_version,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -453,14 +455,16 @@ LS_DOC = (
 )
 
 SNAPSHOT_DOC = (
-    "Read a pane's screen as structured data (ScreenState: schema_version, pane, cols, rows, "
-    "cursor, lines, scrollback, title, wrapped, cells when asked, program = the foreground "
-    "program, state = prompt | running | hidden_input | tui | exited). Side-effect-free: "
-    "never attaches or resizes. target is optional (default: the last/focused session). "
-    "scrollback: absent = viewport only, 0 = all retained history, N = the newest N history "
-    "rows. cells=true adds the sparse per-cell styles and OSC 133 marks. Repeated snapshots "
-    "of a pane are served from a warm local mirror. Returns at once (at most 30 s). "
-    + _TARGET_GRAMMAR
+    "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
+    "cursor, lines, scrollback, title, wrapped, alternate, styles when asked, program = the "
+    "foreground program, state = prompt | running | hidden_input | tui | exited). "
+    "Side-effect-free: never attaches or resizes. target is optional (default: the last used "
+    "session). scrollback: absent = viewport only, 0 = all retained history, N = the newest N "
+    "history rows; empty while alternate is true (a full-screen program: history belongs to "
+    "the main screen). cells=true adds `styles`: runs of styled text {row, col, width, text, "
+    "semantic?, style} with only the non-default SGR flags and colours (schema_version=3 gives "
+    "the old per-cell `cells` instead, for one version). Repeated snapshots of a pane are "
+    "served from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
 )
 
 SNAPSHOT_SCHEMA = _schema(
@@ -474,7 +478,12 @@ SNAPSHOT_SCHEMA = _schema(
         "cells": {
             "type": "boolean",
             "default": False,
-            "description": "Include per-cell styles and OSC 133 marks.",
+            "description": "Include the styled text runs and OSC 133 marks (`styles`).",
+        },
+        "schema_version": {
+            "type": "integer",
+            "enum": [3, 4],
+            "description": "3: the previous shape, per-cell `cells` (kept for one version).",
         },
     }
 )
