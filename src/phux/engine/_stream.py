@@ -31,19 +31,19 @@ _TOKEN = re.compile(
     # 2: one or more SGR sequences in a row (applied as one)
     "|((?:\x1b\\[[0-9;:]*m)+)"
     # 3: CSI; 4 private prefix, 5 parameters, 6 intermediates, 7 final
-    "|((?:\x1b\\[|\x9b)([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
+    "|(\x1b\\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
     # 8: C0 controls that do something (CR LF as one)
     "|(\r\n|[\x07-\x0f])"
     # 9: complete OSC; 10 payload
-    "|((?:\x1b\\]|\x9d)([^\x07\x1b\x9c\x18\x1a]*)(?:\x07|\x1b\\\\|\x9c))"
+    "|(\x1b\\]([^\x07\x1b\x18\x1a]*)(?:\x07|\x1b\\\\))"
     # 11: ESC with intermediates; 12 intermediates, 13 final
     "|(\x1b([\x20-\x2f]+)([\x30-\x7e]))"
     # 14: two-character ESC sequence (not CSI/OSC/DCS/SOS/PM/APC); 15 final
     "|(\x1b([\x30-\x4f\x51-\x57\x59\x5a\\\\\x60-\x7e]))"
     # 16: complete DCS/SOS/PM/APC: swallowed
-    "|((?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c\x18\x1a]*(?:\x1b\\\\|\x9c))"
-    # 17: other controls: ignored
-    "|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
+    "|(\x1b[PX^_][^\x1b\x18\x1a]*\x1b\\\\)"
+    # 17: other controls, and C1 code points (not controls in UTF-8): ignored
+    "|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x9f])"
 )
 # Lines of width-1 characters, each ended by CR LF: a flood drawn in one call.
 # Those of printable ASCII are matched first: that class compiles in ~0.1 ms,
@@ -95,10 +95,9 @@ def _csi() -> re.Pattern[str]:
 @cache
 def _string_end(osc: bool) -> re.Pattern[str]:
     """What ends (or aborts) an OSC string (BEL too), or a DCS/SOS/PM/APC string."""
-    return re.compile("[\x07\x1b\x9c\x18\x1a]" if osc else "[\x1b\x9c\x18\x1a]")
+    return re.compile("[\x07\x1b\x18\x1a]" if osc else "[\x1b\x18\x1a]")
 
 
-_C1_STRINGS = {"\x9d": "]", "\x90": "P", "\x98": "X", "\x9e": "^", "\x9f": "_"}
 _MAX_SEQUENCE = 1024
 _MAX_OSC = 1 << 16
 
@@ -327,15 +326,9 @@ class EngineStream(pyte.Stream):
     def _slow(self, data: str, pos: int) -> int:
         """Handle a sequence the fast regex could not: cut, interrupted, malformed or long."""
         n = len(data)
-        c = data[pos]
-        if c in _C1_STRINGS:
-            return self._start_string(data, pos + 1, _C1_STRINGS[c])
-        if c == "\x9b":
-            seq = "\x1b["
-        elif c == ESC:
-            seq = ESC
-        else:
+        if data[pos] != ESC:
             return pos + 1
+        seq = ESC
         i = pos + 1
         while i < n:
             ch = data[i]
@@ -350,7 +343,9 @@ class EngineStream(pyte.Stream):
                     handler()  # C0 controls inside a sequence are executed.
                 i += 1
                 continue
-            if o == 0x7F:
+            if o >= 0x7F:
+                # DEL, and any non-ASCII character (C1 code points included),
+                # is skipped and the sequence goes on, as tmux does.
                 i += 1
                 continue
             i += 1
@@ -368,16 +363,19 @@ class EngineStream(pyte.Stream):
                     if csi is not None:
                         self._csi(*csi.groups())
                     return i
-                if o > 0x7E:
-                    return i  # Malformed: dropped.
-            else:
-                if 0x30 <= o <= 0x7E:
-                    self._esc(seq[1:-1], ch)
-                    return i
-                if o > 0x7E:
-                    return i
+            elif o >= 0x30:
+                self._esc(seq[1:-1], ch)
+                return i
         self._pending = seq
         return n
+
+    def unparsed(self) -> str:
+        """What was fed but not acted on yet (a sequence or string cut short), as fed:
+        feeding it to a fresh stream leaves the same parse state."""
+        if self._string_kind is None:
+            return self._pending
+        held = "".join(self._string_parts)  # OSC payloads only: the others are dropped
+        return ESC + self._string_kind + held + (ESC if self._string_esc else "")
 
     # -- strings (OSC, DCS, SOS, PM, APC) --------------------------------------------
 
@@ -398,7 +396,7 @@ class EngineStream(pyte.Stream):
         j = m.start()
         self._append_string(data[pos:j])
         t = data[j]
-        if t == "\x07" or t == "\x9c":
+        if t == "\x07":
             self._finish_string()
             return j + 1
         if t != ESC:
