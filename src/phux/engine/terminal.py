@@ -74,6 +74,13 @@ class Terminal:
         except Exception:  # pragma: no cover - defensive: the stream already catches
             self.stream.errors += 1
 
+    def unparsed(self) -> bytes:
+        """The bytes fed but not acted on yet: a sequence, a string or a UTF-8
+        character cut by the end of the last chunk (a checkpoint ends with them)."""
+        text = self.stream.unparsed()
+        held: bytes = self._decoder.getstate()[0]
+        return (text.encode("utf-8", "surrogatepass") if text else b"") + held
+
     def resize(self, cols: int, rows: int) -> None:
         if cols < 1 or rows < 1:
             raise ValueError(f"terminal size must be positive, got {cols}x{rows}")
