@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
+from phux.engine import _replies
 from phux.engine._pyte import pyte
 from phux.engine._screen import EngineScreen
 from phux.engine._widths import narrow_class
@@ -100,6 +101,7 @@ def _string_end(osc: bool) -> re.Pattern[str]:
 
 _MAX_SEQUENCE = 1024
 _MAX_OSC = 1 << 16
+_MAX_DCS = 64  # DCS payloads are kept only to answer DECRQSS, which is short
 
 
 def _ints(params: str) -> list[int]:
@@ -310,7 +312,10 @@ class EngineStream(pyte.Stream):
                 elif kind == 8:
                     controls[data[pos:end]]()
                 elif kind == 9:
-                    self.screen.osc(m.group(10))
+                    self._osc(m.group(10), data[end - 1] == "\x07")
+                elif kind == 16:
+                    if data[pos + 1] == "P":
+                        self._dcs(data[pos + 2 : end - 2])
                 elif kind == 11:
                     self._esc(m.group(12), m.group(13))
                 elif kind == 14:
@@ -374,7 +379,7 @@ class EngineStream(pyte.Stream):
         feeding it to a fresh stream leaves the same parse state."""
         if self._string_kind is None:
             return self._pending
-        held = "".join(self._string_parts)  # OSC payloads only: the others are dropped
+        held = "".join(self._string_parts)  # OSC and short DCS payloads: others are dropped
         return ESC + self._string_kind + held + (ESC if self._string_esc else "")
 
     # -- strings (OSC, DCS, SOS, PM, APC) --------------------------------------------
@@ -397,7 +402,7 @@ class EngineStream(pyte.Stream):
         self._append_string(data[pos:j])
         t = data[j]
         if t == "\x07":
-            self._finish_string()
+            self._finish_string(bel=True)
             return j + 1
         if t != ESC:
             self._abort_string()  # CAN / SUB
@@ -412,19 +417,36 @@ class EngineStream(pyte.Stream):
         return j
 
     def _append_string(self, text: str) -> None:
-        if text and self._string_kind == "]" and self._string_len < _MAX_OSC:
+        kind = self._string_kind
+        limit = _MAX_OSC if kind == "]" else _MAX_DCS if kind == "P" else 0
+        if text and self._string_len < limit:
             self._string_parts.append(text)
             self._string_len += len(text)
 
-    def _finish_string(self) -> None:
+    def _finish_string(self, bel: bool = False) -> None:
         kind = self._string_kind
         payload = "".join(self._string_parts)
         self._abort_string()
-        if kind == "]" and len(payload) <= _MAX_OSC:
-            try:
-                self.screen.osc(payload)
-            except Exception:
-                self.errors += 1
+        try:
+            if kind == "]" and len(payload) <= _MAX_OSC:
+                self._osc(payload, bel)
+            elif kind == "P" and len(payload) <= _MAX_DCS:
+                self._dcs(payload)
+        except Exception:
+            self.errors += 1
+
+    def _osc(self, payload: str, bel: bool) -> None:
+        if payload.endswith(";?") and payload[:2] in ("10", "11", "12"):
+            reply = _replies.colour_report(payload, bel)
+            if reply is not None:
+                self.screen.write_process_input(reply)
+            return
+        self.screen.osc(payload)
+
+    def _dcs(self, payload: str) -> None:
+        """DCS strings are swallowed; DECRQSS (``$ q``) is answered."""
+        if payload.startswith("$q"):
+            self.screen.write_process_input(_replies.decrqss(self.screen, payload[2:]))
 
     def _abort_string(self) -> None:
         self._string_kind = None
@@ -456,6 +478,8 @@ class EngineStream(pyte.Stream):
                     s.report_device_status(_ints(params)[0], private=True)
             elif prefix == ">" and final == "c":
                 s.report_device_attributes(_ints(params)[0], secondary=True)
+            elif prefix == ">" and final == "q" and _ints(params)[0] == 0:
+                s.write_process_input(_replies.xtversion())
             return  # CSI > 4;2 m (XTMODKEYS), CSI ? 4 m, CSI = c ...: ignored.
         if final == "m":
             s.sgr(params)
@@ -476,6 +500,10 @@ class EngineStream(pyte.Stream):
                 s.scroll_down(args[0])
         elif final == "c":
             s.report_device_attributes(args[0])
+        elif final == "t":
+            reply = _replies.window_report(s, args[0])
+            if reply is not None:
+                s.write_process_input(reply)
 
     def _esc(self, inter: str, final: str) -> None:
         s = self.screen

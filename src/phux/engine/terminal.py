@@ -44,8 +44,9 @@ class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect)
 class Terminal:
     """One emulated terminal: ``feed`` bytes in any chunking, ``project`` what you need.
 
-    Replies to terminal queries (DA1, DA2, DSR 5/6) are collected for the
-    caller (``take_replies``); the engine never writes anywhere itself.
+    Replies to terminal queries (DA1, DA2, DSR 5/6 and the rest of spec/L1.md
+    §5.2) are collected for the caller (``take_replies``); the engine never
+    writes anywhere itself.
     """
 
     def __init__(self, cols: int = 80, rows: int = 24, history: int = 10_000) -> None:
