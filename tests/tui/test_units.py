@@ -121,6 +121,15 @@ def test_clipboard_writes_and_dcs_apc_pm_sos_are_dropped(seq: bytes) -> None:
     assert f.removed == 1
 
 
+def test_a_title_too_long_to_hold_is_dropped_however_it_is_cut() -> None:
+    title = b"\x1b]2;" + b"T" * MAX_HELD + b"\x07"
+    assert QueryFilter().feed(b"a" + title + b"b") == b"ab"
+    assert feed_in_pieces(b"a" + title + b"b", [100, 4000]) == b"ab"
+    fits = b"\x1b]2;" + b"T" * (MAX_HELD - 10) + b"\x07"
+    assert QueryFilter().feed(fits) == fits
+    assert feed_in_pieces(fits, [100, 4000]) == fits
+
+
 @pytest.mark.parametrize(("seq", "clean"), CLEANED)
 def test_titles_lose_their_control_characters(seq: bytes, clean: bytes) -> None:
     f = QueryFilter()

@@ -133,15 +133,18 @@ _PARTIAL = re.compile(
 )
 # Where something may be removed: everything else passes through in bulk slices.
 # OSCs are candidates only where they may be: colour queries and clipboard
-# (OSC 4, 5, 10-19, 52), and titles with a control character before their end
-# (possessive: a title without one fails at its end, with no backtracking).
+# (OSC 4, 5, 10-19, 52), titles that may be too long to pass (longer than
+# MAX_HELD, as when one is cut), and titles with a control character before
+# their end (possessive: a title without one fails at its end, with no
+# backtracking).
 _CANDIDATE = re.compile(
     rb"\x1b(?:\[[?>=]?[0-9;:"
     + _J
     + rb"]*\$?[cnpquxt]|\[\?[0-9;]*m|[P_^X]|Z"
     + rb"|\](?:[45]|1[0-9]|52)[;\x07\x1b]"
-    + rb"|\][012];[^\x00-\x1f\x7f\xc2]*+(?:\xc2[^\x80-\x9f][^\x00-\x1f\x7f\xc2]*+)*+"
-    + rb"(?:[\x00-\x06\x08-\x17\x19\x1c-\x1f\x7f]|\xc2[\x80-\x9f]))"
+    + rb"|\][012];(?:[^\x07\x1b\x18\x1a]{%d}" % (MAX_HELD // 2)
+    + rb"|[^\x00-\x1f\x7f\xc2]*+(?:\xc2[^\x80-\x9f][^\x00-\x1f\x7f\xc2]*+)*+"
+    + rb"(?:[\x00-\x06\x08-\x17\x19\x1c-\x1f\x7f]|\xc2[\x80-\x9f])))"
 )
 # What ends a string: OSC (BEL too), or DCS/SOS/PM/APC. CAN and SUB abort it;
 # an ESC not followed by a backslash aborts it and starts a new sequence.
@@ -348,6 +351,8 @@ class QueryFilter:
             write = len(fields) == 2 and fields[1] != b"?" and end != b""
             return None if write and self.allow_clipboard else b""
         if code in _TITLE_CODES:
+            if len(seq) > MAX_HELD:
+                return b""  # as when it comes in pieces: too long to hold and clean
             clean = clean_title(rest)
             return None if clean == rest else b"\x1b]" + code + b";" + clean + end
         if is_query_string(seq):
