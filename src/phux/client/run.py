@@ -631,9 +631,23 @@ def _run_locked(
             # Keys typed just before (send-keys '…' Enter, or C-c) may be mid-way:
             # echoed but not yet run, a program not yet ended. Let the output settle
             # once (TERMINAL_STATE keeps the foreground current) before refusing.
-            _settle(client, mirror, run_deadline)
+            limit = run_deadline.earliest(Deadline.after(_SETTLE_MAX))
+            _settle(client, mirror, run_deadline, limit)
             view = _view(mirror)
             path, refusal = _holder_text(pane, mirror, view, force)
+            # The shell holds the terminal but its marks say a command runs: it
+            # may be about to print the command's end (a program just ended by
+            # C-c or a signal; the shell not yet scheduled). Give it the rest of
+            # the second; a builtin still running (`read`) is refused after it.
+            while refusal is not None and _shell_finishing(pane, mirror, view):
+                try:
+                    client.pump(limit)
+                except DeadlineExceeded:
+                    if run_deadline.expired():
+                        raise
+                    break
+                view = _view(mirror)
+                path, refusal = _holder_text(pane, mirror, view, force)
         mirror.raw = None  # read: stop keeping the bytes
         if refusal is not None:
             from phux.client.errors import PaneBusy
@@ -657,9 +671,20 @@ _SETTLE_QUIET = 0.15
 _SETTLE_MAX = 1.0
 
 
-def _settle(client: Client, mirror: Mirror, deadline: Deadline) -> None:
-    """Pump until no output for ``_SETTLE_QUIET`` (at most ``_SETTLE_MAX``)."""
-    limit = deadline.earliest(Deadline.after(_SETTLE_MAX))
+def _shell_finishing(pane: Pane, mirror: Mirror, view: ShellView) -> bool:
+    """The pane may be about to be back at its prompt: the shell holds the terminal
+    but has not printed the command's end yet, or the foreground group's leader has
+    exited (its name is gone) and the shell is about to take the terminal back."""
+    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    if not mirror.alive or fg is None:
+        return False
+    if fg.pgrp != pane.pid:
+        return not fg.name
+    return view.shell_phase == "running"
+
+
+def _settle(client: Client, mirror: Mirror, deadline: Deadline, limit: Deadline) -> None:
+    """Pump until no output for ``_SETTLE_QUIET`` (at most until ``limit``)."""
     mirror.last_output = time.monotonic()
     while mirror.alive and not limit.expired():
         quiet_at = mirror.last_output + _SETTLE_QUIET
