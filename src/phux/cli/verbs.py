@@ -477,7 +477,8 @@ def run_cmd(
     "--exit",
     "exit_",
     is_flag=True,
-    help="Wait until the pane's program exits; exit with its status.",
+    help="Wait until the pane's program exits; exit with its status. Name the pane by @N: "
+    "an exited pane is no longer part of its session.",
 )
 @click.option(
     "--timeout",
