@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
-from .sshd import Sshd, available, running_sshd
+from tools.sshd_loopback import Sshd, available, running_sshd
 
 STEP_TIMEOUT = 60.0
 

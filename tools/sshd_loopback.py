@@ -1,4 +1,4 @@
-"""A real OpenSSH server on loopback for the remote tests (issue 18).
+"""A real OpenSSH server on loopback, for the remote tests and benchmarks (issue 18).
 
 A high port, a host key and a client key made for the run, an
 authorized_keys in a temporary directory, and an ssh_config that pins the
