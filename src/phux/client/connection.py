@@ -138,8 +138,15 @@ class Connection:
                 return conn
             except ServerError as exc:
                 conn.close()
-                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE or announce <= 0:
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE:
                     raise
+                if announce <= 0:
+                    from phux.client.remote import RemoteFailed
+
+                    raise RemoteFailed(
+                        f"phux on {host} speaks another protocol version: {exc.message}",
+                        remedy=f"install the same phux version here and on {host}",
+                    ) from None
                 announce -= 1
             except (ConnectionLost, ProtocolError, DeadlineExceeded) as exc:
                 failure = link.failure(f"no phux server answered over ssh: {exc.message}")
