@@ -576,6 +576,49 @@ def watch_cmd(
     fail("watch", "stream_ended", f"the stream ended before a {until_event} event", 1, "", as_json)
 
 
+# ---------------------------------------------------------------- history
+
+
+@click.command(
+    "history",
+    cls=Verb,
+    short_help="List the commands a pane's shell ran.",
+    epilog=verb_epilog(
+        "\b\nFrom the shell integration phux injects into bash, zsh, fish and sh\n"
+        "(or any shell printing OSC 133 marks): commands typed by agents and by\n"
+        "people alike, as far back as the pane's history reaches.",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "listed (possibly none)"), ("1", "no server / target not found")),
+        texts.JSON_ERRORS,
+    ),
+)
+@json_option(
+    'Print HistoryResult JSON: {"schema_version", "pane", "commands": [{command, cwd, '
+    "exit_code, started_ms, duration_ms, running, output, truncated}]}, oldest first."
+)
+@click.option(
+    "-n",
+    "last",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Only the last N commands.",
+)
+@deadline_option
+@socket_option
+@click.argument("target")
+def history_cmd(
+    as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
+) -> None:
+    """List the commands TARGET's shell ran, oldest first.
+
+    One line per command: exit code (- when unknown), duration, command line.
+    --json adds each command's working directory, start time and output.
+    """
+    actions.history(as_json=as_json, last=last, timeout=timeout, socket=socket, target=target)
+
+
 # ---------------------------------------------------------------- new
 
 
@@ -817,6 +860,7 @@ VERBS: Sequence[click.Command] = (
     run_cmd,
     wait_cmd,
     watch_cmd,
+    history_cmd,
     new_cmd,
     kill_cmd,
     rename_cmd,

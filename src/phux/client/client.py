@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from phux.client.keys import KeyModes
-    from phux.client.models import NewResult, ScreenState, WaitResult
+    from phux.client.models import HistoryResult, NewResult, ScreenState, WaitResult
     from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
@@ -803,6 +803,14 @@ class Client:
                 )
             except ServerError as exc:
                 raise self._terminal_error(exc, pane) from None
+
+    def history(
+        self, target: str | None, *, last: int | None = None, deadline: Deadline
+    ) -> HistoryResult:
+        """The commands the pane's shell ran (see :mod:`phux.client.history`)."""
+        from phux.client.history import pane_history
+
+        return pane_history(self, target, last=last, deadline=deadline)
 
     def focus(self, pane: Pane, deadline: Deadline) -> None:
         """Record that a client focused/used this pane (``phux.focus_ms``)."""

@@ -1,4 +1,4 @@
-"""The six phux tools: argument checking, one client call each, JSON rendering.
+"""The phux tools: argument checking, one client call each, JSON rendering.
 
 Each tool is a thin wrapper over the :class:`phux.client.Client` method the
 matching CLI verb uses; the only shape of its own is the MCP one the seed
@@ -94,6 +94,11 @@ class WaitArgs(_Args):
     until: str | None = None
     idle_ms: IdleMs | None = None
     timeout_secs: Timeout | None = None
+
+
+class HistoryArgs(_Args):
+    target: str
+    last: NonNegInt | None = None
 
 
 class NewArgs(_Args):
@@ -403,6 +408,14 @@ class PhuxTools:
 
         return self._invoke(WaitArgs, arguments, work, retry_stale=True)
 
+    def history(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: HistoryArgs) -> Any:
+            return client.history(
+                args.target, last=args.last, deadline=Deadline.after(CALL_DEADLINE)
+            )
+
+        return self._invoke(HistoryArgs, arguments, work, retry_stale=True)
+
     def new(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: NewArgs) -> Any:
             return client.new(
@@ -425,13 +438,14 @@ class PhuxTools:
             Tool("phux_run", RUN_DOC, RUN_SCHEMA, self.run),
             Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
             Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
+            Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
         ]
         if read_only:
             tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
         return tools
 
 
-READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait"})
+READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait", "phux_history"})
 
 
 def _render(value: Any) -> ToolResult:
@@ -554,6 +568,28 @@ WAIT_SCHEMA = _schema(
             "description": "Give up after this long; default: wait without limit. Keep <= 50.",
         },
     }
+)
+
+HISTORY_DOC = (
+    "List the commands a pane's shell ran, oldest first, rebuilt from the pane's own output "
+    "(the OSC 133 marks of the shell integration phux injects into bash, zsh, fish and sh): "
+    "commands typed by agents and by a person attached alike, as far back as the pane's "
+    'history reaches. Returns {"schema_version": 1, "pane": "@N", "commands": [{"command", '
+    '"cwd", "exit_code", "started_ms", "duration_ms", "running", "output", "truncated"}]}; '
+    "exit_code/started_ms/duration_ms are null when unknown, truncated when the start of the "
+    "output left the history. last = only the newest N commands. Side-effect-free; returns "
+    "at once (at most 30 s). " + _TARGET_GRAMMAR
+)
+HISTORY_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "last": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Only the newest N commands (default: all).",
+        },
+    },
+    ["target"],
 )
 
 NEW_DOC = (
