@@ -585,7 +585,7 @@ def run_command(
     pane = client.resolve(target, deadline)
     if not pane.alive:
         raise TerminalGone(f"terminal {pane.id} has exited")
-    lock = RunLock(client.socket_path, pane.terminal)
+    lock = RunLock(client.local_anchor, pane.terminal)
     shown = command_line(command, pane.foreground.name if pane.foreground else None)
     try:
         waited = lock.acquire(run_deadline)

@@ -64,6 +64,7 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 
 class _Args(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     socket: str | None = None
+    host: str | None = None
 
 
 class LsArgs(_Args):
@@ -137,6 +138,13 @@ def _default_factory(path: str, keep_warm: int) -> Client:
     return Client(path, keep_warm=keep_warm, client_name="phux-mcp")
 
 
+def _remote_client(host: str, socket: str | None, keep_warm: int) -> Client:
+    """A client of the server on ``host``, over ssh (kept warm like a local one)."""
+    from phux.client import Client
+
+    return Client(socket, keep_warm=keep_warm, client_name="phux-mcp", host=host)
+
+
 class ClientPool:
     """One warm :class:`Client` per distinct socket, for the adapter's life.
 
@@ -160,16 +168,28 @@ class ClientPool:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
     @contextmanager
-    def client(self, socket: str | None) -> Iterator[tuple[Client, bool]]:
-        """Yield ``(client, reused)``; reused means the client served an earlier call."""
-        path = resolve_socket_path(socket)
+    def client(self, socket: str | None, host: str | None = None) -> Iterator[tuple[Client, bool]]:
+        """Yield ``(client, reused)``; reused means the client served an earlier call.
+        ``host``: the server on that machine, over ssh (``socket`` is then its socket)."""
+        if host is None:
+            path = resolve_socket_path(socket)
+
+            def make(keep_warm: int) -> Client:
+                return self._factory(path, keep_warm)
+
+        else:
+            path = f"ssh://{host}" + (f"?socket={socket}" if socket else "")
+
+            def make(keep_warm: int) -> Client:
+                return _remote_client(host, socket, keep_warm)
+
         evicted: list[Client] = []
         with self._lock:
             entry = self._entries.get(path)
             oneshot = entry is not None and entry.busy
             reused = entry is not None and not oneshot
             if entry is None:
-                entry = _Entry(self._factory(path, self._keep_warm))
+                entry = _Entry(make(self._keep_warm))
                 self._entries[path] = entry
                 evicted = self._evict(keep=path)
             if not oneshot:
@@ -186,10 +206,10 @@ class ClientPool:
                 entry.client.drain()
             except PhuxError:
                 _close(entry.client)
-                entry.client = self._factory(path, self._keep_warm)
+                entry.client = make(self._keep_warm)
                 reused = False
         if oneshot:  # a parallel call on this socket: a cold client of its own
-            client = self._factory(path, 0)
+            client = make(0)
             try:
                 yield client, False
             finally:
@@ -262,6 +282,11 @@ _SOCKET_PROP = {
     "description": "Server socket path. Default: $PHUX_SOCKET, then "
     "$XDG_RUNTIME_DIR/phux/phux.sock, then /tmp/phux-$UID/phux.sock.",
 }
+_HOST_PROP = {
+    "type": "string",
+    "description": "Drive the phux server on this machine ([USER@]HOST) over ssh; a target "
+    "may say HOST/selector instead. Default: this machine.",
+}
 _LONG_WAITS = (
     "MCP clients commonly abandon a request after about 60 s, so keep timeout_secs at 50 or "
     "less and, while the outcome is timed_out, call again: state persists between calls."
@@ -271,7 +296,7 @@ _LONG_WAITS = (
 def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {**properties, "socket": _SOCKET_PROP},
+        "properties": {**properties, "socket": _SOCKET_PROP, "host": _HOST_PROP},
         "additionalProperties": False,
     }
     if required:
@@ -303,10 +328,16 @@ class PhuxTools:
         except BadArguments as exc:
             return ToolResult(f"invalid arguments: {exc}", True)
         socket = getattr(args, "socket", None)
+        host = getattr(args, "host", None)
+        target = getattr(args, "target", None)
+        if isinstance(target, str) and "/" in target:
+            # HOST/selector: a pane on another machine (one adapter drives many).
+            host, _, rest = target.partition("/")
+            args.target = rest or None  # type: ignore[attr-defined]
         try:
             for attempt in (1, 2):
                 try:
-                    with self.pool.client(socket) as (client, reused):
+                    with self.pool.client(socket, host) as (client, reused):
                         return _render(work(client, args))
                 except ConnectionLost:
                     # A warm client's connection to a server that has since
