@@ -387,3 +387,11 @@ def test_a_command_typed_just_before_is_not_taken_for_ours(
         client.send_keys(name, [f"echo first-{i}", "Enter"], Deadline.after(5))
         out = run(client, name, f"echo second-{i}")
         assert (out.exit_code, out.output) == (0, f"second-{i}")
+
+
+def test_a_prompt_redrawn_on_resize_is_not_the_commands_end(client: Client, bash: str) -> None:
+    """readline draws its prompt (and its marks) again on SIGWINCH: that is no answer."""
+    for i in range(6):
+        client.resize(bash, 90 + i, 30, Deadline.after(5))
+        out = run(client, bash, f"echo size-{i}; stty size")
+        assert (out.exit_code, out.output) == (0, f"size-{i}\n30 {90 + i}")

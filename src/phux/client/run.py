@@ -947,23 +947,39 @@ def _own_marks(scanner: MarkScanner, line: str) -> list[Mark]:
     return out
 
 
+def _answers(marks: list[Mark], prompts_needed: int) -> tuple[list[Mark], Mark | None]:
+    """The marks up to the prompt answering the last line typed, and that prompt's A.
+
+    Each line typed is answered by one prompt: the continuation prompt of an
+    unfinished command, or the next primary prompt, which follows the command's
+    C or D mark. A primary prompt with neither since the last one is the same
+    prompt drawn again (readline redraws it on SIGWINCH): it answers nothing.
+    """
+    prompts = 0
+    active = False
+    upto: list[Mark] = []
+    for mark in marks:
+        upto.append(mark)
+        if mark.kind in "CD":
+            active = True
+        elif mark.kind == "A" and (active or _continuation(mark)):
+            prompts += 1
+            active = False
+            if prompts == prompts_needed:
+                return upto, mark
+    return upto, None
+
+
 def _integrated_progress(scanner: MarkScanner, prompts_needed: int, line: str = "") -> str | None:
     """None while the command runs; "continuation" when the shell asked for more input
     after the last line; "done" once the prompt after the command has drawn its B mark.
-
-    Each line typed is answered by one prompt (the continuation prompt of an
-    unfinished command, or the next primary prompt); the prompt answering the last
-    line decides.
     """
-    prompts = 0
-    final: Mark | None = None
-    for mark in _own_marks(scanner, line):
-        if final is None:
-            if mark.kind == "A":
-                prompts += 1
-                if prompts == prompts_needed:
-                    final = mark
-        elif mark.kind == "B":
+    marks = _own_marks(scanner, line)
+    upto, final = _answers(marks, prompts_needed)
+    if final is None:
+        return None
+    for mark in marks[len(upto) :]:
+        if mark.kind == "B":
             # Drawn (the shell's editor reads again): a C-c now reaches it.
             return "continuation" if _continuation(final) else "done"
     return None
@@ -983,16 +999,7 @@ def _fish_waits(client: Client, pane: Pane, deadline: Deadline) -> bool:
 def _integrated_outcome(
     scanner: MarkScanner, line: str, own: str, submitted: float | None, prompts_needed: int
 ) -> RunOutcome:
-    marks = _own_marks(scanner, own)
-    # Marks up to the final prompt's A.
-    prompts = 0
-    upto: list[Mark] = []
-    for mark in marks:
-        upto.append(mark)
-        if mark.kind == "A":
-            prompts += 1
-            if prompts == prompts_needed:
-                break
+    upto, _ = _answers(_own_marks(scanner, own), prompts_needed)
     pieces: list[str] = []
     lost = False
     status: int | None = None
