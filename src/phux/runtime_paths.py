@@ -48,8 +48,22 @@ def check_socket_path_length(path: StrPath) -> None:
         )
 
 
+def _user_name(uid: int) -> str:
+    try:
+        import pwd  # only on the error path
+
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
 def check_socket_dir(directory: StrPath) -> None:
-    """Refuse a directory another user could use to intercept or replace the socket."""
+    """Refuse a directory another user could use to intercept or replace the socket.
+
+    It must be a directory owned by this user that nobody else can write:
+    not even a sticky shared one such as /tmp, where another user can plant
+    a socket or a lock file (or a symlink) at a name we are about to use.
+    """
     try:
         st = os.stat(directory)
     except FileNotFoundError:
@@ -57,18 +71,44 @@ def check_socket_dir(directory: StrPath) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise SocketDirError(f"socket directory {directory} is not a directory")
     uid = os.geteuid()
-    sticky = bool(st.st_mode & stat.S_ISVTX)
-    # A root-owned sticky directory (such as /tmp itself) is safe: others
-    # cannot remove or rename what we create in it.
-    if st.st_uid != uid and not (st.st_uid == 0 and sticky):
+    if st.st_uid != uid:
         raise SocketDirError(
-            f"socket directory {directory} is owned by uid {st.st_uid}, not by you (uid {uid})"
+            f"socket directory {directory} is owned by {_user_name(st.st_uid)}, "
+            f"not by you (uid {uid})"
         )
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not sticky:
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise SocketDirError(
             f"socket directory {directory} is writable by group or others "
-            f"(mode {stat.S_IMODE(st.st_mode):o}) without the sticky bit"
+            f"(mode {stat.S_IMODE(st.st_mode):o}): use a directory only you can write"
         )
+
+
+def check_socket_trust(path: StrPath) -> bool:
+    """Before a client connects: is ``path`` a socket that only this user can have made?
+
+    False when there is nothing to connect to (no directory, no socket);
+    SocketDirError when something is there that another user controls (the
+    directory or the socket belongs to someone else, or others can write the
+    directory). A server found this way was started by this user, so
+    nothing typed into it reaches anyone else; the connection then checks the
+    listening process's credentials too (SO_PEERCRED).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.exists(directory):
+        return False
+    check_socket_dir(directory)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    uid = os.geteuid()
+    if not stat.S_ISSOCK(st.st_mode):
+        raise SocketDirError(f"{path} is not a socket")
+    if st.st_uid != uid:
+        raise SocketDirError(
+            f"socket {path} is owned by {_user_name(st.st_uid)}, not by you (uid {uid})"
+        )
+    return True
 
 
 def ensure_socket_dir(path: StrPath) -> None:

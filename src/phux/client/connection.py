@@ -23,7 +23,9 @@ from phux.client.errors import (
     NoServer,
     ProtocolError,
     ServerError,
+    UnsafeSocket,
 )
+from phux.runtime_paths import SocketDirError, check_socket_trust
 from phux.wire.errors import WireError
 from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
@@ -60,18 +62,29 @@ class Connection:
     def open(
         cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str = "phux"
     ) -> Connection:
-        """Connect and complete the handshake before ``deadline``."""
+        """Connect and complete the handshake before ``deadline``.
+
+        Nothing is sent to a socket another user could be behind: the socket
+        and its directory must be this user's and private, and the listening
+        process must run as this user (the server trusts only its own uid too).
+        """
+        try:
+            if not check_socket_trust(path):
+                raise NoServer(f"no server running on {path}")
+        except SocketDirError as exc:
+            raise UnsafeSocket(f"refusing to connect: {exc}") from None
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(deadline.remaining())
             sock.connect(os.fspath(path))
+            _check_peer(sock, os.fspath(path))
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
             raise NoServer(f"no server running on {path}") from None
         except TimeoutError:
             sock.close()
             raise DeadlineExceeded(f"timed out connecting to {path}") from None
-        except DeadlineExceeded:
+        except (DeadlineExceeded, UnsafeSocket):
             sock.close()
             raise
         except OSError as exc:
@@ -250,6 +263,22 @@ class Connection:
             if not data:
                 raise self._lost("the server closed the connection")
             self._reader.feed(data)
+
+
+def _check_peer(sock: _socket.socket, path: str) -> None:
+    """Refuse a listener that runs as another user (Linux: SO_PEERCRED)."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:  # not Linux: the path checks above are all there is
+        return
+    import struct
+
+    raw = sock.getsockopt(_socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    pid, uid, _ = struct.unpack("3i", raw)
+    if uid != os.geteuid():
+        raise UnsafeSocket(
+            f"refusing to talk to {path}: the process listening on it "
+            f"(pid {pid}) runs as uid {uid}, not as you (uid {os.geteuid()})"
+        )
 
 
 def connect(
