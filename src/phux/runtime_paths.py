@@ -125,6 +125,53 @@ def ensure_socket_dir(path: StrPath) -> None:
     check_socket_dir(directory)
 
 
+def run_lock_dir(socket_path: StrPath) -> str:
+    """The directory beside the socket that holds ``run``'s per-terminal lock files.
+
+    The server creates it when it starts, removes a terminal's lock file when
+    the terminal closes and the whole directory when it exits, so lock files
+    never pile up next to the socket (issue 14).
+    """
+    directory, name = os.path.split(os.path.abspath(socket_path))
+    return os.path.join(directory, f".{name}.run")
+
+
+def run_lock_path(socket_path: StrPath, terminal: int) -> str:
+    return os.path.join(run_lock_dir(socket_path), f"{terminal}.lock")
+
+
+def open_lock_file(path: StrPath) -> int:
+    """Open (creating, 0600) a lock file without following a symlink at its name.
+
+    Only ever called for a path in a directory checked to be the user's own
+    and private; O_NOFOLLOW is the second line of defence.
+    """
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+
+
+def open_run_lock(socket_path: StrPath, terminal: int) -> int:
+    """The file descriptor of ``terminal``'s run lock (its directory made 0700 if missing)."""
+    directory = run_lock_dir(socket_path)
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise SocketDirError(f"cannot create the run lock directory {directory}: {exc}") from None
+    st = os.lstat(directory)
+    uid = os.geteuid()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077:
+        raise SocketDirError(
+            f"{directory} is not a private directory of yours (owner uid {st.st_uid}, "
+            f"mode {stat.S_IMODE(st.st_mode):o}); remove it"
+        )
+    path = run_lock_path(socket_path, terminal)
+    try:
+        return open_lock_file(path)
+    except OSError as exc:
+        raise SocketDirError(f"cannot open the run lock {path}: {exc}") from None
+
+
 def default_log_path(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
