@@ -214,10 +214,21 @@ def needs_modes(keys: Sequence[str]) -> bool:
     return False
 
 
+INTERRUPT_BYTES = b"\x03\x1c\x1a"
+"""C-c, C-\\ and C-z: the keys a tty turns into SIGINT, SIGQUIT and SIGTSTP."""
+
+
+def is_interrupt(data: bytes) -> bool:
+    """Input made only of interrupt keys: sent urgent, ahead of queued input."""
+    return bool(data) and not data.strip(INTERRUPT_BYTES)
+
+
 def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES) -> list[KeyChunk]:
     """Turn KEYS into writes. A literal run immediately followed by Enter becomes one
     paste (bracketed when the program asked for it), then Enter as its own write;
-    everything else is merged into as few writes as possible."""
+    everything else is merged into as few writes as possible. The writes of one
+    call go out as one input unit (``Client.write_unit``): nothing else comes
+    between them."""
     chunks: list[KeyChunk] = []
     pending = bytearray()
     literal = bytearray()

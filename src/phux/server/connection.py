@@ -72,6 +72,24 @@ FLUSH_TIMEOUT_S = 2.0
 
 _CLIENT_TYPES = frozenset(CLIENT_FRAMES)
 
+PEER_CHECK_S = 0.05
+"""While a connection's input backlog is full its frames are not read, so its EOF
+is not seen either: how often to look whether the peer hung up meanwhile."""
+
+
+def _peer_hung_up(sock: trio.socket.SocketType) -> bool:
+    """Whether the peer closed its end, even with unread data still queued (Linux)."""
+    import select
+
+    rdhup = getattr(select, "POLLRDHUP", 0)
+    poller = select.poll()
+    poller.register(sock.fileno(), rdhup | select.POLLHUP | select.POLLERR)
+    try:
+        events = poller.poll(0)
+    except OSError:
+        return True
+    return any(mask & (rdhup | select.POLLHUP | select.POLLERR) for _, mask in events)
+
 
 def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
     """(pid, uid, gid) of the process at the other end of a Unix socket."""
@@ -101,6 +119,8 @@ class ClientConnection:
         self.meta_subs: dict[int, MetaSubscription] = {}
         self.wants_events = False
         self.pending_input = 0
+        self.input_terminals: set[Terminal] = set()
+        """Terminals this connection sent INPUT to: its queued input is dropped on close."""
         self._input_room = trio.Event()
         self._reading = True
         self._cancel: trio.CancelScope | None = None
@@ -190,6 +210,9 @@ class ClientConnection:
 
     def _cleanup(self) -> None:
         state = self.state
+        for term in self.input_terminals:
+            term.drop_input(self)
+        self.input_terminals.clear()
         for sub in self.subs.values():
             if sub in sub.terminal.subscribers:
                 sub.terminal.subscribers.remove(sub)
@@ -230,7 +253,10 @@ class ClientConnection:
         while self._reading:
             while self.pending_input > self.config.max_input_backlog and self._reading:
                 self._input_room = trio.Event()
-                await self._input_room.wait()
+                with trio.move_on_after(PEER_CHECK_S):
+                    await self._input_room.wait()
+                if _peer_hung_up(self.stream.socket):
+                    return  # its queued input is dropped: nobody waits for it any more
             try:
                 data = await self.stream.receive_some(RECEIVE_BYTES)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -293,6 +319,12 @@ class ClientConnection:
         else:
             self.reply_error(request_id, ErrorCode.TERMINAL_EXITED, exited)
 
+    def input_cancelled(self, request_id: int, size: int, message: str) -> None:
+        """An INPUT was discarded unwritten (or part-written): an urgent INPUT came first."""
+        self.pending_input -= size
+        self._input_room.set()
+        self.reply_error(request_id, ErrorCode.INPUT_CANCELLED, message)
+
     def _overflowed(self) -> None:
         log.warning(
             "dropping %s: over %d bytes of replies and events it does not read",
@@ -340,7 +372,8 @@ class ClientConnection:
     def _input(self, frame: Input) -> None:
         term = self.state.get_alive(frame.terminal)
         self.pending_input += len(frame.data)
-        term.queue_input(self, frame.request_id, frame.data)
+        self.input_terminals.add(term)
+        term.queue_input(self, frame.request_id, frame.data, more=frame.more, urgent=frame.urgent)
 
     def _resize(self, frame: Resize) -> None:
         term = self.state.get_alive(frame.terminal)
