@@ -12,6 +12,7 @@ from __future__ import annotations
 import _socket  # the C socket type: the socket module's wrapper costs ~3 ms to import
 import contextlib
 import os
+import sys
 from collections import deque
 from collections.abc import Callable
 
@@ -270,10 +271,11 @@ def _check_peer(sock: _socket.socket, path: str) -> None:
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:  # not Linux: the path checks above are all there is
         return
-    import struct
-
-    raw = sock.getsockopt(_socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    pid, uid, _ = struct.unpack("3i", raw)
+    # struct ucred {pid_t pid; uid_t uid; gid_t gid}: three native 32-bit ints
+    # (read without struct, which would cost the one-shot verbs its import).
+    raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
+    pid = int.from_bytes(raw[0:4], sys.byteorder, signed=True)
+    uid = int.from_bytes(raw[4:8], sys.byteorder)
     if uid != os.geteuid():
         raise UnsafeSocket(
             f"refusing to talk to {path}: the process listening on it "
