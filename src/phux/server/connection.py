@@ -13,6 +13,7 @@ import contextlib
 import os
 import socket
 import struct
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -119,8 +120,9 @@ class ClientConnection:
         self.meta_subs: dict[int, MetaSubscription] = {}
         self.wants_events = False
         self.pending_input = 0
-        self.input_terminals: set[Terminal] = set()
-        """Terminals this connection sent INPUT to: its queued input is dropped on close."""
+        self.input_terminals: weakref.WeakSet[Terminal] = weakref.WeakSet()
+        """Terminals this connection sent INPUT to: its queued input is dropped on close
+        (weak: a long-lived connection must not keep forgotten terminals alive)."""
         self._input_room = trio.Event()
         self._reading = True
         self._cancel: trio.CancelScope | None = None
@@ -210,7 +212,7 @@ class ClientConnection:
 
     def _cleanup(self) -> None:
         state = self.state
-        for term in self.input_terminals:
+        for term in list(self.input_terminals):
             term.drop_input(self)
         self.input_terminals.clear()
         for sub in self.subs.values():
