@@ -124,6 +124,7 @@ class ClientConnection:
         """Terminals this connection sent INPUT to: its queued input is dropped on close
         (weak: a long-lived connection must not keep forgotten terminals alive)."""
         self._input_room = trio.Event()
+        self._awaited: set[Terminal] = set()
         self._reading = True
         self._cancel: trio.CancelScope | None = None
         self.peer = "?"
@@ -253,7 +254,7 @@ class ClientConnection:
     async def _receive_loop(self) -> None:
         reader = FrameReader(MAX_FRAME)
         while self._reading:
-            while self.pending_input > self.config.max_input_backlog and self._reading:
+            while self._input_backlog_full() and self._reading:
                 self._input_room = trio.Event()
                 with trio.move_on_after(PEER_CHECK_S):
                     await self._input_room.wait()
@@ -320,6 +321,22 @@ class ClientConnection:
             self.outbox.push(Ok(request_id=request_id))
         else:
             self.reply_error(request_id, ErrorCode.TERMINAL_EXITED, exited)
+
+    def _input_backlog_full(self) -> bool:
+        limit = self.config.max_input_backlog
+        if self._awaited:
+            # A terminal waits for this connection's next piece of a unit: read on
+            # (to twice the limit), or a unit could wait on input stuck behind another.
+            limit *= 2
+        return self.pending_input > limit
+
+    def awaiting_unit(self, term: Terminal, waiting: bool) -> None:
+        """``term`` is (or no longer is) waiting for this connection's next piece."""
+        if waiting:
+            self._awaited.add(term)
+            self._input_room.set()
+        else:
+            self._awaited.discard(term)
 
     def input_cancelled(self, request_id: int, size: int, message: str) -> None:
         """An INPUT was discarded unwritten (or part-written): an urgent INPUT came first."""

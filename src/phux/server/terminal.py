@@ -383,8 +383,15 @@ class Terminal:
         while True:
             item = self._next_input()
             while item is None:
-                self._input_wake = trio.Event()
-                await self._input_wake.wait()
+                holder = self._holder
+                if holder is not None:  # its next piece must be read, whatever its backlog
+                    holder.awaiting_unit(self, True)
+                try:
+                    self._input_wake = trio.Event()
+                    await self._input_wake.wait()
+                finally:
+                    if holder is not None:
+                        holder.awaiting_unit(self, False)
                 item = self._next_input()
             self._writing = item
             view = memoryview(item.data)
