@@ -8,9 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import Input, Ok
-
+from .catalog import ErrorCode, Input, Ok
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
 
@@ -34,6 +32,7 @@ def gated_cat(gate: str) -> list[str]:
     return ["/bin/sh", "-c", f"stty raw -echo; while [ ! -e {gate} ]; do sleep 0.01; done; cat"]
 
 
+@pytest.mark.clause("L1.md §7 units")
 def test_a_unit_is_written_whole(connect: Connect, cleanup: list[int]) -> None:
     a, b = connect(), connect()
     t = spawn(a, cleanup, ["/bin/sh", "-c", "stty -echo; cat"])
@@ -53,6 +52,7 @@ def test_a_unit_is_written_whole(connect: Connect, cleanup: list[int]) -> None:
     assert stream.data.endswith(b"<a1a2>\r\n<b>\r\n"), bytes(stream.data)
 
 
+@pytest.mark.clause("L1.md §7 cancellation")
 def test_input_of_a_closed_connection_is_dropped(
     connect: Connect, cleanup: list[int], gate: str
 ) -> None:
@@ -73,6 +73,7 @@ def test_input_of_a_closed_connection_is_dropped(
     assert b"MARK" not in stream.data
 
 
+@pytest.mark.clause("L1.md §7 interrupts")
 def test_urgent_input_jumps_and_flushes_the_queue(
     connect: Connect, cleanup: list[int], gate: str
 ) -> None:

@@ -65,6 +65,7 @@ from phux.wire.frames import (
     SubscribeEvents,
     Unsubscribe,
 )
+from phux.wire.framing import CLIENT_TYPES
 
 RECEIVE_BYTES = 256 * 1024
 SEND_BATCH_BYTES = 256 * 1024
@@ -252,7 +253,7 @@ class ClientConnection:
         self.abort()
 
     async def _receive_loop(self) -> None:
-        reader = FrameReader(MAX_FRAME)
+        reader = FrameReader(MAX_FRAME, peer_types=CLIENT_TYPES)
         while self._reading:
             while self._input_backlog_full() and self._reading:
                 self._input_room = trio.Event()
@@ -272,6 +273,10 @@ class ClientConnection:
                     frame = reader.next_frame()
                 except WireError as exc:
                     if exc.recoverable:
+                        refusal = self.handshake.check_bad_frame(exc)
+                        if refusal is not None:
+                            self._refuse(refusal)
+                            return
                         self.outbox.push(Error(code=exc.code, message=str(exc)))
                         continue
                     log.info("protocol error from %s: %s", self.peer, exc)
@@ -287,20 +292,14 @@ class ClientConnection:
     def _handle(self, frame: Frame) -> None:
         refusal = self.handshake.check(frame)
         if refusal is not None:
-            self.outbox.push(refusal)
-            if self.handshake.fatal:
-                self.outbox.push_close()
-                self._reading = False
+            self._refuse(refusal)
             return
-        handler = self._handlers.get(type(frame))
+        # The reader lets only client-originated types through, and each has a handler.
+        handler = self._handlers[type(frame)]
         request_id = getattr(frame, "request_id", None)
-        if handler is None:
-            self.outbox.push(
-                Error(
-                    code=ErrorCode.UNKNOWN_MESSAGE_TYPE,
-                    message=f"{type(frame).__name__} (0x{frame.TYPE:02X}) is sent by servers only",
-                )
-            )
+        if request_id == 0:
+            # 0 is BOOTSTRAP_BEGIN's "nobody asked" (spec/proto.md §5).
+            self.reply_error(0, ErrorCode.INVALID_COMMAND, "request id 0 is reserved")
             return
         try:
             handler(frame)
@@ -309,6 +308,13 @@ class ClientConnection:
         except Exception as exc:
             log.exception("internal error handling %s from %s", type(frame).__name__, self.peer)
             self.reply_error(request_id, ErrorCode.INTERNAL_ERROR, f"internal error: {exc}")
+
+    def _refuse(self, refusal: Error) -> None:
+        """Answer a handshake violation; a fatal one also closes the connection."""
+        self.outbox.push(refusal)
+        if self.handshake.fatal:
+            self.outbox.push_close()
+            self._reading = False
 
     def reply_error(self, request_id: int | None, code: ErrorCode, message: str) -> None:
         self.outbox.push(Error(code=code, message=message, request_id=request_id))

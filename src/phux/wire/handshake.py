@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from phux.wire.errors import ErrorCode
+from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Error, Frame, Hello, Ping
+from phux.wire.tlv import spec_name
 
 PROTOCOL_VERSION = (1, 0, 0)
 """major.minor.patch of the wire this package implements. major.minor must match."""
@@ -45,6 +46,14 @@ class ServerHandshake:
             self.fatal = True
             return Error(
                 code=ErrorCode.HANDSHAKE_REQUIRED,
-                message=f"{type(frame).__name__} before HELLO",
+                message=f"{spec_name(type(frame))} before HELLO",
             )
         return None
+
+    def check_bad_frame(self, error: WireError) -> Error | None:
+        """A frame that did not decode (intact framing): before HELLO the handshake rule
+        wins over the decode error (spec/proto.md §4.4), so it is fatal; after, None."""
+        if self.done:
+            return None
+        self.fatal = True
+        return Error(code=ErrorCode.HANDSHAKE_REQUIRED, message=f"before HELLO: {error}")
