@@ -210,9 +210,10 @@ class Terminal:
         self.final_seq = self.journal.next_seq
         pending = list(self._inputs)
         self._inputs.clear()
-        if self._writing is not None:
-            self._writing.cancelled = True
-            pending.insert(0, self._writing)
+        current = self._writing
+        if current is not None and not current.cancelled:  # a cancelled one was answered
+            current.cancelled = True
+            pending.insert(0, current)
         for item in pending:
             if item.conn is not None:
                 item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
