@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import struct
 import weakref
@@ -81,8 +82,6 @@ is not seen either: how often to look whether the peer hung up meanwhile."""
 
 def _peer_hung_up(sock: trio.socket.SocketType) -> bool:
     """Whether the peer closed its end, even with unread data still queued (Linux)."""
-    import select
-
     rdhup = getattr(select, "POLLRDHUP", 0)
     poller = select.poll()
     poller.register(sock.fileno(), rdhup | select.POLLHUP | select.POLLERR)
