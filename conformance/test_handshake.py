@@ -76,10 +76,21 @@ def test_major_mismatch_is_refused_and_closed(connect: Connect) -> None:
 
 
 @pytest.mark.clause("proto.md §4 rule 3 version")
-def test_minor_mismatch_is_refused_and_closed(connect: Connect) -> None:
+def test_a_newer_minor_is_refused_and_closed(connect: Connect) -> None:
     c = connect(hello=False)
     c.send(hello(minor=MINOR + 1))
     _refused(c, ErrorCode.VERSION_INCOMPATIBLE)
+
+
+@pytest.mark.clause("proto.md §4 rule 3 version")
+def test_an_older_minor_is_accepted(connect: Connect) -> None:
+    if MINOR == 0:
+        pytest.skip("no minor older than 0")
+    c = connect(hello=False)
+    c.send(hello(minor=MINOR - 1))
+    ok = c.expect(lambda f: True)
+    assert isinstance(ok, HelloOk) and ok.major == MAJOR
+    assert isinstance(c.request(ListTerminals(request_id=c.rid())), TerminalList)
 
 
 @pytest.mark.clause("proto.md §4 rule 4 before HELLO")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from .catalog import ErrorCode, Input, Ok
+from .catalog import PROTOCOL_VERSION, ErrorCode, Hello, HelloOk, Input, Ok
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
 
@@ -94,3 +94,33 @@ def test_urgent_input_jumps_and_flushes_the_queue(
     stream.read_until(a, b"URGENT", timeout=30)
     assert len(stream.data) < FILLER  # only what the kernel had already taken
     assert b"QUEUED" not in stream.data
+
+
+@pytest.mark.clause("L1.md §7 interrupts", "proto.md §10 older minors")
+def test_urgent_input_keeps_an_older_clients_input(
+    connect: Connect, cleanup: list[int], gate: str
+) -> None:
+    """A 1.1 client does not know INPUT_CANCELLED: its input is only overtaken."""
+    a, b = connect(), connect()
+    old = connect(hello=False)
+    major, minor, _ = PROTOCOL_VERSION
+    old.send(Hello(client_name="older", major=major, minor=minor - 1, patch=0))
+    assert isinstance(old.expect(lambda f: True, what="HELLO_OK"), HelloOk)
+    t = spawn(a, cleanup, gated_cat(gate))
+    stream = subscribe(a, t.terminal)
+    filler = old.rid()
+    old.send(Input(request_id=filler, terminal=t.terminal, data=b"f" * FILLER))
+    queued = old.rid()
+    old.send(Input(request_id=queued, terminal=t.terminal, data=b"QUEUED"))
+    old.poll(0.2)
+    urgent = b.rid()
+    b.send(Input(request_id=urgent, terminal=t.terminal, data=b"URGENT", urgent=True))
+    b.poll(0.2)
+    open(gate, "w").close()
+    assert b.reply(urgent, timeout=30) == Ok(request_id=urgent)
+    assert old.reply(filler, timeout=30) == Ok(request_id=filler)
+    assert old.reply(queued, timeout=30) == Ok(request_id=queued)
+    stream.read_until(a, b"QUEUED", timeout=30)
+    data = bytes(stream.data)
+    assert data.count(b"f") >= FILLER  # (the tty may echo some before stty -echo ran)
+    assert data.index(b"URGENT") < data.index(b"QUEUED")

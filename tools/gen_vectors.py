@@ -140,6 +140,7 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         next_seq=1234,
         created_ms=1_763_770_000_000,
         metadata=META,
+        foreground=f.Foreground(pgrp=4242, name="bash", argv=["-bash"], echo=True, canonical=True),
     )
     info_dead = f.TerminalInfo(
         terminal=2,
@@ -286,6 +287,35 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ("METADATA_VALUE set", f.MetadataValue(request_id=14, key="theme", value=b"dark")),
         ("METADATA_VALUE unset", f.MetadataValue(request_id=15, key="nope")),
         ("METADATA_KEYS", f.MetadataKeys(request_id=19, entries=META)),
+        (
+            "TERMINAL_STATE hidden input",
+            f.TerminalState(
+                terminal=1,
+                foreground=f.Foreground(
+                    pgrp=4242, name="bash", argv=["bash"], echo=False, canonical=True
+                ),
+            ),
+        ),
+        (
+            "TERMINAL_STATE program with unicode argv",
+            f.TerminalState(
+                terminal=3,
+                foreground=f.Foreground(
+                    pgrp=5150,
+                    name="less",
+                    argv=["less", "-R", "résumé — 日本.txt"],
+                    echo=False,
+                    canonical=False,
+                ),
+            ),
+        ),
+        (
+            "TERMINAL_STATE argv unreadable",
+            f.TerminalState(
+                terminal=1, foreground=f.Foreground(pgrp=77, name="", echo=True, canonical=True)
+            ),
+        ),
+        ("TERMINAL_STATE exited", f.TerminalState(terminal=2)),
         ("PONG", f.Pong(token=0x0102030405060708)),
     ]
 

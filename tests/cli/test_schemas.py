@@ -36,7 +36,7 @@ def test_every_shape_has_a_file() -> None:
 
 
 SCREEN = m.ScreenState(
-    schema_version=3,
+    schema_version=4,
     pane=2,
     cols=10,
     rows=1,
@@ -51,6 +51,7 @@ SCREEN = m.ScreenState(
     ],
     title="t",
     wrapped=[],
+    alternate=False,
 )
 
 

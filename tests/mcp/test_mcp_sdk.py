@@ -102,11 +102,11 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
         assert waited["outcome"] == "met" and isinstance(waited["polls"], int)
 
         snap = await ok(session, "phux_snapshot", target="mcpa")
-        assert snap["schema_version"] == 3 and snap["pane"] == new["terminal_id"]
+        assert snap["schema_version"] == 4 and snap["pane"] == new["terminal_id"]
         assert any(line.strip() == "hello" for line in snap["lines"])
         assert "cells" not in snap and snap["scrollback"] == []
         snap = await ok(session, "phux_snapshot", target=pane, scrollback=0, cells=True)
-        assert isinstance(snap["cells"], list) and isinstance(snap["scrollback"], list)
+        assert isinstance(snap["styles"], list) and isinstance(snap["scrollback"], list)
 
         run = await ok(session, "phux_run", target="mcpa", command="echo out; false")
         assert set(run) == {"command", "exit_code", "output", "duration_ms", "truncated"}

@@ -123,17 +123,24 @@ def snapshot(
     timeout: float,
     socket: str | None,
     target: str | None,
+    schema_version: int | None = None,
 ) -> None:
     with reporting("snapshot", as_json), open_client(socket) as client:
         screen = client.snapshot_data(
-            target, scrollback=scrollback, cells=cells, deadline=deadline_after(timeout)
+            target,
+            scrollback=scrollback,
+            cells=cells,
+            version=schema_version,
+            deadline=deadline_after(timeout),
         )
     write_out(screen_json(screen) + "\n" if as_json else box_screen(screen))
 
 
-def send_keys(*, timeout: float, socket: str | None, target: str, keys: Sequence[str]) -> None:
+def send_keys(
+    *, timeout: float, socket: str | None, target: str, keys: Sequence[str], literal: bool = False
+) -> None:
     with reporting("send-keys", False), open_client(socket) as client:
-        client.send_keys(target, list(keys), deadline=deadline_after(timeout))
+        client.send_keys(target, list(keys), deadline=deadline_after(timeout), literal=literal)
 
 
 def run(

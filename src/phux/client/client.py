@@ -533,13 +533,16 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> ScreenState:
         """The ScreenState of the pane ``target`` names (see :meth:`snapshot_data`)."""
         from phux.engine.screen_state import screen_state
 
         return screen_state(
-            self.snapshot_data(target, scrollback=scrollback, cells=cells, deadline=deadline)
+            self.snapshot_data(
+                target, scrollback=scrollback, cells=cells, version=version, deadline=deadline
+            )
         )
 
     def snapshot_data(
@@ -548,10 +551,13 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> dict[str, Any]:
         """:meth:`snapshot` as plain data (``msgspec.to_builtins`` of the Struct, key
-        order included), without importing msgspec: ``phux snapshot`` prints it."""
+        order included), without importing msgspec: ``phux snapshot`` prints it.
+        ``version``: None the current shape; 3 the previous one (per-cell ``cells``),
+        kept for one version."""
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
@@ -562,15 +568,21 @@ class Client:
         mirror = self.mirror(pane, deadline, history=history)
         try:
             assert mirror.engine is not None
-            return mirror.engine.project_data(
-                pane=pane.terminal, scrollback=scrollback, cells=cells
-            )
+            try:
+                return mirror.engine.project_data(
+                    pane=pane.terminal, scrollback=scrollback, cells=cells, version=version
+                )
+            except ValueError as exc:  # an unknown schema version
+                raise InvalidArgument(str(exc)) from None
         finally:
             self.release(mirror)
 
-    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> Pane:
-        """Type KEYS into the pane ``target`` names; returns that pane once every write
-        was acknowledged (``SendKeysResult.of`` turns it into the JSON shape)."""
+    def send_keys(
+        self, target: str, keys: Sequence[str], deadline: Deadline, *, literal: bool = False
+    ) -> Pane:
+        """Type KEYS into the pane ``target`` names, as one write; returns that pane once
+        it was acknowledged (``SendKeysResult.of`` turns it into the JSON shape).
+        ``literal``: every word is text, even one that names a key (tmux's ``-l``)."""
         from phux.client.keys import (
             KeyModes,
             encode_keys,
@@ -583,14 +595,15 @@ class Client:
             keys = [keys]
         if not keys:
             raise InvalidArgument("send-keys needs at least one key")
-        validate_keys(keys)
+        if not literal:
+            validate_keys(keys)
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
-        modes = self.modes(pane, deadline) if needs_modes(keys) else KeyModes()
-        writes = [chunk.data for chunk in encode_keys(keys, modes)]
-        # One call, one unit: a literal run and its Enter are never split by other input.
-        self.write_unit(pane, writes, deadline, urgent=is_interrupt(b"".join(writes)))
+        modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
+        data = encode_keys(keys, modes, literal=literal)
+        # One call, one unit (however many frames it takes); interrupt keys alone jump the queue.
+        self.write(pane, data, deadline, urgent=not literal and is_interrupt(data))
         return pane
 
     def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:
@@ -665,10 +678,12 @@ class Client:
         env: Mapping[str, str] | None = None,
         cols: int = 80,
         rows: int = 24,
+        shell_integration: bool = True,
         deadline: Deadline,
     ) -> NewResult:
         """Create a session (a seed terminal with L3 metadata). A taken name raises
-        SessionExists; ``name=None`` takes the smallest free numeric name."""
+        SessionExists; ``name=None`` takes the smallest free numeric name.
+        ``shell_integration=False`` opts the pane out (spec/shell-integration.md)."""
         from phux.client.models import NewResult
 
         if name is not None:
@@ -678,7 +693,10 @@ class Client:
         if isinstance(command, str):
             command = [command]
         workdir = cwd if cwd is not None else os.getcwd()
-        env_list = [EnvVar(name=k, value=v) for k, v in (env or {}).items()]
+        env = dict(env or {})
+        if not shell_integration:
+            env["PHUX_SHELL_INTEGRATION"] = "0"
+        env_list = [EnvVar(name=k, value=v) for k, v in env.items()]
         attempts = 1 if name is not None else AUTO_NAME_ATTEMPTS
         taken: set[str] = set()
         for _ in range(attempts):

@@ -27,7 +27,7 @@ from phux.client.errors import (
     UnsafeSocket,
 )
 from phux.runtime_paths import SocketDirError, check_socket_trust
-from phux.wire.errors import WireError
+from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
@@ -56,14 +56,42 @@ class Connection:
         self._closed = False
         self._interrupted = False
         self.hello: HelloOk | None = None
+        self.minor = PROTOCOL_VERSION[1]
+        """The protocol minor this connection speaks (older against an older server)."""
 
     # ------------------------------------------------------------ lifecycle
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str = "phux"
+        cls,
+        path: str | os.PathLike[str],
+        deadline: Deadline,
+        client_name: str = "phux",
+        *,
+        minor: int | None = None,
     ) -> Connection:
         """Connect and complete the handshake before ``deadline``.
+
+        A server of an older minor than ours may refuse our HELLO (a 1.0 server
+        wants an exact match): we connect again announcing the next older minor,
+        down to 0, and speak that (``self.minor``); what the server cannot send
+        then is simply absent (spec/proto.md §4 rule 3). ``minor`` announces an
+        older minor from the start (tests and benchmarks of older clients).
+        """
+        announce = PROTOCOL_VERSION[1] if minor is None else minor
+        while True:
+            try:
+                return cls._open_once(path, deadline, client_name, announce)
+            except ServerError as exc:
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE or announce <= 0:
+                    raise
+                announce -= 1
+
+    @classmethod
+    def _open_once(
+        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str, minor: int
+    ) -> Connection:
+        """One connection attempt announcing ``minor``.
 
         Nothing is sent to a socket another user could be behind: the socket
         and its directory must be this user's and private, and the listening
@@ -93,14 +121,14 @@ class Connection:
             raise NoServer(f"cannot connect to {path}: {exc.strerror or exc}") from None
         conn = cls(sock, os.fspath(path))
         try:
-            conn._handshake(deadline, client_name)
+            conn._handshake(deadline, client_name, minor)
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _handshake(self, deadline: Deadline, client_name: str) -> None:
-        major, minor, patch = PROTOCOL_VERSION
+    def _handshake(self, deadline: Deadline, client_name: str, minor: int) -> None:
+        major, _, patch = PROTOCOL_VERSION
         self.send(
             Hello(client_name=f"{client_name}/{__version__}", major=major, minor=minor, patch=patch)
         )
@@ -110,6 +138,7 @@ class Connection:
         if not isinstance(frame, HelloOk):
             raise ProtocolError(f"expected HELLO_OK, got {type(frame).__name__}")
         self.hello = frame
+        self.minor = minor
 
     def close(self) -> None:
         if self._closed:

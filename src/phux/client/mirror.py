@@ -9,6 +9,9 @@ pushed frames by terminal id) and keeps:
   from the last reset (BOOTSTRAP_BEGIN or a checkpoint chunk) on;
 * ``next_seq``: the sequence number of the next output byte it expects;
 * ``alive`` / ``exit``: lifecycle as the server reported it;
+* ``foreground``: what holds the PTY, from the last TERMINAL_STATE (protocol
+  1.1; ``foreground_known`` is False until one arrived: the listing is the
+  baseline, the frame only says it changed);
 * hooks: ``bytes_hooks`` (seq, data), ``resize_hooks`` (seq, cols, rows) and
   ``gap_hooks`` (first lost seq) for the operations that scan the raw stream.
 
@@ -30,10 +33,12 @@ from phux.wire.frames import (
     BootstrapChunk,
     BootstrapReady,
     ExitStatus,
+    Foreground,
     Frame,
     Output,
     Resized,
     TerminalClosed,
+    TerminalState,
     Tombstone,
 )
 
@@ -77,6 +82,8 @@ class Mirror:
         self.exit: ExitStatus | None = None
         self.closed_seen = False
         self.final_seq: int | None = None
+        self.foreground: Foreground | None = None
+        self.foreground_known = False
         self.tombstones = 0
         self.last_output = time.monotonic()
         self.output_frames = 0
@@ -132,6 +139,11 @@ class Mirror:
             self.exit = frame.status
             self.closed_seen = True
             self.final_seq = frame.final_seq
+            self.foreground = None
+            return
+        if isinstance(frame, TerminalState):
+            self.foreground = frame.foreground
+            self.foreground_known = True
             return
         if isinstance(frame, BootstrapBegin):
             if self.state == Mirror.SUBSCRIBING and frame.request_id != self.request_id:

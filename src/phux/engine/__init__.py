@@ -6,10 +6,10 @@ through the names exported here::
 
     t = Terminal(cols=120, rows=40, history=10_000)
     t.feed(pty_bytes)                 # any chunking; never raises
-    t.take_replies()                  # answers to DA1/DA2/DSR, for the caller to route
+    t.take_replies()                  # answers to DA1/DA2/DSR/..., for the caller to route
     t.take_events()                   # TitleChanged, Bell, CwdChanged, PromptStarted,
                                       # CommandStarted, CommandFinished, in order
-    t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v3
+    t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v4
     t.project_data(...)               # the same as plain data, without msgspec
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
     t.drain_history()                 # (rows, wrapped flags), and forget them

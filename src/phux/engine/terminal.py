@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import codecs
 
-from phux.engine._projection import Data, StyleCache, screen_data
+from phux.engine._projection import SCHEMA_VERSION, SCHEMA_VERSIONS, Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
 from phux.engine._screen import (
     BRACKETED_PASTE,
@@ -44,8 +44,9 @@ class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect)
 class Terminal:
     """One emulated terminal: ``feed`` bytes in any chunking, ``project`` what you need.
 
-    Replies to terminal queries (DA1, DA2, DSR 5/6) are collected for the
-    caller (``take_replies``); the engine never writes anywhere itself.
+    Replies to terminal queries (DA1, DA2, DSR 5/6 and the rest of spec/L1.md
+    §5.2) are collected for the caller (``take_replies``); the engine never
+    writes anywhere itself.
     """
 
     def __init__(self, cols: int = 80, rows: int = 24, history: int = 10_000) -> None:
@@ -73,6 +74,13 @@ class Terminal:
             self.stream.feed(text)
         except Exception:  # pragma: no cover - defensive: the stream already catches
             self.stream.errors += 1
+
+    def unparsed(self) -> bytes:
+        """The bytes fed but not acted on yet: a sequence, a string or a UTF-8
+        character cut by the end of the last chunk (a checkpoint ends with them)."""
+        text = self.stream.unparsed()
+        held: bytes = self._decoder.getstate()[0]
+        return (text.encode("utf-8", "surrogatepass") if text else b"") + held
 
     def resize(self, cols: int, rows: int) -> None:
         if cols < 1 or rows < 1:
@@ -150,7 +158,9 @@ class Terminal:
     # -- projection ------------------------------------------------------------------
 
     def _history_rows(self, scrollback: int | None) -> list[str]:
-        if scrollback is None:
+        # History is the main screen's: above an alternate screen it would mix two
+        # screens' rows (the alternate screen has none of its own, as in tmux).
+        if scrollback is None or self.screen.alternate:
             return []
         if scrollback < 0:
             raise ValueError("scrollback must be None, 0 (all) or a positive row count")
@@ -171,23 +181,41 @@ class Terminal:
         return rows, wrapped
 
     def project(
-        self, pane: int = 0, scrollback: int | None = None, cells: bool = False
+        self,
+        pane: int = 0,
+        scrollback: int | None = None,
+        cells: bool = False,
+        version: int | None = None,
     ) -> ScreenState:
-        """The seed's ScreenState. ``scrollback``: None none, 0 all, N most-recent N rows."""
+        """The seed's ScreenState. ``scrollback``: None none, 0 all, N most-recent N rows;
+        ``cells``: add the styles (runs; per cell with ``version`` 3)."""
         from phux.engine.screen_state import screen_state  # msgspec, on first use
 
-        return screen_state(self.project_data(pane, scrollback, cells))
+        return screen_state(self.project_data(pane, scrollback, cells, version))
 
     def project_data(
-        self, pane: int = 0, scrollback: int | None = None, cells: bool = False
+        self,
+        pane: int = 0,
+        scrollback: int | None = None,
+        cells: bool = False,
+        version: int | None = None,
     ) -> Data:
         """What :meth:`project` returns, as ``msgspec.to_builtins`` would make it
-        (key order included), built without importing msgspec; read-only."""
+        (key order included), built without importing msgspec; read-only.
+        ``version``: None the current ScreenState shape, or one of SCHEMA_VERSIONS."""
+        if version is None:
+            version = SCHEMA_VERSION
+        elif version not in SCHEMA_VERSIONS:
+            raise ValueError(
+                f"ScreenState schema_version {version} is not served (only "
+                f"{' or '.join(map(str, SCHEMA_VERSIONS))})"
+            )
         return screen_data(
             self.screen,
             pane=pane,
             history=self._history_rows(scrollback),
             style_cache=self._style_cache if cells else None,
+            version=version,
         )
 
     def drain_history(self) -> tuple[list[str], list[bool]]:

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -74,6 +74,7 @@ class SnapshotArgs(_Args):
     target: str | None = None
     scrollback: NonNegInt | None = None
     cells: bool = False
+    schema_version: Literal[3, 4] | None = None
 
 
 class SendKeysArgs(_Args):
@@ -98,6 +99,7 @@ class NewArgs(_Args):
     name: Annotated[str, msgspec.Meta(min_length=1)]
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    shell_integration: bool = True
 
 
 class BadArguments(Exception):
@@ -326,6 +328,7 @@ class PhuxTools:
                 args.target,
                 scrollback=args.scrollback,
                 cells=args.cells,
+                version=args.schema_version,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -375,6 +378,7 @@ class PhuxTools:
                 args.name,
                 cwd=args.cwd,
                 command=args.command,
+                shell_integration=args.shell_integration,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -413,12 +417,15 @@ LS_DOC = (
 )
 
 SNAPSHOT_DOC = (
-    "Read a pane's screen as structured data (ScreenState: schema_version, pane, cols, rows, "
-    "cursor, lines, scrollback, title, and cells when asked). Side-effect-free: never attaches "
-    "or resizes. target is optional (default: the last/focused session). scrollback: absent = "
-    "viewport only, 0 = all retained history, N = the newest N history rows. cells=true adds "
-    "the sparse per-cell styles and OSC 133 marks. Repeated snapshots of a pane are served "
-    "from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+    "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
+    "cursor, lines, scrollback, title, wrapped, alternate, and styles when asked). "
+    "Side-effect-free: never attaches or resizes. target is optional (default: the last used "
+    "session). scrollback: absent = viewport only, 0 = all retained history, N = the newest N "
+    "history rows; empty while alternate is true (a full-screen program: history belongs to "
+    "the main screen). cells=true adds `styles`: runs of styled text {row, col, width, text, "
+    "semantic?, style} with only the non-default SGR flags and colours (schema_version=3 gives "
+    "the old per-cell `cells` instead, for one version). Repeated snapshots of a pane are "
+    "served from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
 )
 SNAPSHOT_SCHEMA = _schema(
     {
@@ -431,7 +438,12 @@ SNAPSHOT_SCHEMA = _schema(
         "cells": {
             "type": "boolean",
             "default": False,
-            "description": "Include per-cell styles and OSC 133 marks.",
+            "description": "Include the styled text runs and OSC 133 marks (`styles`).",
+        },
+        "schema_version": {
+            "type": "integer",
+            "enum": [3, 4],
+            "description": "3: the previous shape, per-cell `cells` (kept for one version).",
         },
     }
 )
@@ -516,7 +528,8 @@ WAIT_SCHEMA = _schema(
 NEW_DOC = (
     "Create a named session on the running server without attaching (does not start a "
     "server: with none running it fails). command is the seed pane's argv (default: the "
-    "server's shell); cwd its working directory. A name already in use is rejected. Returns "
+    "server's shell); cwd its working directory. A shell gets phux's invisible prompt and "
+    "command marks unless shell_integration is false. A name already in use is rejected. Returns "
     '{"session": NAME, "terminal_id": N}; target the pane as NAME or @N. Returns at once '
     "(at most 30 s)."
 )
@@ -529,6 +542,11 @@ NEW_SCHEMA = _schema(
             "description": "argv of the seed pane; omit or [] for the default shell.",
         },
         "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+        "shell_integration": {
+            "type": "boolean",
+            "description": "false: start a shell without phux's prompt/command marks "
+            "(default true).",
+        },
     },
     ["name"],
 )

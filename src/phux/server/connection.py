@@ -67,6 +67,7 @@ from phux.wire.frames import (
     Unsubscribe,
 )
 from phux.wire.framing import CLIENT_TYPES
+from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 RECEIVE_BYTES = 256 * 1024
 SEND_BATCH_BYTES = 256 * 1024
@@ -315,6 +316,11 @@ class ClientConnection:
             self.outbox.push_close()
             self._reading = False
 
+    @property
+    def minor(self) -> int:
+        """The protocol minor the client spoke in HELLO: nothing newer is sent to it."""
+        return self.handshake.minor
+
     def reply_error(self, request_id: int | None, code: ErrorCode, message: str) -> None:
         self.outbox.push(Error(code=code, message=message, request_id=request_id))
 
@@ -438,7 +444,10 @@ class ClientConnection:
             check_size(frame.cols, frame.rows)
             if term.alive:
                 term.resize(frame.cols, frame.rows)
-        sub = Subscription(self.outbox, term, role)
+        wants_state = self.minor >= MINOR_TERMINAL_STATE
+        if wants_state:
+            term.baseline_foreground()
+        sub = Subscription(self.outbox, term, role, wants_state=wants_state)
         term.subscribers.append(sub)
         self.subs[term.id] = sub
         self.outbox.push_bootstrap(sub, frame.request_id)
@@ -455,6 +464,9 @@ class ClientConnection:
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _subscribe_events(self, frame: SubscribeEvents) -> None:
+        if not self.wants_events and self.minor >= MINOR_TERMINAL_STATE:
+            for term in self.state.terminals.values():
+                term.baseline_foreground()
         self.wants_events = True
         self.outbox.push(Ok(request_id=frame.request_id))
 
