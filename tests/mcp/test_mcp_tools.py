@@ -308,6 +308,7 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run",
         "phux_wait",
         "phux_new",
+        "phux_history",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -323,9 +324,11 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run": ["target", "command"],
         "phux_wait": [],
         "phux_new": ["name"],
+        "phux_history": ["target"],
     }
     ro = tools.catalog(read_only=True)
-    assert {t.name for t in ro} == READ_ONLY_TOOLS == {"phux_ls", "phux_snapshot", "phux_wait"}
+    assert {t.name for t in ro} == READ_ONLY_TOOLS
+    assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
 
 
 def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:
