@@ -150,7 +150,13 @@ def open_lock_file(path: StrPath) -> int:
 
 
 def open_run_lock(socket_path: StrPath, terminal: int) -> int:
-    """The file descriptor of ``terminal``'s run lock (its directory made 0700 if missing)."""
+    """The file descriptor of ``terminal``'s run lock (its directory made 0700 if missing).
+
+    ``socket_path`` stands for the server: its socket, or for a remote server a
+    name in the default socket's directory, which is then created (0700) if
+    missing; either way that directory must be private to this user.
+    """
+    ensure_socket_dir(socket_path)
     directory = run_lock_dir(socket_path)
     try:
         os.mkdir(directory, 0o700)
