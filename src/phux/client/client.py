@@ -529,6 +529,7 @@ class Client:
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
+        self.used(pane, deadline)
         # A one-shot client asked for the viewport only never looks at history:
         # an engine without it skips building the rows a checkpoint's scrollback
         # (and any flood since) scrolls through, most of the replay's cost.
@@ -562,6 +563,7 @@ class Client:
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
+        self.used(pane, deadline)
         modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
         self.write(pane, encode_keys(keys, modes, literal=literal), deadline)
         return pane
@@ -574,6 +576,7 @@ class Client:
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
+        self.used(pane, deadline)
         modes = self.modes(pane, deadline)
         self.write(pane, paste_bytes(text, modes), deadline)
         return pane
@@ -762,6 +765,29 @@ class Client:
                 )
             except ServerError as exc:
                 raise self._terminal_error(exc, pane) from None
+
+    def used(self, pane: Pane, deadline: Deadline) -> None:
+        """Record that a verb acts on ``pane`` (``phux.focus_ms``, spec/L3.md §2), so the
+        default target follows the pane last used.
+
+        Costs no round trip: the META_SET is only submitted. The server handles a
+        connection's requests in order, so whatever the verb awaits next (its
+        SUBSCRIBE, its INPUT) is answered after the use was recorded; the reply
+        itself is collected later and dropped (an exited pane refuses it).
+        """
+        if not pane.alive:
+            return
+        with self._guard():
+            conn = self.connection(deadline)
+            self._collect_unsubscribes()
+            stamp = str(_now_ms()).encode()
+            tid = pane.terminal
+            self._unsub_rids.append(
+                conn.submit(
+                    lambda rid: MetaSet(request_id=rid, key=KEY_FOCUS, value=stamp, terminal=tid),
+                    deadline,
+                )
+            )
 
     def focus(self, pane: Pane, deadline: Deadline) -> None:
         """Record that a client focused/used this pane (``phux.focus_ms``)."""

@@ -364,6 +364,7 @@ def run_command(
     pane = client.resolve(target, deadline)
     if not pane.alive:
         raise TerminalGone(f"terminal {pane.id} has exited")
+    client.used(pane, deadline)
     token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
     scanner = MarkerScanner(token, pane.cols, pane.rows)
     lock = RunLock(client.socket_path, pane.terminal)

@@ -52,6 +52,7 @@ def wait_for(
     limit = deadline.earliest(Deadline.after(timeout))
 
     pane = client.resolve(target, deadline)
+    client.used(pane, deadline)
     mirror = client.mirror(pane, deadline)
     fresh_rows = 0
 

@@ -71,6 +71,7 @@ class WatchStream(Iterator[WatchEvent]):
         self._closed_emitted = False
         self.pane: Pane = client.resolve(target, deadline)
         self._name = self.pane.id
+        client.used(self.pane, deadline)
         client.subscribe_events(deadline)
         self._mirror: Mirror | None = client.mirror(self.pane, deadline)
         self._mirror.event_consumers += 1

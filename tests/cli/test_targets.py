@@ -1,0 +1,96 @@
+"""Targets as an agent uses them (issue 14, "Targets"), end to end through
+``python -m phux VERB`` against a real server: the default target follows last
+use, names of exited panes stay resolvable while retained, windows, panes and
+tags made from the CLI are reachable by every selector form."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from .test_e2e import STEP_TIMEOUT, Phux, phux  # noqa: F401  (the module-scoped server fixture)
+
+
+def _until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def _pane_of_default(phux: Phux) -> int:  # noqa: F811
+    res = phux("snapshot", "--json")
+    assert res.code == 0, res.err
+    return int(res.json()["pane"])
+
+
+def test_the_default_target_follows_last_use(phux: Phux) -> None:  # noqa: F811
+    """After work on `used`, a bare snapshot reads `used`, not the newer session."""
+    used = phux.new("lastuse-a")
+    phux.settle("lastuse-a")
+    newer = phux.new("lastuse-b")
+    phux.settle("lastuse-b")  # wait: also a use, of the newer one
+    assert _pane_of_default(phux) == newer
+    for verb in (
+        ("send-keys", "lastuse-a", "echo hi", "Enter"),
+        ("run", "lastuse-a", "true"),
+        ("paste", "lastuse-a", " "),
+        ("snapshot", "lastuse-a"),
+        ("wait", "--timeout", "5", "--regex", ".", "lastuse-a"),
+    ):
+        assert phux("snapshot", "lastuse-b").code == 0  # the other one was used last...
+        assert _pane_of_default(phux) == newer
+        res = phux(*verb)
+        assert res.code == 0, (verb, res.err)
+        assert _pane_of_default(phux) == used, verb  # ...until this verb used `used`
+    assert phux("snapshot", "lastuse-b").code == 0
+    assert phux("watch", "--until", "dirty", "--timeout", "0.3", "lastuse-a").code in (0, 124)
+    assert _pane_of_default(phux) == used
+    res = phux("snapshot", "--json", ".")
+    assert res.code == 0 and int(res.json()["pane"]) == used
+
+
+def test_an_exited_sessions_name_stays_resolvable(phux: Phux) -> None:  # noqa: F811
+    tid = phux.new("jobdone", "sh", "-c", "echo final words; exit 7")
+    res = phux("wait", "--json", "--until", "never", "--timeout", "10", "jobdone")
+    # The pane exits: wait says so with its exit status rather than waiting on.
+    assert res.code == 1, res.err
+    assert "exit" in res.err and "7" in res.err
+    snap = phux("snapshot", "--json", "jobdone")
+    assert snap.code == 0, snap.err
+    assert int(snap.json()["pane"]) == tid
+    assert any("final words" in line for line in snap.json()["lines"])
+    # A live session of the same name wins over the retained one.
+    again = phux.new("jobdone")
+    assert int(phux("snapshot", "--json", "jobdone").json()["pane"]) == again
+    assert phux("kill", "jobdone").code == 0
+
+
+def test_killing_twice_is_one_answer(phux: Phux) -> None:  # noqa: F811
+    tid = phux.new("killtwice")
+    assert phux("kill", "killtwice").code == 0
+    by_name = phux("kill", "killtwice")
+    by_id = phux("kill", f"@{tid}")
+    assert by_name.code == by_id.code == 1, (by_name.err, by_id.err)
+    assert "exited" in by_name.err and "exited" in by_id.err
+
+
+def test_watch_until_idle_on_an_idle_pane_ends(phux: Phux) -> None:  # noqa: F811
+    phux.new("idlewatch", "sh", "-c", "echo quiet; exec sleep 60")
+    assert phux("wait", "--until", "quiet", "--timeout", "10", "idlewatch").code == 0
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "phux", "watch", "--json", "--until", "idle"]
+        + ["--timeout", "10", "idlewatch"],
+        env=phux.env,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - started < 8
+    events = [json.loads(line)["event"] for line in proc.stdout.splitlines()]
+    assert events[-1] == "idle"
+    assert phux("kill", "idlewatch").code == 0
