@@ -82,8 +82,18 @@ def test_watch_until_idle_on_an_idle_pane_ends(phux: Phux) -> None:  # noqa: F81
     assert phux("wait", "--until", "quiet", "--timeout", "10", "idlewatch").code == 0
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "phux", "watch", "--json", "--until", "idle"]
-        + ["--timeout", "10", "idlewatch"],
+        [
+            sys.executable,
+            "-m",
+            "phux",
+            "watch",
+            "--json",
+            "--until",
+            "idle",
+            "--timeout",
+            "10",
+            "idlewatch",
+        ],
         env=phux.env,
         capture_output=True,
         text=True,

@@ -108,7 +108,7 @@ def test_resolution() -> None:
     ("text", "needle"),
     [
         ("nope", "no session named 'nope'"),
-        ("gone", "no session named 'gone'"),
+        ("gone:1", "no window 1"),
         ("work:9", "no window 9"),
         ("work:zzz", "window named 'zzz'"),
         ("work:0.9", "no pane 9"),
@@ -121,6 +121,12 @@ def test_misses(text: str, needle: str) -> None:
         resolve(text, snap(), {})
     assert needle in info.value.message
     assert info.value.code == "target_not_found"
+
+
+def test_a_retained_sessions_name_reaches_its_closed_pane() -> None:
+    """L3.md §2: no live session named `gone`, so the name selects its retained pane."""
+    assert resolve("gone", snap(), {}).terminal == 7
+    assert resolve("gone:0.0", snap(), {}).terminal == 7
 
 
 def test_last_is_an_error_outside_attach() -> None:

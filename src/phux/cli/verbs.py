@@ -673,7 +673,7 @@ def new_cmd(
         texts.ORDERING,
         texts.exit_codes(
             ("0", "killed (with --server: also when no server was running)"),
-            ("1", "target not found / no server"),
+            ("1", "target not found or already exited / no server"),
             ("2", "the server refused / usage error"),
         ),
     ),

@@ -701,13 +701,16 @@ class Client:
             panes = self.resolve_all(target, deadline)
             if target == ".":
                 panes = [pick_pane(panes)]  # the current pane, never a whole session
-            ids = [p.terminal for p in panes]
+            if not any(p.alive for p in panes):
+                # Already killed or exited (retained): one answer by name and by id.
+                raise TerminalGone(f"{target} has already exited")
+            ids = [p.terminal for p in panes if p.alive]
             try:
                 with self._guard():
                     self.connection(deadline).call(_kill_request(ids), deadline)
             except ServerError as exc:
                 racy = exc.wire_code in (ErrorCode.TERMINAL_EXITED, ErrorCode.TERMINAL_NOT_FOUND)
-                if racy and attempt == 0 and len(ids) > 1:
+                if racy and attempt == 0:
                     continue  # a pane ended between the listing and the kill: list again
                 raise ServerRefused(f"the server refused to kill {target}: {exc.message}") from None
             return ids

@@ -80,6 +80,21 @@ class TerminalGone(PhuxError):
     """The resolved terminal has exited (or exits during the operation)."""
 
     code = "terminal_exited"
+    remedy = (
+        "read its final screen with `phux snapshot TARGET` while the server retains it; "
+        "start a new one with `phux new`"
+    )
+
+
+def describe_exit(status: object) -> str:
+    """``exited with status 3`` / ``was killed by signal 9`` / ``exited`` for an ExitStatus."""
+    code = getattr(status, "code", None)
+    if code is not None:
+        return f"exited with status {code}"
+    sig = getattr(status, "signal", None)
+    if sig is not None:
+        return f"was killed by signal {sig}"
+    return "exited"
 
 
 class SessionExists(PhuxError):

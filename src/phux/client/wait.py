@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING
 
 from phux.client.deadline import Deadline
-from phux.client.errors import DeadlineExceeded, InvalidArgument, TerminalGone
+from phux.client.errors import DeadlineExceeded, InvalidArgument, TerminalGone, describe_exit
 from phux.client.models import WaitResult
 
 if TYPE_CHECKING:
@@ -82,7 +82,10 @@ def wait_for(
                 if matches():
                     return _result(True, checks, mirror.engine, pane.terminal)
                 if not mirror.alive:
-                    raise TerminalGone(f"terminal {pane.id} exited before the condition was met")
+                    raise TerminalGone(
+                        f"terminal {pane.id} {describe_exit(mirror.exit)} before the condition"
+                        " was met"
+                    )
                 wake = limit
             else:
                 quiet_until = mirror.last_output + idle_s

@@ -3,7 +3,8 @@
 From the bytes (the engine's events): ``title_changed`` (OSC 0/2), ``bell``
 (BEL), ``command_started`` / ``command_finished`` (OSC 133 C / D). From the
 stream itself: ``dirty`` (once per batch of output), ``idle`` (no output for
-``idle_ms``, default 500 ms, since the watch began or since a dirty batch). From the server's lifecycle:
+``idle_ms``, default 500 ms, since the watch began or since a dirty batch).
+From the server's lifecycle:
 ``pane_spawned`` (a new terminal joined the watched pane's session) and
 ``pane_closed`` (the watched terminal ended; the stream ends after it).
 
