@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from .schemas import validate
 from .test_e2e import STEP_TIMEOUT, Phux, phux  # noqa: F401  (the module-scoped server fixture)
 
 
@@ -104,3 +105,64 @@ def test_watch_until_idle_on_an_idle_pane_ends(phux: Phux) -> None:  # noqa: F81
     events = [json.loads(line)["event"] for line in proc.stdout.splitlines()]
     assert events[-1] == "idle"
     assert phux("kill", "idlewatch").code == 0
+
+
+def test_windows_panes_and_tags_from_the_cli(phux: Phux) -> None:  # noqa: F811
+    """Every selector form can match once windows, panes and tags can be made."""
+    seed = phux.new("layout", "sh", "-c", "echo seed-pane; exec sleep 60")
+    res = phux(
+        "new-window",
+        "--json",
+        "-n",
+        "logs",
+        "layout",
+        "--",
+        "sh",
+        "-c",
+        "echo win-one; exec sleep 60",
+    )
+    assert res.code == 0, res.err
+    validate("new_pane_result", res.json())
+    win = res.json()
+    assert (win["session"], win["window"], win["pane"]) == ("layout", 1, 0)
+    res = phux("split", "--json", "layout:1", "--", "sh", "-c", "echo split-pane; exec sleep 60")
+    assert res.code == 0, res.err
+    split = res.json()
+    assert (split["window"], split["pane"]) == (1, 1)
+    res = phux("tag", "layout:1.1", "builder", "ci")
+    assert (res.code, res.out) == (0, "builder,ci\n"), res.err
+    for target, marker, tid in (
+        ("layout:0", "seed-pane", seed),
+        ("layout:1.0", "win-one", win["terminal_id"]),
+        ("layout:logs.1", "split-pane", split["terminal_id"]),
+        ("#builder", "split-pane", split["terminal_id"]),
+        (f"@{win['terminal_id']}", "win-one", win["terminal_id"]),
+    ):
+        res = phux("wait", "--json", "--until", marker, "--timeout", "10", target)
+        assert res.code == 0, (target, res.err)
+        assert res.json()["pane"] == tid, target
+    # `=`: the pane used before the last one (the last one was @win above).
+    res = phux("snapshot", "--json", "=")
+    assert res.code == 0, res.err
+    assert res.json()["pane"] == split["terminal_id"]
+    assert phux("untag", "layout:1.1", "builder").out == "ci\n"
+    assert phux("snapshot", "#builder").code == 1
+    listing = phux("ls", "--json", "--panes")
+    assert listing.code == 0, listing.err
+    validate("session_list", listing.json())
+    (row,) = [s for s in listing.json()["sessions"] if s["name"] == "layout"]
+    assert row["windows"] == 2
+    panes = {p["id"]: p for p in row["panes"]}
+    assert list(panes) == [f"@{seed}", f"@{win['terminal_id']}", f"@{split['terminal_id']}"]
+    pane = panes[f"@{split['terminal_id']}"]
+    assert (pane["window"], pane["window_name"], pane["index"], pane["tags"]) == (
+        1,
+        "logs",
+        1,
+        ["ci"],
+    )
+    assert (pane["cols"], pane["rows"]) == (80, 24)
+    assert pane["program"] == "sleep" and pane["cwd"] == str(phux.root)
+    assert "panes" not in phux("ls", "--json").json()["sessions"][0]
+    assert phux("new-window", "no-such-session").code == 1
+    assert phux("kill", "layout").code == 0

@@ -441,11 +441,11 @@ def test_every_verb_has_helpful_help(capsys: pytest.CaptureFixture[str], verb: s
     assert code == 0
     assert "Exit codes:" in out
     assert "--socket" in out
-    if verb not in ("ls", "new", "rename"):
+    if verb not in ("ls", "new", "rename", "new-window"):
         assert "name:N.M" in out and "#tag" in out and "@N" in out
-    if verb in ("run", "send-keys"):
+    if verb in ("run", "send-keys", "split", "tag", "untag"):
         assert "Options go before TARGET" in out
-    elif verb not in ("ls", "new"):
+    elif verb not in ("ls", "new", "new-window"):
         assert "Options may come anywhere" in out
 
 

@@ -13,7 +13,6 @@ from phux.client import (
     Deadline,
     InvalidArgument,
     InvalidName,
-    LastNotAvailable,
     NoServer,
     SelectorSyntax,
     SessionExists,
@@ -163,8 +162,6 @@ def test_bad_selectors_and_keys(client: Client) -> None:
     for bad in ["", "@x", "a:", "a:1.b", "#"]:
         with pytest.raises(SelectorSyntax):
             client.snapshot(bad, deadline=Deadline.after(5))
-    with pytest.raises(LastNotAvailable):
-        client.snapshot("=", deadline=Deadline.after(5))
     with pytest.raises(TargetNotFound) as info:
         client.snapshot("no-such-session", deadline=Deadline.after(5))
     assert "no session named" in info.value.message

@@ -129,10 +129,12 @@ def test_a_retained_sessions_name_reaches_its_closed_pane() -> None:
     assert resolve("gone:0.0", snap(), {}).terminal == 7
 
 
-def test_last_is_an_error_outside_attach() -> None:
+def test_last_is_the_pane_used_before_the_last_one() -> None:
+    """`=` is tmux's last pane: the second greatest phux.focus_ms among live panes."""
+    assert resolve("=", snap(), {}).terminal == 4
     with pytest.raises(LastNotAvailable) as info:
-        resolve("=", snap(), {})
-    assert "attached client" in info.value.message
+        resolve("=", Snapshot.from_wire([term(1, session="a", focus_ms="5")]), {})
+    assert info.value.code == "no_last_pane"
 
 
 def test_current_without_sessions() -> None:

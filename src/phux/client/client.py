@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,7 +40,9 @@ from phux.client.selectors import (
     KEY_FOCUS,
     KEY_PANE,
     KEY_SESSION,
+    KEY_TAGS,
     KEY_WINDOW,
+    KEY_WINDOW_NAME,
     Pane,
     Session,
     Snapshot,
@@ -77,7 +80,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from phux.client.keys import KeyModes
-    from phux.client.models import NewResult, ScreenState, WaitResult
+    from phux.client.models import NewPaneResult, NewResult, ScreenState, WaitResult
     from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
@@ -86,6 +89,8 @@ MAX_INPUT_FRAME = 8 * 1024 * 1024
 AUTO_NAME_ATTEMPTS = 64
 # Frames read per pump after the first one (a batch for wait's evaluation).
 MAX_BATCH_FRAMES = 256
+# Tags and window names appear in selectors (``#tag``, ``name:tag``, comma-joined).
+_TAG_FORBIDDEN = re.compile(r"[,:.\s\x00-\x1f\x7f]")
 
 Sink = Callable[[Frame], None]
 
@@ -495,6 +500,25 @@ class Client:
             )
         return out
 
+    def ls_panes(self, deadline: Deadline) -> tuple[list[Session], dict[str, list[Pane]]]:
+        """:meth:`ls` and each session's live panes (window, pane, id order), from one
+        listing."""
+        snap = self.list_terminals(deadline)
+        sessions = snap.sessions()
+        return self._sessions_of(sessions), sessions
+
+    @staticmethod
+    def _sessions_of(sessions: dict[str, list[Pane]]) -> list[Session]:
+        return [
+            Session(
+                name=name,
+                window_count=len({p.window for p in panes}),
+                attached_client_count=max(p.primaries for p in panes),
+                terminals=[p.terminal for p in panes],
+            )
+            for name, panes in sessions.items()
+        ]
+
     def snapshot(
         self,
         target: str | None = None,
@@ -791,6 +815,130 @@ class Client:
                     deadline,
                 )
             )
+
+    # ------------------------------------------------------------ windows, panes, tags
+
+    def new_window(
+        self,
+        session: str,
+        *,
+        name: str | None = None,
+        command: Sequence[str] = (),
+        cwd: str | None = None,
+        deadline: Deadline,
+    ) -> NewPaneResult:
+        """Add a window to a live session: its pane 0 runs ``command`` (default: the
+        shell), sized like the session's focused pane (spec/L3.md §2)."""
+        panes = self.list_terminals(deadline).session(session)
+        if not panes:
+            raise TargetNotFound(f"no session named {session!r}")
+        if name is not None and (not name or _TAG_FORBIDDEN.search(name) or name.isdigit()):
+            raise InvalidName(
+                f"invalid window name {name!r}: non-numeric, no `:`, `.`, `,`, spaces"
+            )
+        window = max((p.window or 0) for p in panes) + 1
+        like = pick_pane(panes)
+        return self._spawn_pane(session, window, 0, name, like, command, cwd, deadline)
+
+    def split(
+        self,
+        target: str,
+        *,
+        command: Sequence[str] = (),
+        cwd: str | None = None,
+        deadline: Deadline,
+    ) -> NewPaneResult:
+        """Add a pane to the window of the pane ``target`` names (next pane index)."""
+        pane = self.resolve(target, deadline)
+        if not pane.alive:
+            raise TerminalGone(f"terminal {pane.id} has exited")
+        if pane.session is None:
+            raise InvalidArgument(f"terminal {pane.id} belongs to no session")
+        window = pane.window or 0
+        siblings = [
+            p
+            for p in self.list_terminals(deadline).session(pane.session)
+            if (p.window or 0) == window
+        ]
+        index = max((p.pane or 0) for p in siblings or [pane]) + 1
+        return self._spawn_pane(
+            pane.session, window, index, pane.window_name, pane, command, cwd, deadline
+        )
+
+    def _spawn_pane(
+        self,
+        session: str,
+        window: int,
+        index: int,
+        window_name: str | None,
+        like: Pane,
+        command: Sequence[str],
+        cwd: str | None,
+        deadline: Deadline,
+    ) -> NewPaneResult:
+        from phux.client.models import NewPaneResult
+
+        if isinstance(command, str):
+            command = [command]
+        metadata = [
+            MetaEntry(key=KEY_SESSION, value=session.encode()),
+            MetaEntry(key=KEY_WINDOW, value=str(window).encode()),
+            MetaEntry(key=KEY_PANE, value=str(index).encode()),
+            MetaEntry(key=KEY_FOCUS, value=str(_now_ms()).encode()),
+        ]
+        if window_name is not None:
+            metadata.append(MetaEntry(key=KEY_WINDOW_NAME, value=window_name.encode()))
+        workdir = cwd if cwd is not None else os.getcwd()
+        try:
+            with self._guard():
+                reply = self.connection(deadline).call_expect(
+                    lambda rid: Spawn(
+                        request_id=rid,
+                        argv=list(command),
+                        cwd=workdir,
+                        env=[],
+                        cols=like.cols,
+                        rows=like.rows,
+                        metadata=sorted(metadata, key=lambda e: e.key),
+                    ),
+                    TerminalSpawned,
+                    deadline,
+                )
+        except ServerError as exc:
+            if exc.wire_code == ErrorCode.SPAWN_FAILED:
+                raise InvalidArgument(f"cannot start the pane: {exc.message}") from None
+            raise
+        return NewPaneResult(session=session, window=window, pane=index, terminal_id=reply.terminal)
+
+    def tag(
+        self, target: str, tags: Sequence[str], deadline: Deadline, *, remove: bool = False
+    ) -> list[str]:
+        """Add (or with ``remove``, take away) tags on the pane ``target`` names, for
+        ``#tag`` and ``name:tag`` selectors; returns the pane's tags after."""
+        for tag in tags:
+            if not tag or _TAG_FORBIDDEN.search(tag):
+                raise InvalidName(
+                    f"invalid tag {tag!r}: tags are non-empty, without `,`, `:`, `.` or spaces"
+                )
+        pane = self.resolve(target, deadline)
+        if not pane.alive:
+            raise TerminalGone(f"terminal {pane.id} has exited")
+        if remove:
+            after = [t for t in pane.tags if t not in tags]
+        else:
+            after = list(dict.fromkeys([*pane.tags, *tags]))
+        value = ",".join(after).encode()
+        with self._guard():
+            try:
+                self.connection(deadline).call(
+                    lambda rid: MetaSet(
+                        request_id=rid, key=KEY_TAGS, value=value, terminal=pane.terminal
+                    ),
+                    deadline,
+                )
+            except ServerError as exc:
+                raise self._terminal_error(exc, pane) from None
+        return after
 
     def focus(self, pane: Pane, deadline: Deadline) -> None:
         """Record that a client focused/used this pane (``phux.focus_ms``)."""

@@ -62,18 +62,18 @@ class SelectorSyntax(PhuxError):
     remedy = "targets are `.`, `name`, `name:N`, `name:tag`, `name:N.M`, `@N` or `#tag`"
 
 
-class LastNotAvailable(SelectorSyntax):
-    """`=` (the last pane) only means something inside an attached client."""
-
-    code = "no_last_pane"
-    remedy = "use `.`, a session name or `@N` outside an attached client"
-
-
 class TargetNotFound(PhuxError):
     """A selector that names nothing on the server."""
 
     code = "target_not_found"
     remedy = "list what exists with `phux ls`"
+
+
+class LastNotAvailable(TargetNotFound):
+    """`=` (the pane used before the last one) names nothing: fewer than two panes used."""
+
+    code = "no_last_pane"
+    remedy = "use `.`, a session name or `@N`; `=` needs two panes used before"
 
 
 class TerminalGone(PhuxError):

@@ -4,7 +4,8 @@ Grammar (one TARGET string):
 
     .            the current pane: ``$PHUX_TERMINAL`` when it names a live terminal of
                  this server, else the focused pane of the most recently focused session
-    =            the last pane: only meaningful inside an attached client (an error here)
+    =            the last pane: the live pane used before the most recent one (the
+                 second greatest ``phux.focus_ms``), like tmux's last-pane
     NAME         a session (all its panes); when no live session has that name, the
                  closed panes of one the server still retains
     NAME:N       window index N of a session
@@ -291,7 +292,13 @@ def expand(
     """Every pane the selector names (in order); raises TargetNotFound on a miss."""
     env = os.environ if env is None else env
     if isinstance(selector, Last):
-        raise LastNotAvailable("`=` (the last pane) only works inside an attached client")
+        used = sorted(
+            (p for p in snap.live() if p.focus_ms is not None),
+            key=lambda p: (p.focus_ms or 0, p.terminal),
+        )
+        if len(used) < 2:
+            raise LastNotAvailable("`=` (the pane used before the last one): no such pane yet")
+        return [used[-2]]
     if isinstance(selector, ById):
         pane = snap.by_id.get(selector.terminal)
         if pane is None:
