@@ -139,8 +139,8 @@ def schema_for(shape: Shape) -> dict[str, Any]:
                 f.encode_name
                 for f in struct.fields
                 if not f.required
-                and f.default is mi.NODEFAULT
-                and f.default_factory is mi.NODEFAULT
+                and f.default is msgspec.NODEFAULT
+                and f.default_factory is msgspec.NODEFAULT
             }
             required = list(definition.get("required", []))
             required += [name for name in props if name not in required and name not in unset]
