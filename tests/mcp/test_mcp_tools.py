@@ -308,6 +308,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run",
         "phux_wait",
         "phux_new",
+        "phux_new_window",
+        "phux_split",
+        "phux_tag",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -323,6 +326,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run": ["target", "command"],
         "phux_wait": [],
         "phux_new": ["name"],
+        "phux_new_window": ["session"],
+        "phux_split": ["target"],
+        "phux_tag": ["target", "tags"],
     }
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS == {"phux_ls", "phux_snapshot", "phux_wait"}
