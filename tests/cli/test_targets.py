@@ -166,3 +166,54 @@ def test_windows_panes_and_tags_from_the_cli(phux: Phux) -> None:  # noqa: F811
     assert "panes" not in phux("ls", "--json").json()["sessions"][0]
     assert phux("new-window", "no-such-session").code == 1
     assert phux("kill", "layout").code == 0
+
+
+def test_boxed_snapshot_keeps_zero_width_joiners(phux: Phux) -> None:  # noqa: F811
+    """An emoji ZWJ sequence (man + ZWJ + laptop) is shown as such, not with U+FFFD."""
+    phux.new(
+        "zwj",
+        "sh",
+        "-c",
+        r"printf 'dev: \360\237\221\250\342\200\215\360\237\222\273 ok\n'; exec sleep 60",
+    )
+    assert phux("wait", "--until", "ok", "--timeout", "10", "zwj").code == 0
+    res = phux("snapshot", "zwj")
+    assert res.code == 0, res.err
+    assert "\ufffd" not in res.out
+    assert "\U0001f468\u200d\U0001f4bb" in res.out
+    assert phux("kill", "zwj").code == 0
+
+
+def test_run_says_the_pane_died(phux: Phux) -> None:  # noqa: F811
+    phux.new("runkill")
+    phux.settle("runkill")
+    res = phux("run", "runkill", "kill -9 $$")
+    assert res.code == 1, (res.code, res.err)
+    assert "died" in res.err and "signal 9" in res.err
+
+
+def test_run_with_an_empty_command_is_a_usage_error(phux: Phux) -> None:  # noqa: F811
+    res = phux("run", "--json", "anything", "")
+    assert (res.code, res.out) == (2, "")
+    doc = res.err_json()
+    assert doc["remedy"]
+
+
+def test_remedies_are_never_empty(phux: Phux) -> None:  # noqa: F811
+    tid = phux.new("remedy", "true")
+    _until(lambda: phux("send-keys", f"@{tid}", "x").code != 0)
+    for args in (
+        ("send-keys", "--json", f"@{tid}", "x"),  # terminal_exited
+        ("new", "--json", "-s", "remedy2", "--", "/no/such/program"),  # invalid_argument
+        ("wait", "--json", "--timeout", "0.2", "--until", "never", "remedy2"),  # miss
+    ):
+        res = phux(*args)
+        assert res.code != 0
+        doc = res.err_json()
+        assert doc["remedy"], args
+    phux.new("remedy3")
+    res = phux("rename", "remedy3", "remedy3b")
+    assert res.code == 0
+    phux.new("remedy4")
+    res = phux("rename", "remedy4", "remedy3b")
+    assert res.code == 1 and "-s" not in res.err

@@ -578,7 +578,14 @@ def watch_cmd(
             "raise --timeout",
             as_json,
         )
-    fail("watch", "stream_ended", f"the stream ended before a {until_event} event", 1, "", as_json)
+    fail(
+        "watch",
+        "stream_ended",
+        f"the stream ended before a {until_event} event",
+        1,
+        "the pane closed first: read its final screen with `phux snapshot TARGET`",
+        as_json,
+    )
 
 
 # ---------------------------------------------------------------- new

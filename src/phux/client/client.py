@@ -714,7 +714,11 @@ class Client:
                     taken.add(chosen)
                     continue
                 if exc.wire_code == ErrorCode.SPAWN_FAILED:
-                    raise InvalidArgument(f"cannot start the session: {exc.message}") from None
+                    raise InvalidArgument(
+                        f"cannot start the session: {exc.message}",
+                        remedy="check that COMMAND is an installed program and -c an "
+                        "existing directory",
+                    ) from None
                 raise
             return NewResult(session=chosen, terminal_id=reply.terminal)
         raise SessionExists("could not find a free numeric session name")
@@ -751,7 +755,10 @@ class Client:
         if new_name == session:
             return
         if new_name in sessions:
-            raise SessionExists(f"session {new_name!r} already exists")
+            raise SessionExists(
+                f"session {new_name!r} already exists",
+                remedy="choose another NEW name (`phux ls` lists the taken ones)",
+            )
         with self._guard():
             conn = self.connection(deadline)
 
@@ -906,7 +913,11 @@ class Client:
                 )
         except ServerError as exc:
             if exc.wire_code == ErrorCode.SPAWN_FAILED:
-                raise InvalidArgument(f"cannot start the pane: {exc.message}") from None
+                raise InvalidArgument(
+                    f"cannot start the pane: {exc.message}",
+                    remedy="check that COMMAND is an installed program and -c an "
+                    "existing directory",
+                ) from None
             raise
         return NewPaneResult(session=session, window=window, pane=index, terminal_id=reply.terminal)
 

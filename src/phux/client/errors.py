@@ -27,14 +27,17 @@ class NoServer(PhuxError):
 
 class DeadlineExceeded(PhuxError):
     code = "timeout"
+    remedy = "raise --timeout (timeout_secs in MCP); if the server is wedged, see its log"
 
 
 class ConnectionLost(PhuxError):
     code = "connection_lost"
+    remedy = "the server stopped or dropped us: check `phux ls`, then retry"
 
 
 class ProtocolError(PhuxError):
     code = "protocol_error"
+    remedy = "client and server disagree on the wire: run the same phux version for both"
 
 
 class ServerError(PhuxError):
@@ -47,7 +50,7 @@ class ServerError(PhuxError):
             name = ErrorCode(wire_code).name.lower()
         except ValueError:
             name = f"error_{wire_code}"
-        super().__init__(message)
+        super().__init__(message, remedy="the server refused the request; the message says why")
         self.wire_code = wire_code
         self.code = name
 
@@ -117,6 +120,7 @@ class UnknownKey(PhuxError):
 
 class InvalidArgument(PhuxError):
     code = "invalid_argument"
+    remedy = "see the verb's --help (the MCP tool's description) for the accepted values"
 
 
 class ServerRefused(PhuxError):
@@ -128,6 +132,7 @@ class ServerRefused(PhuxError):
 
 class ServerStartFailed(PhuxError):
     code = "server_start_failed"
+    remedy = "run `phux server` in the foreground to see why, or read its log"
 
 
 class RunTimedOut(PhuxError):

@@ -39,7 +39,13 @@ import re
 import time
 
 from phux.client.deadline import Deadline
-from phux.client.errors import DeadlineExceeded, InvalidArgument, RunTimedOut, TerminalGone
+from phux.client.errors import (
+    DeadlineExceeded,
+    InvalidArgument,
+    RunTimedOut,
+    TerminalGone,
+    describe_exit,
+)
 from phux.record import Record
 from phux.wire.frames import Exited, ExitStatus
 
@@ -356,7 +362,9 @@ def run_command(
     deadline: Deadline,
 ) -> RunOutcome:
     if not command.strip():
-        raise InvalidArgument("run needs a command")
+        raise InvalidArgument(
+            "run needs a command", remedy="give the command line, e.g. phux run work 'make test'"
+        )
     if "\x00" in command:
         raise InvalidArgument("the command contains a NUL byte")
     started = time.monotonic()
@@ -410,6 +418,15 @@ def run_command(
         exit_code = scanner.exit_code if scanner.exit_code is not None else 255
         data = scanner.output
         done_at = scanner.done_at or time.monotonic()
+    elif mirror.exit is not None and not isinstance(mirror.exit, Exited):
+        # A signal ended the pane's shell (`kill -9 $$`, `phux kill`): the command
+        # never reported a status, and 128+N would read as if it had exited so.
+        raise TerminalGone(
+            f"the pane {pane.id} died during run: its shell {describe_exit(mirror.exit)}"
+            " before the command finished",
+            remedy="read what it left with `phux snapshot TARGET`; start a new pane with "
+            "`phux new`",
+        )
     else:
         # The shell ended before printing the end marker (the command ran `exit`).
         exit_code = _status_code(mirror.exit)
