@@ -59,6 +59,8 @@ def test_an_exited_sessions_name_stays_resolvable(phux: Phux) -> None:  # noqa: 
     # The pane exits: wait says so with its exit status rather than waiting on.
     assert res.code == 1, res.err
     assert "exit" in res.err and "7" in res.err
+    idle = phux("wait", "--idle", "100", "jobdone")  # by its name, after it exited
+    assert idle.code == 1 and "exited with status 7" in idle.err, idle.err
     snap = phux("snapshot", "--json", "jobdone")
     assert snap.code == 0, snap.err
     assert int(snap.json()["pane"]) == tid

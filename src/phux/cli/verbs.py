@@ -453,7 +453,11 @@ def run_cmd(
         texts.exit_codes(
             ("0", "the condition holds"),
             ("124", "--timeout passed first (with --json the last screen is printed)"),
-            ("1", "no server / target not found / bad pattern"),
+            (
+                "1",
+                "no server / target not found / bad pattern / the pane exited (the"
+                " message gives its exit status)",
+            ),
         ),
         texts.JSON_ERRORS,
     ),

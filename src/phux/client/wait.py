@@ -6,6 +6,8 @@ match logical lines (soft-wrapped rows joined): the viewport, plus the rows
 that scrolled into history since the previous check, so text that appears and
 scrolls away within one batch still counts. Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
+A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
+says so with its exit status.
 ``--until`` / ``--regex`` take precedence over ``--idle``.
 """
 
@@ -88,8 +90,11 @@ def wait_for(
                     )
                 wake = limit
             else:
+                if not mirror.alive:
+                    # Quiet, but because it is gone: say so, with its status.
+                    raise TerminalGone(f"terminal {pane.id} {describe_exit(mirror.exit)}")
                 quiet_until = mirror.last_output + idle_s
-                if time.monotonic() >= quiet_until or not mirror.alive:
+                if time.monotonic() >= quiet_until:
                     return _result(True, checks, mirror.engine, pane.terminal)
                 wake = limit.earliest(Deadline(at=quiet_until))
             try:
