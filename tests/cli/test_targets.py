@@ -40,6 +40,7 @@ def test_the_default_target_follows_last_use(phux: Phux) -> None:  # noqa: F811
         ("paste", "lastuse-a", " "),
         ("snapshot", "lastuse-a"),
         ("wait", "--timeout", "5", "--regex", ".", "lastuse-a"),
+        ("history", "lastuse-a"),
     ):
         assert phux("snapshot", "lastuse-b").code == 0  # the other one was used last...
         assert _pane_of_default(phux) == newer

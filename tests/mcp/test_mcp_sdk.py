@@ -80,6 +80,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
             "phux_run",
             "phux_wait",
             "phux_new",
+            "phux_history",
             "phux_new_window",
             "phux_split",
             "phux_tag",
@@ -171,7 +172,12 @@ def test_socket_argument_wins_over_the_environment(server: PhuxServer) -> None:
 def test_read_only_lists_observer_tools(server: PhuxServer) -> None:
     async def body(session: ClientSession) -> None:
         listing = await session.list_tools()
-        assert [t.name for t in listing.tools] == ["phux_ls", "phux_snapshot", "phux_wait"]
+        assert [t.name for t in listing.tools] == [
+            "phux_ls",
+            "phux_snapshot",
+            "phux_wait",
+            "phux_history",
+        ]
         await ok(session, "phux_ls")
 
     session_run(params(server, "--read-only"), body)

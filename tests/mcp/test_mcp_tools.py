@@ -308,6 +308,7 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run",
         "phux_wait",
         "phux_new",
+        "phux_history",
         "phux_new_window",
         "phux_split",
         "phux_tag",
@@ -326,12 +327,14 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run": ["target", "command"],
         "phux_wait": [],
         "phux_new": ["name"],
+        "phux_history": ["target"],
         "phux_new_window": ["session"],
         "phux_split": ["target"],
         "phux_tag": ["target", "tags"],
     }
     ro = tools.catalog(read_only=True)
-    assert {t.name for t in ro} == READ_ONLY_TOOLS == {"phux_ls", "phux_snapshot", "phux_wait"}
+    assert {t.name for t in ro} == READ_ONLY_TOOLS
+    assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
 
 
 def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:

@@ -375,7 +375,7 @@ def run_command(
     client.used(pane, deadline)
     token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
     scanner = MarkerScanner(token, pane.cols, pane.rows)
-    lock = RunLock(client.socket_path, pane.terminal)
+    lock = RunLock(client.local_anchor, pane.terminal)
     submitted: float | None = None
 
     def gave_up() -> RunTimedOut:
