@@ -116,9 +116,9 @@ def test_windows_panes_and_tags_from_the_cli(phux: Phux) -> None:  # noqa: F811
     res = phux(
         "new-window",
         "--json",
-        "-n",
-        "logs",
         "layout",
+        "-n",  # tmux's order: options after SESSION, up to `--`
+        "logs",
         "--",
         "sh",
         "-c",
@@ -128,7 +128,7 @@ def test_windows_panes_and_tags_from_the_cli(phux: Phux) -> None:  # noqa: F811
     validate("new_pane_result", res.json())
     win = res.json()
     assert (win["session"], win["window"], win["pane"]) == ("layout", 1, 0)
-    res = phux("split", "--json", "layout:1", "--", "sh", "-c", "echo split-pane; exec sleep 60")
+    res = phux("split", "layout:1", "--json", "--", "sh", "-c", "echo split-pane; exec sleep 60")
     assert res.code == 0, res.err
     split = res.json()
     assert (split["window"], split["pane"]) == (1, 1)

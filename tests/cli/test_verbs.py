@@ -443,9 +443,11 @@ def test_every_verb_has_helpful_help(capsys: pytest.CaptureFixture[str], verb: s
     assert "--socket" in out
     if verb not in ("ls", "new", "rename", "new-window"):
         assert "name:N.M" in out and "#tag" in out and "@N" in out
-    if verb in ("run", "send-keys", "split", "tag", "untag"):
+    if verb in ("run", "send-keys", "tag", "untag"):
         assert "Options go before TARGET" in out
-    elif verb not in ("ls", "new", "new-window"):
+    elif verb in ("split", "new-window"):
+        assert "Options may come anywhere before `--`" in out
+    elif verb not in ("ls", "new"):
         assert "Options may come anywhere" in out
 
 

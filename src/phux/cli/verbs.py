@@ -889,8 +889,19 @@ def signal_cmd(timeout: float, socket: str | None, target: str, name: str) -> No
 # ---------------------------------------------------------------- windows, panes, tags
 
 
+class CommandVerb(Verb):
+    """A verb whose COMMAND starts after `--` (new-window, split): options may come
+    anywhere before it, as tmux's ``new-window -n NAME``; after `--` every word is
+    the program's argv."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.trailing = None
+        self.context_settings["allow_interspersed_args"] = True
+
+
 def _argv(command: tuple[str, ...]) -> list[str]:
-    """COMMAND after TARGET: a leading `--` only separates it."""
+    """COMMAND: a leading `--` (when click left one) only separates it."""
     return list(command[1:] if command[:1] == ("--",) else command)
 
 
@@ -903,14 +914,14 @@ def _print_pane(result: Any, as_json: bool) -> None:
 
 @click.command(
     "new-window",
-    cls=Verb,
+    cls=CommandVerb,
     short_help="Add a window to a session.",
     epilog=verb_epilog(
         "\b\nExamples:\n"
         "  phux new-window build -n logs -- tail -f build.log\n"
         "  phux snapshot build:logs        # or build:1, build:1.0",
-        "Prints SESSION:W.P @N. Options go before SESSION: every word after it is\n"
-        "COMMAND (a leading `--` is dropped).",
+        "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
+        "before a COMMAND (every word after it is the program's argv).",
         texts.exit_codes(("0", "created"), ("1", "no such session / bad name / failure")),
         texts.JSON_ERRORS,
     ),
@@ -945,13 +956,13 @@ def new_window_cmd(
 
 @click.command(
     "split",
-    cls=Verb,
+    cls=CommandVerb,
     short_help="Add a pane to a window.",
     epilog=verb_epilog(
         "\b\nExample:\n  phux split build:0 -- htop     # then: phux snapshot build:0.1",
-        "Prints SESSION:W.P @N.",
+        "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
+        "before a COMMAND (every word after it is the program's argv).",
         texts.TARGET_GRAMMAR,
-        texts.ORDERING_TRAILING,
         texts.exit_codes(("0", "created"), ("1", "target not found / failure")),
         texts.JSON_ERRORS,
     ),
