@@ -46,7 +46,7 @@ def test_run_refuses_busy_pane_with_exit_3(phux: Phux) -> None:
     assert report["error"]["code"] == "pane_busy" and "cat" in report["error"]["message"]
     plain = phux("run", "sh-busy", "echo nope")
     assert plain.code == 3 and "cat holds the pane" in plain.err
-    listing = phux("ls", "--json").json()
+    listing = phux("ls", "--json", "--panes").json()
     validate("session_list", listing)
     row = next(s for s in listing["sessions"] if s["name"] == "sh-busy")
     assert [(p["program"], p["state"]) for p in row["panes"]] == [("cat", "running")]

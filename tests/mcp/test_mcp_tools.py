@@ -62,6 +62,9 @@ class FakeClient:
             Session(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
         ]
 
+    def ls_panes(self, *, deadline: Any) -> tuple[list[Session], dict[str, list[Pane]]]:
+        return self.ls(deadline=deadline), {}
+
     def snapshot_data(self, target: str | None, **kw: Any) -> dict[str, Any]:
         self._call("snapshot", target, **kw)
         data: dict[str, Any] = msgspec.to_builtins(SCREEN)
@@ -333,6 +336,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_wait",
         "phux_new",
         "phux_history",
+        "phux_new_window",
+        "phux_split",
+        "phux_tag",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -349,6 +355,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_wait": [],
         "phux_new": ["name"],
         "phux_history": ["target"],
+        "phux_new_window": ["session"],
+        "phux_split": ["target"],
+        "phux_tag": ["target", "tags"],
     }
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS

@@ -14,7 +14,7 @@ import msgspec
 
 if TYPE_CHECKING:
     from phux.client.run import RunOutcome
-    from phux.client.selectors import Pane, PaneSummary, Session
+    from phux.client.selectors import Pane, Session
     from phux.engine.screen_state import ScreenState as ScreenState
 
 
@@ -36,27 +36,59 @@ ERROR_SCHEMA_VERSION = 1
 PaneStateName = typing.Literal["prompt", "running", "hidden_input", "tui", "exited"]
 
 
-class PaneRow(msgspec.Struct, kw_only=True):
-    """One pane of a session in ``phux ls --json`` and the MCP ``phux_ls``: ``pane``
-    is ``@N``; ``window`` and ``index`` its L3 position
-    (null when unset); ``program`` the foreground program's name (null when
-    unknown); ``state`` what it is doing (``phux.client.pane_state``)."""
+class PaneSummary(msgspec.Struct, kw_only=True):
+    """One pane of a session in ``phux ls --json --panes``."""
 
-    pane: str
-    window: int | None
-    index: int | None
+    id: str
+    """The pane as a selector, ``@N``."""
+    window: int
+    window_name: str | None
+    index: int
+    cols: int
+    rows: int
+    tags: list[str]
+    title: str | None
+    """Not tracked without replaying the pane: always null here; ``phux snapshot``
+    reports the title."""
+    cwd: str | None
+    """The working directory of the pane's foreground process, read from /proc
+    (null when unreadable)."""
     program: str | None
+    """The foreground program's name, as the server reads it from the PTY."""
     state: PaneStateName
+    """What the pane is doing (``phux.client.pane_state``): from the PTY's foreground
+    and tty modes alone here (``phux snapshot`` adds its replay of the marks)."""
 
     @classmethod
-    def of(cls, row: PaneSummary) -> PaneRow:
+    def of(cls, pane: Pane) -> PaneSummary:
+        from phux.client.pane_state import project
+
+        fg = pane.foreground
         return cls(
-            pane=f"@{row.terminal}",
-            window=row.window,
-            index=row.pane,
-            program=row.program,
-            state=row.state,  # type: ignore[arg-type]
+            id=pane.id,
+            window=pane.window or 0,
+            window_name=pane.window_name,
+            index=pane.pane or 0,
+            cols=pane.cols,
+            rows=pane.rows,
+            tags=list(pane.tags),
+            title=None,
+            cwd=_proc_cwd(fg.pgrp if fg is not None else None, pane.pid),
+            program=(fg.name or None) if fg is not None else None,
+            state=project(pane, None)[1],  # type: ignore[arg-type]
         )
+
+
+def _proc_cwd(*pids: int | None) -> str | None:
+    import os
+
+    for pid in pids:
+        if pid:
+            try:
+                return os.readlink(f"/proc/{pid}/cwd")
+            except OSError:
+                continue
+    return None
 
 
 class SessionSummary(msgspec.Struct, kw_only=True):
@@ -65,7 +97,8 @@ class SessionSummary(msgspec.Struct, kw_only=True):
     name: str
     windows: int
     attached: bool
-    panes: list[PaneRow] = msgspec.field(default_factory=list)
+    panes: list[PaneSummary] | msgspec.UnsetType = msgspec.UNSET
+    """Only with ``--panes``: every live pane, ordered by window, then index."""
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
@@ -78,33 +111,38 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     name: str
     window_count: int
     attached_client_count: int
-    panes: list[PaneRow] = msgspec.field(default_factory=list)
+    panes: list[PaneSummary] = msgspec.field(default_factory=list)
+    """Every live pane of the session (as ``phux ls --json --panes`` lists them)."""
 
     @classmethod
-    def of(cls, session: Session) -> SessionInfo:
+    def of(cls, session: Session, panes: Iterable[Pane] = ()) -> SessionInfo:
         return cls(
             name=session.name,
             window_count=session.window_count,
             attached_client_count=session.attached_client_count,
-            panes=[PaneRow.of(row) for row in session.panes],
+            panes=[PaneSummary.of(p) for p in panes],
         )
 
 
 class SessionList(msgspec.Struct, kw_only=True):
-    """``phux ls --json`` (SessionListJson, schema_version 1; ``panes`` was added to
-    the rows without a bump, as new keys are: spec/schemas/README.md), name-sorted."""
+    """``phux ls --json`` (SessionListJson, schema_version 1), name-sorted."""
 
     schema_version: int = LS_SCHEMA_VERSION
     sessions: list[SessionSummary] = msgspec.field(default_factory=list)
 
     @classmethod
-    def from_infos(cls, infos: Iterable[Session]) -> SessionList:
+    def from_infos(
+        cls, infos: Iterable[Session], panes: dict[str, list[Pane]] | None = None
+    ) -> SessionList:
+        """``panes`` (session name -> its panes) adds each session's ``panes`` list."""
         rows = [
             SessionSummary(
                 name=info.name,
                 windows=info.window_count,
                 attached=info.attached_client_count > 0,
-                panes=[PaneRow.of(row) for row in info.panes],
+                panes=msgspec.UNSET
+                if panes is None
+                else [PaneSummary.of(p) for p in panes.get(info.name, [])],
             )
             for info in infos
         ]
@@ -130,6 +168,15 @@ class RunResult(msgspec.Struct, kw_only=True):
             duration_ms=outcome.duration_ms,
             truncated=outcome.truncated,
         )
+
+
+class NewPaneResult(msgspec.Struct, kw_only=True):
+    """``phux new-window --json`` / ``phux split --json``: the pane created."""
+
+    session: str
+    window: int
+    pane: int
+    terminal_id: int
 
 
 class NewResult(msgspec.Struct, kw_only=True):
@@ -297,10 +344,11 @@ __all__ = [
     "HistoryEntry",
     "HistoryResult",
     "Idle",
+    "NewPaneResult",
     "NewResult",
     "PaneClosed",
-    "PaneRow",
     "PaneSpawned",
+    "PaneSummary",
     "RunResult",
     "SendKeysResult",
     "SessionInfo",

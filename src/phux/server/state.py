@@ -8,6 +8,7 @@ multi-terminal kill rely on exactly that.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from phux.runtime_paths import run_lock_path
 from phux.server.config import ServerConfig
 from phux.server.log import log
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
@@ -171,20 +173,17 @@ class ServerState:
             raise RequestError(ErrorCode.INVALID_COMMAND, "KILL names no terminal")
         terms = [self.get_alive(tid) for tid in ids]
         for term in dict.fromkeys(terms):
-            dropped = term.metadata
             term.kill(self.nursery)
-            for key in sorted(dropped):
-                self.meta.changed(key, term.id, None)
             log.info("terminal %d killed", term.id)
         self.touch()
 
     def _closed(self, term: Terminal) -> None:
         """A terminal's process was reaped and its output drained."""
         log.info("terminal %d closed: %r", term.id, term.exit_status)
-        dropped = term.metadata
-        term.metadata = {}
-        for key in sorted(dropped):
-            self.meta.changed(key, term.id, None)
+        with contextlib.suppress(OSError):  # `run` locks of a closed terminal are moot
+            os.unlink(run_lock_path(self.config.socket_path, term.id))
+        # Its metadata stays readable (read-only) while it is retained: its session
+        # name is how an agent finds the final screen and exit status (spec/L3.md §1).
         closed = term.encode_closed()
         subscribed = {sub.outbox for sub in term.subscribers}
         for conn in self.connections:
@@ -222,6 +221,9 @@ class ServerState:
         await trio.sleep(self.config.retention_s)
         self.terminals.pop(term.id, None)
         self.replicas.forget(term.id)
+        dropped, term.metadata = term.metadata, {}
+        for key in sorted(dropped):
+            self.meta.changed(key, term.id, None)
         log.info("terminal %d forgotten", term.id)
 
     # ------------------------------------------------------------ list
