@@ -54,6 +54,13 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     "(default: $PHUX_HISTORY_LINES, else 2000).",
 )
 @click.option(
+    "--replica-lag-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Output a replica may fall behind before the terminal's reader waits for it "
+    "(default: $PHUX_REPLICA_LAG_BYTES, else 32 MiB).",
+)
+@click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -68,6 +75,7 @@ def server_cmd(
     retention: float | None,
     replicas: str | None,
     history_lines: int | None,
+    replica_lag_bytes: int | None,
     log_file: Path | None,
 ) -> None:
     """Run the phux server."""
@@ -88,6 +96,8 @@ def server_cmd(
         config = dataclasses.replace(config, replica_mode=replicas)
     if history_lines is not None:
         config = dataclasses.replace(config, history_lines=history_lines)
+    if replica_lag_bytes is not None:
+        config = dataclasses.replace(config, replica_lag_bytes=replica_lag_bytes)
     if daemon:
         code = daemonize(
             lambda ready, error: run_server(

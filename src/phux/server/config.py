@@ -13,6 +13,14 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name) or default
 
 
+def _env_int(name: str, default: int) -> int:
+    return int(_env(name, str(default)))
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(_env(name, str(default)))
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     socket_path: Path
@@ -35,10 +43,13 @@ class ServerConfig:
     """A caught-up replica writes a checkpoint once this much output followed the last one,
     so a bootstrap replays at most about this much output after its checkpoint (replaying
     64 KiB of full-screen output takes a client engine about 25 ms)."""
-    replica_lag_bytes: int = 32 * MiB
-    """Output a replica may have queued and not parsed; beyond it the replica is restarted
-    from the journal's newest bytes and its backlog dropped (memory stays bounded in a
-    flood, and the program is never slowed down for the replica)."""
+    replica_lag_bytes: int = field(
+        default_factory=lambda: _env_int("PHUX_REPLICA_LAG_BYTES", 32 * MiB)
+    )
+    """Output a replica may have queued and not parsed (``$PHUX_REPLICA_LAG_BYTES``,
+    ``--replica-lag-bytes``); beyond it the terminal's reader pauses until the replica
+    has caught up to half of it, so memory stays bounded in a flood and every byte is
+    parsed (a bootstrap never starts mid-stream)."""
     subscriber_queue_bytes: int = 4 * MiB
     """Output a subscription may have queued before it is tombstoned."""
     retention_s: float = 60.0

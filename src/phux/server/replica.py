@@ -10,12 +10,13 @@ The replicas do two things, and nothing else:
   ``phux.engine.checkpoint``) at the sequence number it has reached. The loop
   then replaces the journal before that point by the checkpoint, so a
   bootstrap is the newest checkpoint plus a short tail. The journal never
-  drops output a checkpoint does not cover. While the replica lags in a
-  flood, relay goes on at full speed (the program is never slowed down for
-  the replica) and a bootstrap is the newest ``journal_bytes`` without a
-  checkpoint (exact again after the next checkpoint). A replica that falls
-  ``replica_lag_bytes`` behind is restarted from the journal's newest bytes,
-  its backlog dropped unparsed, so memory stays bounded.
+  drops output a checkpoint does not cover, so a bootstrap is always exact.
+  While the replica lags in a flood, relay goes on at full speed until it is
+  ``replica_lag_bytes`` behind; then the terminal's reader waits until it has
+  caught up to half of that (the program blocks on a full PTY, as on a slow
+  terminal). Memory stays bounded and nothing is parsed from mid-stream: a
+  replica restarted from the journal's newest bytes once checkpointed a row-10
+  rewrite onto row 0 for good.
 * **Answers to terminal queries.** DA1, DA2, DSR 5, DSR 6 and DECXCPR are
   answered by the engine at the point of the stream where they occur (so a
   cursor position report reflects all output before the query, however late
@@ -210,10 +211,6 @@ class _ThreadWorker:
     def stop(self) -> None:
         self._queue.put((STOP, 0, 0, 0, 0, b""))
 
-    def restarted(self, tid: int, gen: int) -> None:
-        """Let the thread skip the stale backlog of ``tid`` unparsed."""
-        self._core.gens[tid] = gen
-
     def _run(self) -> None:
         try:
             self._serve()
@@ -302,10 +299,6 @@ class _ProcessWorker:
         kind, tid, seq, cols, rows, data = msg
         self._pending.append((tid, kind, _HEADER.pack(kind, tid, seq, cols, rows, len(data)), data))
         self._wake.set()
-
-    def restarted(self, tid: int, gen: int) -> None:
-        """Drop what is still queued for ``tid``'s old generation (never parsed)."""
-        self._pending = deque(e for e in self._pending if e[0] != tid or e[1] not in (FEED, RESIZE))
 
     def _gone(self, why: str) -> None:
         if not self._stopping:
@@ -414,7 +407,7 @@ class _Link:
 
     term: Terminal
     gen: int = 0
-    """Bumped when the replica is restarted from the journal (it fell too far behind)."""
+    """Generation of the replica's messages (RESET starts a new one)."""
     fed: int = 0
     """Seq after the last byte sent to the replica."""
     done: int = 0
@@ -437,7 +430,8 @@ class ReplicaHost:
         self._worker: _ThreadWorker | _ProcessWorker | None = None
         self.checkpoints = 0
         self.replies = 0
-        self.restarts = 0
+        self.pauses = 0
+        """Times a terminal's reader waited for its replica (it was too far behind)."""
 
     @property
     def enabled(self) -> bool:
@@ -472,8 +466,17 @@ class ReplicaHost:
             return
         worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
         link.fed = chunk.end
-        if link.fed - link.done > self.config.replica_lag_bytes:
-            self._restart(link)
+        if link.fed - link.done > self.config.replica_lag_bytes and not term.reading_paused:
+            # Never drop what the replica has not parsed: a replica restarted mid-stream
+            # would checkpoint a wrong screen for good. The program waits instead.
+            self.pauses += 1
+            term.pause_reading()
+
+    def _progress(self, link: _Link, seq: int) -> None:
+        link.done = max(link.done, seq)
+        term = link.term
+        if term.reading_paused and link.fed - link.done <= self.config.replica_lag_bytes // 2:
+            term.resume_reading()
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)
@@ -484,45 +487,6 @@ class ReplicaHost:
     def _on_closed(self, term: Terminal) -> None:
         if self._worker is not None and term.id in self._links:
             self._worker.send((CLOSE, term.id, 0, 0, 0, b""))
-
-    def _restart(self, link: _Link) -> None:
-        """The replica fell more than ``replica_lag_bytes`` behind (a flood it cannot
-        parse as fast as it arrives): drop its backlog unparsed and start it again
-        from the journal's newest ``journal_bytes``, as a new subscriber would.
-
-        Until its next checkpoint, bootstraps are the journal's newest bytes (as
-        without replicas); queries in the dropped backlog are not answered.
-        """
-        from phux.server.journal import Chunk as JournalChunk
-
-        worker = self._worker
-        term = link.term
-        if worker is None:
-            return
-        self.restarts += 1
-        lag = link.fed - link.done
-        link.gen = (link.gen + 1) & 0xFFFF
-        worker.restarted(term.id, link.gen)
-        journal = term.journal
-        journal.stop_compacting()
-        boot = journal.bootstrap()
-        quiet = journal.next_seq.to_bytes(8, "little") + link.gen.to_bytes(2, "little")
-        worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, quiet))
-        gen = link.gen.to_bytes(2, "little")
-        for item in boot.items:
-            if isinstance(item, JournalChunk):
-                worker.send((FEED, term.id, item.seq, link.gen, 0, item.data))
-            else:
-                worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
-        link.fed = journal.next_seq
-        link.done = boot.start_seq
-        journal.compacting = True
-        log.info(
-            "terminal %d: replica %d bytes behind: restarted at seq %d",
-            term.id,
-            lag,
-            boot.start_seq,
-        )
 
     def _dead(self) -> None:
         """The worker is gone: every terminal goes back to a plain byte-bounded journal
@@ -557,10 +521,11 @@ class ReplicaHost:
             term = link.term
             if kind == PROGRESS:
                 if cols == link.gen:
-                    link.done = max(link.done, seq)
+                    self._progress(link, seq)
             elif kind == CHECKPOINT:
                 self.checkpoints += 1
                 term.apply_checkpoint(seq, cols, rows, data)
+                self._progress(link, seq)
             elif kind == REPLIES:
                 self.replies += 1
                 term.queue_reply(data)

@@ -84,6 +84,8 @@ class Terminal:
         self._input_wake = trio.Event()
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
+        self._read_gate: trio.Event | None = None
+        """Set while the reader waits for the replica to catch up (see pause_reading)."""
 
     # ------------------------------------------------------------ observers
 
@@ -131,6 +133,8 @@ class Terminal:
     async def _reader(self) -> None:
         fd = self.master_fd
         while True:
+            if self._read_gate is not None:
+                await self._read_gate.wait()
             await trio.lowlevel.wait_readable(fd)
             if not self._drain():
                 self._eof.set()
@@ -289,6 +293,22 @@ class Terminal:
     def replica_failed(self) -> None:
         """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
         self.journal.stop_compacting()
+        self.resume_reading()
+
+    def pause_reading(self) -> None:
+        """Stop reading output (the replica is too far behind): the program blocks on a
+        full PTY, as it would on a slow terminal, and nothing it wrote is dropped."""
+        if self._read_gate is None:
+            self._read_gate = trio.Event()
+
+    def resume_reading(self) -> None:
+        if self._read_gate is not None:
+            self._read_gate.set()
+            self._read_gate = None
+
+    @property
+    def reading_paused(self) -> bool:
+        return self._read_gate is not None
 
     # ------------------------------------------------------------ input
 
