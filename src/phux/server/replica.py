@@ -72,9 +72,10 @@ if TYPE_CHECKING:
     from phux.server.terminal import Terminal
 
 # Messages to the worker: (kind, terminal id, seq, cols, rows, data). A replica
-# restarted from the journal (it fell too far behind) has a new generation:
-# FEED carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the
-# seq up to which answers are not sent (they were, or were skipped, before).
+# re-seeded in a new helper (the old one died) has a new generation: FEED
+# carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the seq up
+# to which answers are not sent (they were, or were lost with the old helper,
+# before), followed by the checkpoint that recreates the state at ``seq``.
 NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
 # Results from the worker. PROGRESS: every byte before ``seq`` was parsed
 # (generation in ``cols``).
@@ -134,6 +135,16 @@ class WorkerCore:
                 fresh.quiet_until = int.from_bytes(data[:8], "little")
                 self.gens[tid] = int.from_bytes(data[8:10], "little")
             self.replicas[tid] = fresh
+            if len(data) > 10:  # re-seeded from a checkpoint: the state at ``seq``
+                engine = fresh.engine
+                assert isinstance(engine, Engine)
+                try:
+                    engine.feed(data[10:])
+                except Exception as exc:
+                    fresh.failed = True
+                    out.append((FAILED, tid, seq, 0, 0, repr(exc).encode()))
+                engine.take_replies()
+                engine.take_events()
             return
         rep = self.replicas.get(tid)
         if rep is None or rep.failed:
@@ -292,8 +303,29 @@ class _ProcessWorker:
         """(terminal, kind, header, data) not yet written to the pipe."""
         self._wake = trio.Event()
         self._stopping = False
-        nursery.start_soon(self._writer)
-        nursery.start_soon(self._reader)
+        self._scope = trio.CancelScope()
+        nursery.start_soon(self._run)
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    async def _run(self) -> None:
+        try:
+            with self._scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._writer)
+                    nursery.start_soon(self._reader)
+        finally:
+            # Reap it (no zombie) and close our ends of its pipes, whatever ended us.
+            with contextlib.suppress(OSError):
+                self._proc.kill()
+            with trio.CancelScope(shield=True), trio.move_on_after(5):
+                await trio.to_thread.run_sync(self._proc.wait)
+            for pipe in (self._proc.stdin, self._proc.stdout):
+                with contextlib.suppress(OSError):
+                    if pipe is not None:
+                        pipe.close()
 
     def send(self, msg: Message) -> None:
         kind, tid, seq, cols, rows, data = msg
@@ -303,6 +335,7 @@ class _ProcessWorker:
     def _gone(self, why: str) -> None:
         if not self._stopping:
             self._stopping = True
+            self._scope.cancel()
             log.error("replica process %d gone: %s", self._proc.pid, why)
             self._deliver([_DEAD])
 
@@ -414,6 +447,11 @@ class _Link:
     """Seq after the last byte the replica (of this generation) reported parsed."""
 
 
+RESTART_WINDOW_S = 60.0
+MAX_RESTARTS = 5
+"""More worker deaths than this within the window and it is not restarted again."""
+
+
 class ReplicaHost:
     """The server's replicas: feeds them from the loop and applies what they produce."""
 
@@ -431,6 +469,8 @@ class ReplicaHost:
         self.checkpoints = 0
         self.replies = 0
         self.pauses = 0
+        self.worker_restarts = 0
+        self._deaths: list[float] = []
         """Times a terminal's reader waited for its replica (it was too far behind)."""
 
     @property
@@ -489,9 +529,58 @@ class ReplicaHost:
             self._worker.send((CLOSE, term.id, 0, 0, 0, b""))
 
     def _dead(self) -> None:
-        """The worker is gone: every terminal goes back to a plain byte-bounded journal
-        (and no more queries are answered); new terminals get no replica."""
+        """The worker is gone (killed, crashed): start a new one and re-seed every live
+        terminal's replica from its newest checkpoint plus the journal after it, so
+        checkpoints and answers to queries go on from a right state. A worker that keeps
+        dying is given up on: terminals go back to plain byte-bounded journals."""
         self._worker = None
+        now = trio.current_time()
+        self._deaths = [t for t in self._deaths if now - t < RESTART_WINDOW_S]
+        self._deaths.append(now)
+        if len(self._deaths) > MAX_RESTARTS:
+            log.error(
+                "replicas died %d times in %.0fs: not restarted; no more checkpoints or "
+                "answers to terminal queries",
+                len(self._deaths),
+                RESTART_WINDOW_S,
+            )
+            self._give_up()
+            return
+        self.worker_restarts += 1
+        worker = self._start()
+        for link in list(self._links.values()):
+            if link.term.closed:  # nothing more will come: its journal stays as it is
+                del self._links[link.term.id]
+                continue
+            self._reseed(worker, link)
+        log.error(
+            "replicas restarted (%s, restart %d): %d terminals re-seeded from their checkpoints",
+            f"process {worker.pid}" if isinstance(worker, _ProcessWorker) else "thread",
+            self.worker_restarts,
+            len(self._links),
+        )
+
+    def _reseed(self, worker: _ThreadWorker | _ProcessWorker, link: _Link) -> None:
+        from phux.server.journal import Chunk as JournalChunk
+
+        term = link.term
+        journal = term.journal
+        boot = journal.bootstrap()  # exact: the newest checkpoint and everything after it
+        link.gen = (link.gen + 1) & 0xFFFF
+        gen = link.gen.to_bytes(2, "little")
+        # Queries before next_seq were answered by the old helper, or were lost with it:
+        # answering them now could type a second answer into the program.
+        head = journal.next_seq.to_bytes(8, "little") + gen + (boot.checkpoint or b"")
+        worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, head))
+        for item in boot.items:
+            if isinstance(item, JournalChunk):
+                worker.send((FEED, term.id, item.seq, link.gen, 0, item.data))
+            else:
+                worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
+        link.fed = journal.next_seq
+        link.done = boot.start_seq
+
+    def _give_up(self) -> None:
         self.mode = "failed"
         for link in self._links.values():
             link.term.replica_failed()
