@@ -61,6 +61,20 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     "(default: $PHUX_REPLICA_LAG_BYTES, else 32 MiB).",
 )
 @click.option(
+    "--hello-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECS",
+    help="Close a connection that has not sent HELLO within SECS "
+    "(default: $PHUX_HELLO_TIMEOUT, else 10).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Refuse connections beyond this many (default: $PHUX_MAX_CONNECTIONS, else 1000).",
+)
+@click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -76,6 +90,8 @@ def server_cmd(
     replicas: str | None,
     history_lines: int | None,
     replica_lag_bytes: int | None,
+    hello_timeout: float | None,
+    max_connections: int | None,
     log_file: Path | None,
 ) -> None:
     """Run the phux server."""
@@ -98,6 +114,10 @@ def server_cmd(
         config = dataclasses.replace(config, history_lines=history_lines)
     if replica_lag_bytes is not None:
         config = dataclasses.replace(config, replica_lag_bytes=replica_lag_bytes)
+    if hello_timeout is not None:
+        config = dataclasses.replace(config, hello_timeout_s=hello_timeout)
+    if max_connections is not None:
+        config = dataclasses.replace(config, max_connections=max_connections)
     if daemon:
         code = daemonize(
             lambda ready, error: run_server(

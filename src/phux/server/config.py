@@ -60,10 +60,47 @@ class ServerConfig:
     """After the child is reaped, wait at most this long for the PTY to reach EOF."""
     max_metadata_value: int = 64 * 1024
     max_subscriptions: int = 256
-    max_input_backlog: int = 64 * MiB
-    """Unacknowledged INPUT bytes per connection before the server stops reading it."""
-    max_control_backlog: int = 64 * MiB
-    """Queued non-output frames for a connection that does not read before it is dropped."""
+    max_input_backlog: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_INPUT_BACKLOG", 16 * MiB)
+    )
+    """Unacknowledged INPUT bytes per connection before the server stops reading it
+    (``$PHUX_MAX_INPUT_BACKLOG``): a fast paste waits for the program, it is not refused."""
+    max_terminal_input: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_TERMINAL_INPUT", 32 * MiB)
+    )
+    """INPUT bytes queued for one terminal (``$PHUX_MAX_TERMINAL_INPUT``): an INPUT that
+    would pass it while some is queued gets RESOURCE_EXHAUSTED (a program not reading)."""
+    max_input_total: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_INPUT_TOTAL", 128 * MiB)
+    )
+    """INPUT bytes queued for all terminals together (``$PHUX_MAX_INPUT_TOTAL``); the
+    INPUT that would pass it gets RESOURCE_EXHAUSTED."""
+    max_control_backlog: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_REPLY_BACKLOG", 16 * MiB)
+    )
+    """Queued replies and events (not output) for a connection that does not read
+    (``$PHUX_MAX_REPLY_BACKLOG``); past it the connection gets DETACHED(SLOW_CONSUMER)."""
+    max_queued_total: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_QUEUED_TOTAL", 512 * MiB)
+    )
+    """Bytes queued for all connections together (``$PHUX_MAX_QUEUED_TOTAL``). Output
+    that would pass it tombstones that subscription; a reply or event that passes it
+    detaches that connection (SLOW_CONSUMER)."""
+    max_connections: int = field(default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS", 1000))
+    """Open client connections (``$PHUX_MAX_CONNECTIONS``, ``--max-connections``); the one
+    over it gets ERROR RESOURCE_EXHAUSTED and is closed."""
+    max_terminals: int = field(default_factory=lambda: _env_int("PHUX_MAX_TERMINALS", 4096))
+    """Live terminals (``$PHUX_MAX_TERMINALS``); SPAWN over it gets RESOURCE_EXHAUSTED."""
+    hello_timeout_s: float = field(default_factory=lambda: _env_float("PHUX_HELLO_TIMEOUT", 10.0))
+    """A connection that has not sent HELLO this long after connecting gets ERROR
+    HANDSHAKE_REQUIRED and is closed (``$PHUX_HELLO_TIMEOUT``, ``--hello-timeout``)."""
+    max_hello_frame: int = 64 * 1024
+    """The largest frame accepted before HELLO (HELLO and PING are small); a longer
+    length is FRAME_TOO_LARGE at once instead of a partial frame held in memory."""
+    max_frame_items: int = 65536
+    """Fields and list elements one client frame may hold, nested ones included
+    (decoding is linear in them: a frame of millions of empty fields would stall the
+    loop); over it the frame is MALFORMED_MESSAGE."""
     exit_after_idle_s: float | None = None
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""

@@ -93,17 +93,45 @@ class Subscription:
 
 
 @dataclass(eq=False)
+class QueueBudget:
+    """Bytes queued in all connections' outboxes together, and their bound."""
+
+    limit: int
+    used: int = 0
+
+    @property
+    def full(self) -> bool:
+        return self.used > self.limit
+
+
+@dataclass(eq=False)
 class Outbox:
     queue_limit: int
     render_closed: Callable[[Terminal], bytes]
     """Encodes the TERMINAL_CLOSED that follows a bootstrap of a terminal closed meanwhile."""
     control_limit: int = 64 * 1024 * 1024
     on_overflow: Callable[[], None] | None = None
-    """Called when queued non-output frames pass ``control_limit`` (a client not reading)."""
+    """Called (once) when queued non-output frames pass ``control_limit``, or the shared
+    budget is full when one is queued (a client not reading)."""
+    budget: QueueBudget | None = None
     entries: deque[Entry] = field(default_factory=deque)
     control_bytes: int = 0
+    queued_bytes: int = 0
+    """Every queued frame and output byte (what the budget is charged)."""
     closing: bool = False
+    overflowed: bool = False
     _wake: trio.Event = field(default_factory=trio.Event)
+
+    def _charge(self, n: int) -> None:
+        self.queued_bytes += n
+        if self.budget is not None:
+            self.budget.used += n
+
+    def clear(self) -> None:
+        """Forget everything queued (the connection is going away)."""
+        self.entries.clear()
+        self._charge(-self.queued_bytes)
+        self.control_bytes = 0
 
     # ------------------------------------------------------------ producers
 
@@ -115,8 +143,13 @@ class Outbox:
             return
         self.entries.append(Entry(Kind.FRAME, data))
         self.control_bytes += len(data)
+        self._charge(len(data))
         self._wake.set()
-        if self.control_bytes > self.control_limit and self.on_overflow is not None:
+        over = self.control_bytes > self.control_limit or (
+            self.budget is not None and self.budget.full
+        )
+        if over and self.on_overflow is not None and not self.overflowed:
+            self.overflowed = True
             self.on_overflow()
 
     def push_close(self) -> None:
@@ -133,15 +166,21 @@ class Outbox:
 
     def push_output(self, sub: Subscription, chunk: Chunk) -> None:
         n = len(chunk.data)
-        if sub.queued and sub.queued + n > self.queue_limit:
+        budget = self.budget
+        if sub.queued and (
+            sub.queued + n > self.queue_limit
+            or (budget is not None and budget.used + n > budget.limit)
+        ):
             self.lag(sub)
             return
         sub.queued += n
+        self._charge(n)
         self.entries.append(Entry(Kind.OUTPUT, chunk.data, sub, chunk.seq))
         self._wake.set()
 
     def push_sub_frame(self, sub: Subscription, encoded: bytes) -> None:
         sub.queued += len(encoded)
+        self._charge(len(encoded))
         self.entries.append(Entry(Kind.SUB_FRAME, encoded, sub))
         self._wake.set()
 
@@ -158,11 +197,15 @@ class Outbox:
         ``keep_bootstrap`` keeps a pending bootstrap: it is the reply to a SUBSCRIBE,
         and every request gets its reply even when UNSUBSCRIBE follows at once.
         """
-        self.entries = deque(
-            entry
-            for entry in self.entries
-            if entry.sub is not sub or (keep_bootstrap and entry.kind is Kind.BOOTSTRAP)
-        )
+        kept: deque[Entry] = deque()
+        dropped = 0
+        for entry in self.entries:
+            if entry.sub is not sub or (keep_bootstrap and entry.kind is Kind.BOOTSTRAP):
+                kept.append(entry)
+            else:
+                dropped += len(entry.data)
+        self.entries = kept
+        self._charge(-dropped)
         sub.queued = 0
 
     # ------------------------------------------------------------ the sender
@@ -199,6 +242,7 @@ class Outbox:
                     parts.append(more)
                     length += len(more)
                 sub.queued -= length
+                self._charge(-length)
                 sub.sent_seq = entry.seq + length
                 data = parts[0] if len(parts) == 1 else b"".join(parts)
                 frame = encode_frame(Output(terminal=sub.terminal.id, seq=entry.seq, data=data))
@@ -206,11 +250,13 @@ class Outbox:
                 size += len(frame)
             elif kind is Kind.FRAME:
                 self.control_bytes -= len(entry.data)
+                self._charge(-len(entry.data))
                 out.append(entry.data)
                 size += len(entry.data)
             elif kind is Kind.SUB_FRAME:
                 assert entry.sub is not None
                 entry.sub.queued -= len(entry.data)
+                self._charge(-len(entry.data))
                 out.append(entry.data)
                 size += len(entry.data)
             elif kind is Kind.CLOSE:

@@ -81,6 +81,8 @@ class Terminal:
         self.final_seq = 0
         self._on_closed = on_closed
         self._inputs: deque[PendingInput] = deque()
+        self.queued_input = 0
+        """Bytes of clients' INPUT queued and not yet written (ServerConfig's input caps)."""
         self._input_wake = trio.Event()
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
@@ -205,6 +207,8 @@ class Terminal:
         while self._inputs:
             item = self._inputs.popleft()
             if item.conn is not None:
+                self.queued_input -= len(item.data)
+            if item.conn is not None:
                 item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
         for close_hook in list(self.close_hooks):
             try:
@@ -314,6 +318,7 @@ class Terminal:
 
     def queue_input(self, conn: ClientConnection, request_id: int, data: bytes) -> None:
         self._inputs.append(PendingInput(data, conn, request_id))
+        self.queued_input += len(data)
         self._input_wake.set()
 
     async def _writer(self) -> None:
@@ -337,6 +342,7 @@ class Terminal:
                 await trio.lowlevel.checkpoint()
             self._inputs.popleft()
             if item.conn is not None:
+                self.queued_input -= len(item.data)
                 item.conn.input_done(item.request_id, len(item.data))
 
 

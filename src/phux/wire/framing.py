@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from phux.wire.errors import DecodeReason, WireError
 from phux.wire.frames import FRAMES_BY_TYPE, Frame
-from phux.wire.tlv import decode_struct, encode_struct
+from phux.wire.tlv import decode_struct, encode_struct, item_budget
 
 MAX_FRAME = 16 * 1024 * 1024
 """Largest allowed length field (type byte plus body)."""
@@ -51,10 +51,20 @@ class FrameReader:
     raised once with ``recoverable=True``; the next frames decode normally.
     """
 
-    def __init__(self, max_frame: int = MAX_FRAME) -> None:
+    def __init__(self, max_frame: int = MAX_FRAME, *, max_items: int | None = None) -> None:
         self._buf = bytearray()
         self._max = max_frame
+        self._items = max_items
         self._broken: WireError | None = None
+
+    @property
+    def max_frame(self) -> int:
+        """The largest length accepted from now on (a server raises it after HELLO)."""
+        return self._max
+
+    @max_frame.setter
+    def max_frame(self, value: int) -> None:
+        self._max = value
 
     @property
     def buffered(self) -> int:
@@ -81,7 +91,10 @@ class FrameReader:
         frame_type = buf[4]
         body = bytes(buf[HEADER + 1 : HEADER + length])
         del buf[: HEADER + length]
-        return decode_body(frame_type, body, 0, len(body))
+        if self._items is None:
+            return decode_body(frame_type, body, 0, len(body))
+        with item_budget(self._items):
+            return decode_body(frame_type, body, 0, len(body))
 
     def frames(self) -> list[Frame]:
         """Every whole frame buffered so far (raises on the first bad one)."""
