@@ -20,6 +20,7 @@ from phux.runtime_paths import SocketDirError, ensure_socket_dir
 from phux.server.config import ServerConfig
 from phux.server.connection import ClientConnection
 from phux.server.log import log, setup_logging
+from phux.server.memory import return_freed_memory
 from phux.server.pty_process import raise_fd_limit, session_groups, signal_group
 from phux.server.state import ServerState
 from phux.wire.errors import DetachReason
@@ -217,6 +218,8 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                 state = ServerState(config, nursery)
                 accepting = await nursery.start(_accept_loop, listener, state, server_id)
                 nursery.start_soon(_watch_signals, state)
+                if config.trim_interval_s > 0:
+                    nursery.start_soon(return_freed_memory, config.trim_interval_s)
                 if config.exit_after_idle_s is not None:
                     nursery.start_soon(_exit_when_idle, state, config.exit_after_idle_s)
                 await trio.sleep(0)  # the signal receiver is installed before we say ready

@@ -101,6 +101,9 @@ class ServerConfig:
     """Fields and list elements one client frame may hold, nested ones included
     (decoding is linear in them: a frame of millions of empty fields would stall the
     loop); over it the frame is MALFORMED_MESSAGE."""
+    trim_interval_s: float = field(default_factory=lambda: _env_float("PHUX_TRIM_INTERVAL", 5.0))
+    """How often the server looks whether its RSS grew and gives freed heap back to the
+    system (``malloc_trim``; ``$PHUX_TRIM_INTERVAL``, 0: never)."""
     exit_after_idle_s: float | None = None
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""
