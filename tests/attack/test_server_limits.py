@@ -34,6 +34,7 @@ from phux.wire.frames import (
     Spawn,
     Subscribe,
     TerminalSpawned,
+    Tombstone,
     Unsubscribe,
 )
 from server.harness import RawClient, ServerProcess
@@ -177,8 +178,9 @@ DEAF = ["python3", "-c", "import os, time, tty; tty.setraw(0); os.write(1, b'R')
 bytes), then never reads."""
 
 
-def _deaf(client: RawClient) -> int:
-    tid = _spawn(client, DEAF)
+def _deaf(client: RawClient, argv: list[str] = DEAF) -> int:
+    """A terminal whose program has put its tty in raw mode (it printed R)."""
+    tid = _spawn(client, argv)
     client.send(Subscribe(request_id=2, terminal=tid))
     seen = b""
     while b"R" not in seen:
@@ -297,3 +299,42 @@ def test_one_huge_frame_of_empty_fields_does_not_stall_other_clients(tmp_path: P
         assert isinstance(err, Error) and err.code == ErrorCode.MALFORMED_MESSAGE, err
         _ping(attacker)  # the connection goes on: the frame was consumed
         assert worst < 1.0, worst
+
+
+FLOOD = [
+    "python3",
+    "-c",
+    "import os, tty; tty.setraw(0); os.write(1, b'R'); os.read(0, 1)\n"
+    "v = memoryview(b'x' * 8_000_000)\n"
+    "while v: v = v[os.write(1, v):]\n",
+]
+
+
+def test_a_subscriber_that_never_reads_is_detached_others_get_everything(
+    tmp_path: Path,
+) -> None:
+    args = ("--subscriber-queue-bytes", str(1024 * KiB), "--replicas", "off")
+    env = {"PHUX_MAX_CONNECTION_QUEUE": str(2048 * KiB)}
+    with limited_server(tmp_path, *args, **env) as server:
+        reader = RawClient(server.socket, timeout=30)
+        reader.hello()
+        deaf = RawClient(server.socket, timeout=30)
+        deaf.hello()
+        tids = [_deaf(reader, FLOOD) for _ in range(3)]  # each waits for one byte
+        for i, tid in enumerate(tids):
+            deaf.send(Subscribe(request_id=100 + i, terminal=tid))
+        reader.send(Subscribe(request_id=200, terminal=tids[0]))
+        time.sleep(0.3)  # the deaf client's bootstraps are queued before the floods
+        for i, tid in enumerate(tids):
+            reader.send(Input(request_id=300 + i, terminal=tid, data=b"g"))
+        got = 0
+        while got < 8_000_000:
+            frame = reader.recv(timeout=30)
+            assert frame is not None and not isinstance(frame, Tombstone), frame
+            if isinstance(frame, Output) and frame.terminal == tids[0]:
+                got += len(frame.data)
+        frames = _until_eof(deaf, timeout=40)
+        assert isinstance(frames[-1], Detached), frames[-3:]
+        assert frames[-1].reason == DetachReason.SLOW_CONSUMER
+        assert "does not read" in frames[-1].message
+        _ping(reader)

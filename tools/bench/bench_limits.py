@@ -6,7 +6,8 @@ tmux server doing the same work where tmux has the same work to do:
 - **idle connections**: N clients connected and past the handshake, idle
   (tmux: N sockets connected to its server, idle). RSS and open fds.
 - **after load**: the server's RSS 12 s after those N clients left, against
-  its RSS before they came (no tmux baseline: it is phux against itself); the
+  its RSS before they came and against a server run with
+  ``PHUX_TRIM_INTERVAL=0`` (no tmux baseline: it is phux against itself); the
   server hands freed heap back to the system when it is idle after a burst.
 - **non-reading subscribers**: K subscribers to a terminal that ``cat``s a
   file, none of them reading, plus one that reads it all (tmux: K control-mode
@@ -97,12 +98,12 @@ def _fds(pid: int) -> int:
 
 
 @contextlib.contextmanager
-def _phux(directory: Path) -> Iterator[tuple[Path, int]]:
+def _phux(directory: Path, **extra_env: str) -> Iterator[tuple[Path, int]]:
     directory.mkdir(parents=True, exist_ok=True)
     sock = directory / "phux.sock"
     argv = [sys.executable, "-m", "phux", "server", "--socket", str(sock)]
     argv += ["--log-file", str(directory / "server.log"), "--max-connections", "100000"]
-    env = {**os.environ, "SHELL": "/bin/sh"}
+    env = {**os.environ, "SHELL": "/bin/sh", **extra_env}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
@@ -148,8 +149,8 @@ def _raw(path: Path, hello: bool) -> socket.socket:
 # ---------------------------------------------------------------- shapes
 
 
-def idle_connections(directory: Path, n: int) -> dict[str, float]:
-    with _phux(directory) as (sock, pid):
+def idle_connections(directory: Path, n: int, **env: str) -> dict[str, float]:
+    with _phux(directory, **env) as (sock, pid):
         before = _status(pid, "VmRSS")
         held = [_raw(sock, hello=True) for _ in range(n)]
         time.sleep(1.0)
@@ -274,7 +275,7 @@ def idle_terminals_tmux(directory: Path, m: int) -> dict[str, float]:
         time.sleep(0.3)
         before = _status(pid, "VmRSS")
         for _ in range(m):
-            tmux("new-window", "-d", "-t", "t", "sleep 3600")
+            tmux("new-window", "-d", "-t", "t:", "sleep 3600")  # "t:": the next free index
         time.sleep(1.0)
         after = _status(pid, "VmRSS")
         return {"per": (after - before) / m, "total": after / 1024, "fds": _fds(pid)}
@@ -300,6 +301,7 @@ def run(quick: bool) -> list[Measurement]:
     with tempfile.TemporaryDirectory(prefix="phux-bench-") as tmp:
         root = Path(tmp)
         conns = idle_connections(root / "a", n)
+        untrimmed = idle_connections(root / "a0", n, PHUX_TRIM_INTERVAL="0")
         tconns = idle_connections_tmux(root, n)
         add(f"server RSS, {n} idle connections", "MiB", conns["rss"], "tmux", tconns["rss"])
         add(f"server fds, {n} idle connections", "fds", conns["fds"], "tmux", tconns["fds"])
@@ -309,6 +311,13 @@ def run(quick: bool) -> list[Measurement]:
             conns["after"],
             "same server before they came",
             conns["before"],
+        )
+        add(
+            f"server RSS 12 s after {n} connections left",
+            "MiB",
+            conns["after"],
+            "a server that never trims",
+            untrimmed["after"],
         )
         big = root / "flood.txt"
         make_file(big, flood_size)

@@ -80,12 +80,17 @@ class ServerConfig:
     )
     """Queued replies and events (not output) for a connection that does not read
     (``$PHUX_MAX_REPLY_BACKLOG``); past it the connection gets DETACHED(SLOW_CONSUMER)."""
+    max_connection_queue: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_CONNECTION_QUEUE", 64 * MiB)
+    )
+    """Everything queued for one connection, output of all its subscriptions included
+    (``$PHUX_MAX_CONNECTION_QUEUE``); past it the connection gets DETACHED(SLOW_CONSUMER)."""
     max_queued_total: int = field(
         default_factory=lambda: _env_int("PHUX_MAX_QUEUED_TOTAL", 512 * MiB)
     )
     """Bytes queued for all connections together (``$PHUX_MAX_QUEUED_TOTAL``). Output
-    that would pass it tombstones that subscription; a reply or event that passes it
-    detaches that connection (SLOW_CONSUMER)."""
+    that would pass it detaches the connection with the most queued (SLOW_CONSUMER);
+    a reply or event that passes it detaches its own connection."""
     max_connections: int = field(default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS", 1000))
     """Open client connections (``$PHUX_MAX_CONNECTIONS``, ``--max-connections``); the one
     over it gets ERROR RESOURCE_EXHAUSTED and is closed."""

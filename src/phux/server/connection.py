@@ -97,6 +97,7 @@ class ClientConnection:
             self.config.subscriber_queue_bytes,
             _closed_frame,
             control_limit=self.config.max_control_backlog,
+            total_limit=self.config.max_connection_queue,
             on_overflow=self._overflowed,
             budget=state.queue_budget,
         )
@@ -339,13 +340,9 @@ class ClientConnection:
             self.reply_error(request_id, ErrorCode.TERMINAL_EXITED, exited)
 
     def _overflowed(self) -> None:
-        outbox = self.outbox
-        if outbox.control_bytes > self.config.max_control_backlog:
-            why = f"over {self.config.max_control_backlog} bytes of replies and events unread"
-        else:
-            why = f"the server's {self.config.max_queued_total} bytes for all clients are used"
-        log.warning("detaching %s: %s", self.peer, why)
-        outbox.clear()
+        why = self.outbox.overflow_reason
+        log.warning("detaching %s: it does not read: %s", self.peer, why)
+        self.outbox.clear()
         self.close_with(DetachReason.SLOW_CONSUMER, f"the client does not read: {why}")
 
     # ------------------------------------------------------------ handlers

@@ -547,6 +547,8 @@ class ReplicaHost:
             self._give_up()
             return
         self.worker_restarts += 1
+        core = self._core  # a thread's core may hold the dead one's half-done state
+        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes)
         worker = self._start()
         for link in list(self._links.values()):
             if link.term.closed:  # nothing more will come: its journal stays as it is

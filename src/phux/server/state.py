@@ -59,7 +59,7 @@ class ServerState:
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
         self.replicas = ReplicaHost(config, nursery)
-        self.queue_budget = QueueBudget(config.max_queued_total)
+        self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
 
     # ------------------------------------------------------------ activity
@@ -87,6 +87,14 @@ class ServerState:
         return term
 
     # ------------------------------------------------------------ limits
+
+    def _relieve_queues(self) -> None:
+        """All queues together are full: the client with the most queued (the one not
+        reading, as a rule) is detached, not whoever queues next."""
+        biggest = max(self.connections, key=lambda c: c.outbox.queued_bytes, default=None)
+        if biggest is not None and biggest.outbox.queued_bytes > 0:
+            limit = self.config.max_queued_total
+            biggest.outbox.overflow(f"the {limit} bytes the server queues for all are used")
 
     def check_input_room(self, term: Terminal, size: int) -> None:
         """Refuse INPUT that would pass the terminal's or the server's input cap (the

@@ -98,6 +98,9 @@ class QueueBudget:
 
     limit: int
     used: int = 0
+    relieve: Callable[[], None] | None = None
+    """Called when output would pass the bound: drops the biggest queue (its client is
+    detached), so a client that does not read cannot take the budget from the others."""
 
     @property
     def full(self) -> bool:
@@ -110,6 +113,9 @@ class Outbox:
     render_closed: Callable[[Terminal], bytes]
     """Encodes the TERMINAL_CLOSED that follows a bootstrap of a terminal closed meanwhile."""
     control_limit: int = 64 * 1024 * 1024
+    total_limit: int | None = None
+    """Everything queued for the connection (all its subscriptions' output and the
+    rest); past it, as past ``control_limit``, ``on_overflow`` is called."""
     on_overflow: Callable[[], None] | None = None
     """Called (once) when queued non-output frames pass ``control_limit``, or the shared
     budget is full when one is queued (a client not reading)."""
@@ -120,6 +126,7 @@ class Outbox:
     """Every queued frame and output byte (what the budget is charged)."""
     closing: bool = False
     overflowed: bool = False
+    overflow_reason: str = ""
     _wake: trio.Event = field(default_factory=trio.Event)
 
     def _charge(self, n: int) -> None:
@@ -145,11 +152,18 @@ class Outbox:
         self.control_bytes += len(data)
         self._charge(len(data))
         self._wake.set()
-        over = self.control_bytes > self.control_limit or (
-            self.budget is not None and self.budget.full
-        )
-        if over and self.on_overflow is not None and not self.overflowed:
+        if self.control_bytes > self.control_limit:
+            self.overflow(f"over {self.control_limit} bytes of replies and events queued")
+        elif self.total_limit is not None and self.queued_bytes > self.total_limit:
+            self.overflow(f"over {self.total_limit} bytes queued for it")
+        elif self.budget is not None and self.budget.full:
+            self.overflow(f"the {self.budget.limit} bytes the server queues for all are used")
+
+    def overflow(self, why: str) -> None:
+        """The client does not read: ``on_overflow`` detaches it (once)."""
+        if self.on_overflow is not None and not self.overflowed:
             self.overflowed = True
+            self.overflow_reason = why
             self.on_overflow()
 
     def push_close(self) -> None:
@@ -165,8 +179,17 @@ class Outbox:
         self._wake.set()
 
     def push_output(self, sub: Subscription, chunk: Chunk) -> None:
+        if self.closing:  # nothing after the close is ever sent
+            return
         n = len(chunk.data)
         budget = self.budget
+        if budget is not None and budget.used + n > budget.limit and budget.relieve is not None:
+            budget.relieve()
+            if self.closing:
+                return
+        if self.total_limit is not None and self.queued_bytes + n > self.total_limit:
+            self.overflow(f"over {self.total_limit} bytes queued for it")
+            return
         if sub.queued and (
             sub.queued + n > self.queue_limit
             or (budget is not None and budget.used + n > budget.limit)
@@ -179,6 +202,8 @@ class Outbox:
         self._wake.set()
 
     def push_sub_frame(self, sub: Subscription, encoded: bytes) -> None:
+        if self.closing:
+            return
         sub.queued += len(encoded)
         self._charge(len(encoded))
         self.entries.append(Entry(Kind.SUB_FRAME, encoded, sub))
