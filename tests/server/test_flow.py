@@ -114,9 +114,14 @@ def _burst(server: ServerProcess, total: int) -> None:
     assert digest == hashlib.sha256(pattern(0, total)).hexdigest()
 
 
-def test_bootstrap_plus_live_is_the_whole_stream(server: ServerProcess) -> None:
+def test_bootstrap_plus_live_is_the_whole_stream(tmp_path: Path) -> None:
     total = 3 * MB  # fits the 4 MiB journal
-    with server.connect() as conn, server.connect() as late:
+    # Relay only: a replica that keeps up (it may) would put a checkpoint first.
+    with (
+        running_server(tmp_path, "--replicas", "off") as server,
+        server.connect() as conn,
+        server.connect() as late,
+    ):
         tid = spawn(conn, producer(total, piece=32768, pause=0.002))
         early = Stream(tid)
         subscribe(conn, tid)
