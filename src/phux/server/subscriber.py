@@ -85,6 +85,8 @@ class Subscription:
     def push_output(self, chunk: Chunk) -> None:
         if self.state is SubState.LIVE:
             self.outbox.push_output(self, chunk)
+        elif self.state is SubState.LAGGING:
+            self.outbox.dropped(len(chunk.data))
 
     def push_frame(self, encoded: bytes) -> None:
         """A frame ordered with this subscription's output (RESIZED, TERMINAL_CLOSED)."""
@@ -127,6 +129,10 @@ class Outbox:
     closing: bool = False
     overflowed: bool = False
     overflow_reason: str = ""
+    dropped_unsent: int = 0
+    """Output dropped for lag since the sender last took anything: a client that does
+    not read at all has its subscriptions tombstoned with nothing queued, so this is
+    what shows it (bounded like the queue, by ``total_limit``)."""
     _wake: trio.Event = field(default_factory=trio.Event)
 
     def _charge(self, n: int) -> None:
@@ -194,12 +200,19 @@ class Outbox:
             sub.queued + n > self.queue_limit
             or (budget is not None and budget.used + n > budget.limit)
         ):
-            self.lag(sub)
+            self.dropped(sub.queued + n)
+            if not self.closing:
+                self.lag(sub)
             return
         sub.queued += n
         self._charge(n)
         self.entries.append(Entry(Kind.OUTPUT, chunk.data, sub, chunk.seq))
         self._wake.set()
+
+    def dropped(self, n: int) -> None:
+        self.dropped_unsent += n
+        if self.total_limit is not None and self.dropped_unsent > self.total_limit:
+            self.overflow(f"{self.dropped_unsent} bytes of output dropped unread")
 
     def push_sub_frame(self, sub: Subscription, encoded: bytes) -> None:
         if self.closing:
@@ -244,6 +257,7 @@ class Outbox:
         while not self.entries:
             self._wake = trio.Event()
             await self._wake.wait()
+        self.dropped_unsent = 0  # it reads: lag is handled by tombstones
         out: list[bytes] = []
         size = 0
         entries = self.entries
