@@ -26,9 +26,11 @@ Measured once on the shared 2-core machine (figure / tmux or same-run baseline):
     RSS, 900 idle connections                 42.4 / 62.7 MiB
     fds, 900 idle connections                  911 / 907
     RSS 12 s after they left                  45.3 / 29.3 MiB before them, 46.0 never trimmed
+    RSS 12 s after 64 MB to 10 deaf subscribers   35 / 46 MiB never trimmed (by hand)
     peak RSS, 200 MB flood (server+replica)  114.6 / 4.5 MiB
     seconds, 200 MB flood                    188.4 / 13.1 s (the reader waits for the
-                                             replica past 32 MiB: engine speed, ~1 MB/s here)
+                                             replica past 32 MiB: engine speed, ~1 MB/s here;
+                                             3.9 / 6.5 s merged with flood17's bulk path)
     peak RSS, 20 non-reading subscribers     108.6 / 47.1 MiB (tmux stalls the pane instead)
     RSS per idle terminal (server+replica)    33.8 / 5.1 KiB
     RSS, 1000 idle terminals                  91.7 / 8.6 MiB
@@ -191,10 +193,10 @@ def idle_connections_tmux(directory: Path, n: int) -> dict[str, float]:
         tmux.kill()
 
 
-def flood(directory: Path, data: Path, deaf: int) -> dict[str, float]:
+def flood(directory: Path, data: Path, deaf: int, **env: str) -> dict[str, float]:
     """Peak RSS (server + helper) while ``cat`` of ``data`` reaches one reader, with
-    ``deaf`` subscribers that never read."""
-    with _phux(directory) as (sock, pid), _connect(sock) as conn:
+    ``deaf`` subscribers that never read; and the server's RSS 12 s after."""
+    with _phux(directory, **env) as (sock, pid), _connect(sock) as conn:
         tid = spawn(conn, ["sh"])
         subscribe_ready(conn, tid)
         deaf_socks = []
@@ -222,7 +224,8 @@ def flood(directory: Path, data: Path, deaf: int) -> dict[str, float]:
         peak = max(peak, _with_helper(pid, "VmRSS"))
         for s in deaf_socks:
             s.close()
-        return {"peak": peak / 1024, "seconds": seconds}
+        time.sleep(12.0)
+        return {"peak": peak / 1024, "seconds": seconds, "after": _status(pid, "VmRSS") / 1024}
 
 
 def flood_tmux(directory: Path, data: Path, deaf: int, limit_s: float = 600) -> dict[str, float]:
@@ -343,6 +346,14 @@ def run(quick: bool) -> list[Measurement]:
         make_file(small, deaf_size)
         size = small.stat().st_size // MB
         dl = flood(root / "c", small, k)
+        dl0 = flood(root / "c0", small, k, PHUX_TRIM_INTERVAL="0")
+        add(
+            f"server RSS 12 s after {size} MB to {k} non-reading subscribers",
+            "MiB",
+            dl["after"],
+            "a server that never trims",
+            dl0["after"],
+        )
         tdl = flood_tmux(root, small, k, limit_s=max(30.0, 3 * dl["seconds"]))
         print(
             f"# {k} non-reading subscribers: phux {dl['seconds']:.1f}s, tmux {tdl['seconds']:.1f}s",

@@ -75,6 +75,12 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     help="Refuse connections beyond this many (default: $PHUX_MAX_CONNECTIONS, else 1000).",
 )
 @click.option(
+    "--shell-integration/--no-shell-integration",
+    default=None,
+    help="Whether shells started in panes get shell integration unless a pane opts out "
+    "(default: off when $PHUX_SHELL_INTEGRATION is 0, else on).",
+)
+@click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -92,6 +98,7 @@ def server_cmd(
     replica_lag_bytes: int | None,
     hello_timeout: float | None,
     max_connections: int | None,
+    shell_integration: bool | None,
     log_file: Path | None,
 ) -> None:
     """Run the phux server."""
@@ -118,6 +125,8 @@ def server_cmd(
         config = dataclasses.replace(config, hello_timeout_s=hello_timeout)
     if max_connections is not None:
         config = dataclasses.replace(config, max_connections=max_connections)
+    if shell_integration is not None:
+        config = dataclasses.replace(config, shell_integration=shell_integration)
     if daemon:
         code = daemonize(
             lambda ready, error: run_server(

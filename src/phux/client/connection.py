@@ -13,7 +13,7 @@ import _socket  # the C socket type: the socket module's wrapper costs ~3 ms to 
 import contextlib
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from phux import __version__
 from phux.client.deadline import Deadline
@@ -24,7 +24,7 @@ from phux.client.errors import (
     ProtocolError,
     ServerError,
 )
-from phux.wire.errors import WireError
+from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
@@ -32,6 +32,8 @@ from phux.wire.handshake import PROTOCOL_VERSION
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from typing import TypeVar
+
+    from phux.client.remote import SshLink
 
     F = TypeVar("F", bound=Frame)
 
@@ -43,9 +45,11 @@ _REPLY_FIELD = "request_id"
 
 
 class Connection:
-    def __init__(self, sock: _socket.socket, path: str) -> None:
+    def __init__(self, sock: _socket.socket, path: str, link: SshLink | None = None) -> None:
         self._sock = sock
         self.path = path
+        """The socket path, or ``ssh://HOST`` for a server reached over ssh."""
+        self._link = link
         self._reader = FrameReader()
         self._pushed: deque[Frame] = deque()
         self._replies: dict[int, Frame] = {}
@@ -53,14 +57,41 @@ class Connection:
         self._closed = False
         self._interrupted = False
         self.hello: HelloOk | None = None
+        self.minor = PROTOCOL_VERSION[1]
+        """The protocol minor this connection speaks (older against an older server)."""
 
     # ------------------------------------------------------------ lifecycle
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str = "phux"
+        cls,
+        path: str | os.PathLike[str],
+        deadline: Deadline,
+        client_name: str = "phux",
+        *,
+        minor: int | None = None,
     ) -> Connection:
-        """Connect and complete the handshake before ``deadline``."""
+        """Connect and complete the handshake before ``deadline``.
+
+        A server of an older minor than ours may refuse our HELLO (a 1.0 server
+        wants an exact match): we connect again announcing the next older minor,
+        down to 0, and speak that (``self.minor``); what the server cannot send
+        then is simply absent (spec/proto.md §4 rule 3). ``minor`` announces an
+        older minor from the start (tests and benchmarks of older clients).
+        """
+        announce = PROTOCOL_VERSION[1] if minor is None else minor
+        while True:
+            try:
+                return cls._open_once(path, deadline, client_name, announce)
+            except ServerError as exc:
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE or announce <= 0:
+                    raise
+                announce -= 1
+
+    @classmethod
+    def _open_once(
+        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str, minor: int
+    ) -> Connection:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(deadline.remaining())
@@ -79,14 +110,53 @@ class Connection:
             raise NoServer(f"cannot connect to {path}: {exc.strerror or exc}") from None
         conn = cls(sock, os.fspath(path))
         try:
-            conn._handshake(deadline, client_name)
+            conn._handshake(deadline, client_name, minor)
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _handshake(self, deadline: Deadline, client_name: str) -> None:
-        major, minor, patch = PROTOCOL_VERSION
+    @classmethod
+    def open_host(
+        cls,
+        host: str,
+        socket: str | None,
+        deadline: Deadline,
+        env: Mapping[str, str],
+        client_name: str = "phux",
+    ) -> Connection:
+        """Reach the server on ``host`` through ``ssh HOST phux proxy`` (phux.client.remote)
+        and complete the handshake before ``deadline``; ``socket`` is the far side's."""
+        from phux.client.remote import open_ssh
+
+        announce = PROTOCOL_VERSION[1]
+        while True:
+            link = open_ssh(host, socket, deadline, env)
+            conn = cls(link.sock, f"ssh://{host}", link)
+            try:
+                conn._handshake(deadline, client_name, announce)
+                return conn
+            except ServerError as exc:
+                conn.close()
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE:
+                    raise
+                if announce <= 0:
+                    from phux.client.remote import RemoteFailed
+
+                    raise RemoteFailed(
+                        f"phux on {host} speaks another protocol version: {exc.message}",
+                        remedy=f"install the same phux version here and on {host}",
+                    ) from None
+                announce -= 1
+            except (ConnectionLost, ProtocolError, DeadlineExceeded) as exc:
+                failure = link.failure(f"no phux server answered over ssh: {exc.message}")
+                conn.close()
+                if isinstance(exc, DeadlineExceeded) and link.proc.returncode is None:
+                    raise
+                raise failure from None
+
+    def _handshake(self, deadline: Deadline, client_name: str, minor: int) -> None:
+        major, _, patch = PROTOCOL_VERSION
         self.send(
             Hello(client_name=f"{client_name}/{__version__}", major=major, minor=minor, patch=patch)
         )
@@ -96,6 +166,7 @@ class Connection:
         if not isinstance(frame, HelloOk):
             raise ProtocolError(f"expected HELLO_OK, got {type(frame).__name__}")
         self.hello = frame
+        self.minor = minor
 
     def close(self) -> None:
         if self._closed:
@@ -106,6 +177,8 @@ class Connection:
             self._sock.sendall(encode_frame(Detach()))
         with contextlib.suppress(OSError):
             self._sock.close()
+        if self._link is not None:
+            self._link.close()
 
     def interrupt(self) -> None:
         """Shut the socket down so a call blocked on it (in any thread) raises ConnectionLost.
@@ -148,6 +221,14 @@ class Connection:
     def _lost(self, message: str) -> ConnectionLost:
         if self._interrupted:
             return ConnectionLost("the call was interrupted (the connection was shut down)")
+        if self._link is not None and self.hello is not None:
+            # The ssh link broke (killed, network gone): the far server and its panes
+            # are unaffected, only this connection ended.
+            return ConnectionLost(
+                f"the ssh link to {self._link.host} ended ({message}); the panes there "
+                "keep running",
+                remedy="run the command again to reconnect",
+            )
         return ConnectionLost(message)
 
     def submit(self, make: Callable[[int], Frame], deadline: Deadline | None = None) -> int:

@@ -64,6 +64,8 @@ from phux.wire.frames import (
     SubscribeEvents,
     Unsubscribe,
 )
+from phux.wire.framing import CLIENT_TYPES
+from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 RECEIVE_BYTES = 256 * 1024
 SEND_BATCH_BYTES = 256 * 1024
@@ -143,7 +145,7 @@ class ClientConnection:
         limit = self.config.max_connections
         if len(self.state.connections) >= limit:
             log.warning("refused connection from %s: %d connections already", self.peer, limit)
-            await self._refuse(
+            await self._refuse_early(
                 Error(
                     code=ErrorCode.RESOURCE_EXHAUSTED,
                     message=f"too many connections: the server's limit is {limit}",
@@ -199,10 +201,10 @@ class ClientConnection:
             code=ErrorCode.PERMISSION_DENIED,
             message=f"uid {uid} may not use this server (it belongs to uid {os.geteuid()})",
         )
-        await self._refuse(err)
+        await self._refuse_early(err)
         return False
 
-    async def _refuse(self, err: Error) -> None:
+    async def _refuse_early(self, err: Error) -> None:
         """Send one ERROR and close, before the connection is served at all."""
         with trio.move_on_after(FLUSH_TIMEOUT_S):
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -271,7 +273,11 @@ class ClientConnection:
     async def _receive_loop(self) -> None:
         # Until HELLO only small frames are expected: a client cannot make the server
         # hold a 16 MiB partial frame before it has said who it is.
-        reader = FrameReader(self.config.max_hello_frame, max_items=self.config.max_frame_items)
+        reader = FrameReader(
+            self.config.max_hello_frame,
+            peer_types=CLIENT_TYPES,
+            max_items=self.config.max_frame_items,
+        )
         self._reader = reader
         while self._reading:
             while self.pending_input > self.config.max_input_backlog and self._reading:
@@ -289,6 +295,10 @@ class ClientConnection:
                     frame = reader.next_frame()
                 except WireError as exc:
                     if exc.recoverable:
+                        refusal = self.handshake.check_bad_frame(exc)
+                        if refusal is not None:
+                            self._refuse(refusal)
+                            return
                         self.outbox.push(Error(code=exc.code, message=str(exc)))
                         continue
                     log.info("protocol error from %s: %s", self.peer, exc)
@@ -304,20 +314,14 @@ class ClientConnection:
     def _handle(self, frame: Frame) -> None:
         refusal = self.handshake.check(frame)
         if refusal is not None:
-            self.outbox.push(refusal)
-            if self.handshake.fatal:
-                self.outbox.push_close()
-                self._reading = False
+            self._refuse(refusal)
             return
-        handler = self._handlers.get(type(frame))
+        # The reader lets only client-originated types through, and each has a handler.
+        handler = self._handlers[type(frame)]
         request_id = getattr(frame, "request_id", None)
-        if handler is None:
-            self.outbox.push(
-                Error(
-                    code=ErrorCode.UNKNOWN_MESSAGE_TYPE,
-                    message=f"{type(frame).__name__} (0x{frame.TYPE:02X}) is sent by servers only",
-                )
-            )
+        if request_id == 0:
+            # 0 is BOOTSTRAP_BEGIN's "nobody asked" (spec/proto.md §5).
+            self.reply_error(0, ErrorCode.INVALID_COMMAND, "request id 0 is reserved")
             return
         try:
             handler(frame)
@@ -326,6 +330,18 @@ class ClientConnection:
         except Exception as exc:
             log.exception("internal error handling %s from %s", type(frame).__name__, self.peer)
             self.reply_error(request_id, ErrorCode.INTERNAL_ERROR, f"internal error: {exc}")
+
+    def _refuse(self, refusal: Error) -> None:
+        """Answer a handshake violation; a fatal one also closes the connection."""
+        self.outbox.push(refusal)
+        if self.handshake.fatal:
+            self.outbox.push_close()
+            self._reading = False
+
+    @property
+    def minor(self) -> int:
+        """The protocol minor the client spoke in HELLO: nothing newer is sent to it."""
+        return self.handshake.minor
 
     def reply_error(self, request_id: int | None, code: ErrorCode, message: str) -> None:
         self.outbox.push(Error(code=code, message=message, request_id=request_id))
@@ -426,7 +442,10 @@ class ClientConnection:
             check_size(frame.cols, frame.rows)
             if term.alive:
                 term.resize(frame.cols, frame.rows)
-        sub = Subscription(self.outbox, term, role)
+        wants_state = self.minor >= MINOR_TERMINAL_STATE
+        if wants_state:
+            term.baseline_foreground()
+        sub = Subscription(self.outbox, term, role, wants_state=wants_state)
         term.subscribers.append(sub)
         self.subs[term.id] = sub
         self.outbox.push_bootstrap(sub, frame.request_id)
@@ -443,6 +462,9 @@ class ClientConnection:
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _subscribe_events(self, frame: SubscribeEvents) -> None:
+        if not self.wants_events and self.minor >= MINOR_TERMINAL_STATE:
+            for term in self.state.terminals.values():
+                term.baseline_foreground()
         self.wants_events = True
         self.outbox.push(Ok(request_id=frame.request_id))
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
 from phux.server.journal import Bootstrap, Chunk, Journal, SizeChange
 from phux.server.log import log
@@ -24,10 +25,12 @@ from phux.wire import encode_frame
 from phux.wire.frames import (
     Exited,
     ExitStatus,
+    Foreground,
     Resized,
     Role,
     Signaled,
     TerminalClosed,
+    TerminalState,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +43,13 @@ A hook must not block or parse on the loop: hand the bytes to a worker.
 """
 ResizeHook = Callable[["Terminal", SizeChange], None]
 CloseHook = Callable[["Terminal"], None]
+StateHook = Callable[["Terminal", bytes], None]
+"""Called with an encoded TERMINAL_STATE when the foreground changed (ServerState delivers it)."""
+InterestCheck = Callable[["Terminal"], bool]
+"""Whether anyone follows the terminal's state, so that it is worth watching."""
+
+_FOLLOW_UP_S = 0.02
+"""After a change, look again this soon: a forked child runs the shell's code until it execs."""
 
 _WRITE_SLICE = 64 * 1024
 
@@ -62,6 +72,8 @@ class Terminal:
         rows: int,
         metadata: dict[str, bytes],
         on_closed: Callable[[Terminal], None],
+        on_state: StateHook | None = None,
+        interested: InterestCheck | None = None,
     ) -> None:
         self.id = tid
         self.process = process
@@ -88,6 +100,15 @@ class Terminal:
         self._cancel = trio.CancelScope()
         self._read_gate: trio.Event | None = None
         """Set while the reader waits for the replica to catch up (see pause_reading)."""
+        self._on_state = on_state
+        self._interested = interested
+        self._fg_key: fgread.Key | None = None
+        """The foreground last seen (what the next TERMINAL_STATE is judged against)."""
+        self._fg_record: Foreground | None = None
+        """The record of ``_fg_key`` once built: a listing reuses its argv while the key holds."""
+        self._fg_armed = False
+        """The watcher is following the state: output and input wake it."""
+        self._fg_wake = trio.Event()
 
     # ------------------------------------------------------------ observers
 
@@ -126,6 +147,8 @@ class Terminal:
                     nursery.start_soon(self._reader)
                     nursery.start_soon(self._writer)
                     nursery.start_soon(self._reaper)
+                    if self._on_state is not None:
+                        nursery.start_soon(self._foreground_watcher)
         except Exception:
             log.exception("terminal %d failed", self.id)
         finally:
@@ -178,6 +201,8 @@ class Terminal:
                 self.output_hooks.remove(hook)
         for sub in self.subscribers:
             sub.push_output(chunk)
+        if self._fg_armed:
+            self._fg_wake.set()
 
     async def _reaper(self) -> None:
         pidfd = os.pidfd_open(self.pid)
@@ -282,6 +307,78 @@ class Terminal:
             sub.push_frame(encoded)
         return True
 
+    # ------------------------------------------------------------ foreground
+
+    def foreground(self) -> Foreground | None:
+        """The foreground now (LIST_TERMINALS); also reported as a change if it is one."""
+        if self.exit_status is not None or self.killed:
+            return None
+        found = fgread.read_key(self.master_fd, self.pid)
+        if found is None:
+            self._observe(None)
+            return None
+        key, pid = found
+        if key == self._fg_key and self._fg_record is not None:
+            return self._fg_record  # the key is fresh; argv is not read again for it
+        record = fgread.build(key, pid)
+        if not self._observe(key, record):
+            self._fg_record = record
+        return record
+
+    def check_foreground(self) -> bool:
+        """Read the foreground; report it when it changed. Returns whether it did."""
+        if self.exit_status is not None or self.killed:
+            return False  # closed to observers: TERMINAL_CLOSED is the last word
+        found = fgread.read_key(self.master_fd, self.pid)
+        if found is None:
+            return self._observe(None)
+        key, pid = found
+        if key == self._fg_key:
+            return False  # argv is read only for a change: the common check is 2 ioctls + 1 read
+        return self._observe(key, fgread.build(key, pid))
+
+    def _observe(self, key: fgread.Key | None, record: Foreground | None = None) -> bool:
+        if key == self._fg_key:
+            return False
+        self._fg_key = key
+        self._fg_record = record
+        if self._on_state is not None and self.exit_status is None:
+            self._on_state(self, encode_frame(TerminalState(terminal=self.id, foreground=record)))
+        return True
+
+    def baseline_foreground(self) -> None:
+        """Someone starts following the state: changes are judged from now on.
+
+        While nobody followed, nothing was checked; without this the first check
+        would report as a change whatever happened while nobody was looking.
+        When the watcher is already running the last key is current.
+        """
+        if not self._fg_armed and self.exit_status is None:
+            found = fgread.read_key(self.master_fd, self.pid)
+            self._fg_key = None if found is None else found[0]
+            self._fg_record = None
+        self._fg_wake.set()
+
+    async def _foreground_watcher(self) -> None:
+        """Checks the foreground after output and input, and every ``foreground_poll_s``,
+        only while someone follows the state; at most once per ``foreground_gap_s``."""
+        assert self._interested is not None
+        config = self.config
+        wait = config.foreground_poll_s
+        while self.exit_status is None:
+            if not self._interested(self):
+                self._fg_armed = False
+                self._fg_wake = trio.Event()
+                await self._fg_wake.wait()  # baseline_foreground() when someone starts
+                continue
+            self._fg_armed = True
+            with trio.move_on_after(wait):
+                await self._fg_wake.wait()
+            self._fg_wake = trio.Event()
+            changed = self.check_foreground()
+            wait = _FOLLOW_UP_S if changed else config.foreground_poll_s
+            await trio.sleep(config.foreground_gap_s)
+
     # ------------------------------------------------------------ replica
 
     def apply_checkpoint(self, seq: int, cols: int, rows: int, data: bytes) -> None:
@@ -344,6 +441,8 @@ class Terminal:
             if item.conn is not None:
                 self.queued_input -= len(item.data)
                 item.conn.input_done(item.request_id, len(item.data))
+            if self._fg_armed:
+                self._fg_wake.set()
 
 
 def _readable_now(fd: int) -> bool:
