@@ -26,7 +26,7 @@ Measured once on the shared 2-core machine (figure / tmux or same-run baseline):
     RSS, 900 idle connections                 42.4 / 62.7 MiB
     fds, 900 idle connections                  911 / 907
     RSS 12 s after they left                  45.3 / 29.3 MiB before them, 46.0 never trimmed
-    RSS 12 s after 64 MB to 10 deaf subscribers   35 / 46 MiB never trimmed (by hand)
+    RSS 12 s after 16 MB to 5 deaf subscribers  37.2 / 46.0 MiB never trimmed (--quick)
     peak RSS, 200 MB flood (server+replica)  114.6 / 4.5 MiB
     seconds, 200 MB flood                    188.4 / 13.1 s (the reader waits for the
                                              replica past 32 MiB: engine speed, ~1 MB/s here;
