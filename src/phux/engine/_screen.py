@@ -415,6 +415,11 @@ class EngineScreen(pyte.Screen):
         # ``_unrendered`` rows are not in it yet (rendering is deferred to projection).
         self._scrollback_text: deque[tuple[str, str]] = deque(maxlen=self.history_size)
         self._unrendered = 0
+        # Rows that have left the top of the main screen (full-screen scrolls and
+        # shrinking resizes), whether kept in history, dropped past its limit, or
+        # never drawn at all (the bulk path): the absolute number of the viewport's
+        # first row. Only ever grows.
+        self.scrolled_off = 0
         self.alternate = False
         self.main_buffer: defaultdict[int, Line] | None = None
         self.saved_cursors: dict[bool, Savepoint] = {}
@@ -787,6 +792,7 @@ class EngineScreen(pyte.Screen):
         return top == 0 and bottom == self.lines - 1 and not self.alternate
 
     def _push_history(self, line: Line) -> None:
+        self.scrolled_off += 1
         if self.history_size:
             self.scrollback.append(line)
             self._unrendered += 1
@@ -834,6 +840,24 @@ class EngineScreen(pyte.Screen):
             self.index()
         self.last_char = ""
 
+    def skip_scrolls(self, scrolls: int, x: int) -> None:
+        """Account for ``scrolls`` full-screen scrolls of the main screen whose rows are
+        never drawn, ending with the cursor at column ``x`` of a fresh bottom row.
+
+        Only for the bulk path (``_bulk``), which calls it when at least a screen
+        and a history's worth of further scrolls follow: those push every row
+        above the bottom one out of the history whatever it holds, so the rows
+        are left as they are instead of being moved. Counters move as if drawn.
+        """
+        self.scrolled_off += scrolls
+        if self.history_size:
+            self._unrendered += scrolls
+        bottom = self.lines - 1
+        self.buffer[bottom] = self._new_line()
+        self.cursor.x = x
+        self.cursor.y = bottom
+        self.last_char = ""
+
     def _scroll_lines(self, texts: list[str], start: int, stop: int) -> None:
         """``texts[start:stop]`` (none wider than the screen) each drawn, then CR LF,
         from (0, bottom) on an empty row: one full-screen scroll per line."""
@@ -864,6 +888,8 @@ class EngineScreen(pyte.Screen):
             append(line)
         append(Line(default))
         pushed = k - skip
+        if not self.alternate:
+            self.scrolled_off += k
         if history:
             self.scrollback.extend(rows[:pushed])
             self._unrendered += k
@@ -871,9 +897,11 @@ class EngineScreen(pyte.Screen):
 
     def _scroll_up(self, top: int, bottom: int) -> None:
         buffer = self.buffer
-        if top == 0 and bottom == self.lines - 1 and not self.alternate and self.history_size:
-            self.scrollback.append(buffer[0])
-            self._unrendered += 1
+        if top == 0 and bottom == self.lines - 1 and not self.alternate:
+            self.scrolled_off += 1
+            if self.history_size:
+                self.scrollback.append(buffer[0])
+                self._unrendered += 1
         if bottom > top:
             rows = range(top + 1, bottom + 1)
             buffer.update(zip(range(top, bottom), map(buffer.__getitem__, rows), strict=True))

@@ -166,8 +166,16 @@ _merged_runs: dict[str, str] = {}
 _MERGED_RUNS_LIMIT = 4096
 
 
+# Shorter feeds never try the bulk path (_bulk): too few rows to skip any.
+_BULK_MIN = 2048
+
+
 class EngineStream(pyte.Stream):
     """Feeds decoded text into an :class:`EngineScreen`."""
+
+    bulk = True
+    """Whether a long feed may skip drawing rows that would scroll out of the
+    history (``_bulk``); off only to compare with drawing every byte."""
 
     def __init__(self, screen: EngineScreen) -> None:
         super().__init__(screen)
@@ -259,6 +267,10 @@ class EngineStream(pyte.Stream):
                 data = ESC + data
             pos = self._continue_string(data, 0)
         n = len(data)
+        if n - pos > _BULK_MIN and self.bulk:
+            from phux.engine._bulk import skip  # (not imported for short feeds)
+
+            pos = skip(self, data, pos)
         match = _TOKEN.match
         # Floods: printable ASCII lines in ASCII text; in other text the whole
         # class's, or _lines_end until the class is compiled.

@@ -1,0 +1,277 @@
+"""The bulk path: rows of a flood that would scroll out of the history are not drawn.
+
+A flood (``cat`` of a big file, a build log, ``base64``) fed in large chunks
+holds far more rows than the screen plus the history keep. Drawing them only
+to push them out again is most of the cost of a flood, so :func:`skip` finds
+the longest stretch from the start of the text that only scrolls, and the last
+line feed in it after which at least ``lines - 1 + history`` more scrolls
+follow. Every row present at that point, drawn or not, is then pushed past the
+history's end by those scrolls, so nothing before it needs drawing: only what
+outlives it is computed, and the stream draws the rest exactly.
+
+"Only scrolls": text of width-1 characters, CR, LF, HT, BEL, SGR and complete
+OSC strings (title, working directory, OSC 133 marks, hyperlinks), on the main
+screen, with autowrap on, no scroll region, no insert mode and the plain
+charset. Anything else (cursor addressing, erasures, queries whose answers
+depend on where the cursor is, wide or zero-width characters, cut sequences)
+ends the stretch: from there the stream takes its exact path.
+
+What outlives the skipped text, all computed as drawing it would leave it:
+the cursor's column (wraps, tabs, CR), the rows' count (``scrolled_off`` and
+the rendering counter, via ``EngineScreen.skip_scrolls``), the SGR attributes
+in force (the SGRs from the last one that resets, applied in order with the
+OSC strings, since OSC 133 changes the attributes' mark), and every event
+(title, working directory, marks, bells) in order.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from functools import cache
+from typing import TYPE_CHECKING
+
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import modes as mo
+from phux.engine._stream import _sgr_run
+from phux.engine._widths import narrow_class
+
+if TYPE_CHECKING:
+    from phux.engine._stream import EngineStream
+
+# An OSC string the stream would hand to ``osc`` whole, without controls inside.
+_OSC = "\x1b\\]([^\x00-\x1f\x7f-\x9f]*)(?:\x07|\x1b\\\\)"
+_SGR = "\x1b\\[[0-9;:]*m"
+# SGR, and EL and ECH, which change cells only: a row not drawn need not be erased.
+_CELLS = "\x1b\\[[0-9;:]*[mKX]"
+_ALLOWED_ESC = "\x1b(?!\\[[0-9;:]*[mKX]|\\][^\x00-\x1f\x7f-\x9f]*(?:\x07|\x1b\\\\))"
+# What ASCII text that only scrolls holds besides ESC.
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\x07\t\n\r"
+
+
+@cache
+def _stop_ascii() -> re.Pattern[str]:
+    """The first thing in ASCII text that does more than scroll."""
+    return re.compile(f"[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]|{_ALLOWED_ESC}")
+
+
+@cache
+def _stop_any() -> re.Pattern[str]:
+    """The same for any text: also characters that are not width 1."""
+    return re.compile(f"[^\x07\x09\x0a\x0d\x1b{narrow_class()[1:]}|{_ALLOWED_ESC}")
+
+
+@cache
+def _cells() -> re.Pattern[str]:
+    return re.compile(_CELLS)
+
+
+@cache
+def _osc() -> re.Pattern[str]:
+    return re.compile(_OSC)
+
+
+@cache
+def _events() -> re.Pattern[str]:
+    """What changes state (other than SGR) in text that only scrolls: OSC and BEL."""
+    return re.compile(f"{_OSC}|\x07")
+
+
+@cache
+def _state() -> re.Pattern[str]:
+    """Runs of SGR, OSC strings and BEL."""
+    return re.compile(f"((?:{_SGR})+)|{_OSC}|\x07")
+
+
+def skip(stream: EngineStream, data: str, pos: int) -> int:
+    """Skip the part of ``data[pos:]`` whose drawing no final state shows, leaving the
+    state drawing it would; the position the stream goes on from (``pos`` if none)."""
+    screen = stream.screen
+    lines = screen.lines
+    cols = screen.columns
+    need = lines - 1 + screen.history_size
+    n = len(data)
+    # At most one scroll per line feed, plus one per screen width of text.
+    if data.count("\n", pos) + (n - pos) // cols <= need:
+        return pos
+    margins = screen.margins
+    mode = screen.mode
+    if (
+        screen.alternate
+        or (margins is not None and (margins.top != 0 or margins.bottom != lines - 1))
+        or mo.IRM in mode
+        or mo.DECAWM not in mode
+        or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
+    ):
+        return pos
+    end = _stretch_end(data, pos)
+    seen = _visible(data[pos:end])
+    if seen is None:  # an escape sequence that does more than scroll
+        end = _stop_ascii().search(data, pos, end).start()  # type: ignore[union-attr]
+        seen = _visible(data[pos:end])
+        assert seen is not None
+    visible, events = seen
+    parts = visible.split("\n")
+    feeds = len(parts) - 1
+    if feeds + len(visible) // cols <= need:
+        return pos
+    x0 = screen.cursor.x
+    lnm = mo.LNM in mode
+    # rows[i]: the scrolls (wraps and the line feed) of line i; xs[i]: the column after it.
+    if "\t" not in visible and visible.count("\r") == feeds == visible.count("\r\n"):
+        # Every line ends in CR LF (the common flood): only lengths matter.
+        last = len(parts[-1])
+        if max(map(len, parts)) <= cols + 1 and x0 == 0:
+            rows = None  # every line one row
+            tail = 0 if last <= cols else (last - 1) // cols
+        else:
+            rows = [(len(p) - 2) // cols + 1 if len(p) > 2 else 1 for p in parts]
+            first = len(parts[0]) - 1
+            rows[0] = (x0 + first - 1) // cols + 1 if first else 1
+            tail = (last - 1) // cols if last else 0
+        xs = None  # 0 after every line
+    else:
+        rows, xs, tail = _simulate(parts, x0, cols, sorted(screen.tabstops), lnm)
+    # The last line feed after which at least ``need`` scrolls follow.
+    acc = tail
+    j = feeds - 1
+    if rows is None:
+        j = feeds - 1 - max(0, need - tail)
+        if j < 0:
+            return pos
+        before = j + 1  # scrolls up to and including line feed j
+    else:
+        while j >= 0 and acc < need:
+            acc += rows[j]
+            j -= 1
+        if j < 0 or acc < need:
+            return pos
+        before = sum(rows[: j + 1])
+    bottom = lines - 1
+    scrolls = screen.cursor.y + before - bottom
+    if scrolls < 1:
+        return pos
+    x = 0 if xs is None else xs[j]
+    # Where line feed j is in ``data``: count the later ones back from the end.
+    cut = end
+    for _ in range(feeds - j):
+        cut = data.rfind("\n", pos, cut)
+    cut += 1
+    _apply_state(stream, data, pos, cut, events)
+    screen.skip_scrolls(scrolls, x)
+    return cut
+
+
+def _visible(region: str) -> tuple[str, bool] | None:
+    """``region`` without its escape sequences and bells, and whether it held OSC
+    strings or bells; None if it holds an escape sequence that does more than scroll."""
+    visible = _cells().sub("", region) if "\x1b" in region else region
+    events = False
+    if "\x1b" in visible:
+        visible = _osc().sub("", visible)
+        if "\x1b" in visible:
+            return None
+        events = True
+    if "\x07" in visible:
+        visible = visible.replace("\x07", "")
+        events = True
+    return visible, events
+
+
+def _stretch_end(data: str, pos: int) -> int:
+    """Where the text from ``pos`` stops only scrolling, but for escape sequences
+    in ASCII text, which the caller checks."""
+    if not data.isascii():
+        stop = _stop_any().search(data, pos)
+        return len(data) if stop is None else stop.start()
+    # Deleting what may appear leaves any other control: faster than a search.
+    if not data[pos:].encode().translate(None, _PLAIN).strip(b"\x1b"):
+        return len(data)
+    stop = _stop_ascii().search(data, pos)
+    return len(data) if stop is None else stop.start()
+
+
+def _simulate(
+    parts: list[str], x: int, cols: int, stops: list[int], lnm: bool
+) -> tuple[list[int], list[int], int]:
+    """Scrolls and columns line by line, for lines with tabs, lone CRs or bare LFs."""
+    rows: list[int] = []
+    xs: list[int] = []
+    wraps = 0
+    for i, part in enumerate(parts):
+        wraps = 0
+        for k, seg in enumerate(part.split("\r")):
+            if k:
+                x = 0
+            for t, piece in enumerate(seg.split("\t")):
+                if t:
+                    at = bisect_right(stops, x)
+                    x = min(stops[at], cols - 1) if at < len(stops) else cols - 1
+                size = len(piece)
+                if size:
+                    wraps += (x + size - 1) // cols
+                    x = (x + size - 1) % cols + 1
+        if i < len(parts) - 1:
+            if lnm:
+                x = 0
+            rows.append(wraps + 1)
+            xs.append(x)
+    return rows, xs, wraps
+
+
+def _last_reset(data: str, start: int, stop: int) -> int:
+    """Where the last SGR that resets the attributes (``CSI m``, ``CSI 0 m``,
+    ``CSI 0 ; ... m``) in ``data[start:stop]`` starts, ``start`` if none does:
+    earlier SGRs cannot matter. Looked for near the end first, where it usually is."""
+    size = 4096
+    while True:
+        lo = max(start, stop - size)
+        found = max(
+            data.rfind("\x1b[m", lo, stop),
+            data.rfind("\x1b[0m", lo, stop),
+            data.rfind("\x1b[0;", lo, stop),
+        )
+        if found >= 0 or lo == start:
+            return max(found, start)
+        stop = lo + 3  # (a sequence across the window's edge)
+        size *= 4
+
+
+def _apply_state(stream: EngineStream, data: str, start: int, stop: int, events: bool) -> None:
+    """Run what in ``data[start:stop]`` (text that only scrolls) changes more than cells:
+    OSC strings and bells (if ``events``) in order, and the SGRs that decide the
+    attributes in force."""
+    screen = stream.screen
+    if data.find("\x1b", start, stop) < 0 and not events:
+        return
+    reset = _last_reset(data, start, stop)
+    osc = screen.osc
+    bell = screen.bell
+    if reset > start and events:
+        for m in _events().finditer(data, start, reset):
+            try:
+                payload = m.group(1)
+                if payload is None:
+                    bell()
+                else:
+                    osc(payload)
+            except Exception:
+                stream.errors += 1
+    sgr = screen.sgr
+    for m in _state().finditer(data, reset, stop):
+        try:
+            run = m.group(1)
+            if run is not None:
+                inner = run[2:-1]
+                if "m\x1b[" not in inner:
+                    sgr(inner)
+                else:
+                    _sgr_run(sgr, inner)
+            else:
+                payload = m.group(2)
+                if payload is None:
+                    bell()
+                else:
+                    osc(payload)
+        except Exception:
+            stream.errors += 1
