@@ -179,6 +179,51 @@ class WorkerCore:
         tid = msg[1]
         self.pending[tid] = self.pending.get(tid, 0) + 1
 
+    def coalesce(self, msgs: list[Message]) -> list[Message]:
+        """``msgs`` with each terminal's consecutive output chunks joined (up to
+        ``hard_bytes``, so checkpoints still come once per journal bound).
+
+        The engine skips drawing the rows of one feed that scroll out of its
+        history (``phux.engine._bulk``), so a replica behind in a flood catches
+        up fastest on big feeds. Chunks on either side of a restart's
+        ``quiet_until`` stay apart: answers before it are not sent again.
+        """
+        out: list[Message] = []
+        parts: dict[int, list[bytes]] = {}  # index in out -> the chunks joined there
+        open_: dict[int, int] = {}  # terminal -> index in out of its last FEED
+        quiet = {tid: rep.quiet_until for tid, rep in self.replicas.items()}
+        limit = self.hard_bytes
+        for msg in msgs:
+            kind, tid, seq, gen, _rows, data = msg
+            if kind != FEED:
+                open_.pop(tid, None)
+                if kind in (NEW, RESET):
+                    quiet[tid] = int.from_bytes(data[:8], "little") if data else 0
+                out.append(msg)
+                continue
+            i = open_.get(tid)
+            if i is not None:
+                _k, _t, start, g, size, _d = out[i]
+                end = start + size
+                q = quiet.get(tid, 0)
+                if (
+                    g == gen
+                    and end == seq
+                    and size + len(data) <= limit
+                    and not start < q < seq + len(data)
+                ):
+                    parts[i].append(data)
+                    out[i] = (FEED, tid, start, gen, size + len(data), b"")
+                    continue
+            open_[tid] = len(out)
+            parts[len(out)] = [data]
+            # (rows, unused by FEED, holds the joined size until the join below)
+            out.append((FEED, tid, seq, gen, len(data), b""))
+        for i, chunks in parts.items():
+            kind, tid, seq, gen, _size, _ = out[i]
+            out[i] = (kind, tid, seq, gen, 0, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        return out
+
 
 def _gen(data: bytes) -> int:
     return int.from_bytes(data[:2], "little") if data else 0
@@ -231,6 +276,7 @@ class _ThreadWorker:
             with contextlib.suppress(queue.Empty):
                 while len(local) < 4096:
                     local.append(get_nowait())
+            local = deque(core.coalesce(list(local)))
             for msg in local:
                 core.note(msg)
             results: list[Message] = []
@@ -369,6 +415,11 @@ class _ProcessWorker:
                 self._deliver(results)
 
 
+# What the helper process reads before parsing: a backlog this big is parsed in
+# few feeds, most of whose rows the engine skips in a flood (see coalesce).
+_BATCH_BYTES = 8 << 20
+
+
 def worker_main(argv: list[str]) -> None:
     """The helper process: frames in on stdin, results out on stdout, until stdin ends
     (the server closed it, or died). Ctrl-C at a foreground server is the server's to
@@ -386,12 +437,13 @@ def worker_main(argv: list[str]) -> None:
         if not data:
             return
         buf += data
-        while select.select([fd_in], [], [], 0)[0] and len(buf) < (1 << 20):
+        while select.select([fd_in], [], [], 0)[0] and len(buf) < _BATCH_BYTES:
             more = os.read(fd_in, 1 << 20)
             if not more:
                 break
             buf += more
         _parse(buf, local)
+        local[:] = core.coalesce(local)
         for msg in local:
             core.note(msg)
         results: list[Message] = []
