@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,8 @@ _SGR = "\x1b\\[[0-9;:]*m"
 # SGR, and EL and ECH, which change cells only: a row not drawn need not be erased.
 _CELLS = "\x1b\\[[0-9;:]*[mKX]"
 _ALLOWED_ESC = "\x1b(?!\\[[0-9;:]*[mKX]|\\][^\x00-\x1f\x7f-\x9f]*(?:\x07|\x1b\\\\))"
+# Feeds shorter than this are first checked to hold enough line feeds.
+_COUNT_BELOW = 1 << 18
 # What ASCII text that only scrolls holds besides ESC.
 _PLAIN = bytes(range(0x20, 0x7F)) + b"\x07\t\n\r"
 
@@ -91,8 +94,11 @@ def skip(stream: EngineStream, data: str, pos: int) -> int:
     cols = screen.columns
     need = lines - 1 + screen.history_size
     n = len(data)
-    # At most one scroll per line feed, plus one per screen width of text.
-    if data.count("\n", pos) + (n - pos) // cols <= need:
+    # At most one scroll per line feed, plus one per screen width of text
+    # (counted only in short feeds: in long ones the split below tells).
+    if n - pos <= need or (
+        n - pos < _COUNT_BELOW and data.count("\n", pos) + (n - pos) // cols <= need
+    ):
         return pos
     margins = screen.margins
     mode = screen.mode
@@ -111,47 +117,16 @@ def skip(stream: EngineStream, data: str, pos: int) -> int:
         seen = _visible(data[pos:end])
         assert seen is not None
     visible, events = seen
-    parts = visible.split("\n")
-    feeds = len(parts) - 1
-    if feeds + len(visible) // cols <= need:
-        return pos
     x0 = screen.cursor.x
-    lnm = mo.LNM in mode
-    # rows[i]: the scrolls (wraps and the line feed) of line i; xs[i]: the column after it.
-    if "\t" not in visible and visible.count("\r") == feeds == visible.count("\r\n"):
-        # Every line ends in CR LF (the common flood): only lengths matter.
-        last = len(parts[-1])
-        if max(map(len, parts)) <= cols + 1 and x0 == 0:
-            rows = None  # every line one row
-            tail = 0 if last <= cols else (last - 1) // cols
-        else:
-            rows = [(len(p) - 2) // cols + 1 if len(p) > 2 else 1 for p in parts]
-            first = len(parts[0]) - 1
-            rows[0] = (x0 + first - 1) // cols + 1 if first else 1
-            tail = (last - 1) // cols if last else 0
-        xs = None  # 0 after every line
-    else:
-        rows, xs, tail = _simulate(parts, x0, cols, sorted(screen.tabstops), lnm)
-    # The last line feed after which at least ``need`` scrolls follow.
-    acc = tail
-    j = feeds - 1
-    if rows is None:
-        j = feeds - 1 - max(0, need - tail)
-        if j < 0:
-            return pos
-        before = j + 1  # scrolls up to and including line feed j
-    else:
-        while j >= 0 and acc < need:
-            acc += rows[j]
-            j -= 1
-        if j < 0 or acc < need:
-            return pos
-        before = sum(rows[: j + 1])
-    bottom = lines - 1
-    scrolls = screen.cursor.y + before - bottom
+    found = _crlf_lines(visible, x0, cols, need) if "\t" not in visible else None
+    if found is None:
+        found = _any_lines(visible, x0, cols, need, sorted(screen.tabstops), mo.LNM in mode)
+    if found is None or found[1] < 0:
+        return pos
+    feeds, j, before, x = found
+    scrolls = screen.cursor.y + before - (lines - 1)
     if scrolls < 1:
         return pos
-    x = 0 if xs is None else xs[j]
     # Where line feed j is in ``data``: count the later ones back from the end.
     cut = end
     for _ in range(feeds - j):
@@ -189,6 +164,58 @@ def _stretch_end(data: str, pos: int) -> int:
         return len(data)
     stop = _stop_ascii().search(data, pos)
     return len(data) if stop is None else stop.start()
+
+
+def _crlf_lines(visible: str, x0: int, cols: int, need: int) -> tuple[int, int, int, int] | None:
+    """:func:`_any_lines` for text whose every CR and LF is a CR LF (the common
+    flood): only the lines' lengths matter, and are counted in C. None if the
+    text is not like that, or too short."""
+    parts = visible.split("\r\n")
+    feeds = len(parts) - 1
+    if visible.count("\n") != feeds or visible.count("\r") != feeds or feeds < 1:
+        return None
+    # Every line but the first starts at column 0: wraps(len) extra rows each.
+    last = len(parts[-1])
+    acc = (last - 1) // cols if last > cols else 0
+    walked = 0  # the wraps of the lines walked over
+    j = feeds - 1
+    while acc < need and j > 0:
+        size = len(parts[j])
+        wraps = (size - 1) // cols if size > cols else 0
+        walked += wraps
+        acc += wraps + 1
+        j -= 1
+    if acc < need:
+        return feeds, -1, 0, 0
+    lengths = Counter(map(len, parts))
+    wraps = sum(count * ((size - 1) // cols) for size, count in lengths.items() if size > cols)
+    first = len(parts[0])
+    wraps -= (first - 1) // cols if first > cols else 0  # (counted below from x0)
+    wraps -= (last - 1) // cols if last > cols else 0  # (after the cut in any case)
+    wraps += (x0 + first - 1) // cols if first else 0  # the first line starts at x0
+    return feeds, j, j + 1 + wraps - walked, 0
+
+
+def _any_lines(
+    visible: str, x0: int, cols: int, need: int, stops: list[int], lnm: bool
+) -> tuple[int, int, int, int] | None:
+    """Where to cut ``visible`` (text that only scrolls, without escape sequences):
+    ``(feeds, j, before, x)``, the number of line feeds, the last one (``j``,
+    counted from 0) after which at least ``need`` scrolls follow, the scrolls up
+    to and including it, and the cursor's column after it. None if there is none."""
+    parts = visible.split("\n")
+    feeds = len(parts) - 1
+    if feeds + len(visible) // cols <= need:
+        return None
+    rows, xs, tail = _simulate(parts, x0, cols, stops, lnm)
+    acc = tail
+    j = feeds - 1
+    while j >= 0 and acc < need:
+        acc += rows[j]
+        j -= 1
+    if j < 0 or acc < need:
+        return None
+    return feeds, j, sum(rows[: j + 1]), xs[j]
 
 
 def _simulate(
