@@ -195,7 +195,7 @@ def _flood(lines: int, width: int = 7) -> str:
 def test_a_long_flood_is_skipped_not_drawn(history: int) -> None:
     t = Terminal(COLS, ROWS, history=history)
     text = _flood(1000)
-    pos = _bulk.skip(t.stream, text, 0)
+    pos, _later = _bulk.skip(t.stream, text, 0)
     # Everything but what the screen and the history keep (one line is one row).
     kept = ROWS - 1 + history
     assert text.count("\n", pos) == kept
@@ -218,5 +218,26 @@ def test_skipped_rows_are_counted_with_wraps_tabs_and_bare_line_feeds() -> None:
 
 def test_nothing_is_skipped_when_a_query_needs_the_cursor() -> None:
     t = Terminal(COLS, ROWS, history=3)
-    assert _bulk.skip(t.stream, "\x1b[6n" + _flood(100), 0) == 0
-    assert _bulk.skip(t.stream, _flood(100)[:50] + "\x1b[6n", 0) == 0  # too few rows before it
+    assert _bulk.skip(t.stream, "\x1b[6n" + _flood(100), 0) == (0, 0)
+    assert _bulk.skip(t.stream, _flood(100)[:50] + "\x1b[6n", 0) == (0, 0)  # too few rows before it
+    # Asked to, it says where the text only scrolls again for long enough.
+    assert _bulk.skip(t.stream, "\x1b[6n" + _flood(100), 0, retry=True) == (0, 26)
+    assert _bulk.skip(t.stream, "\x1b[6n" + _flood(6), 0, retry=True) == (0, 0)
+
+
+def test_a_flood_after_a_prompt_is_skipped_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The prompt's cursor report is drawn exactly; the flood after it is not drawn.
+    text = "$ \x1b[6n\x1b[?2004l\r\n" + _flood(1000) + "\x1b[?2004h$ \x1b]133;A\x07"
+    fast = Terminal(COLS, ROWS, history=10)
+    skipped: list[int] = []
+    skip_scrolls = fast.screen.skip_scrolls
+    monkeypatch.setattr(
+        fast.screen, "skip_scrolls", lambda n, x: (skipped.append(n), skip_scrolls(n, x))
+    )
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=10)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)
+    assert fast.screen.scrolled_off == 1001 - (ROWS - 1)
+    assert skipped == [1001 - 10 - (ROWS - 1) - (ROWS - 1)]

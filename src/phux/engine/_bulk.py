@@ -86,9 +86,12 @@ def _state() -> re.Pattern[str]:
     return re.compile(f"((?:{_SGR})+)|{_OSC}|\x07")
 
 
-def skip(stream: EngineStream, data: str, pos: int) -> int:
+def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tuple[int, int]:
     """Skip the part of ``data[pos:]`` whose drawing no final state shows, leaving the
-    state drawing it would; the position the stream goes on from (``pos`` if none)."""
+    state drawing it would: the position the stream goes on from (``pos`` if none),
+    and, if nothing was skipped, ``retry`` is true and the text only scrolls again
+    from somewhere later for long enough, the position to try again from (else 0).
+    """
     screen = stream.screen
     lines = screen.lines
     cols = screen.columns
@@ -99,7 +102,7 @@ def skip(stream: EngineStream, data: str, pos: int) -> int:
     if n - pos <= need or (
         n - pos < _COUNT_BELOW and data.count("\n", pos) + (n - pos) // cols <= need
     ):
-        return pos
+        return pos, 0
     margins = screen.margins
     mode = screen.mode
     if (
@@ -109,7 +112,7 @@ def skip(stream: EngineStream, data: str, pos: int) -> int:
         or mo.DECAWM not in mode
         or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
     ):
-        return pos
+        return pos, _later(data, pos, need) if retry else 0
     end = _stretch_end(data, pos)
     seen = _visible(data[pos:end])
     if seen is None:  # an escape sequence that does more than scroll
@@ -122,11 +125,11 @@ def skip(stream: EngineStream, data: str, pos: int) -> int:
     if found is None:
         found = _any_lines(visible, x0, cols, need, sorted(screen.tabstops), mo.LNM in mode)
     if found is None or found[1] < 0:
-        return pos
+        return pos, _later(data, end, need) if retry and end < n else 0
     feeds, j, before, x = found
     scrolls = screen.cursor.y + before - (lines - 1)
     if scrolls < 1:
-        return pos
+        return pos, 0
     # Where line feed j is in ``data``: count the later ones back from the end.
     cut = end
     for _ in range(feeds - j):
@@ -134,7 +137,16 @@ def skip(stream: EngineStream, data: str, pos: int) -> int:
     cut += 1
     _apply_state(stream, data, pos, cut, events)
     screen.skip_scrolls(scrolls, x)
-    return cut
+    return cut, 0
+
+
+def _later(data: str, pos: int, need: int) -> int:
+    """Where to try again after something at ``pos`` that does more than scroll:
+    after the next line feed, if more than ``need`` follow it (else 0)."""
+    feed = data.find("\n", pos)
+    if feed < 0 or len(data) - feed <= need or data.count("\n", feed + 1) <= need:
+        return 0
+    return feed + 1
 
 
 def _visible(region: str) -> tuple[str, bool] | None:

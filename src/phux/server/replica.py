@@ -418,6 +418,12 @@ class _ProcessWorker:
 # What the helper process reads before parsing: a backlog this big is parsed in
 # few feeds, most of whose rows the engine skips in a flood (see coalesce).
 _BATCH_BYTES = 8 << 20
+# A read this big found the pipe full: the loop has more queued, so the worker
+# waits this long for each refill instead of parsing a pipe's worth at a time
+# (which is too little to skip anything).
+_PIPE_BYTES = 1 << 20
+_FULL_READ = 60 * 1024
+_REFILL_WAIT = 0.005
 
 
 def worker_main(argv: list[str]) -> None:
@@ -430,6 +436,10 @@ def worker_main(argv: list[str]) -> None:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     core = WorkerCore(int(argv[0]), int(argv[1]), int(argv[2]))
     fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; the default is 64 KiB
+        import fcntl
+
+        fcntl.fcntl(fd_in, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     buf = bytearray()
     local: list[Message] = []
     while True:
@@ -437,11 +447,13 @@ def worker_main(argv: list[str]) -> None:
         if not data:
             return
         buf += data
-        while select.select([fd_in], [], [], 0)[0] and len(buf) < _BATCH_BYTES:
+        wait = _REFILL_WAIT if len(data) >= _FULL_READ else 0.0
+        while len(buf) < _BATCH_BYTES and select.select([fd_in], [], [], wait)[0]:
             more = os.read(fd_in, 1 << 20)
             if not more:
                 break
             buf += more
+            wait = _REFILL_WAIT if len(more) >= _FULL_READ else 0.0
         _parse(buf, local)
         local[:] = core.coalesce(local)
         for msg in local:
