@@ -147,7 +147,6 @@ class _Writer:
         self.out.append(f"\x1b[{y + 1};{x + 1}H")
 
 
-_TAIL = itemgetter(slice(1, None))  # a cell's attributes
 _DATA = itemgetter(0)
 
 
@@ -167,7 +166,7 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
     out = w.out
     pen = w.pen
     text = _plain_text(line)
-    if text is not None and len(set(map(_TAIL, line.values()))) == 1:
+    if text is not None and _one_pen(line):
         # A row of width-1 characters from column 0 in one pen (most of a flood's
         # history): its text as it is, without a look at each cell.
         pen(line[0])
@@ -180,6 +179,13 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
     if w.semantic != SEM_OUTPUT:
         out.append(_OSC133[SEM_OUTPUT])
     return "".join(out), pos
+
+
+def _one_pen(line: Line) -> bool:
+    """Whether every cell of ``line`` has the same attributes (and OSC 133 mark)."""
+    columns = zip(*line.values(), strict=True)  # each field of every cell
+    next(columns)  # (the characters)
+    return all(column.count(column[0]) == len(column) for column in columns)
 
 
 def _plain_text(line: Line) -> str | None:
