@@ -181,18 +181,20 @@ class WorkerCore:
 
     def coalesce(self, msgs: list[Message]) -> list[Message]:
         """``msgs`` with each terminal's consecutive output chunks joined (up to
-        ``hard_bytes``, so checkpoints still come once per journal bound).
+        twice ``hard_bytes``, so checkpoints still come at least that often).
 
         The engine skips drawing the rows of one feed that scroll out of its
         history (``phux.engine._bulk``), so a replica behind in a flood catches
-        up fastest on big feeds. Chunks on either side of a restart's
-        ``quiet_until`` stay apart: answers before it are not sent again.
+        up fastest on big feeds: each feed still draws the rows it keeps, and
+        each checkpoint encodes them, once per feed. Chunks on either side of
+        a restart's ``quiet_until`` stay apart: answers before it are not sent
+        again.
         """
         out: list[Message] = []
         parts: dict[int, list[bytes]] = {}  # index in out -> the chunks joined there
         open_: dict[int, int] = {}  # terminal -> index in out of its last FEED
         quiet = {tid: rep.quiet_until for tid, rep in self.replicas.items()}
-        limit = self.hard_bytes
+        limit = 2 * self.hard_bytes
         for msg in msgs:
             kind, tid, seq, gen, _rows, data = msg
             if kind != FEED:
