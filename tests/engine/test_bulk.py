@@ -96,6 +96,10 @@ _OTHER = st.sampled_from(
         "\x1b[2S",
         "\x1b]0;cut",
         "\x1b[3",
+        "\x1b]0;ti\x1b[1mtle\x07",  # an OSC cut short by an SGR
+        "\x1b\x1b]0;x\x07[1m",  # an ESC cut short by an OSC
+        "\x1b]0;a\nb\x07",  # a line feed inside an OSC
+        "\x1b]2;x\x9cy",
     ]
 )
 
@@ -241,3 +245,20 @@ def test_a_flood_after_a_prompt_is_skipped_too(monkeypatch: pytest.MonkeyPatch) 
     assert _state(fast) == _state(slow)
     assert fast.screen.scrolled_off == 1001 - (ROWS - 1)
     assert skipped == [1001 - 10 - (ROWS - 1) - (ROWS - 1)]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "\x1b]0;ti\x1b[1mtle\x07",  # an OSC cut short by an SGR: "tle" is drawn
+        "\x1b\x1b]0;x\x07[1m",  # an ESC cut short by an OSC: "[1m" is drawn
+    ],
+)
+def test_text_left_by_a_broken_sequence_counts_for_wraps(odd: str) -> None:
+    text = ("x" * 10 + odd + "\r\n") * 100
+    fast = Terminal(COLS, ROWS, history=3)
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=3)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)

@@ -45,7 +45,6 @@ _OSC = "\x1b\\]([^\x00-\x1f\x7f-\x9f]*)(?:\x07|\x1b\\\\)"
 _SGR = "\x1b\\[[0-9;:]*m"
 # SGR, and EL and ECH, which change cells only: a row not drawn need not be erased.
 _CELLS = "\x1b\\[[0-9;:]*[mKX]"
-_ALLOWED_ESC = "\x1b(?!\\[[0-9;:]*[mKX]|\\][^\x00-\x1f\x7f-\x9f]*(?:\x07|\x1b\\\\))"
 # Feeds shorter than this are first checked to hold enough line feeds.
 _COUNT_BELOW = 1 << 18
 # What ASCII text that only scrolls holds besides ESC.
@@ -53,25 +52,17 @@ _PLAIN = bytes(range(0x20, 0x7F)) + b"\x07\t\n\r"
 
 
 @cache
-def _stop_ascii() -> re.Pattern[str]:
-    """The first thing in ASCII text that does more than scroll."""
-    return re.compile(f"[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]|{_ALLOWED_ESC}")
+def _scrolling(ascii_only: bool) -> re.Pattern[str]:
+    """Text that only scrolls, matched from where it starts to where it stops
+    (possessive: nothing is tried twice)."""
+    chars = "\x20-\x7e" if ascii_only else narrow_class()[1:-1]
+    return re.compile(f"(?:[\x07\t\n\r{chars}]++|{_CELLS}|{_OSC})*+")
 
 
 @cache
-def _stop_any() -> re.Pattern[str]:
-    """The same for any text: also characters that are not width 1."""
-    return re.compile(f"[^\x07\x09\x0a\x0d\x1b{narrow_class()[1:]}|{_ALLOWED_ESC}")
-
-
-@cache
-def _cells() -> re.Pattern[str]:
-    return re.compile(_CELLS)
-
-
-@cache
-def _osc() -> re.Pattern[str]:
-    return re.compile(_OSC)
+def _escapes() -> re.Pattern[str]:
+    # One pass: removing one kind first could join what is left into the other.
+    return re.compile(f"{_CELLS}|{_OSC}")
 
 
 @cache
@@ -116,7 +107,7 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
     end = _stretch_end(data, pos)
     seen = _visible(data[pos:end])
     if seen is None:  # an escape sequence that does more than scroll
-        end = _stop_ascii().search(data, pos, end).start()  # type: ignore[union-attr]
+        end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
         seen = _visible(data[pos:end])
         assert seen is not None
     visible, events = seen
@@ -152,13 +143,14 @@ def _later(data: str, pos: int, need: int) -> int:
 def _visible(region: str) -> tuple[str, bool] | None:
     """``region`` without its escape sequences and bells, and whether it held OSC
     strings or bells; None if it holds an escape sequence that does more than scroll."""
-    visible = _cells().sub("", region) if "\x1b" in region else region
     events = False
-    if "\x1b" in visible:
-        visible = _osc().sub("", visible)
+    visible = region
+    if "\x1b" in region:
+        visible = _escapes().sub("", region)
         if "\x1b" in visible:
             return None
-        events = True
+        # (the slower two-character search only where a bracket appears at all)
+        events = "]" in region and "\x1b]" in region
     if "\x07" in visible:
         visible = visible.replace("\x07", "")
         events = True
@@ -168,14 +160,11 @@ def _visible(region: str) -> tuple[str, bool] | None:
 def _stretch_end(data: str, pos: int) -> int:
     """Where the text from ``pos`` stops only scrolling, but for escape sequences
     in ASCII text, which the caller checks."""
-    if not data.isascii():
-        stop = _stop_any().search(data, pos)
-        return len(data) if stop is None else stop.start()
-    # Deleting what may appear leaves any other control: faster than a search.
-    if not data[pos:].encode().translate(None, _PLAIN).strip(b"\x1b"):
+    ascii_only = data.isascii()
+    # Deleting what may appear leaves any other control: faster than a match.
+    if ascii_only and not data[pos:].encode().translate(None, _PLAIN).strip(b"\x1b"):
         return len(data)
-    stop = _stop_ascii().search(data, pos)
-    return len(data) if stop is None else stop.start()
+    return _scrolling(ascii_only).match(data, pos).end()  # type: ignore[union-attr]
 
 
 def _crlf_lines(visible: str, x0: int, cols: int, need: int) -> tuple[int, int, int, int] | None:
