@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 DEFAULT_HISTORY = 10_000
 # Output held back for the engine at most; a feed this big mostly skips drawing.
-HOLD_BYTES = 8 << 20
+HOLD_BYTES = 4 << 20
 
 BytesHook = Callable[[int, bytes], None]
 ResizeHook = Callable[[int, int, int], None]
