@@ -98,6 +98,7 @@ _OTHER = st.sampled_from(
         "\x1b[3",
         "\x1b]0;ti\x1b[1mtle\x07",  # an OSC cut short by an SGR
         "\x1b\x1b]0;x\x07[1m",  # an ESC cut short by an OSC
+        "\x1b\x1b[0m[1m",  # an ESC cut short by an SGR
         "\x1b]0;a\nb\x07",  # a line feed inside an OSC
         "\x1b]2;x\x9cy",
     ]
@@ -252,6 +253,7 @@ def test_a_flood_after_a_prompt_is_skipped_too(monkeypatch: pytest.MonkeyPatch) 
     [
         "\x1b]0;ti\x1b[1mtle\x07",  # an OSC cut short by an SGR: "tle" is drawn
         "\x1b\x1b]0;x\x07[1m",  # an ESC cut short by an OSC: "[1m" is drawn
+        "\x1b\x1b[0m[1m" + "\x1b[0m" * 9,  # the same by SGR 0, amid many
     ],
 )
 def test_text_left_by_a_broken_sequence_counts_for_wraps(odd: str) -> None:
