@@ -17,7 +17,7 @@ alternating, so that other load on a shared machine skews neither figure.
 
 Floods (issue 17): plain text, ``ls --color``-style output and base64 lines
 wider than the pane, fed as the server's replica feeds a flood (its batches
-of PTY reads joined up to twice the journal bound, 8 MiB; the server's
+of PTY reads joined up to four times the journal bound, 16 MiB; the server's
 history of 2000 rows), against the rate at which a process reads the same bytes from a
 real PTY (a child writes them to the slave in raw mode, the parent reads the
 master as fast as it can), both in wall time and alternating. Target: at
@@ -381,7 +381,7 @@ def _projection(quick: bool) -> list[Measurement]:
 
 
 FLOOD_HISTORY = 2000  # ServerConfig.history_lines: what a replica keeps
-FLOOD_FEED = 8 << 20  # twice ServerConfig.journal_bytes: a replica's largest feed
+FLOOD_FEED = 16 << 20  # four times ServerConfig.journal_bytes: a replica's largest feed
 
 
 def _pty_read(data: bytes) -> float:

@@ -181,7 +181,7 @@ class WorkerCore:
 
     def coalesce(self, msgs: list[Message]) -> list[Message]:
         """``msgs`` with each terminal's consecutive output chunks joined (up to
-        twice ``hard_bytes``, so checkpoints still come at least that often).
+        four times ``hard_bytes``, so checkpoints still come at least that often).
 
         The engine skips drawing the rows of one feed that scroll out of its
         history (``phux.engine._bulk``), so a replica behind in a flood catches
@@ -194,7 +194,7 @@ class WorkerCore:
         parts: dict[int, list[bytes]] = {}  # index in out -> the chunks joined there
         open_: dict[int, int] = {}  # terminal -> index in out of its last FEED
         quiet = {tid: rep.quiet_until for tid, rep in self.replicas.items()}
-        limit = 2 * self.hard_bytes
+        limit = 4 * self.hard_bytes
         for msg in msgs:
             kind, tid, seq, gen, _rows, data = msg
             if kind != FEED:
@@ -419,7 +419,7 @@ class _ProcessWorker:
 
 # What the helper process reads before parsing: a backlog this big is parsed in
 # few feeds, most of whose rows the engine skips in a flood (see coalesce).
-_BATCH_BYTES = 8 << 20
+_BATCH_BYTES = 16 << 20
 # A read this big found the pipe full: the loop has more queued, so the worker
 # waits this long for each refill instead of parsing a pipe's worth at a time
 # (which is too little to skip anything).
