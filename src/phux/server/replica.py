@@ -15,7 +15,9 @@ The replicas do two things, and nothing else:
   the replica) and a bootstrap is the newest ``journal_bytes`` without a
   checkpoint (exact again after the next checkpoint). A replica that falls
   ``replica_lag_bytes`` behind is restarted from the journal's newest bytes,
-  its backlog dropped unparsed, so memory stays bounded.
+  its backlog dropped unparsed, so memory stays bounded. To keep up, the
+  worker parses a backlog in big feeds (``WorkerCore.coalesce``): of a feed
+  that only scrolls, the engine draws only the rows its history keeps.
 * **Answers to terminal queries.** DA1, DA2, DSR 5, DSR 6 and DECXCPR are
   answered by the engine at the point of the stream where they occur (so a
   cursor position report reflects all output before the query, however late
