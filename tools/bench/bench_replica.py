@@ -255,7 +255,7 @@ def run(quick: bool) -> list[Measurement]:
         )
         flood = Path(tmp) / "base64.txt"
         feeds = make_base64(flood, big)
-        on_ms, lag, catch_up = after_flood(flood, feeds, "process", repeat, phux)
+        flood_ms, lag, catch_up = after_flood(flood, feeds, "process", repeat, phux)
         off_ms, _, _ = after_flood(flood, feeds, "off", repeat, phux)
         caught = "never" if catch_up is None else f"{catch_up:.2f} s after it"
         print(
@@ -267,7 +267,7 @@ def run(quick: bool) -> list[Measurement]:
                 BENCH,
                 f"snapshot --json from 1 s after a {big // MB} MB base64 flood",
                 "ms",
-                on_ms,
+                flood_ms,
                 "replicas off",
                 off_ms,
                 higher_is_better=False,
@@ -307,7 +307,7 @@ def run(quick: bool) -> list[Measurement]:
             BENCH,
             f"snapshot --json from 1 s after a {big // MB} MB base64 flood",
             "ms",
-            on_ms,
+            flood_ms,
             "snapshot of an idle, empty terminal",
             floor,
             higher_is_better=False,
