@@ -9,12 +9,14 @@ follow. Every row present at that point, drawn or not, is then pushed past the
 history's end by those scrolls, so nothing before it needs drawing: only what
 outlives it is computed, and the stream draws the rest exactly.
 
-"Only scrolls": text of width-1 characters, CR, LF, HT, BEL, SGR and complete
-OSC strings (title, working directory, OSC 133 marks, hyperlinks), on the main
-screen, with autowrap on, no scroll region, no insert mode and the plain
-charset. Anything else (cursor addressing, erasures, queries whose answers
-depend on where the cursor is, wide or zero-width characters, cut sequences)
-ends the stretch: from there the stream takes its exact path.
+"Only scrolls": text of width-1 characters, CR, LF, HT, BEL, SGR, EL and ECH
+(which change cells only) and complete OSC strings (title, working directory,
+OSC 133 marks, hyperlinks), on the main screen, with autowrap on, no scroll
+region, no insert mode and the plain charset. Anything else (cursor
+addressing, erasing the display, queries whose answers depend on where the
+cursor is, wide or zero-width characters, cut sequences) ends the stretch:
+from there the stream takes its exact path (and a long feed tries again
+further on, see ``EngineStream.feed``).
 
 What outlives the skipped text, all computed as drawing it would leave it:
 the cursor's column (wraps, tabs, CR), the rows' count (``scrolled_off`` and
