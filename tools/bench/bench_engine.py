@@ -20,7 +20,8 @@ wider than the pane, fed as the server's replica feeds a flood (its batches
 of PTY reads joined up to four times the journal bound, 16 MiB; the server's
 history of 2000 rows), against the rate at which a process reads the same bytes from a
 real PTY (a child writes them to the slave in raw mode, the parent reads the
-master as fast as it can), both in wall time and alternating. Target: at
+master as fast as it can), both in wall time, alternating, the best run of
+each (the least disturbed by other load on a shared machine). Target: at
 least half the PTY's rate.
 """
 
@@ -448,9 +449,9 @@ def _floods(quick: bool) -> list[Measurement]:
                 bench="engine",
                 name=f"flood {name}, {FLOOD_FEED >> 20} MiB feeds, history {FLOOD_HISTORY}",
                 unit="MB/s",
-                value=_mbps(data, statistics.median(engine)),
+                value=_mbps(data, min(engine)),
                 baseline_name="PTY read of the same bytes",
-                baseline=_mbps(data, statistics.median(reads)),
+                baseline=_mbps(data, min(reads)),
                 target=">= 0.5x",
             )
         )
