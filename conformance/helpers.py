@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+from .catalog import (
     BootstrapBegin,
     BootstrapChunk,
     BootstrapReady,
     EnvVar,
     Error,
+    ErrorCode,
     Frame,
     MetaEntry,
     Output,
@@ -22,7 +22,6 @@ from phux.wire.frames import (
     TerminalClosed,
     TerminalSpawned,
 )
-
 from .wire_client import TIMEOUT, Conn, TimedOut
 
 

@@ -56,8 +56,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def local_server() -> Iterator[Server]:
-    """``python -m phux server --socket <tmpdir>/s`` in the foreground, stopped on exit."""
+def local_server(*extra_args: str) -> Iterator[Server]:
+    """``python -m phux server --socket <tmpdir>/s [extra_args]`` in the foreground,
+    stopped on exit."""
     tmp = Path(tempfile.mkdtemp(prefix="phux-conf-"))
     path = str(tmp / "s")
     log = tmp / "server.log"
@@ -68,7 +69,17 @@ def local_server() -> Iterator[Server]:
     env.setdefault("SHELL", "/bin/sh")
     with open(tmp / "stdio.log", "wb") as stdio:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "phux", "server", "--socket", path, "--log-file", str(log)],
+            [
+                sys.executable,
+                "-m",
+                "phux",
+                "server",
+                "--socket",
+                path,
+                "--log-file",
+                str(log),
+                *extra_args,
+            ],
             stdin=subprocess.DEVNULL,
             stdout=stdio,
             stderr=subprocess.STDOUT,

@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 import pytest
 
-from phux.wire.errors import DetachReason, ErrorCode
-from phux.wire.frames import (
+from .catalog import (
     Detached,
+    DetachReason,
     Error,
+    ErrorCode,
     Input,
     Kill,
     ListTerminals,
@@ -25,9 +26,8 @@ from phux.wire.frames import (
     Subscribe,
     TerminalList,
     Unsubscribe,
+    WireType,
 )
-from phux.wire.tlv import WireType
-
 from .helpers import check_error
 from .wire_client import Conn
 
@@ -50,15 +50,36 @@ def connection_error(c: Conn) -> Error:
     return err
 
 
+@pytest.mark.clause("proto.md §2 unknown or malformed frame", "proto.md §2.1 order of checks")
 def test_unknown_frame_type_then_continue(conn: Conn) -> None:
     conn.send_raw(raw_frame(0x70, b"\x01\x00\x04\x00\x00\x00\x01"))
     assert connection_error(conn).code == ErrorCode.UNKNOWN_MESSAGE_TYPE
     still_alive(conn)
 
 
+@pytest.mark.clause("proto.md §2.1 order of checks", "proto.md §2.1 messages")
 def test_server_frame_type_from_client_then_continue(conn: Conn) -> None:
     conn.send(Ok(request_id=5))  # type: ignore[arg-type]
+    err = connection_error(conn)
+    assert err.code == ErrorCode.UNKNOWN_MESSAGE_TYPE
+    assert "OK" in err.message and "Ok " not in err.message, err.message  # the spec's name
+    still_alive(conn)
+
+
+@pytest.mark.clause("proto.md §2.1 order of checks")
+def test_server_frame_type_with_a_bad_body_is_still_unknown(conn: Conn) -> None:
+    # The direction is checked before the body is decoded (proto.md §2.1).
+    conn.send_raw(raw_frame(0xC2, b""))  # OK without its request_id
     assert connection_error(conn).code == ErrorCode.UNKNOWN_MESSAGE_TYPE
+    still_alive(conn)
+
+
+@pytest.mark.clause("proto.md §2.1 messages", "proto.md §3.3 decoder rules")
+def test_missing_field_names_the_frame_as_the_spec_does(conn: Conn) -> None:
+    conn.send_raw(raw_frame(0x25, b"\x01\x00\x04\x00\x00\x00\x01"))  # KILL without terminals
+    err = connection_error(conn)
+    assert err.code == ErrorCode.MALFORMED_MESSAGE
+    assert "KILL.terminals" in err.message, err.message
     still_alive(conn)
 
 
@@ -73,12 +94,38 @@ def test_server_frame_type_from_client_then_continue(conn: Conn) -> None:
     ],
     ids=["missing", "bad-int", "duplicate", "non-minimal", "overrun"],
 )
+@pytest.mark.clause("proto.md §2 unknown or malformed frame", "proto.md §3.3 decoder rules")
 def test_malformed_body_then_continue(conn: Conn, body: bytes) -> None:
     conn.send_raw(raw_frame(0x30, body))
     assert connection_error(conn).code == ErrorCode.MALFORMED_MESSAGE
     still_alive(conn)
 
 
+@pytest.mark.parametrize(
+    ("frame_type", "body"),
+    [
+        # RESIZE(request_id 1, terminal 1, cols as 4 bytes, rows 24): a u16 is 2 bytes.
+        (
+            0x23,
+            b"\x01\x00\x04\x00\x00\x00\x01\x02\x00\x04\x00\x00\x00\x01"
+            b"\x03\x00\x04\x00\x00\x00\x50\x04\x00\x02\x00\x18",
+        ),
+        # SEND_SIGNAL whose u8 signal is 2 bytes.
+        (0x24, b"\x01\x00\x04\x00\x00\x00\x01\x02\x00\x04\x00\x00\x00\x01\x03\x00\x02\x00\x01"),
+    ],
+    ids=["u16-in-4", "u8-in-2"],
+)
+@pytest.mark.clause("proto.md §3.4 UINT width")
+def test_an_integer_wider_than_its_field_is_malformed(
+    conn: Conn, frame_type: int, body: bytes
+) -> None:
+    conn.send_raw(raw_frame(frame_type, body))
+    err = connection_error(conn)
+    assert err.code == ErrorCode.MALFORMED_MESSAGE, err
+    still_alive(conn)
+
+
+@pytest.mark.clause("proto.md §3.3 no allocation by count", "proto.md §3.4 LIST")
 def test_huge_declared_count_is_malformed(conn: Conn) -> None:
     # KILL whose terminals list declares 4 billion elements in a few bytes.
     body = b"\x01\x00\x04\x00\x00\x00\x01" + bytes((2, WireType.LIST, 5)) + b"\x80\xd0\xac\xf3\x0e"
@@ -87,6 +134,7 @@ def test_huge_declared_count_is_malformed(conn: Conn) -> None:
     still_alive(conn)
 
 
+@pytest.mark.clause("proto.md §3.3 decoder rules")
 def test_unknown_field_ids_are_skipped(conn: Conn) -> None:
     # LIST_TERMINALS(request_id=77) with unknown fields 9 and 300 around it.
     body = (
@@ -109,16 +157,19 @@ def _closed_with_protocol_error(c: Conn, code: ErrorCode) -> None:
     assert detached and detached[0].reason == DetachReason.PROTOCOL_ERROR, frames
 
 
+@pytest.mark.clause("proto.md §2 framing")
 def test_length_zero_closes(conn: Conn) -> None:
     conn.send_raw(b"\x00\x00\x00\x00")
     _closed_with_protocol_error(conn, ErrorCode.MALFORMED_MESSAGE)
 
 
+@pytest.mark.clause("proto.md §2 framing")
 def test_length_over_16_mib_closes(conn: Conn) -> None:
     conn.send_raw((16 * 1024 * 1024 + 1).to_bytes(4, "big") + b"\x13")
     _closed_with_protocol_error(conn, ErrorCode.FRAME_TOO_LARGE)
 
 
+@pytest.mark.clause("proto.md §6 errors")
 def test_errors_for_unknown_terminal(conn: Conn) -> None:
     t = NO_SUCH_TERMINAL
     requests = [
@@ -138,6 +189,7 @@ def test_errors_for_unknown_terminal(conn: Conn) -> None:
     assert reply.code in (ErrorCode.TERMINAL_NOT_FOUND, ErrorCode.NOT_SUBSCRIBED)
 
 
+@pytest.mark.clause("proto.md §5 one reply per request")
 def test_pipelined_requests_each_get_exactly_one_reply(conn: Conn) -> None:
     ids = []
     for i in range(40):
@@ -157,16 +209,18 @@ def test_pipelined_requests_each_get_exactly_one_reply(conn: Conn) -> None:
     assert isinstance(value, MetadataValue) and value.value == b"39"
 
 
+@pytest.mark.clause("proto.md §9 ending a connection")
 def test_detach(conn: Conn) -> None:
-    from phux.wire.frames import Detach
+    from .catalog import Detach
 
     conn.send(Detach())
     frames = conn.drain_until_closed()
     assert any(isinstance(f, Detached) and f.reason == DetachReason.REQUESTED for f in frames)
 
 
+@pytest.mark.clause("proto.md §3.4 enumerations")
 def test_unknown_role_is_invalid(conn: Conn) -> None:
-    from phux.wire.frames import Spawn, TerminalSpawned
+    from .catalog import Spawn, TerminalSpawned
 
     t = conn.request(Spawn(request_id=conn.rid(), argv=["/bin/sh"]))
     assert isinstance(t, TerminalSpawned)
@@ -176,3 +230,26 @@ def test_unknown_role_is_invalid(conn: Conn) -> None:
         check_error(reply, ErrorCode.INVALID_COMMAND, rid)
     finally:
         conn.request(Kill(request_id=conn.rid(), terminals=[t.terminal]))
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [ListTerminals(request_id=0), MetaGet(request_id=0, key="conf.zero")],
+    ids=["list", "meta-get"],
+)
+@pytest.mark.clause("proto.md §5 request id 0")
+def test_request_id_zero_is_refused(conn: Conn, frame: ListTerminals | MetaGet) -> None:
+    # Id 0 is BOOTSTRAP_BEGIN's "nobody asked" (proto.md §5): a request may not use it.
+    conn.send(frame)
+    err = conn.expect_type(Error)
+    assert err.code == ErrorCode.INVALID_COMMAND, err
+    assert err.request_id == 0, err
+    still_alive(conn)
+    assert not [f for f in conn.backlog if isinstance(f, (TerminalList, MetadataValue))]
+
+
+@pytest.mark.clause("proto.md §5 request id 0")
+def test_subscribe_with_request_id_zero_starts_no_bootstrap(conn: Conn) -> None:
+    conn.send(Subscribe(request_id=0, terminal=NO_SUCH_TERMINAL))
+    err = conn.expect_type(Error)
+    assert err.code == ErrorCode.INVALID_COMMAND, err

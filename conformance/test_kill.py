@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+import pytest
+
+from .catalog import (
+    ErrorCode,
     Kill,
     ListTerminals,
     Ok,
@@ -14,7 +16,6 @@ from phux.wire.frames import (
     TerminalClosed,
     TerminalList,
 )
-
 from .helpers import check_error, spawn
 from .wire_client import Conn
 
@@ -26,6 +27,7 @@ def alive(listing: TerminalList, ids: list[int]) -> list[bool]:
     return [tid in by_id and by_id[tid].alive for tid in ids]
 
 
+@pytest.mark.clause("L1.md §3 KILL")
 def test_kill_with_a_bad_id_kills_nothing(conn: Conn, cleanup: list[int]) -> None:
     ids = [spawn(conn, cleanup, ["/bin/sh"]).terminal for _ in range(2)]
     rid = conn.rid()
@@ -39,6 +41,7 @@ def test_kill_with_a_bad_id_kills_nothing(conn: Conn, cleanup: list[int]) -> Non
     assert alive(listing, ids) == [True, True]
 
 
+@pytest.mark.clause("L1.md §3 KILL", "proto.md §7 ordering")
 def test_kill_is_atomic_for_observers(conn: Conn, connect: Connect, cleanup: list[int]) -> None:
     ids = [spawn(conn, cleanup, ["/bin/sh"]).terminal for _ in range(3)]
     events = connect()
@@ -68,6 +71,7 @@ def test_kill_is_atomic_for_observers(conn: Conn, connect: Connect, cleanup: lis
     )
 
 
+@pytest.mark.clause("L1.md §3 KILL")
 def test_killed_terminal_closes_with_sighup_status(conn: Conn, cleanup: list[int]) -> None:
     from .helpers import subscribe
 
@@ -79,6 +83,7 @@ def test_killed_terminal_closes_with_sighup_status(conn: Conn, cleanup: list[int
     assert closed.status == Signaled(signal=1)
 
 
+@pytest.mark.clause("L1.md §3 KILL")
 def test_kill_empty_list_is_invalid(conn: Conn) -> None:
     rid = conn.rid()
     check_error(conn.request(Kill(request_id=rid, terminals=[])), ErrorCode.INVALID_COMMAND, rid)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-from phux.wire.frames import (
+import pytest
+
+from .catalog import (
     BootstrapBegin,
     BootstrapChunk,
     BootstrapReady,
@@ -15,7 +17,6 @@ from phux.wire.frames import (
     Tombstone,
     TombstoneReason,
 )
-
 from .helpers import Stream, spawn, subscribe
 from .wire_client import Conn
 
@@ -23,6 +24,7 @@ OUTPUT_BYTES = 12 * 1024 * 1024
 """Three times the default 4 MiB subscriber queue."""
 
 
+@pytest.mark.clause("L1.md §6 lag", "proto.md §8 flow control")
 def test_slow_subscriber_gets_tombstone_then_bootstrap(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(
         conn,

@@ -6,9 +6,11 @@ import threading
 import uuid
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+import pytest
+
+from .catalog import (
     Error,
+    ErrorCode,
     HelloOk,
     Kill,
     MetadataChanged,
@@ -25,7 +27,6 @@ from phux.wire.frames import (
     Spawn,
     TerminalSpawned,
 )
-
 from .helpers import check_error, spawn
 from .wire_client import Conn
 
@@ -37,6 +38,7 @@ def ok(conn: Conn, frame: object) -> None:
     assert reply == Ok(request_id=frame.request_id), reply  # type: ignore[attr-defined]
 
 
+@pytest.mark.clause("L3.md metadata", "L1.md §2 metadata order")
 def test_global_get_set_delete_list(conn: Conn) -> None:
     p = f"conf.{uuid.uuid4().hex[:8]}."
     rid = conn.rid()
@@ -65,6 +67,7 @@ def test_global_get_set_delete_list(conn: Conn) -> None:
     ok(conn, MetaDelete(request_id=conn.rid(), key=p + "b"))
 
 
+@pytest.mark.clause("L3.md metadata", "L1.md §2 metadata order")
 def test_terminal_scope_is_separate_and_vanishes_with_terminal(
     conn: Conn, cleanup: list[int]
 ) -> None:
@@ -84,10 +87,10 @@ def test_terminal_scope_is_separate_and_vanishes_with_terminal(
     assert isinstance(reply, Error) or reply.value is None
 
 
+@pytest.mark.clause("L3.md metadata", "proto.md §11 limits")
 def test_value_limit(conn: Conn, connect: Connect) -> None:
     c = connect(hello=False)
-    from phux.wire import PROTOCOL_VERSION
-    from phux.wire.frames import Hello
+    from .catalog import PROTOCOL_VERSION, Hello
 
     c.send(Hello(client_name="c", major=PROTOCOL_VERSION[0], minor=PROTOCOL_VERSION[1], patch=0))
     hello_ok = c.expect(lambda f: True)
@@ -100,6 +103,7 @@ def test_value_limit(conn: Conn, connect: Connect) -> None:
     ok(c, MetaDelete(request_id=c.rid(), key="conf.big"))
 
 
+@pytest.mark.clause("L3.md metadata subscriptions")
 def test_subscribe_sees_changes_from_others(conn: Conn, connect: Connect) -> None:
     p = f"conf.sub.{uuid.uuid4().hex[:8]}."
     sub = conn.rid()
@@ -120,6 +124,7 @@ def test_subscribe_sees_changes_from_others(conn: Conn, connect: Connect) -> Non
     ok(other, MetaDelete(request_id=other.rid(), key="conf.unrelated"))
 
 
+@pytest.mark.clause("L3.md metadata subscriptions", "L1.md §2 SPAWN")
 def test_subscribe_sees_spawn_metadata_and_terminal_scope(conn: Conn, cleanup: list[int]) -> None:
     p = f"conf.sp.{uuid.uuid4().hex[:8]}"
     sub = conn.rid()
@@ -132,6 +137,7 @@ def test_subscribe_sees_spawn_metadata_and_terminal_scope(conn: Conn, cleanup: l
     assert gone == MetadataChanged(subscription=sub, key=p, terminal=t)
 
 
+@pytest.mark.clause("L1.md §2 unique_keys")
 def test_unique_keys_race(connect: Connect, cleanup: list[int]) -> None:
     """Ten concurrent SPAWNs with the same unique value: exactly one succeeds."""
     name = f"conf-{uuid.uuid4().hex[:8]}".encode()
@@ -174,6 +180,7 @@ def test_unique_keys_race(connect: Connect, cleanup: list[int]) -> None:
     assert again.terminal != spawned[0].terminal
 
 
+@pytest.mark.clause("L3.md metadata", "proto.md §11 limits")
 def test_key_length_limits(conn: Conn) -> None:
     for key in ("", "k" * 257):
         rid = conn.rid()
@@ -186,12 +193,14 @@ def test_key_length_limits(conn: Conn) -> None:
     ok(conn, MetaDelete(request_id=conn.rid(), key="k" * 256))
 
 
+@pytest.mark.clause("L3.md metadata subscriptions")
 def test_unknown_metadata_subscription(conn: Conn) -> None:
     rid = conn.rid()
     reply = conn.request(MetaUnsubscribe(request_id=rid, subscription=0xFFFF_FFF0))
     check_error(reply, ErrorCode.NOT_SUBSCRIBED, rid)
 
 
+@pytest.mark.clause("L1.md §2 unique_keys")
 def test_unique_key_needs_a_value(conn: Conn, cleanup: list[int]) -> None:
     rid = conn.rid()
     reply = conn.request(Spawn(request_id=rid, argv=["/bin/sh"], unique_keys=["conf.nokey"]))
@@ -200,6 +209,7 @@ def test_unique_key_needs_a_value(conn: Conn, cleanup: list[int]) -> None:
     check_error(reply, ErrorCode.INVALID_COMMAND, rid)
 
 
+@pytest.mark.clause("L3.md metadata")
 def test_closed_terminal_scope(conn: Conn, cleanup: list[int]) -> None:
     from .helpers import subscribe
 

@@ -6,9 +6,7 @@ import os
 
 import pytest
 
-from phux.wire.errors import DetachReason
-from phux.wire.frames import Detached, Ok, Shutdown
-
+from .catalog import Detached, DetachReason, Ok, Shutdown
 from .conftest import EXTERNAL
 from .helpers import spawn, subscribe
 from .server import local_server
@@ -18,6 +16,7 @@ from .wire_client import Conn
 @pytest.mark.skipif(
     bool(EXTERNAL), reason="SHUTDOWN would stop the server under test (PHUX_CONFORMANCE_SOCKET)"
 )
+@pytest.mark.clause("L1.md §9 SHUTDOWN")
 def test_shutdown_detaches_everyone_and_removes_the_socket() -> None:
     with local_server() as server:
         a = Conn(server.socket_path)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import Input, Ok, Output, Subscribe, Unsubscribe
+import pytest
 
+from .catalog import ErrorCode, Input, Ok, Output, Subscribe, Unsubscribe
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
 
@@ -16,6 +16,7 @@ COUNT = 400
 PROGRAM = f"i=0; while [ $i -lt {COUNT} ]; do echo line$i; i=$((i+1)); done; echo DONE; sleep 30"
 
 
+@pytest.mark.clause("L1.md §5 bootstrap", "L1.md §4 sequence numbers")
 def test_bootstrap_then_live_no_gap_no_duplicate(
     conn: Conn, connect: Connect, cleanup: list[int]
 ) -> None:
@@ -46,6 +47,7 @@ def test_bootstrap_then_live_no_gap_no_duplicate(
         assert late.data == early.data[: len(late.data)]
 
 
+@pytest.mark.clause("L1.md §5 bootstrap")
 def test_subscribe_twice_is_invalid(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh"])
     subscribe(conn, t.terminal)
@@ -57,6 +59,7 @@ def test_subscribe_twice_is_invalid(conn: Conn, cleanup: list[int]) -> None:
     )
 
 
+@pytest.mark.clause("L1.md §5 UNSUBSCRIBE")
 def test_no_output_after_unsubscribe_ok(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh", "-c", "while :; do echo tick; sleep 0.01; done"])
     stream = subscribe(conn, t.terminal)
@@ -73,6 +76,7 @@ def test_no_output_after_unsubscribe_ok(conn: Conn, cleanup: list[int]) -> None:
     assert not leaked, f"{len(leaked)} OUTPUT frames after UNSUBSCRIBE's OK"
 
 
+@pytest.mark.clause("L1.md §7 input")
 def test_input_from_another_connection_is_seen(
     conn: Conn, connect: Connect, cleanup: list[int]
 ) -> None:

@@ -7,8 +7,10 @@ import signal as host_signal
 import tempfile
 from collections.abc import Callable
 
-from phux.wire.errors import ErrorCode
-from phux.wire.frames import (
+import pytest
+
+from .catalog import (
+    ErrorCode,
     Exited,
     Input,
     ListTerminals,
@@ -25,7 +27,6 @@ from phux.wire.frames import (
     TerminalList,
     TerminalSpawned,
 )
-
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
 
@@ -39,6 +40,7 @@ def info(conn: Conn, terminal: int):  # type: ignore[no-untyped-def]
     return found[0] if found else None
 
 
+@pytest.mark.clause("L1.md §2 SPAWN", "L1.md §4 sequence numbers")
 def test_spawn_input_output_echo_with_contiguous_seqs(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh"])
     assert (t.cols, t.rows) == (80, 24) and t.pid > 0
@@ -55,6 +57,7 @@ def test_spawn_input_output_echo_with_contiguous_seqs(conn: Conn, cleanup: list[
     assert listed is not None and listed.alive and listed.next_seq >= stream.next_seq
 
 
+@pytest.mark.clause("L1.md §2 argv")
 def test_empty_argv_runs_a_shell(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, [])
     stream = subscribe(conn, t.terminal)
@@ -62,6 +65,7 @@ def test_empty_argv_runs_a_shell(conn: Conn, cleanup: list[int]) -> None:
     stream.read_until(conn, b"7z")
 
 
+@pytest.mark.clause("L1.md §2 SPAWN")
 def test_spawn_env_cwd_and_size(conn: Conn, cleanup: list[int]) -> None:
     with tempfile.TemporaryDirectory() as cwd:
         cwd = os.path.realpath(cwd)
@@ -81,6 +85,7 @@ def test_spawn_env_cwd_and_size(conn: Conn, cleanup: list[int]) -> None:
         assert want in stream.text(), stream.text()
 
 
+@pytest.mark.clause("L1.md §2 SPAWN")
 def test_spawn_failure_creates_nothing(conn: Conn) -> None:
     before = conn.request(ListTerminals(request_id=conn.rid()))
     rid = conn.rid()
@@ -90,6 +95,7 @@ def test_spawn_failure_creates_nothing(conn: Conn) -> None:
     assert {x.terminal for x in after.terminals} <= {x.terminal for x in before.terminals}
 
 
+@pytest.mark.clause("L1.md §3 RESIZE")
 def test_resize_seen_by_stty_size(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh"])
     stream = subscribe(conn, t.terminal)
@@ -104,6 +110,7 @@ def test_resize_seen_by_stty_size(conn: Conn, cleanup: list[int]) -> None:
     assert (listed.cols, listed.rows) == (100, 30)
 
 
+@pytest.mark.clause("L1.md §3 RESIZE", "proto.md §11 limits")
 def test_resize_out_of_range_is_invalid(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh"])
     for cols, rows in ((0, 24), (80, 0), (1001, 24), (80, 1001)):
@@ -112,6 +119,7 @@ def test_resize_out_of_range_is_invalid(conn: Conn, cleanup: list[int]) -> None:
         check_error(reply, ErrorCode.INVALID_COMMAND, rid)
 
 
+@pytest.mark.clause("L1.md §5 roles")
 def test_viewer_never_resizes_primary_does(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh"], cols=80, rows=24)
     subscribe(conn, t.terminal, role=Role.VIEWER, cols=50, rows=10)
@@ -134,6 +142,7 @@ def test_viewer_never_resizes_primary_does(conn: Conn, cleanup: list[int]) -> No
     assert (resized.cols, resized.rows) == (90, 20)
 
 
+@pytest.mark.clause("L1.md §3 exit", "L1.md §8 listing")
 def test_exit_code_reported(conn: Conn, connect: Connect, cleanup: list[int]) -> None:
     events = connect()
     rid = events.rid()
@@ -165,6 +174,7 @@ def test_exit_code_reported(conn: Conn, connect: Connect, cleanup: list[int]) ->
     check_error(reply, ErrorCode.TERMINAL_EXITED, rid)
 
 
+@pytest.mark.clause("L1.md §3 SEND_SIGNAL")
 def test_send_signal_reaches_foreground_process(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["sleep", "30"])
     stream = subscribe(conn, t.terminal)
@@ -175,6 +185,7 @@ def test_send_signal_reaches_foreground_process(conn: Conn, cleanup: list[int]) 
     assert closed.status == Signaled(signal=int(host_signal.SIGINT))
 
 
+@pytest.mark.clause("L1.md §3 SEND_SIGNAL")
 def test_unknown_signal_is_invalid(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh"])
     rid = conn.rid()
@@ -182,6 +193,7 @@ def test_unknown_signal_is_invalid(conn: Conn, cleanup: list[int]) -> None:
     check_error(reply, ErrorCode.INVALID_COMMAND, rid)
 
 
+@pytest.mark.clause("L1.md §7 input")
 def test_inputs_are_written_in_order(conn: Conn, cleanup: list[int]) -> None:
     t = spawn(conn, cleanup, ["/bin/sh", "-c", "stty -echo; cat"])
     stream = subscribe(conn, t.terminal)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import types
 import typing
@@ -33,7 +32,7 @@ from phux.wire.errors import DecodeReason, DetachReason, ErrorCode
 from phux.wire.frames import ALL_FRAMES, Frame
 from phux.wire.framing import decode_frame, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
-from phux.wire.tlv import IntSpec, WireType, encode_varint, union_tag
+from phux.wire.tlv import IntSpec, WireType, encode_varint, spec_name, union_tag
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS_DIR = ROOT / "spec" / "vectors"
@@ -44,8 +43,8 @@ JSON = Any
 
 
 def frame_name(cls: type[Frame]) -> str:
-    """The spec's name of a frame class: ``MetaGet`` -> ``META_GET``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).upper()
+    """The spec's name of a frame class: ``MetaGet`` -> ``META_GET`` (the wire's own rule)."""
+    return spec_name(cls)
 
 
 FRAMES_BY_NAME: dict[str, type[Frame]] = {frame_name(c): c for c in ALL_FRAMES}
@@ -141,6 +140,7 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         next_seq=1234,
         created_ms=1_763_770_000_000,
         metadata=META,
+        foreground=f.Foreground(pgrp=4242, name="bash", argv=["-bash"], echo=True, canonical=True),
     )
     info_dead = f.TerminalInfo(
         terminal=2,
@@ -161,6 +161,8 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ("DETACH", f.Detach()),
         ("INPUT", f.Input(request_id=7, terminal=1, data=b"echo hi\r")),
         ("INPUT empty data", f.Input(request_id=8, terminal=1, data=b"")),
+        ("INPUT piece of a unit", f.Input(request_id=9, terminal=1, data=b"make", more=True)),
+        ("INPUT urgent", f.Input(request_id=10, terminal=1, data=b"\x03", urgent=True)),
         ("SPAWN defaults", f.Spawn(request_id=1)),
         (
             "SPAWN full",
@@ -285,6 +287,35 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ("METADATA_VALUE set", f.MetadataValue(request_id=14, key="theme", value=b"dark")),
         ("METADATA_VALUE unset", f.MetadataValue(request_id=15, key="nope")),
         ("METADATA_KEYS", f.MetadataKeys(request_id=19, entries=META)),
+        (
+            "TERMINAL_STATE hidden input",
+            f.TerminalState(
+                terminal=1,
+                foreground=f.Foreground(
+                    pgrp=4242, name="bash", argv=["bash"], echo=False, canonical=True
+                ),
+            ),
+        ),
+        (
+            "TERMINAL_STATE program with unicode argv",
+            f.TerminalState(
+                terminal=3,
+                foreground=f.Foreground(
+                    pgrp=5150,
+                    name="less",
+                    argv=["less", "-R", "résumé — 日本.txt"],
+                    echo=False,
+                    canonical=False,
+                ),
+            ),
+        ),
+        (
+            "TERMINAL_STATE argv unreadable",
+            f.TerminalState(
+                terminal=1, foreground=f.Foreground(pgrp=77, name="", echo=True, canonical=True)
+            ),
+        ),
+        ("TERMINAL_STATE exited", f.TerminalState(terminal=2)),
         ("PONG", f.Pong(token=0x0102030405060708)),
     ]
 
@@ -430,6 +461,66 @@ def malformed_cases() -> list[tuple[str, bytes, DecodeReason]]:
             _frame(0xC2, b"\x01"),
             DecodeReason.TRUNCATED,
         ),
+        (
+            # The field's own width, not any width that holds the value (proto.md §3.4).
+            "u16 field of 4 bytes",
+            _frame(
+                0x23,
+                ok_body
+                + _field(2, WireType.UINT, u32)
+                + _field(3, WireType.UINT, b"\x00\x00\x00\x50")
+                + _field(4, WireType.UINT, b"\x00\x18"),
+            ),
+            DecodeReason.BAD_INTEGER,
+        ),
+        (
+            "i32 field of 8 bytes",
+            _frame(
+                0xA1,
+                _field(1, WireType.UINT, u32)
+                + _field(2, WireType.UNION, b"\x01" + _field(1, WireType.SINT, bytes(8)))
+                + _field(3, WireType.UINT, bytes(8)),
+            ),
+            DecodeReason.BAD_INTEGER,
+        ),
+        (
+            "list count varint cut by the end of the list",
+            _frame(0x25, ok_body + _field(2, WireType.LIST, b"\x80")),
+            DecodeReason.TRUNCATED,
+        ),
+        (
+            "list element length varint cut by the end of the list",
+            _frame(0x25, ok_body + _field(2, WireType.LIST, b"\x01\x80")),
+            DecodeReason.TRUNCATED,
+        ),
+        (
+            "union tag varint cut by the end of the union",
+            _frame(
+                0xA1,
+                _field(1, WireType.UINT, u32)
+                + _field(2, WireType.UNION, b"\x80")
+                + _field(3, WireType.UINT, bytes(8)),
+            ),
+            DecodeReason.TRUNCATED,
+        ),
+        (
+            # Checked before the id is looked up (proto.md §3.3): unknown ids too.
+            "unknown wire type on an unknown field id",
+            _frame(0xC2, ok_body + _field(9, 8, b"")),
+            DecodeReason.UNKNOWN_WIRE_TYPE,
+        ),
+        (
+            # An absent list is the empty list, except a list listed as required.
+            "KILL without its required terminals list",
+            _frame(0x25, ok_body),
+            DecodeReason.MISSING_FIELD,
+        ),
+        (
+            # Fields are checked in order: the first failure is the answer.
+            "duplicate field before a bad value",
+            _frame(0xC2, ok_body + ok_body + _field(1, WireType.UINT, b"\x00")),
+            DecodeReason.DUPLICATE_FIELD,
+        ),
     ]
 
 
@@ -476,7 +567,8 @@ def malformed_document() -> JSON:
         "generated_by": "tools/gen_vectors.py",
         "description": (
             "Each hex string, fed to a fresh frame reader at once, must be rejected with the "
-            "reason named (spec/proto.md, 'Decode errors'); 'truncated' means the reader is "
+            "reason named (spec/proto.md §2.1 and §3.3; frames.md, 'Decode failures'); "
+            "'truncated' means the reader is "
             "still waiting for bytes when the input ends. 'code' is the ERROR code a server "
             "answers with; 'fatal' means framing is broken and the connection closes."
         ),

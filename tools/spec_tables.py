@@ -44,6 +44,7 @@ RECORDS: tuple[type[Record], ...] = (
     f.EnvVar,
     f.Exited,
     f.Signaled,
+    f.Foreground,
     f.TerminalInfo,
 )
 

@@ -149,7 +149,7 @@ def test_read_act_wait_read_loop(phux: Phux) -> None:
     assert first.code == 0, first.err
     screen = first.json()
     validate("screen_state", screen)
-    assert screen["pane"] == tid and screen["schema_version"] == 3
+    assert screen["pane"] == tid and screen["schema_version"] == 4
     assert "cells" not in screen and screen["scrollback"] == []
     # act: the command's echo shows `AB""CD`, only its output shows ABCD
     act = phux("send-keys", "loop", 'echo "AB""CD"', "Enter")
@@ -160,7 +160,7 @@ def test_read_act_wait_read_loop(phux: Phux) -> None:
     doc = after.json()
     validate("screen_state", doc)
     assert "ABCD" in doc["lines"]
-    assert isinstance(doc["cells"], list)
+    assert isinstance(doc["styles"], list)
     boxed = phux("snapshot", "loop")
     assert boxed.code == 0 and boxed.out.startswith(f"┌─ @{tid} 80x24")
     assert "│ABCD" in boxed.out
@@ -517,13 +517,22 @@ def test_snapshot_json_is_the_structs_encoding(phux: Phux) -> None:
         "Enter",
     )
     phux("wait", "--until", "rgb", "--timeout", "10", name)
-    for extra in ((), ("--cells",), ("--scrollback",), ("--cells", "--scrollback=3")):
+    for extra in (
+        (),
+        ("--cells",),
+        ("--scrollback",),
+        ("--cells", "--scrollback=3"),
+        ("--cells", "--schema-version", "3"),
+    ):
         out = phux("snapshot", "--json", *extra, name).out
         struct = msgspec.json.decode(out, type=ScreenState, strict=True)
         assert out == msgspec.json.encode(struct).decode() + "\n", extra
-        assert (struct.cells is not None) == ("--cells" in extra)
-        if struct.cells is not None:
-            fgs = {c.style.fg for c in struct.cells}
+        old = "3" in extra
+        assert struct.schema_version == (3 if old else 4)
+        assert (struct.styles is not None) == ("--cells" in extra and not old)
+        assert (struct.cells is not None) == old
+        fgs = {c.style.fg for c in struct.cells or struct.styles or []}
+        if "--cells" in extra:
             assert RgbColor(r=1, g=2, b=3) in fgs and PaletteColor(index=1) in fgs
 
 

@@ -27,6 +27,8 @@ WORDS = [
     "--idle=5",
     "--socket",
     "--socket=/tmp/s",
+    "--literal",
+    "-l",
     "--json=1",
     "--help",
     "-h",
@@ -89,6 +91,11 @@ def test_quick_parse_agrees_with_click(verb: str, args: list[str]) -> None:
         ["wait", "--until", "passed", "--timeout", "120", "build"],
         ["wait", "--idle", "200", "--timeout", "10", "bench"],
         ["wait", "--regex", "^ok", "--json"],
+        # Seed 001's own examples: options after TARGET where no CMD/KEYS follows.
+        ["snapshot", "build", "--json", "--scrollback", "200"],
+        ["wait", "build", "--until", "test result:", "--timeout", "120"],
+        ["send-keys", "--literal", "work", "Enter"],
+        ["run", "--", "build", "echo", "--json"],
     ],
 )
 def test_the_usual_command_lines_take_the_quick_path(argv: list[str]) -> None:
@@ -112,6 +119,8 @@ def test_the_usual_command_lines_take_the_quick_path(argv: list[str]) -> None:
         ["wait", "--timeout"],
         ["snapshot", "--timeout", "0"],
         ["snapshot", "--timeout", "1e3"],
+        ["run", "build", "cargo test", "--json"],
+        ["send-keys", "work", "x", "--timeout=3"],
     ],
 )
 def test_anything_else_goes_through_click(argv: list[str]) -> None:
@@ -132,3 +141,37 @@ def test_version_says_what_click_says(capsys: pytest.CaptureFixture[str]) -> Non
     quick = capsys.readouterr().out
     assert cli.main(["--version"], prog_name="phux", standalone_mode=False) == 0
     assert capsys.readouterr().out == quick == f"phux, version {__version__}\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "word"),
+    [
+        (["run", "build", "cargo test", "--json"], "--json"),
+        (["run", "build", "make", "--timeout", "5"], "--timeout"),
+        (["send-keys", "work", "ls", "--socket=/tmp/s"], "--socket=/tmp/s"),
+    ],
+)
+def test_an_option_word_after_the_target_of_run_or_send_keys_is_refused(
+    argv: list[str], word: str
+) -> None:
+    with pytest.raises(click.UsageError) as info:
+        cli.commands[argv[0]].make_context(argv[0], argv[1:])
+    message = info.value.message
+    assert repr(word) in message and "before TARGET" in message and "--" in message
+
+
+def test_after_double_dash_option_words_are_literal() -> None:
+    assert click_params("run", ["--", "build", "echo", "--json"]) == {
+        "timeout": actions.RUN_TIMEOUT,
+        "as_json": False,
+        "socket": None,
+        "target": "build",
+        "cmd": ("echo", "--json"),
+    }
+
+
+def test_a_number_after_scrollback_is_always_its_count() -> None:
+    assert click_params("snapshot", ["--scrollback", "0"])["scrollback"] == 0  # type: ignore[index]
+    assert click_params("snapshot", ["--scrollback", "0"])["target"] is None  # type: ignore[index]
+    params = click_params("snapshot", ["7", "--scrollback"])
+    assert params is not None and (params["target"], params["scrollback"]) == ("7", 0)

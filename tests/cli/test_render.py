@@ -22,7 +22,7 @@ from phux.engine.screen_state import Cursor, ScreenState
 def screen(**overrides: object) -> dict[str, Any]:
     """The plain data ``phux snapshot`` renders, made from the Struct it stands for."""
     fields: dict[str, object] = {
-        "schema_version": 3,
+        "schema_version": 4,
         "pane": 7,
         "cols": 12,
         "rows": 3,
@@ -31,6 +31,7 @@ def screen(**overrides: object) -> dict[str, Any]:
         "scrollback": [],
         "title": "",
         "wrapped": [],
+        "alternate": False,
     }
     fields.update(overrides)
     data: dict[str, Any] = msgspec.to_builtins(ScreenState(**fields))  # type: ignore[arg-type]
@@ -102,4 +103,4 @@ def test_error_line_json_and_text() -> None:
 def test_to_json_is_compact_and_keeps_unicode() -> None:
     assert to_json({"a": "é"}) == '{"a":"é"}'
     doc = json.loads(to_json(screen()))
-    assert doc["schema_version"] == 3 and "cells" not in doc
+    assert doc["schema_version"] == 4 and "cells" not in doc and "styles" not in doc

@@ -25,7 +25,7 @@ from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 
 SCREEN = ScreenState(
-    schema_version=3,
+    schema_version=4,
     pane=4,
     cols=20,
     rows=2,
@@ -34,6 +34,7 @@ SCREEN = ScreenState(
     scrollback=[],
     title="",
     wrapped=[],
+    alternate=False,
 )
 
 
@@ -156,7 +157,9 @@ def test_snapshot_scrollback_tristate(
 ) -> None:
     code, _, err = invoke(capsys, "snapshot", *args)
     assert code == 0, err
-    assert fake.calls == [("snapshot_data", (target,), {"scrollback": scrollback, "cells": False})]
+    assert fake.calls == [
+        ("snapshot_data", (target,), {"scrollback": scrollback, "cells": False, "version": None})
+    ]
 
 
 def test_snapshot_json_and_box(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
@@ -169,15 +172,29 @@ def test_snapshot_json_and_box(fake: FakeClient, capsys: pytest.CaptureFixture[s
     assert out.startswith("┌─ @4 20x2")
 
 
-def test_options_after_target_are_refused_with_a_hint(
+def test_options_may_follow_target_where_no_cmd_follows(
     fake: FakeClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = invoke(capsys, "snapshot", "work", "--json")
+    # Seed 001's own example: `phux snapshot build --json --scrollback 200`.
+    code, out, err = invoke(capsys, "snapshot", "build", "--json", "--scrollback", "200")
+    assert code == 0 and json.loads(out)["schema_version"], err
+    assert fake.calls[-1][1:] == (
+        ("build",),
+        {"scrollback": 200, "cells": False, "version": None},
+    )
+    invoke(capsys, "wait", "work", "--until", "x", "--timeout", "1")
+    assert fake.calls[-1][0] == "wait" and fake.calls[-1][1] == ("work",)
+
+
+def test_an_option_word_after_cmd_is_refused_with_the_remedy(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = invoke(capsys, "run", "build", "cargo test", "--json")
     assert (code, out) == (2, "")
-    # The document would have gone to stdout; the usage error is JSON because --json was asked.
-    doc = json.loads(err)
-    assert doc["exit_code"] == 2 and "before TARGET" in doc["error"]["message"]
-    code, out, err = invoke(capsys, "wait", "work", "--until", "x")
+    doc = json.loads(err)  # --json was (mis)placed but asked: the error is JSON
+    message = doc["error"]["message"]
+    assert doc["exit_code"] == 2 and "'--json'" in message and "before TARGET" in message
+    code, _, err = invoke(capsys, "send-keys", "w", "ls", "--timeout=3")
     assert code == 2 and "before TARGET" in err
     assert fake.calls == []
 
@@ -236,9 +253,13 @@ def test_send_keys_takes_everything_after_target_literally(
 ) -> None:
     code, out, _ = invoke(capsys, "send-keys", "--socket", "/s", "w", "-l", "--json", "Enter")
     assert (code, out) == (0, "")
-    assert fake.calls == [("send_keys", ("w", ["-l", "--json", "Enter"]), {})]
+    assert fake.calls == [("send_keys", ("w", ["-l", "--json", "Enter"]), {"literal": False})]
     invoke(capsys, "send-keys", "w", "--scrollback", "x")
-    assert fake.calls[-1] == ("send_keys", ("w", ["--scrollback", "x"]), {})
+    assert fake.calls[-1] == ("send_keys", ("w", ["--scrollback", "x"]), {"literal": False})
+    invoke(capsys, "send-keys", "-l", "w", "Enter")
+    assert fake.calls[-1] == ("send_keys", ("w", ["Enter"]), {"literal": True})
+    invoke(capsys, "send-keys", "--", "w", "--timeout")
+    assert fake.calls[-1] == ("send_keys", ("w", ["--timeout"]), {"literal": False})
     fake.calls.clear()
     code, _, err = invoke(capsys, "send-keys", "w")
     assert code == 2 and "KEYS" in err
@@ -274,12 +295,16 @@ def test_run_mirrors_the_child(
     assert (code, out) == (mirrored, "out\n")
 
 
-def test_run_joins_cmd_and_keeps_late_options_in_it(
+def test_run_joins_cmd_and_keeps_late_words_in_it(
     fake: FakeClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = invoke(capsys, "run", "--timeout", "3", "w", "ls", "-l", "--json")
+    code, out, _ = invoke(capsys, "run", "--timeout", "3", "w", "ls", "-l", "--color")
     assert (code, out) == (0, "ok\n")
-    assert fake.calls == [("run", ("w", "ls -l --json"), {"timeout": 3.0})]
+    assert fake.calls == [("run", ("w", "ls -l --color"), {"timeout": 3.0})]
+    # After --, even the verb's own option names are part of CMD.
+    code, out, _ = invoke(capsys, "run", "--timeout", "3", "--", "w", "echo", "--json")
+    assert (code, out) == (0, "ok\n")
+    assert fake.calls[-1] == ("run", ("w", "echo --json"), {"timeout": 3.0})
 
 
 def test_run_timeout_is_125_without_json(
@@ -367,8 +392,10 @@ def test_new(fake: FakeClient, capsys: pytest.CaptureFixture[str], tmp_path: Any
     assert fake.calls[-1] == (
         "new",
         ("s",),
-        {"cwd": str(tmp_path), "command": ["top"]},
+        {"cwd": str(tmp_path), "command": ["top"], "shell_integration": True},
     )
+    code, out, _ = invoke(capsys, "new", "--json", "-s", "s", "--no-shell-integration")
+    assert code == 0 and fake.calls[-1][2]["shell_integration"] is False
     code, out, _ = invoke(capsys, "new")
     assert code == 0 and "phux snapshot s" in out
     assert fake.calls[-1][2]["cwd"] == os.getcwd()
@@ -416,8 +443,10 @@ def test_every_verb_has_helpful_help(capsys: pytest.CaptureFixture[str], verb: s
     assert "--socket" in out
     if verb not in ("ls", "new", "rename"):
         assert "name:N.M" in out and "#tag" in out and "@N" in out
-    if verb not in ("ls", "new"):
-        assert "must come before" in out
+    if verb in ("run", "send-keys"):
+        assert "Options go before TARGET" in out
+    elif verb not in ("ls", "new"):
+        assert "Options may come anywhere" in out
 
 
 def test_group_lists_every_verb(capsys: pytest.CaptureFixture[str]) -> None:

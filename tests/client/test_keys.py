@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phux.client.errors import UnknownKey
-from phux.client.keys import KeyChunk, KeyModes, encode_keys, key_bytes, needs_modes
+from phux.client.keys import KeyModes, encode_keys, key_bytes, needs_modes
 
 APP = KeyModes(app_cursor=True)
 BRACKETED = KeyModes(bracketed_paste=True)
@@ -91,26 +91,20 @@ def test_unknown_keys(token: str, needle: str) -> None:
     assert info.value.code == "unknown_key"
 
 
-def test_literal_then_enter_is_one_paste_then_enter() -> None:
-    assert encode_keys(["echo hi", "Enter"]) == [
-        KeyChunk(data=b"echo hi", paste=True),
-        KeyChunk(data=b"\r"),
-    ]
-    assert encode_keys(["echo ", "hi", "Enter"], BRACKETED) == [
-        KeyChunk(data=b"\x1b[200~echo hi\x1b[201~", paste=True),
-        KeyChunk(data=b"\r"),
-    ]
+def test_literal_text_is_typed_not_pasted() -> None:
+    # vim turns bracketed paste on: a pasted ":wq" would be inserted, not run.
+    assert encode_keys([":wq", "Enter"], BRACKETED) == b":wq\r"
+    assert encode_keys(["echo ", "hi", "Enter"]) == b"echo hi\r"
 
 
-def test_writes_merge_when_no_paste() -> None:
-    assert encode_keys(["C-c", "abc", "Up"], APP) == [KeyChunk(data=b"\x03abc\x1bOA")]
-    assert encode_keys(["x"]) == [KeyChunk(data=b"x")]
-    assert encode_keys(["Enter", "Enter"]) == [KeyChunk(data=b"\r\r")]
+def test_one_write_for_the_whole_call() -> None:
+    assert encode_keys(["C-c", "abc", "Up"], APP) == b"\x03abc\x1bOA"
+    assert encode_keys(["x"]) == b"x"
+    assert encode_keys(["Enter", "Enter"]) == b"\r\r"
 
 
-def test_paste_cannot_be_escaped() -> None:
-    chunks = encode_keys(["a\x1b[201~b", "Enter"], BRACKETED)
-    assert chunks[0].data == b"\x1b[200~ab\x1b[201~"
+def test_literal_mode_types_key_names_as_text() -> None:
+    assert encode_keys(["Enter", " C-c"], literal=True) == b"Enter C-c"
 
 
 def test_needs_modes() -> None:
@@ -118,4 +112,4 @@ def test_needs_modes() -> None:
     assert not needs_modes(["abc"])
     assert not needs_modes(["Enter"])
     assert needs_modes(["Up"])
-    assert needs_modes(["abc", "Enter"])
+    assert not needs_modes(["abc", "Enter"])

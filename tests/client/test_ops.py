@@ -145,12 +145,15 @@ def test_snapshot_scrollback_and_cells(client: Client) -> None:
         deadline=Deadline.after(15),
     )
     plain = client.snapshot(name, deadline=Deadline.after(5))
-    assert plain.scrollback == [] and plain.cells is None
+    assert plain.scrollback == [] and plain.cells is None and plain.styles is None
     assert b'"cells"' not in to_json(plain)
     everything = client.snapshot(name, scrollback=0, cells=True, deadline=Deadline.after(5))
     assert "1" in everything.scrollback
-    assert everything.cells is not None
-    assert any(cell.style.bold for cell in everything.cells)
+    assert everything.styles is not None
+    assert any(run.style.bold for run in everything.styles)
+    old = client.snapshot(name, cells=True, version=3, deadline=Deadline.after(5))
+    assert old.schema_version == 3 and old.cells is not None and old.styles is None
+    assert any(cell.style.bold for cell in old.cells)
     some = client.snapshot(name, scrollback=5, deadline=Deadline.after(5))
     assert len(some.scrollback) == 5
     with pytest.raises(InvalidArgument):
@@ -223,7 +226,7 @@ def test_bracketed_paste_when_enabled(client: Client) -> None:
         Deadline.after(5),
     )
     assert client.wait(name, idle_ms=150, timeout=10, deadline=Deadline.after(15)).met
-    client.send_keys(name, ["hi", "Enter"], Deadline.after(5))
+    client.paste(name, "hi\r", Deadline.after(5))
     client.send_keys(name, ["x" * 5], Deadline.after(5))
     waited = client.wait(name, regex=r"2   0   0   ~", timeout=10, deadline=Deadline.after(15))
     assert waited.met, waited.screen.lines

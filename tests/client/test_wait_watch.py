@@ -17,7 +17,7 @@ from .conftest import new_shell
 def test_read_act_wait_read_loop(client: Client) -> None:
     name = new_shell(client)
     before = client.snapshot(name, deadline=Deadline.after(5))
-    assert before.schema_version == 3
+    assert before.schema_version == 4
     sent = client.send_keys(name, ["printf 'te%s\\n' 'st result: ok'", "Enter"], Deadline.after(5))
     assert sent.id.startswith("@") and sent.session == name
     waited = client.wait(name, until="test result: ok", timeout=10, deadline=Deadline.after(15))
@@ -25,7 +25,7 @@ def test_read_act_wait_read_loop(client: Client) -> None:
     assert waited.checks >= 1
     after = client.snapshot(name, scrollback=200, deadline=Deadline.after(5))
     assert any("test result: ok" in line for line in after.lines + after.scrollback)
-    assert b'"schema_version":3' in to_json(after)
+    assert b'"schema_version":4' in to_json(after)
 
 
 def test_wait_regex_and_idle(client: Client) -> None:
@@ -45,7 +45,7 @@ def test_wait_times_out_with_the_last_screen(client: Client) -> None:
     result = client.wait(name, until="never-appears", timeout=0.4, deadline=Deadline.after(10))
     assert not result.met
     assert 0.4 <= time.monotonic() - started < 3
-    assert result.screen.schema_version == 3
+    assert result.screen.schema_version == 4
     # Idle cannot be met while output keeps coming.
     client.send_keys(name, ["while :; do echo tick; sleep 0.05; done", "Enter"], Deadline.after(5))
     busy = client.wait(name, idle_ms=300, timeout=0.8, deadline=Deadline.after(10))

@@ -62,6 +62,8 @@ _SCROLLING = st.sampled_from(
         "\x1b]133;D;1\x07",
         "\x1b]8;;http://x\x07",
         "\x1b]52;c;Zm9v\x07",
+        "\x1b]11;?\x07",
+        "\x1b]10;?\x1b\\",
     ]
 )
 _OTHER = st.sampled_from(
@@ -155,6 +157,12 @@ def _state(t: Terminal) -> tuple[Any, ...]:
         t.take_replies(),
         t.stream.errors,
         t.project_data(scrollback=0, cells=True),
+        # The shell's commands, rows included (times come from the clock: left out).
+        [
+            (r.command, r.cwd, r.exit_code, r.start_row, r.start_col, r.end_row, r.end_col)
+            for r in s.shell.commands
+        ],
+        (s.shell.phase, s.shell.cycle),
     )
 
 

@@ -23,6 +23,8 @@ from phux.engine.screen_state import (
     PaletteColor,
     RgbColor,
     ScreenState,
+    SpanStyle,
+    StyleRun,
 )
 
 _TEXT = st.text(alphabet=st.sampled_from('ab Z9é日本"\\\u2028'), min_size=1, max_size=12)
@@ -60,14 +62,15 @@ def _stdlib(data: object) -> bytes:
     st.sampled_from([None, 0, 1, 5]),
     st.booleans(),
     st.integers(0, 9),
+    st.sampled_from([None, 3, 4]),
 )
 def test_data_encodes_as_the_struct(
-    tokens: list[str], scrollback: int | None, cells: bool, pane: int
+    tokens: list[str], scrollback: int | None, cells: bool, pane: int, version: int | None
 ) -> None:
     t = Terminal(cols=14, rows=8, history=20)
     t.feed("".join(tokens).encode())
-    data = t.project_data(pane=pane, scrollback=scrollback, cells=cells)
-    struct = t.project(pane=pane, scrollback=scrollback, cells=cells)
+    data = t.project_data(pane=pane, scrollback=scrollback, cells=cells, version=version)
+    struct = t.project(pane=pane, scrollback=scrollback, cells=cells, version=version)
     # Converting would drop a key the Struct lacks and reorder keys; neither may happen.
     assert _stdlib(data) == msgspec.json.encode(struct)
     assert msgspec.to_builtins(struct) == data
@@ -80,7 +83,7 @@ def test_a_known_screen() -> None:
         b"\x1b]0;title\x07\x1b]133;A\x07$ \x1b]133;B\x07\x1b[1;38;2;1;2;3mhi\x1b[0m\r\n"
         b"\x1b]133;C\x07next\x1b[95mX"
     )
-    state = t.project(pane=4, cells=True)
+    state = t.project(pane=4, cells=True, version=3)
     style = CellStyle(bold=True, fg=RgbColor(r=1, g=2, b=3))
     assert state == ScreenState(
         schema_version=3,
@@ -99,9 +102,58 @@ def test_a_known_screen() -> None:
         ],
         title="title",
         wrapped=[],
+        alternate=False,
     )
     # Key order is the Struct's (test_data_encodes_as_the_struct); cells only when asked.
     assert "cells" not in t.project_data(pane=4)
+    current = t.project(pane=4, cells=True)
+    assert current.schema_version == 4 and current.cells is None
+    bold_rgb = SpanStyle(bold=True, fg=RgbColor(r=1, g=2, b=3))
+    assert current.styles == [
+        StyleRun(row=0, col=0, width=2, text="$ ", semantic="prompt", style=SpanStyle()),
+        StyleRun(row=0, col=2, width=2, text="hi", semantic="input", style=bold_rgb),
+        StyleRun(row=1, col=4, width=1, text="X", style=SpanStyle(fg=PaletteColor(index=13))),
+    ]
+
+
+def test_a_screen_of_red_text_is_small() -> None:
+    t = Terminal(cols=80, rows=24)
+    t.feed(b"\x1b[31m" + b"\r\n".join([b"r" * 80] * 24))
+    data = t.project_data(cells=True)
+    assert len(data["styles"]) == 24
+    assert len(screen_json(data)) < 10_000
+    assert len(screen_json(t.project_data(cells=True, version=3))) > 300_000
+
+
+DEFAULT_STYLE = msgspec.to_builtins(CellStyle())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TOKEN, max_size=40))
+def test_runs_cover_exactly_the_styled_cells(tokens: list[str]) -> None:
+    t = Terminal(cols=14, rows=8, history=20)
+    t.feed("".join(tokens).encode())
+    cells = t.project_data(cells=True, version=3)["cells"]
+    expanded = []
+    for run in t.project_data(cells=True)["styles"]:
+        full = {**DEFAULT_STYLE, **run["style"]}
+        for i in range(run["width"]):
+            expanded.append((run["row"], run["col"] + i, run.get("semantic"), full))
+    wanted = [(c["row"], c["col"], c.get("semantic"), c["style"]) for c in cells]
+    # Runs also hold the right halves of wide glyphs, which cells skip.
+    assert [e for e in expanded if (e[0], e[1]) in {(w[0], w[1]) for w in wanted}] == wanted
+    assert len(expanded) >= len(wanted)
+
+
+def test_the_alternate_screen_has_no_history() -> None:
+    t = Terminal(cols=10, rows=2, history=10)
+    t.feed(b"one\r\ntwo\r\nthree\r\n\x1b[?1049h\x1b[Hless view")
+    data = t.project_data(scrollback=0)
+    assert data["alternate"] is True and data["scrollback"] == []
+    assert data["lines"][0] == "less view"
+    t.feed(b"\x1b[?1049l")
+    data = t.project_data(scrollback=0)
+    assert data["alternate"] is False and data["scrollback"] == ["one", "two"]
 
 
 def test_data_leaves_msgspec_unimported() -> None:

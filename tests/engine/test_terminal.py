@@ -63,13 +63,13 @@ def test_control_characters_inside_text_do_not_drop_text() -> None:
 def test_private_sgr_is_consumed_not_raised() -> None:
     t = term(b"\x1b[?4mA\x1b[>4;2mB")
     assert lines(t)[0] == "AB"
-    cells = t.project(cells=True).cells
+    cells = t.project(cells=True, version=3).cells
     assert cells == []  # CSI > 4;2 m must not underline
 
 
 def test_colon_sgr_truecolor_and_palette_index() -> None:
     t = term(b"\x1b[38:2::10:20:30mA\x1b[0;48;5;200mB\x1b[0;38:5:9mC\x1b[0;31mD\x1b[0;94mE")
-    cells = {c.col: c.style for c in t.project(cells=True).cells or []}
+    cells = {c.col: c.style for c in t.project(cells=True, version=3).cells or []}
     assert cells[0].fg == RgbColor(r=10, g=20, b=30)
     assert cells[1].bg == PaletteColor(index=200)
     assert cells[2].fg == PaletteColor(index=9)
@@ -80,12 +80,12 @@ def test_colon_sgr_truecolor_and_palette_index() -> None:
 
 def test_all_nine_sgr_flags() -> None:
     t = term(b"\x1b[1;2;3;4;5;7;8;9;53mX")
-    (cell,) = t.project(cells=True).cells or []
+    (cell,) = t.project(cells=True, version=3).cells or []
     s = cell.style
     flags = (s.bold, s.faint, s.italic, s.underline, s.blink, s.inverse, s.invisible)
     assert all(flags) and s.strikethrough and s.overline
     t.feed(b"\x1b[22;23;24;25;27;28;29;55mY")
-    assert [c.col for c in t.project(cells=True).cells or []] == [0]
+    assert [c.col for c in t.project(cells=True, version=3).cells or []] == [0]
 
 
 def test_osc_dispatch_events_and_marks() -> None:
@@ -102,11 +102,11 @@ def test_osc_dispatch_events_and_marks() -> None:
         CwdChanged(cwd="/tmp/a b"),
         Bell(),
         PromptStarted(),
-        CommandStarted(),
-        CommandFinished(exit_code=2),
+        CommandStarted(command="ls"),
+        CommandFinished(exit_code=2, command="ls"),
     ]
     assert t.take_events() == []
-    state = t.project(cells=True)
+    state = t.project(cells=True, version=3)
     assert state.lines[:3] == ["$ ls", "out", "link"]
     marks = {(c.col, c.row): c.semantic for c in state.cells or []}
     assert marks == {(0, 0): "prompt", (1, 0): "prompt", (2, 0): "input", (3, 0): "input"}
@@ -114,8 +114,11 @@ def test_osc_dispatch_events_and_marks() -> None:
 
 
 def test_command_finished_without_code() -> None:
-    t = term(b"\x1b]133;D\x07\x1b]133;D;aid=3\x07")
-    assert t.take_events() == [CommandFinished(exit_code=None), CommandFinished(exit_code=None)]
+    t = term(b"\x1b]133;C\x07\x1b]133;D\x07\x1b]133;C\x07\x1b]133;D;aid=3\x07")
+    assert [e for e in t.take_events() if isinstance(e, CommandFinished)] == [
+        CommandFinished(exit_code=None),
+        CommandFinished(exit_code=None),
+    ]
 
 
 def test_dcs_apc_pm_sos_are_swallowed() -> None:
@@ -239,7 +242,7 @@ def test_modes_tracked() -> None:
 def test_decstr_soft_reset() -> None:
     t = term(b"\x1b[?25l\x1b[4h\x1b[31m\x1b[!pA")
     assert t.modes.cursor_visible and not t.modes.insert
-    assert t.project(cells=True).cells == []
+    assert t.project(cells=True, version=3).cells == []
 
 
 def test_replies_are_collected_not_written() -> None:
@@ -289,10 +292,11 @@ def test_screen_state_json_shape() -> None:
         "scrollback",
         "title",
         "wrapped",
+        "alternate",
     ]
-    assert raw["schema_version"] == 3
+    assert raw["schema_version"] == 4
     assert raw["cursor"] == {"x": 2, "y": 0, "visible": True}
-    with_cells = msgspec.json.decode(msgspec.json.encode(t.project(pane=7, cells=True)))
+    with_cells = msgspec.json.decode(msgspec.json.encode(t.project(pane=7, cells=True, version=3)))
     assert with_cells["pane"] == 7
     assert with_cells["cells"][0] == {
         "col": 0,
@@ -316,7 +320,7 @@ def test_screen_state_json_shape() -> None:
 
 def test_erase_uses_background_colour_only() -> None:
     t = term(b"\x1b[1;44m\x1b[2J", cols=4, rows=2)
-    cells = t.project(cells=True).cells or []
+    cells = t.project(cells=True, version=3).cells or []
     assert len(cells) == 8
     assert all(c.style.bg == PaletteColor(index=4) and not c.style.bold for c in cells)
 
@@ -378,7 +382,7 @@ def test_display_never_raises_on_orphan_stubs() -> None:
 
 def test_truecolor_components_are_clamped() -> None:
     t = term(b"\x1b[38;2;300;0;255;48;2;1;2;3mA")
-    (cell,) = t.project(cells=True).cells or []
+    (cell,) = t.project(cells=True, version=3).cells or []
     assert cell.style.fg == RgbColor(r=255, g=0, b=255)
     assert cell.style.bg == RgbColor(r=1, g=2, b=3)
 

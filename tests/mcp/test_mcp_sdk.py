@@ -80,6 +80,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
             "phux_run",
             "phux_wait",
             "phux_new",
+            "phux_history",
         ]
         for tool in listing.tools:
             assert tool.input_schema["type"] == "object"
@@ -102,11 +103,11 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
         assert waited["outcome"] == "met" and isinstance(waited["polls"], int)
 
         snap = await ok(session, "phux_snapshot", target="mcpa")
-        assert snap["schema_version"] == 3 and snap["pane"] == new["terminal_id"]
+        assert snap["schema_version"] == 4 and snap["pane"] == new["terminal_id"]
         assert any(line.strip() == "hello" for line in snap["lines"])
         assert "cells" not in snap and snap["scrollback"] == []
         snap = await ok(session, "phux_snapshot", target=pane, scrollback=0, cells=True)
-        assert isinstance(snap["cells"], list) and isinstance(snap["scrollback"], list)
+        assert isinstance(snap["styles"], list) and isinstance(snap["scrollback"], list)
 
         run = await ok(session, "phux_run", target="mcpa", command="echo out; false")
         assert set(run) == {"command", "exit_code", "output", "duration_ms", "truncated"}
@@ -154,7 +155,12 @@ def test_socket_argument_wins_over_the_environment(server: PhuxServer) -> None:
 def test_read_only_lists_observer_tools(server: PhuxServer) -> None:
     async def body(session: ClientSession) -> None:
         listing = await session.list_tools()
-        assert [t.name for t in listing.tools] == ["phux_ls", "phux_snapshot", "phux_wait"]
+        assert [t.name for t in listing.tools] == [
+            "phux_ls",
+            "phux_snapshot",
+            "phux_wait",
+            "phux_history",
+        ]
         await ok(session, "phux_ls")
 
     session_run(params(server, "--read-only"), body)

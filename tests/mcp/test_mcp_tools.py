@@ -18,7 +18,7 @@ from phux.engine.screen_state import Cursor, ScreenState
 from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
 
 SCREEN = ScreenState(
-    schema_version=3,
+    schema_version=4,
     pane=7,
     cols=80,
     rows=24,
@@ -27,6 +27,7 @@ SCREEN = ScreenState(
     scrollback=[],
     title="",
     wrapped=[],
+    alternate=False,
 )
 
 
@@ -126,7 +127,7 @@ def test_results_are_pretty_printed(tools: PhuxTools) -> None:
 
 def test_snapshot_arguments_pass_through(tools: PhuxTools, made: list[FakeClient]) -> None:
     body = ok(tools.snapshot({}))
-    assert body["schema_version"] == 3 and body["lines"] == ["$ "] and "cells" not in body
+    assert body["schema_version"] == 4 and body["lines"] == ["$ "] and "cells" not in body
     ok(tools.snapshot({"target": "work:1.0", "scrollback": 0, "cells": True}))
     ok(tools.snapshot({"scrollback": 200}))
     calls = [c for c in made[0].calls if c[0] == "snapshot"]
@@ -177,9 +178,15 @@ def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
         "session": "build",
         "terminal_id": 9,
     }
-    assert made[0].calls[-1] == ("new", (("build",), {"cwd": "/tmp", "command": ["sh"]}))
-    ok(tools.new({"name": "b2"}))
-    assert made[0].calls[-1] == ("new", (("b2",), {"cwd": None, "command": []}))
+    assert made[0].calls[-1] == (
+        "new",
+        (("build",), {"cwd": "/tmp", "command": ["sh"], "shell_integration": True}),
+    )
+    ok(tools.new({"name": "b2", "shell_integration": False}))
+    assert made[0].calls[-1] == (
+        "new",
+        (("b2",), {"cwd": None, "command": [], "shell_integration": False}),
+    )
 
 
 @pytest.mark.parametrize(
@@ -301,6 +308,7 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run",
         "phux_wait",
         "phux_new",
+        "phux_history",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -316,9 +324,11 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run": ["target", "command"],
         "phux_wait": [],
         "phux_new": ["name"],
+        "phux_history": ["target"],
     }
     ro = tools.catalog(read_only=True)
-    assert {t.name for t in ro} == READ_ONLY_TOOLS == {"phux_ls", "phux_snapshot", "phux_wait"}
+    assert {t.name for t in ro} == READ_ONLY_TOOLS
+    assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
 
 
 def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:

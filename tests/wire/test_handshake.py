@@ -51,3 +51,18 @@ def test_duplicate_hello_is_fatal() -> None:
     err = hs.check(hello())
     assert err is not None and err.code == ErrorCode.DUPLICATE_HELLO
     assert hs.fatal
+
+
+def test_an_older_minor_of_the_same_major_is_accepted() -> None:
+    assert MINOR >= 1
+    hs = ServerHandshake()
+    assert hs.check(hello(minor=MINOR - 1)) is None
+    assert hs.done and hs.minor == MINOR - 1
+    assert compatible(MAJOR, 0)
+    assert not compatible(MAJOR, MINOR + 1) and not compatible(MAJOR - 1, MINOR)
+
+
+def test_the_handshake_remembers_the_clients_minor() -> None:
+    hs = ServerHandshake()
+    assert hs.check(hello()) is None
+    assert hs.minor == MINOR

@@ -51,6 +51,8 @@ KNOWN_WORDS = {
     "SIGKILL",
     "SIGWINCH",
     "TIOCSWINSZ",
+    "ECHO",
+    "ICANON",
     "EAGAIN",
     "EIO",
     "EOF",

@@ -6,6 +6,13 @@
   same file ``cat`` in a tmux pane, timed until ``tmux wait-for`` returns
   after it (tmux parses everything into its grid; no client attached).
   Target: phux no slower than tmux.
+- **relay, state followed**: the server's CPU time (its main process: the
+  loop) for the same relay by a subscriber that also follows TERMINAL_STATE
+  (protocol 1.1 and SUBSCRIBE_EVENTS: the server checks the PTY's foreground
+  after output), against the same subscriber speaking protocol 1.0 (no
+  checks); medians of several rounds alternated in one server. CPU time, not
+  wall time: on a shared machine the wall time of a sub-second relay varies
+  by tens of percent from run to run. Target: no measurable cost (~1.0x).
 - **loop latency**: the p99 round trip of one INPUT byte to its echo on a
   terminal running ``cat``, while another terminal floods output to a
   subscriber; baseline: the same round trip with nothing flooding.
@@ -40,6 +47,7 @@ from phux.wire.frames import (
     Shutdown,
     Spawn,
     Subscribe,
+    SubscribeEvents,
     TerminalClosed,
     TerminalSpawned,
     Tombstone,
@@ -88,8 +96,8 @@ def _accepts(path: Path) -> bool:
         probe.close()
 
 
-def connect(sock: Path) -> Connection:
-    return Connection.open(sock, Deadline.after(10), client_name="bench")
+def connect(sock: Path, minor: int | None = None) -> Connection:
+    return Connection.open(sock, Deadline.after(10), client_name="bench", minor=minor)
 
 
 class Tmux:
@@ -154,9 +162,17 @@ def make_file(path: Path, size: int) -> None:
             written += len(block)
 
 
-def relay_phux(sock: Path, path: Path) -> tuple[float, int, int]:
-    """Seconds until a subscriber has all of ``cat FILE``; bytes received; tombstones."""
-    with connect(sock) as conn:
+def relay_phux(
+    sock: Path, path: Path, *, minor: int | None = None, events: bool = False
+) -> tuple[float, int, int]:
+    """Seconds until a subscriber has all of ``cat FILE``; bytes received; tombstones.
+
+    ``minor`` 0 speaks protocol 1.0 (the server checks no foreground for it);
+    ``events`` also follows SUBSCRIBE_EVENTS.
+    """
+    with connect(sock, minor) as conn:
+        if events:
+            conn.call(lambda rid: SubscribeEvents(request_id=rid), Deadline.after(10))
         tid = spawn(conn, ["sh"])
         next_seq = subscribe_ready(conn, tid)
         time.sleep(0.2)  # let the shell print its prompt before timing
@@ -177,6 +193,27 @@ def relay_phux(sock: Path, path: Path) -> tuple[float, int, int]:
             elif isinstance(frame, TerminalClosed) and frame.terminal == tid:
                 assert next_seq == frame.final_seq
                 return time.perf_counter() - start, next_seq - start_seq, tombstones
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (its own threads, not its children)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def relay_state_cost(sock: Path, pid: int, path: Path, rounds: int) -> tuple[float, float]:
+    """Median server CPU seconds of the relay followed by a 1.1 client with events, and
+    by a 1.0 client, alternated so that both see the same machine."""
+    followed: list[float] = []
+    plain: list[float] = []
+    for i in range(rounds):
+        runs = [(plain, 0, False), (followed, None, True)]
+        for into, minor, events in runs if i % 2 else runs[::-1]:
+            before = cpu_seconds(pid)
+            relay_phux(sock, path, minor=minor, events=events)
+            into.append(cpu_seconds(pid) - before)
+    return sorted(followed)[rounds // 2], sorted(plain)[rounds // 2]
 
 
 def relay_tmux(directory: Path, path: Path) -> float:
@@ -309,6 +346,7 @@ def run(quick: bool) -> list[Measurement]:
         size = data.stat().st_size
         with phux_server(directory) as (sock, proc):
             phux_s, received, tombstones = relay_phux(sock, data)
+            followed_cpu, plain_cpu = relay_state_cost(sock, proc.pid, data, 3 if quick else 5)
             busy_p99, idle_p99 = loop_latency(sock, samples)
         # Memory in a server of its own: one that has just relayed a flood keeps
         # the heap its replica backlog (up to replica_lag_bytes) grew to.
@@ -329,6 +367,18 @@ def run(quick: bool) -> list[Measurement]:
             size / MB / tmux_s,
             higher_is_better=True,
             target=">= 1.0x (no slower than tmux)",
+        )
+    )
+    results.append(
+        Measurement(
+            BENCH,
+            f"server CPU, relay {size // MB} MB, state followed",
+            "s",
+            followed_cpu,
+            "same relay, a 1.0 client (no foreground checks)",
+            plain_cpu,
+            higher_is_better=False,
+            target="~1.0x (the checks cost nothing measurable)",
         )
     )
     results.append(

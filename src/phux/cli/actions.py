@@ -123,17 +123,24 @@ def snapshot(
     timeout: float,
     socket: str | None,
     target: str | None,
+    schema_version: int | None = None,
 ) -> None:
     with reporting("snapshot", as_json), open_client(socket) as client:
         screen = client.snapshot_data(
-            target, scrollback=scrollback, cells=cells, deadline=deadline_after(timeout)
+            target,
+            scrollback=scrollback,
+            cells=cells,
+            version=schema_version,
+            deadline=deadline_after(timeout),
         )
     write_out(screen_json(screen) + "\n" if as_json else box_screen(screen))
 
 
-def send_keys(*, timeout: float, socket: str | None, target: str, keys: Sequence[str]) -> None:
+def send_keys(
+    *, timeout: float, socket: str | None, target: str, keys: Sequence[str], literal: bool = False
+) -> None:
     with reporting("send-keys", False), open_client(socket) as client:
-        client.send_keys(target, list(keys), deadline=deadline_after(timeout))
+        client.send_keys(target, list(keys), deadline=deadline_after(timeout), literal=literal)
 
 
 def run(
@@ -154,6 +161,44 @@ def run(
         if result.truncated:
             write_err("phux run: output truncated (the start scrolled out of the history)\n")
     finish(result.exit_code if 0 <= result.exit_code <= 255 else 255)
+
+
+def history(
+    *, as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
+) -> None:
+    with reporting("history", as_json), open_client(socket) as client:
+        result = client.history(target, last=last, deadline=deadline_after(timeout))
+    if as_json:
+        write_out(to_json(result) + "\n")
+        return
+    lines = []
+    for entry in result.commands:
+        code = "-" if entry.exit_code is None else str(entry.exit_code)
+        took = "running" if entry.running else _duration(entry.duration_ms)
+        # One line per command: a multi-line command shows its newlines escaped.
+        command = entry.command.replace("\\", "\\\\").replace("\n", "\\n")
+        lines.append(f"{code:>4}  {took:>7}  {command}\n")
+    if lines:
+        write_out("".join(lines))
+    else:
+        write_err(
+            "phux history: no commands (none ran yet, or the pane's shell prints no "
+            "OSC 133 marks: one phux did not start, or started with --no-shell-integration)\n"
+        )
+
+
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"{ms}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f}s"
+    minutes, seconds = divmod(ms // 1000, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 def wait(

@@ -12,6 +12,7 @@ import click
 from phux import __version__
 from phux.cli.attach_cmd import attach_cmd
 from phux.cli.mcp_cmd import mcp_cmd
+from phux.cli.proxy_cmd import proxy_cmd
 from phux.cli.server_cmd import server_cmd
 from phux.cli.verbs import VERBS
 
@@ -26,8 +27,9 @@ The agent loop is read -> act -> wait -> read:
 or, when only the exit code and output matter:
   phux run --json build make test
 
-Options go before TARGET. `phux VERB --help` lists each verb's options, the
-TARGET grammar and its exit codes.
+Options may come anywhere, except after the TARGET of `run` and `send-keys`,
+whose later words are the command or keys. `phux VERB --help` lists each verb's
+options, the TARGET grammar and its exit codes.
 """
 
 
@@ -45,3 +47,4 @@ for _verb in VERBS:
 cli.add_command(server_cmd)
 cli.add_command(mcp_cmd)
 cli.add_command(attach_cmd)
+cli.add_command(proxy_cmd)

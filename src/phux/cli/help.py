@@ -20,9 +20,20 @@ A TARGET naming several panes narrows to the most recently used one, else
 the first (kill takes them all)."""
 
 ORDERING = """\
-Options must come before TARGET (and before KEYS, CMD or TEXT): everything
-after the first positional argument is taken literally, so `phux wait work
---until x` is refused; write `phux wait --until x work`."""
+Options may come anywhere: `phux wait work --until x` is `phux wait --until
+x work`."""
+
+ORDERING_TRAILING = """\
+Options go before TARGET: every word after TARGET is taken literally. A word
+there that is one of this verb's options (`phux run work make --json`) is
+refused rather than typed; put it before TARGET, or write `--` before TARGET
+to pass it on as it is."""
+
+SCROLLBACK = """\
+--scrollback takes a row count only as the next word when that word is all
+digits (or as --scrollback=N): `--scrollback 200 work` is the newest 200 rows of
+work, `--scrollback work` all of work's history. So a session named with
+digits goes first, `phux snapshot 7 --scrollback`, or after --scrollback=0."""
 
 SOCKET = """\
 The server socket is --socket, else $PHUX_SOCKET, else

@@ -71,13 +71,14 @@ SPECS: dict[str, Spec] = {
             "cells": False,
             "timeout": DEFAULT_DEADLINE,
             "socket": None,
+            "schema_version": None,  # --schema-version itself is left to click
         },
         target_required=False,
     ),
     "send-keys": Spec(
         actions.send_keys,
-        {"--timeout": ("timeout", SECONDS), **_SOCKET},
-        {"timeout": DEFAULT_DEADLINE, "socket": None},
+        {"--literal": ("literal", FLAG), "--timeout": ("timeout", SECONDS), **_SOCKET},
+        {"literal": False, "timeout": DEFAULT_DEADLINE, "socket": None},
         target_required=True,
         rest="keys",
     ),
@@ -148,15 +149,25 @@ def parse(args: Sequence[str]) -> Call | None:
     if spec is None:
         return None
     params = dict(spec.defaults)
+    positionals: list[str] = []
     rest = list(args[1:])
     i = 0
     while i < len(rest):
         arg = rest[i]
         if arg == "--":
-            i += 1
+            positionals += rest[i + 1 :]
             break
         if not arg.startswith("-") or arg == "-":
-            break
+            if spec.rest is not None:
+                # KEYS / CMD: everything from TARGET on is literal, but a word that is
+                # one of the verb's own options is refused (by click, with the remedy).
+                if any(w.partition("=")[0] in spec.options for w in rest[i + 1 :]):
+                    return None
+                positionals += rest[i:]
+                break
+            positionals.append(arg)  # options may follow TARGET
+            i += 1
+            continue
         name, eq, value = arg.partition("=")
         option = spec.options.get(name)
         if option is None:
@@ -171,7 +182,7 @@ def parse(args: Sequence[str]) -> Call | None:
         if eq:
             i += 1
         elif kind == SCROLLBACK:
-            # Bare --scrollback means all history unless a row count follows.
+            # A word of digits right after --scrollback is its count; else it is bare.
             following = rest[i + 1] if i + 1 < len(rest) else None
             if following is not None and _digits(following):
                 value, i = following, i + 2
@@ -187,7 +198,6 @@ def parse(args: Sequence[str]) -> Call | None:
         if converted is _BAD:
             return None
         params[dest] = converted
-    positionals = rest[i:]
     if spec.rest is not None:
         if len(positionals) < 2:
             return None

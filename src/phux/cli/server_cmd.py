@@ -54,6 +54,12 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     "(default: $PHUX_HISTORY_LINES, else 2000).",
 )
 @click.option(
+    "--shell-integration/--no-shell-integration",
+    default=None,
+    help="Whether shells started in panes get shell integration unless a pane opts out "
+    "(default: off when $PHUX_SHELL_INTEGRATION is 0, else on).",
+)
+@click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -68,6 +74,7 @@ def server_cmd(
     retention: float | None,
     replicas: str | None,
     history_lines: int | None,
+    shell_integration: bool | None,
     log_file: Path | None,
 ) -> None:
     """Run the phux server."""
@@ -88,6 +95,8 @@ def server_cmd(
         config = dataclasses.replace(config, replica_mode=replicas)
     if history_lines is not None:
         config = dataclasses.replace(config, history_lines=history_lines)
+    if shell_integration is not None:
+        config = dataclasses.replace(config, shell_integration=shell_integration)
     if daemon:
         code = daemonize(
             lambda ready, error: run_server(

@@ -68,44 +68,90 @@ __all__ = [
 
 
 class Verb(click.Command):
-    """A verb: options first, then positionals taken literally.
+    """A verb, with the CLI's one grammar on top of click's parser.
 
-    Two usability fixes on top of click: a bare ``--scrollback`` followed by a
-    TARGET (``snapshot --scrollback work``) means "all history" rather than a
-    bad number, and a stray option after TARGET gets a hint about the order.
+    * A verb without a free-form trailing argument (snapshot, wait, watch, kill
+      ...) takes options anywhere: ``snapshot build --json --scrollback 200``.
+    * A verb whose last argument takes the rest of the line (KEYS, CMD) reads
+      options only before TARGET, and everything after TARGET literally; a word
+      there that is one of the verb's own options (``run build 'make' --json``)
+      is refused with the remedy, since typing it was most likely not meant.
+      After ``--`` nothing is an option.
+    * ``--scrollback`` takes a row count only as the next word of digits (or
+      ``=N``); otherwise it is bare and means all history.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         settings = dict(kwargs.pop("context_settings", None) or {})
         settings.setdefault("help_option_names", ["-h", "--help"])
-        settings["allow_interspersed_args"] = False
         settings.setdefault("max_content_width", 100)
         kwargs["context_settings"] = settings
         super().__init__(*args, **kwargs)
+        self.trailing = next(
+            (p.name for p in self.params if isinstance(p, click.Argument) and p.nargs == -1),
+            None,
+        )
+        self.context_settings["allow_interspersed_args"] = self.trailing is None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if any(param.name == "scrollback" for param in self.params):
             args = _bare_scrollback(args)
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            if "unexpected extra argument" not in exc.message:
-                raise
-            hint = "; options must come before TARGET (everything after it is taken literally)"
-            raise click.UsageError(exc.message + hint, ctx) from None
+        if self.trailing is not None:
+            stray = _options_after_target(self, args)
+            if stray:
+                raise click.UsageError(
+                    f"{stray!r} comes after TARGET, where every word is part of "
+                    f"{self.trailing.upper()}; put {self.name}'s options before TARGET "
+                    f"(phux {self.name} {stray} TARGET ...), or write -- before TARGET "
+                    f"to pass {stray!r} on literally",
+                    ctx,
+                )
+        return super().parse_args(ctx, args)
+
+
+def _option_names(command: click.Command) -> dict[str, bool]:
+    """Every option name of ``command`` -> whether it takes a value."""
+    names: dict[str, bool] = {}
+    for param in command.params:
+        if isinstance(param, click.Option):
+            for name in (*param.opts, *param.secondary_opts):
+                names[name] = not param.is_flag and not param.count
+    return names
+
+
+def _options_after_target(command: click.Command, args: list[str]) -> str | None:
+    """The first word after TARGET that is one of ``command``'s options, unless a
+    ``--`` before TARGET made the rest literal."""
+    names = _option_names(command)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return None
+        if not arg.startswith("-") or arg == "-":
+            break
+        name = arg.partition("=")[0]
+        i += 2 if names.get(name) and "=" not in arg else 1
+    for word in args[i + 1 :]:
+        if word.partition("=")[0] in names and word.startswith("--"):
+            return word
+    return None
 
 
 def _bare_scrollback(args: list[str]) -> list[str]:
-    """``--scrollback`` followed by a non-number means all history (``--scrollback=0``)."""
+    """``--scrollback`` not followed by a word of digits means all history
+    (``--scrollback=0``); a word of digits right after it is always its count."""
     out = list(args)
     for i, arg in enumerate(out):
         if arg == "--":
             break
-        if arg == "--scrollback" and i + 1 < len(out) and not out[i + 1].isdigit():
-            if out[i + 1].startswith("-") and out[i + 1] != "-":
-                continue  # another option follows: click already uses the flag value
+        if arg == "--scrollback" and not (i + 1 < len(out) and _digits(out[i + 1])):
             out[i] = "--scrollback=0"
     return out
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def open_client(socket: str | None) -> Client:
@@ -117,12 +163,30 @@ def open_client(socket: str | None) -> Client:
 
 
 def socket_option(f: F) -> F:
+    """--socket, and --host: where the server is."""
+    f = click.option(
+        "--host",
+        metavar="[USER@]HOST",
+        default=None,
+        expose_value=False,
+        callback=_use_host,
+        help="Drive the phux server on HOST, over ssh (default: $PHUX_HOST; "
+        "a TARGET may also say HOST/name). --socket is then HOST's socket.",
+    )(f)
     return click.option(
         "--socket",
         metavar="PATH",
         default=None,
         help="Server socket (default: $PHUX_SOCKET, then the per-user default).",
     )(f)
+
+
+def _use_host(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    # --host H is $PHUX_HOST=H for this process: the client reads one place.
+    if value is not None:
+        if not value or value.startswith("-"):
+            raise click.BadParameter("name it as [USER@]HOST", ctx, param)
+        os.environ["PHUX_HOST"] = value
 
 
 def json_option(what: str) -> Callable[[F], F]:
@@ -191,13 +255,14 @@ def ls_cmd(as_json: bool, timeout: float, socket: str | None) -> None:
     epilog=verb_epilog(
         texts.TARGET_GRAMMAR,
         texts.ORDERING,
+        texts.SCROLLBACK,
         texts.exit_codes(("0", "ok"), ("1", "no server / target not found / failure")),
         texts.JSON_ERRORS,
     ),
 )
 @json_option(
-    "Print ScreenState JSON (schema_version 3: pane, cols, rows, cursor, lines, scrollback, "
-    "and cells with --cells)."
+    "Print ScreenState JSON (schema_version 4: pane, cols, rows, cursor, lines, scrollback, "
+    "title, wrapped, alternate, and styles with --cells)."
 )
 @click.option(
     "--scrollback",
@@ -207,13 +272,20 @@ def ls_cmd(as_json: bool, timeout: float, socket: str | None) -> None:
     default=None,
     metavar="[N]",
     help="Include history above the viewport: bare --scrollback (or =0) for all of it, "
-    "N for the newest N rows. Absent: the viewport only.",
+    "N for the newest N rows (see below). Absent: the viewport only.",
 )
 @click.option(
     "--cells",
     is_flag=True,
-    help="Add `cells`: the sparse styled cells (nine SGR flags, fg/bg as default / palette "
-    "/ rgb) and OSC 133 marks (prompt / input).",
+    help="Add `styles`: the styled text as runs (row, col, width, text, the SGR flags and "
+    "fg/bg that differ from the default, OSC 133 mark prompt / input).",
+)
+@click.option(
+    "--schema-version",
+    type=click.Choice(["3", "4"]),
+    default=None,
+    help="Print an older ScreenState shape: 3 has per-cell `cells` instead of `styles` "
+    "(kept for one version). Default: 4.",
 )
 @deadline_option
 @socket_option
@@ -222,6 +294,7 @@ def snapshot_cmd(
     as_json: bool,
     scrollback: int | None,
     cells: bool,
+    schema_version: str | None,
     timeout: float,
     socket: str | None,
     target: str | None,
@@ -239,6 +312,7 @@ def snapshot_cmd(
         timeout=timeout,
         socket=socket,
         target=target,
+        schema_version=int(schema_version) if schema_version else None,
     )
 
 
@@ -257,21 +331,34 @@ def snapshot_cmd(
         "PageUp PageDown IC DC F1-F12, with C- (control), M- (meta) and S- (shift)\n"
         "prefixes. Any other word is typed literally, character by character.",
         texts.TARGET_GRAMMAR,
-        texts.ORDERING,
+        texts.ORDERING_TRAILING,
         texts.exit_codes(("0", "written to the terminal"), ("1", "no server / miss / failure")),
     ),
+)
+@click.option(
+    "-l",
+    "--literal",
+    is_flag=True,
+    help="Type every word as text, even one that names a key (tmux's -l).",
 )
 @deadline_option
 @socket_option
 @click.argument("target")
 @click.argument("keys", nargs=-1, required=True)
-def send_keys_cmd(timeout: float, socket: str | None, target: str, keys: tuple[str, ...]) -> None:
-    """Send KEYS to the pane TARGET.
+def send_keys_cmd(
+    literal: bool, timeout: float, socket: str | None, target: str, keys: tuple[str, ...]
+) -> None:
+    """Type KEYS into the pane TARGET, as one write.
 
-    Returns once the server has written the bytes to the terminal; it does not
-    wait for the program to react (use `phux wait` for that).
+    Literal text is typed as keystrokes, never as a bracketed paste (so
+    `':wq' Enter` saves in vim); use `phux paste` to paste. Returns once the
+    server has written the bytes to the terminal; it does not wait for the
+    program to react (use `phux wait` for that). One call is typed as one piece
+    that no other client's input interleaves with; if it times out, none of it
+    that was still waiting is typed later. C-c, C-\\ or C-z alone go ahead of
+    input queued by others and discard it.
     """
-    actions.send_keys(timeout=timeout, socket=socket, target=target, keys=keys)
+    actions.send_keys(timeout=timeout, socket=socket, target=target, keys=keys, literal=literal)
 
 
 # ---------------------------------------------------------------- paste
@@ -315,7 +402,7 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     epilog=verb_epilog(
         "\b\nExample:\n  phux run --timeout 120 --json build cargo test",
         texts.TARGET_GRAMMAR,
-        texts.ORDERING,
+        texts.ORDERING_TRAILING,
         texts.exit_codes(
             ("0-255", "the command's own exit code (clamped to 0..255)"),
             ("125", "phux gave up waiting (--timeout); no JSON is printed"),
@@ -492,6 +579,49 @@ def watch_cmd(
     fail("watch", "stream_ended", f"the stream ended before a {until_event} event", 1, "", as_json)
 
 
+# ---------------------------------------------------------------- history
+
+
+@click.command(
+    "history",
+    cls=Verb,
+    short_help="List the commands a pane's shell ran.",
+    epilog=verb_epilog(
+        "\b\nFrom the shell integration phux injects into bash, zsh, fish and sh\n"
+        "(or any shell printing OSC 133 marks): commands typed by agents and by\n"
+        "people alike, as far back as the pane's history reaches.",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "listed (possibly none)"), ("1", "no server / target not found")),
+        texts.JSON_ERRORS,
+    ),
+)
+@json_option(
+    'Print HistoryResult JSON: {"schema_version", "pane", "commands": [{command, cwd, '
+    "exit_code, started_ms, duration_ms, running, output, truncated}]}, oldest first."
+)
+@click.option(
+    "-n",
+    "last",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Only the last N commands.",
+)
+@deadline_option
+@socket_option
+@click.argument("target")
+def history_cmd(
+    as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
+) -> None:
+    """List the commands TARGET's shell ran, oldest first.
+
+    One line per command: exit code (- when unknown), duration, command line.
+    --json adds each command's working directory, start time and output.
+    """
+    actions.history(as_json=as_json, last=last, timeout=timeout, socket=socket, target=target)
+
+
 # ---------------------------------------------------------------- new
 
 
@@ -526,6 +656,12 @@ def watch_cmd(
     is_flag=True,
     help="Do not attach; print how to reach the session instead.",
 )
+@click.option(
+    "--no-shell-integration",
+    "no_shell_integration",
+    is_flag=True,
+    help="Start a shell without phux's prompt and command marks (OSC 133/7).",
+)
 @json_option(
     'Create only and print {"session", "terminal_id"}; needs -s, and a taken name is an error.'
 )
@@ -536,6 +672,7 @@ def new_cmd(
     name: str | None,
     cwd: str | None,
     detached: bool,
+    no_shell_integration: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -552,13 +689,21 @@ def new_cmd(
     if as_json and name is None:
         raise click.UsageError("--json needs an explicit -s NAME (it is create-only)")
     directory = os.path.abspath(cwd) if cwd is not None else os.getcwd()
+    remote = bool(os.environ.get("PHUX_HOST"))
     with reporting("new", as_json):
         from phux.client import ensure_server
 
         deadline = deadline_after(timeout)
-        path = ensure_server(socket, deadline=deadline)
-        with open_client(os.fspath(path)) as client:
-            result = client.new(name, cwd=directory, command=list(command), deadline=deadline)
+        # On another host, `phux proxy` there starts its server when needed.
+        path = socket if remote else ensure_server(socket, deadline=deadline)
+        with open_client(None if path is None else os.fspath(path)) as client:
+            result = client.new(
+                name,
+                cwd=directory,
+                command=list(command),
+                shell_integration=not no_shell_integration,
+                deadline=deadline,
+            )
     if as_json:
         write_out(to_json(result) + "\n")
         return
@@ -566,7 +711,9 @@ def new_cmd(
         with reporting("new", False):
             from phux.tui.attach import run_attach
 
-            code = run_attach(f"@{result.terminal_id}", socket=os.fspath(path))
+            code = run_attach(
+                f"@{result.terminal_id}", socket=None if path is None else os.fspath(path)
+            )
         finish(code)
     import shlex
 
@@ -613,8 +760,14 @@ def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | Non
         if target is not None:
             raise click.UsageError("kill --server takes no TARGET")
         with reporting("kill", False):
-            from phux.client import kill_server
+            from phux.client import InvalidArgument, kill_server
 
+            host = os.environ.get("PHUX_HOST")
+            if host:
+                raise InvalidArgument(
+                    "kill --server stops this machine's server only",
+                    remedy=f"run `ssh {host} phux kill --server`",
+                )
             kill_server(socket, deadline=deadline_after(timeout))
         return
     if target is None:
@@ -710,6 +863,7 @@ VERBS: Sequence[click.Command] = (
     run_cmd,
     wait_cmd,
     watch_cmd,
+    history_cmd,
     new_cmd,
     kill_cmd,
     rename_cmd,

@@ -24,6 +24,7 @@ from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import (
     ConnectionLost,
+    DeadlineExceeded,
     InvalidArgument,
     InvalidName,
     PhuxError,
@@ -77,7 +78,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from phux.client.keys import KeyModes
-    from phux.client.models import NewResult, ScreenState, WaitResult
+    from phux.client.models import HistoryResult, NewResult, ScreenState, WaitResult
     from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
@@ -118,11 +119,17 @@ class Client:
         keep_warm: int = 0,
         client_name: str = "phux",
         env: Mapping[str, str] | None = None,
+        host: str | None = None,
     ) -> None:
-        self.socket_path: str = resolve_socket_path(socket)
         self.keep_warm = max(0, keep_warm)
         self.client_name = client_name
         self.env: Mapping[str, str] = os.environ if env is None else env
+        self.host: str | None = host or self.env.get("PHUX_HOST") or None
+        """Where the server is: None here, else ``[USER@]HOST`` reached over ssh."""
+        self._socket_arg = None if socket is None else os.fspath(socket)
+        self.socket_path: str = (
+            resolve_socket_path(socket) if self.host is None else f"ssh://{self.host}"
+        )
         self._conn: Connection | None = None
         self._mirrors: dict[int, Mirror] = {}
         self._warm: OrderedDict[int, None] = OrderedDict()
@@ -167,8 +174,40 @@ class Client:
     def connection(self, deadline: Deadline) -> Connection:
         if self._conn is None or self._conn.closed:
             self._reset()
-            self._conn = Connection.open(self.socket_path, deadline, self.client_name)
+            if self.host is None:
+                self._conn = Connection.open(self.socket_path, deadline, self.client_name)
+            else:
+                self._conn = Connection.open_host(
+                    self.host, self._socket_arg, deadline, self.env, self.client_name
+                )
         return self._conn
+
+    @property
+    def local_anchor(self) -> str:
+        """A path on this machine that stands for the server, for per-server local
+        files (run's locks): the socket, or for a remote server a name in the default
+        socket's directory."""
+        if self.host is None:
+            return self.socket_path
+        safe = "".join(c if c.isalnum() or c in "@.-_" else "_" for c in self.host)
+        return os.path.join(os.path.dirname(resolve_socket_path(None, self.env)), f"ssh-{safe}")
+
+    def _target_host(self, target: str | None) -> str | None:
+        """Take a ``HOST/`` prefix off ``target`` and point this client at that host
+        (before its first connection; one client drives one server at a time)."""
+        if target is None or "/" not in target:
+            return target
+        host, _, rest = target.partition("/")
+        if host != self.host:
+            if self._conn is not None and not self._conn.closed:
+                raise InvalidArgument(
+                    f"{target!r} is on {host}, but this client drives "
+                    f"{self.host or 'the local server'}",
+                    remedy="use one client (or one phux command) per host",
+                )
+            self.host = host
+            self.socket_path = f"ssh://{host}"
+        return rest or None
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
@@ -275,13 +314,16 @@ class Client:
         return Snapshot.from_wire(reply.terminals)
 
     def resolve(self, target: str | None, deadline: Deadline) -> Pane:
-        """Selector -> one pane (the client-side TerminalInfo)."""
+        """Selector -> one pane (the client-side TerminalInfo). ``HOST/selector``
+        names a pane on another machine (phux.client.remote)."""
+        target = self._target_host(target)
         if target is not None:
             parse_selector(target)  # syntax errors before touching the server
         return resolve(target, self.list_terminals(deadline), self.env)
 
     def resolve_all(self, target: str, deadline: Deadline) -> list[Pane]:
         """Selector -> every pane it names (no narrowing)."""
+        target = self._target_host(target) or ""
         selector = parse_selector(target)
         return expand(selector, self.list_terminals(deadline), target, self.env)
 
@@ -414,22 +456,53 @@ class Client:
 
     # ------------------------------------------------------------ input
 
-    def write(self, pane: Pane, data: bytes, deadline: Deadline) -> None:
+    def write(self, pane: Pane, data: bytes, deadline: Deadline, *, urgent: bool = False) -> None:
         """Send bytes to a terminal; returns once the server acknowledged every write."""
+        self.write_unit(pane, [data], deadline, urgent=urgent)
+
+    def write_unit(
+        self, pane: Pane, writes: Sequence[bytes], deadline: Deadline, *, urgent: bool = False
+    ) -> None:
+        """Send ``writes`` as one input unit: the server writes them to the PTY one
+        after another (each its own write) with no other client's input in between,
+        however many INPUT frames they take. ``urgent`` (an interrupt key) jumps the
+        terminal's queue and discards what was queued before it (spec/L1.md §7).
+
+        Giving up (the deadline passes) closes the connection, which makes the
+        server drop whatever of it is still unwritten: input that timed out is
+        never typed later.
+        """
         with self._guard():
             conn = self.connection(deadline)
             tid = pane.terminal
-            pieces = [data[i : i + MAX_INPUT_FRAME] for i in range(0, len(data), MAX_INPUT_FRAME)]
+            pieces = [
+                data[i : i + MAX_INPUT_FRAME]
+                for data in writes
+                for i in range(0, len(data), MAX_INPUT_FRAME)
+            ] or [b""]
+            last = len(pieces) - 1
 
-            def make(piece: bytes) -> Callable[[int], Frame]:
-                return lambda rid: Input(request_id=rid, terminal=tid, data=piece)
+            def make(piece: bytes, more: bool) -> Callable[[int], Frame]:
+                return lambda rid: Input(
+                    request_id=rid, terminal=tid, data=piece, more=more, urgent=urgent
+                )
 
-            rids = [conn.submit(make(piece), deadline) for piece in pieces or [b""]]
-            for rid in rids:
-                try:
-                    conn.wait_reply(rid, deadline)
-                except ServerError as exc:
-                    raise self._terminal_error(exc, pane) from None
+            failed: ServerError | None = None
+            try:
+                rids = [
+                    conn.submit(make(piece, i < last and not urgent), deadline)
+                    for i, piece in enumerate(pieces)
+                ]
+                for rid in rids:  # every reply, so none is left behind unread
+                    try:
+                        conn.wait_reply(rid, deadline)
+                    except ServerError as exc:
+                        failed = failed or exc
+            except DeadlineExceeded:
+                self.close()
+                raise
+            if failed is not None:
+                raise self._terminal_error(failed, pane) from None
 
     def _one_shot(self, pane: Pane) -> bool:
         """No mirror of ``pane`` is kept or held: one reading, then unsubscribe."""
@@ -501,13 +574,16 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> ScreenState:
         """The ScreenState of the pane ``target`` names (see :meth:`snapshot_data`)."""
         from phux.engine.screen_state import screen_state
 
         return screen_state(
-            self.snapshot_data(target, scrollback=scrollback, cells=cells, deadline=deadline)
+            self.snapshot_data(
+                target, scrollback=scrollback, cells=cells, version=version, deadline=deadline
+            )
         )
 
     def snapshot_data(
@@ -516,10 +592,13 @@ class Client:
         *,
         scrollback: int | None = None,
         cells: bool = False,
+        version: int | None = None,
         deadline: Deadline,
     ) -> dict[str, Any]:
         """:meth:`snapshot` as plain data (``msgspec.to_builtins`` of the Struct, key
-        order included), without importing msgspec: ``phux snapshot`` prints it."""
+        order included), without importing msgspec: ``phux snapshot`` prints it.
+        ``version``: None the current shape; 3 the previous one (per-cell ``cells``),
+        kept for one version."""
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
@@ -530,28 +609,42 @@ class Client:
         mirror = self.mirror(pane, deadline, history=history)
         try:
             assert mirror.engine is not None
-            return mirror.engine.project_data(
-                pane=pane.terminal, scrollback=scrollback, cells=cells
-            )
+            try:
+                return mirror.engine.project_data(
+                    pane=pane.terminal, scrollback=scrollback, cells=cells, version=version
+                )
+            except ValueError as exc:  # an unknown schema version
+                raise InvalidArgument(str(exc)) from None
         finally:
             self.release(mirror)
 
-    def send_keys(self, target: str, keys: Sequence[str], deadline: Deadline) -> Pane:
-        """Type KEYS into the pane ``target`` names; returns that pane once every write
-        was acknowledged (``SendKeysResult.of`` turns it into the JSON shape)."""
-        from phux.client.keys import KeyModes, encode_keys, needs_modes, validate_keys
+    def send_keys(
+        self, target: str, keys: Sequence[str], deadline: Deadline, *, literal: bool = False
+    ) -> Pane:
+        """Type KEYS into the pane ``target`` names, as one write; returns that pane once
+        it was acknowledged (``SendKeysResult.of`` turns it into the JSON shape).
+        ``literal``: every word is text, even one that names a key (tmux's ``-l``)."""
+        from phux.client.keys import (
+            KeyModes,
+            encode_keys,
+            is_interrupt,
+            needs_modes,
+            validate_keys,
+        )
 
         if isinstance(keys, str):
             keys = [keys]
         if not keys:
             raise InvalidArgument("send-keys needs at least one key")
-        validate_keys(keys)
+        if not literal:
+            validate_keys(keys)
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
-        modes = self.modes(pane, deadline) if needs_modes(keys) else KeyModes()
-        for chunk in encode_keys(keys, modes):
-            self.write(pane, chunk.data, deadline)
+        modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
+        data = encode_keys(keys, modes, literal=literal)
+        # One call, one unit (however many frames it takes); interrupt keys alone jump the queue.
+        self.write(pane, data, deadline, urgent=not literal and is_interrupt(data))
         return pane
 
     def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:
@@ -626,10 +719,12 @@ class Client:
         env: Mapping[str, str] | None = None,
         cols: int = 80,
         rows: int = 24,
+        shell_integration: bool = True,
         deadline: Deadline,
     ) -> NewResult:
         """Create a session (a seed terminal with L3 metadata). A taken name raises
-        SessionExists; ``name=None`` takes the smallest free numeric name."""
+        SessionExists; ``name=None`` takes the smallest free numeric name.
+        ``shell_integration=False`` opts the pane out (spec/shell-integration.md)."""
         from phux.client.models import NewResult
 
         if name is not None:
@@ -639,7 +734,10 @@ class Client:
         if isinstance(command, str):
             command = [command]
         workdir = cwd if cwd is not None else os.getcwd()
-        env_list = [EnvVar(name=k, value=v) for k, v in (env or {}).items()]
+        env = dict(env or {})
+        if not shell_integration:
+            env["PHUX_SHELL_INTEGRATION"] = "0"
+        env_list = [EnvVar(name=k, value=v) for k, v in env.items()]
         attempts = 1 if name is not None else AUTO_NAME_ATTEMPTS
         taken: set[str] = set()
         for _ in range(attempts):
@@ -745,6 +843,14 @@ class Client:
                 )
             except ServerError as exc:
                 raise self._terminal_error(exc, pane) from None
+
+    def history(
+        self, target: str | None, *, last: int | None = None, deadline: Deadline
+    ) -> HistoryResult:
+        """The commands the pane's shell ran (see :mod:`phux.client.history`)."""
+        from phux.client.history import pane_history
+
+        return pane_history(self, target, last=last, deadline=deadline)
 
     def focus(self, pane: Pane, deadline: Deadline) -> None:
         """Record that a client focused/used this pane (``phux.focus_ms``)."""

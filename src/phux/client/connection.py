@@ -12,8 +12,9 @@ from __future__ import annotations
 import _socket  # the C socket type: the socket module's wrapper costs ~3 ms to import
 import contextlib
 import os
+import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from phux import __version__
 from phux.client.deadline import Deadline
@@ -23,8 +24,10 @@ from phux.client.errors import (
     NoServer,
     ProtocolError,
     ServerError,
+    UnsafeSocket,
 )
-from phux.wire.errors import WireError
+from phux.runtime_paths import SocketDirError, check_socket_trust
+from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
 from phux.wire.handshake import PROTOCOL_VERSION
@@ -32,6 +35,8 @@ from phux.wire.handshake import PROTOCOL_VERSION
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from typing import TypeVar
+
+    from phux.client.remote import SshLink
 
     F = TypeVar("F", bound=Frame)
 
@@ -43,9 +48,11 @@ _REPLY_FIELD = "request_id"
 
 
 class Connection:
-    def __init__(self, sock: _socket.socket, path: str) -> None:
+    def __init__(self, sock: _socket.socket, path: str, link: SshLink | None = None) -> None:
         self._sock = sock
         self.path = path
+        """The socket path, or ``ssh://HOST`` for a server reached over ssh."""
+        self._link = link
         self._reader = FrameReader()
         self._pushed: deque[Frame] = deque()
         self._replies: dict[int, Frame] = {}
@@ -53,25 +60,64 @@ class Connection:
         self._closed = False
         self._interrupted = False
         self.hello: HelloOk | None = None
+        self.minor = PROTOCOL_VERSION[1]
+        """The protocol minor this connection speaks (older against an older server)."""
 
     # ------------------------------------------------------------ lifecycle
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str = "phux"
+        cls,
+        path: str | os.PathLike[str],
+        deadline: Deadline,
+        client_name: str = "phux",
+        *,
+        minor: int | None = None,
     ) -> Connection:
-        """Connect and complete the handshake before ``deadline``."""
+        """Connect and complete the handshake before ``deadline``.
+
+        A server of an older minor than ours may refuse our HELLO (a 1.0 server
+        wants an exact match): we connect again announcing the next older minor,
+        down to 0, and speak that (``self.minor``); what the server cannot send
+        then is simply absent (spec/proto.md §4 rule 3). ``minor`` announces an
+        older minor from the start (tests and benchmarks of older clients).
+        """
+        announce = PROTOCOL_VERSION[1] if minor is None else minor
+        while True:
+            try:
+                return cls._open_once(path, deadline, client_name, announce)
+            except ServerError as exc:
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE or announce <= 0:
+                    raise
+                announce -= 1
+
+    @classmethod
+    def _open_once(
+        cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str, minor: int
+    ) -> Connection:
+        """One connection attempt announcing ``minor``.
+
+        Nothing is sent to a socket another user could be behind: the socket
+        and its directory must be this user's and private, and the listening
+        process must run as this user (the server trusts only its own uid too).
+        """
+        try:
+            if not check_socket_trust(path):
+                raise NoServer(f"no server running on {path}")
+        except SocketDirError as exc:
+            raise UnsafeSocket(f"refusing to connect: {exc}") from None
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(deadline.remaining())
             sock.connect(os.fspath(path))
+            _check_peer(sock, os.fspath(path))
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
             raise NoServer(f"no server running on {path}") from None
         except TimeoutError:
             sock.close()
             raise DeadlineExceeded(f"timed out connecting to {path}") from None
-        except DeadlineExceeded:
+        except (DeadlineExceeded, UnsafeSocket):
             sock.close()
             raise
         except OSError as exc:
@@ -79,14 +125,53 @@ class Connection:
             raise NoServer(f"cannot connect to {path}: {exc.strerror or exc}") from None
         conn = cls(sock, os.fspath(path))
         try:
-            conn._handshake(deadline, client_name)
+            conn._handshake(deadline, client_name, minor)
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _handshake(self, deadline: Deadline, client_name: str) -> None:
-        major, minor, patch = PROTOCOL_VERSION
+    @classmethod
+    def open_host(
+        cls,
+        host: str,
+        socket: str | None,
+        deadline: Deadline,
+        env: Mapping[str, str],
+        client_name: str = "phux",
+    ) -> Connection:
+        """Reach the server on ``host`` through ``ssh HOST phux proxy`` (phux.client.remote)
+        and complete the handshake before ``deadline``; ``socket`` is the far side's."""
+        from phux.client.remote import open_ssh
+
+        announce = PROTOCOL_VERSION[1]
+        while True:
+            link = open_ssh(host, socket, deadline, env)
+            conn = cls(link.sock, f"ssh://{host}", link)
+            try:
+                conn._handshake(deadline, client_name, announce)
+                return conn
+            except ServerError as exc:
+                conn.close()
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE:
+                    raise
+                if announce <= 0:
+                    from phux.client.remote import RemoteFailed
+
+                    raise RemoteFailed(
+                        f"phux on {host} speaks another protocol version: {exc.message}",
+                        remedy=f"install the same phux version here and on {host}",
+                    ) from None
+                announce -= 1
+            except (ConnectionLost, ProtocolError, DeadlineExceeded) as exc:
+                failure = link.failure(f"no phux server answered over ssh: {exc.message}")
+                conn.close()
+                if isinstance(exc, DeadlineExceeded) and link.proc.returncode is None:
+                    raise
+                raise failure from None
+
+    def _handshake(self, deadline: Deadline, client_name: str, minor: int) -> None:
+        major, _, patch = PROTOCOL_VERSION
         self.send(
             Hello(client_name=f"{client_name}/{__version__}", major=major, minor=minor, patch=patch)
         )
@@ -96,6 +181,7 @@ class Connection:
         if not isinstance(frame, HelloOk):
             raise ProtocolError(f"expected HELLO_OK, got {type(frame).__name__}")
         self.hello = frame
+        self.minor = minor
 
     def close(self) -> None:
         if self._closed:
@@ -106,6 +192,8 @@ class Connection:
             self._sock.sendall(encode_frame(Detach()))
         with contextlib.suppress(OSError):
             self._sock.close()
+        if self._link is not None:
+            self._link.close()
 
     def interrupt(self) -> None:
         """Shut the socket down so a call blocked on it (in any thread) raises ConnectionLost.
@@ -148,6 +236,14 @@ class Connection:
     def _lost(self, message: str) -> ConnectionLost:
         if self._interrupted:
             return ConnectionLost("the call was interrupted (the connection was shut down)")
+        if self._link is not None and self.hello is not None:
+            # The ssh link broke (killed, network gone): the far server and its panes
+            # are unaffected, only this connection ended.
+            return ConnectionLost(
+                f"the ssh link to {self._link.host} ended ({message}); the panes there "
+                "keep running",
+                remedy="run the command again to reconnect",
+            )
         return ConnectionLost(message)
 
     def submit(self, make: Callable[[int], Frame], deadline: Deadline | None = None) -> int:
@@ -250,6 +346,23 @@ class Connection:
             if not data:
                 raise self._lost("the server closed the connection")
             self._reader.feed(data)
+
+
+def _check_peer(sock: _socket.socket, path: str) -> None:
+    """Refuse a listener that runs as another user (Linux: SO_PEERCRED)."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:  # not Linux: the path checks above are all there is
+        return
+    # struct ucred {pid_t pid; uid_t uid; gid_t gid}: three native 32-bit ints
+    # (read without struct, which would cost the one-shot verbs its import).
+    raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
+    pid = int.from_bytes(raw[0:4], sys.byteorder, signed=True)
+    uid = int.from_bytes(raw[4:8], sys.byteorder)
+    if uid != os.geteuid():
+        raise UnsafeSocket(
+            f"refusing to talk to {path}: the process listening on it "
+            f"(pid {pid}) runs as uid {uid}, not as you (uid {os.geteuid()})"
+        )
 
 
 def connect(

@@ -176,13 +176,6 @@ def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
     return None
 
 
-class KeyChunk(Record):
-    """One write: ``data`` bytes; ``paste`` marks a literal run that precedes Enter."""
-
-    data: bytes
-    paste: bool = False
-
-
 def sanitize_paste(data: bytes) -> bytes:
     """Remove bracketed-paste delimiters from text so it cannot end the paste early."""
     return data.replace(PASTE_END, b"").replace(PASTE_START, b"")
@@ -202,48 +195,29 @@ def validate_keys(keys: Sequence[str]) -> None:
 
 
 def needs_modes(keys: Sequence[str]) -> bool:
-    """Whether encoding ``keys`` depends on the terminal's modes."""
-    previous_literal = False
-    for token in keys:
-        if token in _CURSOR:
-            return True
-        literal = key_bytes(token) is None
-        if token == "Enter" and previous_literal:
-            return True
-        previous_literal = literal
-    return False
+    """Whether encoding ``keys`` depends on the terminal's modes (application cursor
+    keys change the arrows, Home and End)."""
+    return any(token in _CURSOR for token in keys)
 
 
-def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES) -> list[KeyChunk]:
-    """Turn KEYS into writes. A literal run immediately followed by Enter becomes one
-    paste (bracketed when the program asked for it), then Enter as its own write;
-    everything else is merged into as few writes as possible."""
-    chunks: list[KeyChunk] = []
-    pending = bytearray()
-    literal = bytearray()
+INTERRUPT_BYTES = b"\x03\x1c\x1a"
+"""C-c, C-\\ and C-z: the keys a tty turns into SIGINT, SIGQUIT and SIGTSTP."""
 
-    def flush_pending() -> None:
-        if pending:
-            chunks.append(KeyChunk(data=bytes(pending)))
-            pending.clear()
 
+def is_interrupt(data: bytes) -> bool:
+    """Input made only of interrupt keys: sent urgent, ahead of queued input."""
+    return bool(data) and not data.strip(INTERRUPT_BYTES)
+
+
+def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES, *, literal: bool = False) -> bytes:
+    """The bytes KEYS type, in order, as one write: key names become their sequences,
+    anything else (every word, with ``literal``) is typed as its UTF-8 text, never
+    as a bracketed paste: ``':wq' Enter`` must reach vim as typed keys, as tmux's
+    send-keys sends them. Pasting is ``paste_bytes``'s job."""
+    if literal:
+        return "".join(keys).encode()
+    out = bytearray()
     for token in keys:
         encoded = key_bytes(token, modes)
-        if encoded is None:
-            literal += token.encode()
-            continue
-        pasted = False
-        if literal:
-            if token == "Enter":
-                flush_pending()
-                chunks.append(KeyChunk(data=paste_bytes(bytes(literal), modes), paste=True))
-                pasted = True
-            else:
-                pending += literal
-            literal.clear()
-        pending += encoded
-        if pasted:
-            flush_pending()
-    pending += literal
-    flush_pending()
-    return chunks
+        out += token.encode() if encoded is None else encoded
+    return bytes(out)

@@ -12,6 +12,9 @@ pushed frames by terminal id) and keeps:
   from the last reset (BOOTSTRAP_BEGIN or a checkpoint chunk) on;
 * ``next_seq``: the sequence number of the next output byte it expects;
 * ``alive`` / ``exit``: lifecycle as the server reported it;
+* ``foreground``: what holds the PTY, from the last TERMINAL_STATE (protocol
+  1.1; ``foreground_known`` is False until one arrived: the listing is the
+  baseline, the frame only says it changed);
 * hooks: ``bytes_hooks`` (seq, data), ``resize_hooks`` (seq, cols, rows) and
   ``gap_hooks`` (first lost seq) for the operations that scan the raw stream.
 
@@ -33,10 +36,12 @@ from phux.wire.frames import (
     BootstrapChunk,
     BootstrapReady,
     ExitStatus,
+    Foreground,
     Frame,
     Output,
     Resized,
     TerminalClosed,
+    TerminalState,
     Tombstone,
 )
 
@@ -84,6 +89,8 @@ class Mirror:
         self.exit: ExitStatus | None = None
         self.closed_seen = False
         self.final_seq: int | None = None
+        self.foreground: Foreground | None = None
+        self.foreground_known = False
         self.tombstones = 0
         self.last_output = time.monotonic()
         self.output_frames = 0
@@ -160,6 +167,11 @@ class Mirror:
             self.exit = frame.status
             self.closed_seen = True
             self.final_seq = frame.final_seq
+            self.foreground = None
+            return
+        if isinstance(frame, TerminalState):
+            self.foreground = frame.foreground
+            self.foreground_known = True
             return
         if isinstance(frame, BootstrapBegin):
             if self.state == Mirror.SUBSCRIBING and frame.request_id != self.request_id:
@@ -199,6 +211,11 @@ class Mirror:
                 self.exit = frame.exit
             self.state = Mirror.LIVE
             self.ever_ready = True
+            if self.engine is not None:
+                # Live from here: OSC 133 C/D marks are stamped as they arrive. The
+                # bootstrap's were stamped by the server's checkpoint (phux_t), or
+                # are of unknown time (its journal tail).
+                self.engine.clock = _unix_ms
             return
         if isinstance(frame, Output):
             if self.state != Mirror.LIVE:
@@ -220,3 +237,7 @@ class Mirror:
         for bytes_hook in list(self.bytes_hooks):
             bytes_hook(seq, data)
         self.next_seq = seq + len(data)
+
+
+def _unix_ms() -> int:
+    return time.time_ns() // 1_000_000

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from phux.client.errors import LastNotAvailable, SelectorSyntax, TargetNotFound
 from phux.record import Record, field
-from phux.wire.frames import ExitStatus, TerminalInfo
+from phux.wire.frames import ExitStatus, Foreground, TerminalInfo
 
 KEY_SESSION = "phux.session"
 KEY_WINDOW = "phux.window"
@@ -165,6 +165,9 @@ class Pane(Record):
     next_seq: int = 0
     exit: ExitStatus | None = None
     metadata: Mapping[str, bytes] = field(default_factory=dict)
+    foreground: Foreground | None = None
+    """What holds the PTY as the server read it for this listing (None: exited,
+    unreadable, or a server older than protocol 1.1)."""
 
     @property
     def id(self) -> str:
@@ -197,6 +200,7 @@ class Pane(Record):
             next_seq=info.next_seq,
             exit=info.exit,
             metadata=meta,
+            foreground=info.foreground,
         )
 
     def order_key(self) -> tuple[int, int, int]:

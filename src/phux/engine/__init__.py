@@ -6,10 +6,12 @@ through the names exported here::
 
     t = Terminal(cols=120, rows=40, history=10_000)
     t.feed(pty_bytes)                 # any chunking; never raises
-    t.take_replies()                  # answers to DA1/DA2/DSR, for the caller to route
+    t.take_replies()                  # answers to DA1/DA2/DSR/..., for the caller to route
     t.take_events()                   # TitleChanged, Bell, CwdChanged, PromptStarted,
                                       # CommandStarted, CommandFinished, in order
-    t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v3
+    t.shell_phase, t.pending_input    # from OSC 133 marks: "none"/"prompt"/"continuation"/"running"
+    t.commands                        # [CommandRecord]; t.command_output(rec) -> (text, truncated)
+    t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v4
     t.project_data(...)               # the same as plain data, without msgspec
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
     t.drain_history()                 # (rows, wrapped flags), and forget them
@@ -28,6 +30,7 @@ so ``phux snapshot --json`` can print a projection without them.
 """
 
 from phux.engine._projection import SCHEMA_VERSION
+from phux.engine._shell import CommandRecord
 from phux.engine.events import (
     Bell,
     CommandFinished,
@@ -83,6 +86,7 @@ __all__ = [
     "CellInfo",
     "CellStyle",
     "CommandFinished",
+    "CommandRecord",
     "CommandStarted",
     "Cursor",
     "CwdChanged",

@@ -11,19 +11,19 @@ outlives it is computed, and the stream draws the rest exactly.
 
 "Only scrolls": text of width-1 characters, CR, LF, HT, BEL, SGR, EL and ECH
 (which change cells only) and complete OSC strings (title, working directory,
-OSC 133 marks, hyperlinks), on the main screen, with autowrap on, no scroll
+hyperlinks, colour queries), on the main screen, with autowrap on, no scroll
 region, no insert mode and the plain charset. Anything else (cursor
 addressing, erasing the display, queries whose answers depend on where the
-cursor is, wide or zero-width characters, cut sequences) ends the stretch:
+cursor is, OSC 133 marks, which record where the cursor is, wide or
+zero-width characters, cut sequences) ends the stretch:
 from there the stream takes its exact path (and a long feed tries again
 further on, see ``EngineStream.feed``).
 
 What outlives the skipped text, all computed as drawing it would leave it:
 the cursor's column (wraps, tabs, CR), the rows' count (``scrolled_off`` and
 the rendering counter, via ``EngineScreen.skip_scrolls``), the SGR attributes
-in force (the SGRs from the last one that resets, applied in order with the
-OSC strings, since OSC 133 changes the attributes' mark), and every event
-(title, working directory, marks, bells) in order.
+in force (the SGRs from the last one that resets), and every event and
+answer (title, working directory, bells, colour reports) in order.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ from phux.engine._widths import narrow_class
 if TYPE_CHECKING:
     from phux.engine._stream import EngineStream
 
-# An OSC string the stream would hand to ``osc`` whole, without controls inside.
-_OSC = "\x1b\\]([^\x00-\x1f\x7f-\x9f]*)(?:\x07|\x1b\\\\)"
+# An OSC string the stream would take whole, without controls inside; not OSC
+# 133, whose marks record where the cursor is (phux.engine._shell).
+_OSC = "\x1b\\](?!133)([^\x00-\x1f\x7f-\x9f]*)(\x07|\x1b\\\\)"
 _SGR = "\x1b\\[[0-9;:]*m"
 # SGR, and EL and ECH, which change cells only: a row not drawn need not be erased.
 _CELLS = "\x1b\\[[0-9;:]*[mKX]"
@@ -76,7 +77,7 @@ def _events() -> re.Pattern[str]:
 @cache
 def _state() -> re.Pattern[str]:
     """Runs of SGR, OSC strings and BEL."""
-    return re.compile(f"((?:{_SGR})+)|{_OSC}|\x07")
+    return re.compile(f"((?:{_SGR})+)|{_OSC}|(\x07)")
 
 
 def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tuple[int, int]:
@@ -283,16 +284,16 @@ def _apply_state(stream: EngineStream, data: str, start: int, stop: int, events:
     if data.find("\x1b", start, stop) < 0 and not events:
         return
     reset = _last_reset(data, start, stop)
-    osc = screen.osc
+    osc = stream._osc  # (answers colour queries, then hands the rest to the screen)
     bell = screen.bell
     if reset > start and events:
         for m in _events().finditer(data, start, reset):
             try:
-                payload = m.group(1)
+                payload, end = m.group(1, 2)
                 if payload is None:
                     bell()
                 else:
-                    osc(payload)
+                    osc(payload, end == "\x07")
             except Exception:
                 stream.errors += 1
     sgr = screen.sgr
@@ -306,10 +307,10 @@ def _apply_state(stream: EngineStream, data: str, start: int, stop: int, events:
                 else:
                     _sgr_run(sgr, inner)
             else:
-                payload = m.group(2)
+                payload, end = m.group(2, 3)
                 if payload is None:
                     bell()
                 else:
-                    osc(payload)
+                    osc(payload, end == "\x07")
         except Exception:
             stream.errors += 1

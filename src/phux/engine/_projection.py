@@ -25,11 +25,14 @@ TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = 3
-"""The ScreenState schema version (seed 001, section 4.2)."""
+SCHEMA_VERSION = 4
+"""The ScreenState schema version (seed 001, section 4.2, plus ``styles`` and ``alternate``)."""
+V3 = 3
+"""The previous version, kept for one version: per-cell ``cells`` instead of ``styles``."""
+SCHEMA_VERSIONS = (V3, SCHEMA_VERSION)
 
 Data = dict[str, "Any"]
-StyleCache = dict[tuple[object, ...], tuple["Data | None", "str | None"]]
+StyleCache = dict[tuple[object, ...], tuple["Data | None", "str | None", "Data"]]
 
 _DEFAULT_TAIL = BLANK[1:]
 _DEFAULT_COLOR: Data = {"kind": "default"}
@@ -56,15 +59,16 @@ def screen_data(
     pane: int,
     history: list[str],
     style_cache: StyleCache | None,
+    version: int = SCHEMA_VERSION,
 ) -> Data:
     """ScreenState as builtins; ``history``: the scrollback rows to include;
-    ``style_cache``: the caller's cache of cell styles when cells are wanted, else
-    None (no ``cells`` key)."""
+    ``style_cache``: the caller's cache of styles when styles are wanted, else None;
+    ``version``: 4 gives them as ``styles`` runs, 3 as the per-cell ``cells``."""
     cols, rows = screen.columns, screen.lines
     buffer = screen.buffer
     cursor = screen.cursor
     data: Data = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": version,
         "pane": pane,
         "cols": cols,
         "rows": rows,
@@ -77,10 +81,54 @@ def screen_data(
         "scrollback": history,
     }
     if style_cache is not None:
-        data["cells"] = _cells(screen, style_cache)
+        if version == V3:
+            data["cells"] = _cells(screen, style_cache)
+        else:
+            data["styles"] = _runs(screen, style_cache)
     data["title"] = str(screen.title)
     data["wrapped"] = [y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped]
+    data["alternate"] = bool(screen.alternate)
     return data
+
+
+def _runs(screen: EngineScreen, cache: StyleCache) -> list[Data]:
+    """The viewport's styled text as runs: one per stretch of adjacent cells of one
+    style and mark, default-styled unmarked text left out. A row of red text is one
+    run, not eighty cells of eleven keys each."""
+    cols = screen.columns
+    buffer = screen.buffer
+    out: list[Data] = []
+    for y in range(screen.lines):
+        line = buffer.get(y)
+        if not line:
+            continue
+        run: Data | None = None
+        run_tail: tuple[object, ...] | None = None
+        next_x = -1
+        for x in sorted(line):
+            if x >= cols:
+                break
+            cell = line[x]
+            tail = cell[1:]
+            if run is not None and x == next_x and tail == run_tail:
+                run["width"] += 1
+                run["text"] += cell.data
+                next_x = x + 1
+                continue
+            run = None
+            next_x = x + 1
+            if tail == _DEFAULT_TAIL:
+                continue
+            style, semantic, compact = _cached_style(cache, cell, tail)
+            if style is None and semantic is None:
+                continue  # a tail unlike the default that still projects to it
+            run = {"row": y, "col": x, "width": 1, "text": cell.data}
+            if semantic is not None:
+                run["semantic"] = semantic
+            run["style"] = compact
+            run_tail = tail
+            out.append(run)
+    return out
 
 
 def _cells(screen: EngineScreen, cache: StyleCache) -> list[Data]:
@@ -100,12 +148,7 @@ def _cells(screen: EngineScreen, cache: StyleCache) -> list[Data]:
             tail = cell[1:]
             if tail == _DEFAULT_TAIL:
                 continue
-            hit = cache.get(tail)
-            if hit is None:
-                if len(cache) > _STYLE_CACHE_LIMIT:
-                    cache.clear()
-                hit = cache[tail] = _style_of(cell)
-            style, semantic = hit
+            style, semantic, _ = _cached_style(cache, cell, tail)
             if semantic is not None:
                 out.append(
                     {"col": x, "row": y, "semantic": semantic, "style": style or _DEFAULT_STYLE}
@@ -113,6 +156,20 @@ def _cells(screen: EngineScreen, cache: StyleCache) -> list[Data]:
             elif style is not None:
                 out.append({"col": x, "row": y, "style": style})
     return out
+
+
+def _cached_style(
+    cache: StyleCache, cell: Cell, tail: tuple[object, ...]
+) -> tuple[Data | None, str | None, Data]:
+    """(full style or None when default, OSC 133 mark, only the non-default keys)."""
+    hit = cache.get(tail)
+    if hit is None:
+        if len(cache) > _STYLE_CACHE_LIMIT:
+            cache.clear()
+        style, semantic = _style_of(cell)
+        compact = {k: v for k, v in style.items() if _DEFAULT_STYLE[k] != v} if style else {}
+        hit = cache[tail] = (style, semantic, compact)
+    return hit
 
 
 def _color(name: str, index: int) -> Data:

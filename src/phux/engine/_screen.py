@@ -31,16 +31,9 @@ from phux.engine._pyte import Margins, Savepoint, StaticDefaultDict, pyte
 from phux.engine._pyte import charsets as cs
 from phux.engine._pyte import graphics as g
 from phux.engine._pyte import modes as mo
+from phux.engine._shell import ShellState
 from phux.engine._widths import char_width, narrow_run, wide_run
-from phux.engine.events import (
-    Bell,
-    CommandFinished,
-    CommandStarted,
-    CwdChanged,
-    EngineEvent,
-    PromptStarted,
-    TitleChanged,
-)
+from phux.engine.events import Bell, CwdChanged, EngineEvent, TitleChanged
 
 # Semantic marks carried by every cell (OSC 133).
 SEM_OUTPUT = 0
@@ -54,6 +47,14 @@ BRACKETED_PASTE = 2004 << 5
 FOCUS_EVENTS = 1004 << 5
 SGR_MOUSE = 1006 << 5
 ALT_SCREEN_MODES = (1049, 1047, 47)
+
+MAX_COMBINING = 10
+"""Zero-width characters one cell keeps after its base, counted decomposed (NFD).
+
+Terminals cap them: xterm at its ``combiningChars`` resource (at most 10),
+tmux at 21 bytes of UTF-8 a cell (ten two-byte marks). Further ones are
+dropped: unbounded, each mark NFC-normalised the whole cell again, and
+``a`` with 40,000 of them took minutes to draw."""
 
 if TYPE_CHECKING:
     from typing import NamedTuple
@@ -401,6 +402,7 @@ def _printable_ascii_run() -> re.Pattern[str]:
 
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
+_MARKS = frozenset("ABCD")
 _SGR_CACHE_LIMIT = 8192
 _FILL_CACHE_LIMIT = 64  # at most ~64 rows of cells
 
@@ -441,6 +443,7 @@ class EngineScreen(pyte.Screen):
         self._one_off: Cell | None = None  # the attributes of the last new SGR string
         # {(start, end, cell): {x: cell for x in range(start, end)}}, for EL.
         self._fills: dict[tuple[int, int, Cell], dict[int, Cell]] = {}
+        self.shell = ShellState(self)
         super().__init__(columns, lines)
         self.buffer: defaultdict[int, Line] = self._new_buffer()  # type: ignore[assignment]
 
@@ -482,6 +485,8 @@ class EngineScreen(pyte.Screen):
             self.main_buffer = None
             self.alternate = False
         title, icon_name = getattr(self, "title", ""), getattr(self, "icon_name", "")
+        if self.shell.commands:
+            self.shell.erase(self.scrolled_off, 0)  # (RIS erases the screen)
         super().reset()
         # Like xterm, RIS keeps the window title (stock pyte clears it).
         self.title, self.icon_name = title, icon_name
@@ -775,10 +780,14 @@ class EngineScreen(pyte.Screen):
         if cell.data == "" and x > 0:
             x -= 1
             cell = line[x]
+        data = cell.data
+        # Full: the base and MAX_COMBINING more, decomposed (never shorter than data).
+        if len(data) > MAX_COMBINING or len(unicodedata.normalize("NFD", data)) > MAX_COMBINING:
+            return
         if unicodedata.combining(char):
-            data = unicodedata.normalize("NFC", cell.data + char)
+            data = unicodedata.normalize("NFC", data + char)
         else:
-            data = cell.data + char
+            data += char
         line[x] = cell._replace(data=data)
 
     def repeat_last(self, count: int = 1) -> None:
@@ -1077,6 +1086,12 @@ class EngineScreen(pyte.Screen):
             rows = range(self.lines)
         else:
             return
+        if how != 1 and not self.alternate and self.shell.commands:
+            # Output erased from the main screen is no longer any command's.
+            if how == 0:
+                self.shell.erase(self.scrolled_off + y, self.cursor.x)
+            else:
+                self.shell.erase(self.scrolled_off, 0)
         blank = self._erase_cell()
         buffer = self.buffer
         if blank is self.default_char:
@@ -1358,23 +1373,8 @@ class EngineScreen(pyte.Screen):
 
     def _osc133(self, rest: str) -> None:
         kind, _, args = rest.partition(";")
-        if kind == "A":
-            self.set_semantic(SEM_PROMPT)
-            self.events.append(PromptStarted())
-        elif kind == "B":
-            self.set_semantic(SEM_INPUT)
-        elif kind == "C":
-            self.set_semantic(SEM_OUTPUT)
-            self.events.append(CommandStarted())
-        elif kind == "D":
-            self.set_semantic(SEM_OUTPUT)
-            first = args.split(";", 1)[0]
-            code: int | None
-            try:
-                code = int(first) if first and "=" not in first else None
-            except ValueError:
-                code = None
-            self.events.append(CommandFinished(exit_code=code))
+        if kind in _MARKS:
+            self.shell.mark(kind, args)
 
     # -- size ---------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""ScreenState: the agent-facing projection of one terminal (schema_version 3).
+"""ScreenState: the agent-facing projection of one terminal (schema_version 4).
 
 These msgspec Structs are the one home of the shape: ``msgspec.json.encode``
 produces exactly the seed's field names (001, section 4.2), and the JSON
@@ -7,7 +7,7 @@ plain data first (:mod:`phux.engine._projection`, which matches these Structs
 key for key, tested) and :func:`screen_state` converts it, so that a reader
 which only prints JSON need not import msgspec.
 
-Two backward-compatible keys are added to the seed's shape:
+Keys added to the seed's shape:
 
 * ``title`` (str): the terminal title (OSC 0/2), ``""`` when never set.
 * ``wrapped`` (list[int]): viewport row indexes that are soft-wrapped
@@ -15,8 +15,17 @@ Two backward-compatible keys are added to the seed's shape:
   row ``r - 1`` because the cursor auto-wrapped (row 0 is listed when it
   continues the newest scrollback row).
 
-``cells`` is absent (not ``null``) when not requested; every other key is
-always present.
+* ``alternate`` (bool, since 4): the program is on the alternate screen (a
+  TUI such as vim or less). ``scrollback`` is then empty: history belongs to
+  the main screen and is not mixed with the alternate screen's rows.
+* ``styles`` (since 4, with ``--cells``): the viewport's styled text as runs,
+  ``{row, col, width, text, semantic?, style}`` per stretch of adjacent cells of
+  one style, ``style`` holding only what differs from the default. It replaces
+  version 3's per-cell ``cells``, which is still produced for one version on
+  request (``schema_version`` 3; every other key is the same).
+
+``styles`` and ``cells`` are absent (not ``null``) when not requested; every
+other key is always present.
 """
 
 from __future__ import annotations
@@ -77,6 +86,21 @@ class CellInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     style: CellStyle
 
 
+class SpanStyle(CellStyle, frozen=True, kw_only=True, omit_defaults=True):
+    """A run's style: CellStyle's fields, written only where they differ from the default."""
+
+
+class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Adjacent cells of one row with one style and OSC 133 mark; ``width`` in cells."""
+
+    row: int
+    col: int
+    width: int
+    text: str
+    semantic: Literal["prompt", "input"] | None = None
+    style: SpanStyle
+
+
 class Cursor(msgspec.Struct, frozen=True, kw_only=True):
     """Viewport-relative, zero-based cursor position."""
 
@@ -86,10 +110,11 @@ class Cursor(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The seed's ScreenState, schema_version 3, plus ``title`` and ``wrapped``.
+    """The seed's ScreenState, schema_version 4, plus ``title``, ``wrapped``,
+    ``alternate`` and ``styles`` (version 3: ``cells`` instead of ``styles``).
 
-    Every field but ``cells`` is required so that ``omit_defaults`` only ever
-    drops ``cells`` (when it is ``None``).
+    Every field but ``cells`` and ``styles`` is required so that
+    ``omit_defaults`` only ever drops those two (when they are ``None``).
     """
 
     schema_version: int
@@ -100,8 +125,10 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     lines: list[str]
     scrollback: list[str]
     cells: list[CellInfo] | None = None
+    styles: list[StyleRun] | None = None
     title: str
     wrapped: list[int]
+    alternate: bool
 
 
 def screen_state(data: Data) -> ScreenState:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
 
-from phux.engine._projection import Data, StyleCache, screen_data
+from phux.engine._projection import SCHEMA_VERSION, SCHEMA_VERSIONS, Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
 from phux.engine._screen import (
     BRACKETED_PASTE,
@@ -14,6 +15,7 @@ from phux.engine._screen import (
     SGR_MOUSE,
     EngineScreen,
 )
+from phux.engine._shell import CommandRecord
 from phux.engine._stream import EngineStream
 
 TYPE_CHECKING = False  # not typing's: see _projection (msgspec stays off a plain snapshot)
@@ -44,14 +46,22 @@ class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect)
 class Terminal:
     """One emulated terminal: ``feed`` bytes in any chunking, ``project`` what you need.
 
-    Replies to terminal queries (DA1, DA2, DSR 5/6) are collected for the
-    caller (``take_replies``); the engine never writes anywhere itself.
+    Replies to terminal queries (DA1, DA2, DSR 5/6 and the rest of spec/L1.md
+    §5.2) are collected for the caller (``take_replies``); the engine never
+    writes anywhere itself.
     """
 
-    def __init__(self, cols: int = 80, rows: int = 24, history: int = 10_000) -> None:
+    def __init__(
+        self,
+        cols: int = 80,
+        rows: int = 24,
+        history: int = 10_000,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         if cols < 1 or rows < 1:
             raise ValueError(f"terminal size must be positive, got {cols}x{rows}")
         self.screen = EngineScreen(cols, rows, history=history)
+        self.screen.shell.clock = clock
         self.stream = EngineStream(self.screen)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._generation = 0
@@ -73,6 +83,13 @@ class Terminal:
             self.stream.feed(text)
         except Exception:  # pragma: no cover - defensive: the stream already catches
             self.stream.errors += 1
+
+    def unparsed(self) -> bytes:
+        """The bytes fed but not acted on yet: a sequence, a string or a UTF-8
+        character cut by the end of the last chunk (a checkpoint ends with them)."""
+        text = self.stream.unparsed()
+        held: bytes = self._decoder.getstate()[0]
+        return (text.encode("utf-8", "surrogatepass") if text else b"") + held
 
     def resize(self, cols: int, rows: int) -> None:
         if cols < 1 or rows < 1:
@@ -106,6 +123,41 @@ class Terminal:
     @property
     def alternate(self) -> bool:
         return self.screen.alternate
+
+    @property
+    def clock(self) -> Callable[[], int] | None:
+        """Unix ms for stamping OSC 133 C and D marks (None: marks carry no time
+        unless they have a ``phux_t``). Settable, e.g. once a replay is live."""
+        return self.screen.shell.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], int] | None) -> None:
+        self.screen.shell.clock = clock
+
+    @property
+    def shell_phase(self) -> str:
+        """From the OSC 133 marks: ``"none"`` (none seen yet), ``"prompt"`` (a
+        primary prompt or a finished command, no C since), ``"continuation"``
+        (the last prompt was a continuation prompt, ``A;k=s``) or ``"running"``
+        (a C after the last prompt, no D yet)."""
+        return self.screen.shell.phase
+
+    @property
+    def pending_input(self) -> str:
+        """At a prompt, what is typed after its B mark (to the end of that logical
+        line, right-stripped); "" otherwise."""
+        return self.screen.shell.pending_input()
+
+    @property
+    def commands(self) -> list[CommandRecord]:
+        """The commands seen (oldest first; the last may still be running), without
+        those whose rows all left the history. A fresh list."""
+        return list(self.screen.shell.live())
+
+    def command_output(self, rec: CommandRecord) -> tuple[str, bool]:
+        """``rec``'s output: the rendered logical lines of its range joined by
+        newlines (right-stripped), and whether some of its rows left the history."""
+        return self.screen.shell.output(rec)
 
     @property
     def generation(self) -> int:
@@ -157,7 +209,9 @@ class Terminal:
     # -- projection ------------------------------------------------------------------
 
     def _history_rows(self, scrollback: int | None) -> list[str]:
-        if scrollback is None:
+        # History is the main screen's: above an alternate screen it would mix two
+        # screens' rows (the alternate screen has none of its own, as in tmux).
+        if scrollback is None or self.screen.alternate:
             return []
         if scrollback < 0:
             raise ValueError("scrollback must be None, 0 (all) or a positive row count")
@@ -178,23 +232,41 @@ class Terminal:
         return rows, wrapped
 
     def project(
-        self, pane: int = 0, scrollback: int | None = None, cells: bool = False
+        self,
+        pane: int = 0,
+        scrollback: int | None = None,
+        cells: bool = False,
+        version: int | None = None,
     ) -> ScreenState:
-        """The seed's ScreenState. ``scrollback``: None none, 0 all, N most-recent N rows."""
+        """The seed's ScreenState. ``scrollback``: None none, 0 all, N most-recent N rows;
+        ``cells``: add the styles (runs; per cell with ``version`` 3)."""
         from phux.engine.screen_state import screen_state  # msgspec, on first use
 
-        return screen_state(self.project_data(pane, scrollback, cells))
+        return screen_state(self.project_data(pane, scrollback, cells, version))
 
     def project_data(
-        self, pane: int = 0, scrollback: int | None = None, cells: bool = False
+        self,
+        pane: int = 0,
+        scrollback: int | None = None,
+        cells: bool = False,
+        version: int | None = None,
     ) -> Data:
         """What :meth:`project` returns, as ``msgspec.to_builtins`` would make it
-        (key order included), built without importing msgspec; read-only."""
+        (key order included), built without importing msgspec; read-only.
+        ``version``: None the current ScreenState shape, or one of SCHEMA_VERSIONS."""
+        if version is None:
+            version = SCHEMA_VERSION
+        elif version not in SCHEMA_VERSIONS:
+            raise ValueError(
+                f"ScreenState schema_version {version} is not served (only "
+                f"{' or '.join(map(str, SCHEMA_VERSIONS))})"
+            )
         return screen_data(
             self.screen,
             pane=pane,
             history=self._history_rows(scrollback),
             style_cache=self._style_cache if cells else None,
+            version=version,
         )
 
     def drain_history(self) -> tuple[list[str], list[bool]]:

@@ -1,4 +1,4 @@
-"""The six phux tools: argument checking, one client call each, JSON rendering.
+"""The phux tools: argument checking, one client call each, JSON rendering.
 
 Each tool is a thin wrapper over the :class:`phux.client.Client` method the
 matching CLI verb uses; the only shape of its own is the MCP one the seed
@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -64,6 +64,7 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 
 class _Args(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     socket: str | None = None
+    host: str | None = None
 
 
 class LsArgs(_Args):
@@ -74,6 +75,7 @@ class SnapshotArgs(_Args):
     target: str | None = None
     scrollback: NonNegInt | None = None
     cells: bool = False
+    schema_version: Literal[3, 4] | None = None
 
 
 class SendKeysArgs(_Args):
@@ -94,10 +96,16 @@ class WaitArgs(_Args):
     timeout_secs: Timeout | None = None
 
 
+class HistoryArgs(_Args):
+    target: str
+    last: NonNegInt | None = None
+
+
 class NewArgs(_Args):
     name: Annotated[str, msgspec.Meta(min_length=1)]
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    shell_integration: bool = True
 
 
 class BadArguments(Exception):
@@ -127,6 +135,13 @@ def _default_factory(path: str, keep_warm: int) -> Client:
     return Client(path, keep_warm=keep_warm, client_name="phux-mcp")
 
 
+def _remote_client(host: str, socket: str | None, keep_warm: int) -> Client:
+    """A client of the server on ``host``, over ssh (kept warm like a local one)."""
+    from phux.client import Client
+
+    return Client(socket, keep_warm=keep_warm, client_name="phux-mcp", host=host)
+
+
 class ClientPool:
     """One warm :class:`Client` per distinct socket, for the adapter's life.
 
@@ -150,16 +165,28 @@ class ClientPool:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
     @contextmanager
-    def client(self, socket: str | None) -> Iterator[tuple[Client, bool]]:
-        """Yield ``(client, reused)``; reused means the client served an earlier call."""
-        path = resolve_socket_path(socket)
+    def client(self, socket: str | None, host: str | None = None) -> Iterator[tuple[Client, bool]]:
+        """Yield ``(client, reused)``; reused means the client served an earlier call.
+        ``host``: the server on that machine, over ssh (``socket`` is then its socket)."""
+        if host is None:
+            path = resolve_socket_path(socket)
+
+            def make(keep_warm: int) -> Client:
+                return self._factory(path, keep_warm)
+
+        else:
+            path = f"ssh://{host}" + (f"?socket={socket}" if socket else "")
+
+            def make(keep_warm: int) -> Client:
+                return _remote_client(host, socket, keep_warm)
+
         evicted: list[Client] = []
         with self._lock:
             entry = self._entries.get(path)
             oneshot = entry is not None and entry.busy
             reused = entry is not None and not oneshot
             if entry is None:
-                entry = _Entry(self._factory(path, self._keep_warm))
+                entry = _Entry(make(self._keep_warm))
                 self._entries[path] = entry
                 evicted = self._evict(keep=path)
             if not oneshot:
@@ -176,10 +203,10 @@ class ClientPool:
                 entry.client.drain()
             except PhuxError:
                 _close(entry.client)
-                entry.client = self._factory(path, self._keep_warm)
+                entry.client = make(self._keep_warm)
                 reused = False
         if oneshot:  # a parallel call on this socket: a cold client of its own
-            client = self._factory(path, 0)
+            client = make(0)
             try:
                 yield client, False
             finally:
@@ -252,6 +279,11 @@ _SOCKET_PROP = {
     "description": "Server socket path. Default: $PHUX_SOCKET, then "
     "$XDG_RUNTIME_DIR/phux/phux.sock, then /tmp/phux-$UID/phux.sock.",
 }
+_HOST_PROP = {
+    "type": "string",
+    "description": "Drive the phux server on this machine ([USER@]HOST) over ssh; a target "
+    "may say HOST/selector instead. Default: this machine.",
+}
 _LONG_WAITS = (
     "MCP clients commonly abandon a request after about 60 s, so keep timeout_secs at 50 or "
     "less and, while the outcome is timed_out, call again: state persists between calls."
@@ -261,7 +293,7 @@ _LONG_WAITS = (
 def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {**properties, "socket": _SOCKET_PROP},
+        "properties": {**properties, "socket": _SOCKET_PROP, "host": _HOST_PROP},
         "additionalProperties": False,
     }
     if required:
@@ -293,10 +325,16 @@ class PhuxTools:
         except BadArguments as exc:
             return ToolResult(f"invalid arguments: {exc}", True)
         socket = getattr(args, "socket", None)
+        host = getattr(args, "host", None)
+        target = getattr(args, "target", None)
+        if isinstance(target, str) and "/" in target:
+            # HOST/selector: a pane on another machine (one adapter drives many).
+            host, _, rest = target.partition("/")
+            args.target = rest or None  # type: ignore[attr-defined]
         try:
             for attempt in (1, 2):
                 try:
-                    with self.pool.client(socket) as (client, reused):
+                    with self.pool.client(socket, host) as (client, reused):
                         return _render(work(client, args))
                 except ConnectionLost:
                     # A warm client's connection to a server that has since
@@ -326,6 +364,7 @@ class PhuxTools:
                 args.target,
                 scrollback=args.scrollback,
                 cells=args.cells,
+                version=args.schema_version,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -369,12 +408,21 @@ class PhuxTools:
 
         return self._invoke(WaitArgs, arguments, work, retry_stale=True)
 
+    def history(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: HistoryArgs) -> Any:
+            return client.history(
+                args.target, last=args.last, deadline=Deadline.after(CALL_DEADLINE)
+            )
+
+        return self._invoke(HistoryArgs, arguments, work, retry_stale=True)
+
     def new(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: NewArgs) -> Any:
             return client.new(
                 args.name,
                 cwd=args.cwd,
                 command=args.command,
+                shell_integration=args.shell_integration,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -390,13 +438,14 @@ class PhuxTools:
             Tool("phux_run", RUN_DOC, RUN_SCHEMA, self.run),
             Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
             Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
+            Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
         ]
         if read_only:
             tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
         return tools
 
 
-READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait"})
+READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait", "phux_history"})
 
 
 def _render(value: Any) -> ToolResult:
@@ -413,12 +462,15 @@ LS_DOC = (
 )
 
 SNAPSHOT_DOC = (
-    "Read a pane's screen as structured data (ScreenState: schema_version, pane, cols, rows, "
-    "cursor, lines, scrollback, title, and cells when asked). Side-effect-free: never attaches "
-    "or resizes. target is optional (default: the last/focused session). scrollback: absent = "
-    "viewport only, 0 = all retained history, N = the newest N history rows. cells=true adds "
-    "the sparse per-cell styles and OSC 133 marks. Repeated snapshots of a pane are served "
-    "from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+    "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
+    "cursor, lines, scrollback, title, wrapped, alternate, and styles when asked). "
+    "Side-effect-free: never attaches or resizes. target is optional (default: the last used "
+    "session). scrollback: absent = viewport only, 0 = all retained history, N = the newest N "
+    "history rows; empty while alternate is true (a full-screen program: history belongs to "
+    "the main screen). cells=true adds `styles`: runs of styled text {row, col, width, text, "
+    "semantic?, style} with only the non-default SGR flags and colours (schema_version=3 gives "
+    "the old per-cell `cells` instead, for one version). Repeated snapshots of a pane are "
+    "served from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
 )
 SNAPSHOT_SCHEMA = _schema(
     {
@@ -431,7 +483,12 @@ SNAPSHOT_SCHEMA = _schema(
         "cells": {
             "type": "boolean",
             "default": False,
-            "description": "Include per-cell styles and OSC 133 marks.",
+            "description": "Include the styled text runs and OSC 133 marks (`styles`).",
+        },
+        "schema_version": {
+            "type": "integer",
+            "enum": [3, 4],
+            "description": "3: the previous shape, per-cell `cells` (kept for one version).",
         },
     }
 )
@@ -513,10 +570,33 @@ WAIT_SCHEMA = _schema(
     }
 )
 
+HISTORY_DOC = (
+    "List the commands a pane's shell ran, oldest first, rebuilt from the pane's own output "
+    "(the OSC 133 marks of the shell integration phux injects into bash, zsh, fish and sh): "
+    "commands typed by agents and by a person attached alike, as far back as the pane's "
+    'history reaches. Returns {"schema_version": 1, "pane": "@N", "commands": [{"command", '
+    '"cwd", "exit_code", "started_ms", "duration_ms", "running", "output", "truncated"}]}; '
+    "exit_code/started_ms/duration_ms are null when unknown, truncated when the start of the "
+    "output left the history. last = only the newest N commands. Side-effect-free; returns "
+    "at once (at most 30 s). " + _TARGET_GRAMMAR
+)
+HISTORY_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "last": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Only the newest N commands (default: all).",
+        },
+    },
+    ["target"],
+)
+
 NEW_DOC = (
     "Create a named session on the running server without attaching (does not start a "
     "server: with none running it fails). command is the seed pane's argv (default: the "
-    "server's shell); cwd its working directory. A name already in use is rejected. Returns "
+    "server's shell); cwd its working directory. A shell gets phux's invisible prompt and "
+    "command marks unless shell_integration is false. A name already in use is rejected. Returns "
     '{"session": NAME, "terminal_id": N}; target the pane as NAME or @N. Returns at once '
     "(at most 30 s)."
 )
@@ -529,6 +609,11 @@ NEW_SCHEMA = _schema(
             "description": "argv of the seed pane; omit or [] for the default shell.",
         },
         "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+        "shell_integration": {
+            "type": "boolean",
+            "description": "false: start a shell without phux's prompt/command marks "
+            "(default true).",
+        },
     },
     ["name"],
 )

@@ -54,5 +54,15 @@ class ServerConfig:
     max_control_backlog: int = 64 * MiB
     """Queued non-output frames for a connection that does not read before it is dropped."""
     exit_after_idle_s: float | None = None
+    shell_integration: bool = field(
+        default_factory=lambda: os.environ.get("PHUX_SHELL_INTEGRATION") != "0"
+    )
+    """Whether shells a SPAWN starts get shell integration unless the SPAWN opts out
+    (``$PHUX_SHELL_INTEGRATION=0`` turns the default off; spec/shell-integration.md)."""
+    foreground_poll_s: float = 0.2
+    """While someone follows a terminal's state (TERMINAL_STATE), its foreground is also
+    checked this often: a program starting or a tty mode changing may print nothing."""
+    foreground_gap_s: float = 0.01
+    """Output and input trigger a foreground check at most once per this interval."""
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""

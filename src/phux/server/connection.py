@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import struct
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +66,8 @@ from phux.wire.frames import (
     SubscribeEvents,
     Unsubscribe,
 )
+from phux.wire.framing import CLIENT_TYPES
+from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 RECEIVE_BYTES = 256 * 1024
 SEND_BATCH_BYTES = 256 * 1024
@@ -71,6 +75,22 @@ FLUSH_TIMEOUT_S = 2.0
 """How long a closing connection may take to receive its last frames."""
 
 _CLIENT_TYPES = frozenset(CLIENT_FRAMES)
+
+PEER_CHECK_S = 0.05
+"""While a connection's input backlog is full its frames are not read, so its EOF
+is not seen either: how often to look whether the peer hung up meanwhile."""
+
+
+def _peer_hung_up(sock: trio.socket.SocketType) -> bool:
+    """Whether the peer closed its end, even with unread data still queued (Linux)."""
+    rdhup = getattr(select, "POLLRDHUP", 0)
+    poller = select.poll()
+    poller.register(sock.fileno(), rdhup | select.POLLHUP | select.POLLERR)
+    try:
+        events = poller.poll(0)
+    except OSError:
+        return True
+    return any(mask & (rdhup | select.POLLHUP | select.POLLERR) for _, mask in events)
 
 
 def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
@@ -101,7 +121,11 @@ class ClientConnection:
         self.meta_subs: dict[int, MetaSubscription] = {}
         self.wants_events = False
         self.pending_input = 0
+        self.input_terminals: weakref.WeakSet[Terminal] = weakref.WeakSet()
+        """Terminals this connection sent INPUT to: its queued input is dropped on close
+        (weak: a long-lived connection must not keep forgotten terminals alive)."""
         self._input_room = trio.Event()
+        self._awaited: set[Terminal] = set()
         self._reading = True
         self._cancel: trio.CancelScope | None = None
         self.peer = "?"
@@ -190,6 +214,9 @@ class ClientConnection:
 
     def _cleanup(self) -> None:
         state = self.state
+        for term in list(self.input_terminals):
+            term.drop_input(self)
+        self.input_terminals.clear()
         for sub in self.subs.values():
             if sub in sub.terminal.subscribers:
                 sub.terminal.subscribers.remove(sub)
@@ -226,11 +253,14 @@ class ClientConnection:
         self.abort()
 
     async def _receive_loop(self) -> None:
-        reader = FrameReader(MAX_FRAME)
+        reader = FrameReader(MAX_FRAME, peer_types=CLIENT_TYPES)
         while self._reading:
-            while self.pending_input > self.config.max_input_backlog and self._reading:
+            while self._input_backlog_full() and self._reading:
                 self._input_room = trio.Event()
-                await self._input_room.wait()
+                with trio.move_on_after(PEER_CHECK_S):
+                    await self._input_room.wait()
+                if _peer_hung_up(self.stream.socket):
+                    return  # its queued input is dropped: nobody waits for it any more
             try:
                 data = await self.stream.receive_some(RECEIVE_BYTES)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -243,6 +273,10 @@ class ClientConnection:
                     frame = reader.next_frame()
                 except WireError as exc:
                     if exc.recoverable:
+                        refusal = self.handshake.check_bad_frame(exc)
+                        if refusal is not None:
+                            self._refuse(refusal)
+                            return
                         self.outbox.push(Error(code=exc.code, message=str(exc)))
                         continue
                     log.info("protocol error from %s: %s", self.peer, exc)
@@ -258,20 +292,14 @@ class ClientConnection:
     def _handle(self, frame: Frame) -> None:
         refusal = self.handshake.check(frame)
         if refusal is not None:
-            self.outbox.push(refusal)
-            if self.handshake.fatal:
-                self.outbox.push_close()
-                self._reading = False
+            self._refuse(refusal)
             return
-        handler = self._handlers.get(type(frame))
+        # The reader lets only client-originated types through, and each has a handler.
+        handler = self._handlers[type(frame)]
         request_id = getattr(frame, "request_id", None)
-        if handler is None:
-            self.outbox.push(
-                Error(
-                    code=ErrorCode.UNKNOWN_MESSAGE_TYPE,
-                    message=f"{type(frame).__name__} (0x{frame.TYPE:02X}) is sent by servers only",
-                )
-            )
+        if request_id == 0:
+            # 0 is BOOTSTRAP_BEGIN's "nobody asked" (spec/proto.md §5).
+            self.reply_error(0, ErrorCode.INVALID_COMMAND, "request id 0 is reserved")
             return
         try:
             handler(frame)
@@ -280,6 +308,18 @@ class ClientConnection:
         except Exception as exc:
             log.exception("internal error handling %s from %s", type(frame).__name__, self.peer)
             self.reply_error(request_id, ErrorCode.INTERNAL_ERROR, f"internal error: {exc}")
+
+    def _refuse(self, refusal: Error) -> None:
+        """Answer a handshake violation; a fatal one also closes the connection."""
+        self.outbox.push(refusal)
+        if self.handshake.fatal:
+            self.outbox.push_close()
+            self._reading = False
+
+    @property
+    def minor(self) -> int:
+        """The protocol minor the client spoke in HELLO: nothing newer is sent to it."""
+        return self.handshake.minor
 
     def reply_error(self, request_id: int | None, code: ErrorCode, message: str) -> None:
         self.outbox.push(Error(code=code, message=message, request_id=request_id))
@@ -292,6 +332,28 @@ class ClientConnection:
             self.outbox.push(Ok(request_id=request_id))
         else:
             self.reply_error(request_id, ErrorCode.TERMINAL_EXITED, exited)
+
+    def _input_backlog_full(self) -> bool:
+        limit = self.config.max_input_backlog
+        if self._awaited:
+            # A terminal waits for this connection's next piece of a unit: read on
+            # (to twice the limit), or a unit could wait on input stuck behind another.
+            limit *= 2
+        return self.pending_input > limit
+
+    def awaiting_unit(self, term: Terminal, waiting: bool) -> None:
+        """``term`` is (or no longer is) waiting for this connection's next piece."""
+        if waiting:
+            self._awaited.add(term)
+            self._input_room.set()
+        else:
+            self._awaited.discard(term)
+
+    def input_cancelled(self, request_id: int, size: int, message: str) -> None:
+        """An INPUT was discarded unwritten (or part-written): an urgent INPUT came first."""
+        self.pending_input -= size
+        self._input_room.set()
+        self.reply_error(request_id, ErrorCode.INPUT_CANCELLED, message)
 
     def _overflowed(self) -> None:
         log.warning(
@@ -340,7 +402,8 @@ class ClientConnection:
     def _input(self, frame: Input) -> None:
         term = self.state.get_alive(frame.terminal)
         self.pending_input += len(frame.data)
-        term.queue_input(self, frame.request_id, frame.data)
+        self.input_terminals.add(term)
+        term.queue_input(self, frame.request_id, frame.data, more=frame.more, urgent=frame.urgent)
 
     def _resize(self, frame: Resize) -> None:
         term = self.state.get_alive(frame.terminal)
@@ -381,7 +444,10 @@ class ClientConnection:
             check_size(frame.cols, frame.rows)
             if term.alive:
                 term.resize(frame.cols, frame.rows)
-        sub = Subscription(self.outbox, term, role)
+        wants_state = self.minor >= MINOR_TERMINAL_STATE
+        if wants_state:
+            term.baseline_foreground()
+        sub = Subscription(self.outbox, term, role, wants_state=wants_state)
         term.subscribers.append(sub)
         self.subs[term.id] = sub
         self.outbox.push_bootstrap(sub, frame.request_id)
@@ -398,6 +464,9 @@ class ClientConnection:
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _subscribe_events(self, frame: SubscribeEvents) -> None:
+        if not self.wants_events and self.minor >= MINOR_TERMINAL_STATE:
+            for term in self.state.terminals.values():
+                term.baseline_foreground()
         self.wants_events = True
         self.outbox.push(Ok(request_id=frame.request_id))
 

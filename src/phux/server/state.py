@@ -8,6 +8,7 @@ multi-terminal kill rely on exactly that.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Sequence
@@ -15,14 +16,17 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from phux.runtime_paths import run_lock_path
 from phux.server.config import ServerConfig
 from phux.server.log import log
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
 from phux.server.replica import ReplicaHost
+from phux.server.shell_integration import VARIABLE, inject, wanted
 from phux.server.terminal import Terminal
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
+from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 if TYPE_CHECKING:
     from phux.server.connection import ClientConnection
@@ -111,10 +115,13 @@ class ServerState:
         env["TERM"] = "xterm-256color"
         env["PHUX_SOCKET"] = str(self.config.socket_path)
         env["PHUX_TERMINAL"] = str(tid)
-        for var in req.env:
-            env[var.name] = var.value
+        overrides = {var.name: var.value for var in req.env}
+        env.update(overrides)
+        # The variable is the server's knob, not the program's.
+        env.pop(VARIABLE, None)
+        start = inject(argv, env) if wanted(overrides, self.config.shell_integration) else argv
         try:
-            process = spawn_on_pty(argv, req.cwd, env, req.cols, req.rows)
+            process = spawn_on_pty(start, req.cwd, env, req.cols, req.rows)
         except OSError as exc:
             message = describe_spawn_error(argv, req.cwd, exc)
             log.info("spawn failed: %s", message)
@@ -122,7 +129,17 @@ class ServerState:
         except (ValueError, TypeError) as exc:  # e.g. NUL in an argument
             raise RequestError(ErrorCode.SPAWN_FAILED, f"cannot start {argv[0]!r}: {exc}") from None
         self._next_id += 1
-        term = Terminal(tid, process, self.config, req.cols, req.rows, metadata, self._closed)
+        term = Terminal(
+            tid,
+            process,
+            self.config,
+            req.cols,
+            req.rows,
+            metadata,
+            self._closed,
+            on_state=self._state_changed,
+            interested=self._state_followed,
+        )
         self.terminals[tid] = term
         self.replicas.add(term)
         self.nursery.start_soon(term.run, name=f"terminal-{tid}")
@@ -166,6 +183,8 @@ class ServerState:
     def _closed(self, term: Terminal) -> None:
         """A terminal's process was reaped and its output drained."""
         log.info("terminal %d closed: %r", term.id, term.exit_status)
+        with contextlib.suppress(OSError):  # `run` locks of a closed terminal are moot
+            os.unlink(run_lock_path(self.config.socket_path, term.id))
         dropped = term.metadata
         term.metadata = {}
         for key in sorted(dropped):
@@ -177,6 +196,31 @@ class ServerState:
                 conn.outbox.push_encoded(closed)
         self.nursery.start_soon(self._forget_later, term)
         self.touch()
+
+    # ------------------------------------------------------------ foreground state
+
+    def state_listeners(self) -> list[ClientConnection]:
+        """Connections that follow every terminal's state (events, and a minor that has it)."""
+        return [
+            conn
+            for conn in self.connections
+            if conn.wants_events and conn.minor >= MINOR_TERMINAL_STATE
+        ]
+
+    def _state_followed(self, term: Terminal) -> bool:
+        return any(sub.wants_state for sub in term.subscribers) or bool(self.state_listeners())
+
+    def _state_changed(self, term: Terminal, encoded: bytes) -> None:
+        """TERMINAL_STATE to the terminal's subscribers, ordered with its output, and to
+        events subscribers that do not follow the terminal (once per connection)."""
+        subscribed = set()
+        for sub in term.subscribers:
+            if sub.wants_state:
+                sub.push_frame(encoded)
+                subscribed.add(sub.outbox)
+        for conn in self.state_listeners():
+            if conn.outbox not in subscribed:
+                conn.outbox.push_encoded(encoded)
 
     async def _forget_later(self, term: Terminal) -> None:
         await trio.sleep(self.config.retention_s)
@@ -204,6 +248,7 @@ class ServerState:
                     next_seq=term.journal.next_seq,
                     created_ms=term.created_ms,
                     metadata=entries(term.metadata),
+                    foreground=term.foreground(),
                 )
             )
         return TerminalList(

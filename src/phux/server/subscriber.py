@@ -81,13 +81,16 @@ class Subscription:
     queued: int = 0
     sent_seq: int = 0
     """Seq after the last output handed to the socket."""
+    wants_state: bool = False
+    """The client's minor has TERMINAL_STATE: it gets the terminal's state changes."""
 
     def push_output(self, chunk: Chunk) -> None:
         if self.state is SubState.LIVE:
             self.outbox.push_output(self, chunk)
 
     def push_frame(self, encoded: bytes) -> None:
-        """A frame ordered with this subscription's output (RESIZED, TERMINAL_CLOSED)."""
+        """A frame ordered with this subscription's output (RESIZED, TERMINAL_CLOSED,
+        TERMINAL_STATE)."""
         if self.state is SubState.LIVE:
             self.outbox.push_sub_frame(self, encoded)
 

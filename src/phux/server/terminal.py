@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
 from phux.server.journal import Bootstrap, Chunk, Journal, SizeChange
 from phux.server.log import log
@@ -24,11 +25,14 @@ from phux.wire import encode_frame
 from phux.wire.frames import (
     Exited,
     ExitStatus,
+    Foreground,
     Resized,
     Role,
     Signaled,
     TerminalClosed,
+    TerminalState,
 )
+from phux.wire.handshake import MINOR_INPUT_UNITS
 
 if TYPE_CHECKING:
     from phux.server.connection import ClientConnection
@@ -40,8 +44,16 @@ A hook must not block or parse on the loop: hand the bytes to a worker.
 """
 ResizeHook = Callable[["Terminal", SizeChange], None]
 CloseHook = Callable[["Terminal"], None]
+StateHook = Callable[["Terminal", bytes], None]
+"""Called with an encoded TERMINAL_STATE when the foreground changed (ServerState delivers it)."""
+InterestCheck = Callable[["Terminal"], bool]
+"""Whether anyone follows the terminal's state, so that it is worth watching."""
+
+_FOLLOW_UP_S = 0.02
+"""After a change, look again this soon: a forked child runs the shell's code until it execs."""
 
 _WRITE_SLICE = 64 * 1024
+"""Input is written in slices of at most this; a cancelled INPUT stops between two."""
 
 
 @dataclass(slots=True)
@@ -50,6 +62,10 @@ class PendingInput:
     conn: ClientConnection | None
     """None: the server's own answer to a terminal query."""
     request_id: int
+    more: bool = False
+    """Not the last piece of its connection's input unit."""
+    cancelled: bool = False
+    """Set while being written: stop between slices (its sender was answered or is gone)."""
 
 
 class Terminal:
@@ -62,6 +78,8 @@ class Terminal:
         rows: int,
         metadata: dict[str, bytes],
         on_closed: Callable[[Terminal], None],
+        on_state: StateHook | None = None,
+        interested: InterestCheck | None = None,
     ) -> None:
         self.id = tid
         self.process = process
@@ -82,8 +100,22 @@ class Terminal:
         self._on_closed = on_closed
         self._inputs: deque[PendingInput] = deque()
         self._input_wake = trio.Event()
+        self._writing: PendingInput | None = None
+        self._holder: ClientConnection | None = None
+        """The connection whose unit is being written: only its input goes next."""
+        self._cancelled_units: set[ClientConnection] = set()
+        """Connections whose unit an urgent INPUT cut: its later pieces are refused."""
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
+        self._on_state = on_state
+        self._interested = interested
+        self._fg_key: fgread.Key | None = None
+        """The foreground last seen (what the next TERMINAL_STATE is judged against)."""
+        self._fg_record: Foreground | None = None
+        """The record of ``_fg_key`` once built: a listing reuses its argv while the key holds."""
+        self._fg_armed = False
+        """The watcher is following the state: output and input wake it."""
+        self._fg_wake = trio.Event()
 
     # ------------------------------------------------------------ observers
 
@@ -122,6 +154,8 @@ class Terminal:
                     nursery.start_soon(self._reader)
                     nursery.start_soon(self._writer)
                     nursery.start_soon(self._reaper)
+                    if self._on_state is not None:
+                        nursery.start_soon(self._foreground_watcher)
         except Exception:
             log.exception("terminal %d failed", self.id)
         finally:
@@ -172,6 +206,8 @@ class Terminal:
                 self.output_hooks.remove(hook)
         for sub in self.subscribers:
             sub.push_output(chunk)
+        if self._fg_armed:
+            self._fg_wake.set()
 
     async def _reaper(self) -> None:
         pidfd = os.pidfd_open(self.pid)
@@ -198,8 +234,13 @@ class Terminal:
             return
         self.exit_status = status
         self.final_seq = self.journal.next_seq
-        while self._inputs:
-            item = self._inputs.popleft()
+        pending = list(self._inputs)
+        self._inputs.clear()
+        current = self._writing
+        if current is not None and not current.cancelled:  # a cancelled one was answered
+            current.cancelled = True
+            pending.insert(0, current)
+        for item in pending:
             if item.conn is not None:
                 item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
         for close_hook in list(self.close_hooks):
@@ -274,6 +315,78 @@ class Terminal:
             sub.push_frame(encoded)
         return True
 
+    # ------------------------------------------------------------ foreground
+
+    def foreground(self) -> Foreground | None:
+        """The foreground now (LIST_TERMINALS); also reported as a change if it is one."""
+        if self.exit_status is not None or self.killed:
+            return None
+        found = fgread.read_key(self.master_fd, self.pid)
+        if found is None:
+            self._observe(None)
+            return None
+        key, pid = found
+        if key == self._fg_key and self._fg_record is not None:
+            return self._fg_record  # the key is fresh; argv is not read again for it
+        record = fgread.build(key, pid)
+        if not self._observe(key, record):
+            self._fg_record = record
+        return record
+
+    def check_foreground(self) -> bool:
+        """Read the foreground; report it when it changed. Returns whether it did."""
+        if self.exit_status is not None or self.killed:
+            return False  # closed to observers: TERMINAL_CLOSED is the last word
+        found = fgread.read_key(self.master_fd, self.pid)
+        if found is None:
+            return self._observe(None)
+        key, pid = found
+        if key == self._fg_key:
+            return False  # argv is read only for a change: the common check is 2 ioctls + 1 read
+        return self._observe(key, fgread.build(key, pid))
+
+    def _observe(self, key: fgread.Key | None, record: Foreground | None = None) -> bool:
+        if key == self._fg_key:
+            return False
+        self._fg_key = key
+        self._fg_record = record
+        if self._on_state is not None and self.exit_status is None:
+            self._on_state(self, encode_frame(TerminalState(terminal=self.id, foreground=record)))
+        return True
+
+    def baseline_foreground(self) -> None:
+        """Someone starts following the state: changes are judged from now on.
+
+        While nobody followed, nothing was checked; without this the first check
+        would report as a change whatever happened while nobody was looking.
+        When the watcher is already running the last key is current.
+        """
+        if not self._fg_armed and self.exit_status is None:
+            found = fgread.read_key(self.master_fd, self.pid)
+            self._fg_key = None if found is None else found[0]
+            self._fg_record = None
+        self._fg_wake.set()
+
+    async def _foreground_watcher(self) -> None:
+        """Checks the foreground after output and input, and every ``foreground_poll_s``,
+        only while someone follows the state; at most once per ``foreground_gap_s``."""
+        assert self._interested is not None
+        config = self.config
+        wait = config.foreground_poll_s
+        while self.exit_status is None:
+            if not self._interested(self):
+                self._fg_armed = False
+                self._fg_wake = trio.Event()
+                await self._fg_wake.wait()  # baseline_foreground() when someone starts
+                continue
+            self._fg_armed = True
+            with trio.move_on_after(wait):
+                await self._fg_wake.wait()
+            self._fg_wake = trio.Event()
+            changed = self.check_foreground()
+            wait = _FOLLOW_UP_S if changed else config.foreground_poll_s
+            await trio.sleep(config.foreground_gap_s)
+
     # ------------------------------------------------------------ replica
 
     def apply_checkpoint(self, seq: int, cols: int, rows: int, data: bytes) -> None:
@@ -292,20 +405,98 @@ class Terminal:
 
     # ------------------------------------------------------------ input
 
-    def queue_input(self, conn: ClientConnection, request_id: int, data: bytes) -> None:
-        self._inputs.append(PendingInput(data, conn, request_id))
+    def queue_input(
+        self,
+        conn: ClientConnection,
+        request_id: int,
+        data: bytes,
+        *,
+        more: bool = False,
+        urgent: bool = False,
+    ) -> None:
+        """Queue one INPUT (spec/L1.md §7): pieces of a unit (``more``) are written
+        together; an urgent one goes first and discards what was queued before it."""
+        if conn in self._cancelled_units and not urgent:
+            if not more:
+                self._cancelled_units.discard(conn)
+            conn.input_cancelled(request_id, len(data), "the rest of this input was cancelled")
+            return
+        item = PendingInput(data, conn, request_id, more=more and not urgent)
+        if urgent:
+            self._flush_for_urgent(conn)
+            self._inputs.appendleft(item)
+        else:
+            self._inputs.append(item)
         self._input_wake.set()
+
+    def _flush_for_urgent(self, by: ClientConnection) -> None:
+        """An interrupt: like a tty's ISIG, throw away the input typed ahead of it."""
+        dropped = [item for item in self._inputs if _cancellable(item)]
+        # Kept: the server's own answers to terminal queries (the program waits for
+        # them), and input of clients too old to be told INPUT_CANCELLED.
+        self._inputs = deque(item for item in self._inputs if not _cancellable(item))
+        current = self._writing
+        if current is not None and _cancellable(current):
+            current.cancelled = True
+            dropped.insert(0, current)
+        self._holder = None
+        message = "an interrupt from another client discarded this queued input"
+        for item in dropped:
+            assert item.conn is not None
+            if item.more:
+                self._cancelled_units.add(item.conn)
+            else:
+                self._cancelled_units.discard(item.conn)
+            item.conn.input_cancelled(item.request_id, len(item.data), message)
+        if dropped:
+            log.info("terminal %d: urgent input discarded %d queued inputs", self.id, len(dropped))
+
+    def drop_input(self, conn: ClientConnection) -> None:
+        """``conn`` has gone: nothing it queued is written, not even the rest of a piece."""
+        kept = [item for item in self._inputs if item.conn is not conn]
+        dropped = len(self._inputs) - len(kept)
+        if dropped:
+            self._inputs = deque(kept)
+        current = self._writing
+        if current is not None and current.conn is conn:
+            current.cancelled = True
+            dropped += 1
+        if self._holder is conn:
+            self._holder = None
+        self._cancelled_units.discard(conn)
+        self._input_wake.set()
+        if dropped:
+            log.info("terminal %d: dropped %d inputs of a closed connection", self.id, dropped)
+
+    def _next_input(self) -> PendingInput | None:
+        holder = self._holder
+        if holder is None:
+            return self._inputs.popleft() if self._inputs else None
+        for i, item in enumerate(self._inputs):
+            if item.conn is holder:
+                del self._inputs[i]
+                return item
+        return None  # the unit's next piece has not arrived: everyone else waits
 
     async def _writer(self) -> None:
         fd = self.master_fd
         while True:
-            while not self._inputs:
-                self._input_wake = trio.Event()
-                await self._input_wake.wait()
-            item = self._inputs[0]
+            item = self._next_input()
+            while item is None:
+                holder = self._holder
+                if holder is not None:  # its next piece must be read, whatever its backlog
+                    holder.awaiting_unit(self, True)
+                try:
+                    self._input_wake = trio.Event()
+                    await self._input_wake.wait()
+                finally:
+                    if holder is not None:
+                        holder.awaiting_unit(self, False)
+                item = self._next_input()
+            self._writing = item
             view = memoryview(item.data)
             offset = 0
-            while offset < len(view):
+            while offset < len(view) and not item.cancelled:
                 try:
                     offset += os.write(fd, view[offset : offset + _WRITE_SLICE])
                 except BlockingIOError:
@@ -315,9 +506,18 @@ class Terminal:
                     log.info("terminal %d: input write failed: %s", self.id, exc)
                     await trio.sleep_forever()  # the reaper closes the terminal
                 await trio.lowlevel.checkpoint()
-            self._inputs.popleft()
-            if item.conn is not None:
-                item.conn.input_done(item.request_id, len(item.data))
+            self._writing = None
+            if self._fg_armed:
+                self._fg_wake.set()
+            if item.cancelled or item.conn is None:
+                continue  # a cancelled item's sender was answered, or is gone
+            self._holder = item.conn if item.more else None
+            item.conn.input_done(item.request_id, len(item.data))
+
+
+def _cancellable(item: PendingInput) -> bool:
+    """Whether an urgent INPUT may discard ``item`` (its sender understands INPUT_CANCELLED)."""
+    return item.conn is not None and item.conn.minor >= MINOR_INPUT_UNITS
 
 
 def _readable_now(fd: int) -> bool:

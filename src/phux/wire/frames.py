@@ -100,8 +100,29 @@ class Signaled(Record):
 ExitStatus = Exited | Signaled
 
 
+class Foreground(Record):
+    """What holds a terminal's PTY: its foreground process group and the tty's modes.
+
+    Read from the PTY and /proc when the server sends it, never parsed from
+    output. ``name`` is the command name (``comm``) of the group's leader, or
+    of another live member once the leader has exited ("" when none is found),
+    ``argv`` that process's arguments (capped; may be empty), ``echo`` and
+    ``canonical`` the tty's ECHO and ICANON modes (spec/L1.md §8.1).
+    """
+
+    pgrp: U32
+    name: str
+    argv: list[str] = field(default_factory=list)
+    echo: bool
+    canonical: bool
+
+
 class TerminalInfo(Record):
-    """Everything a client needs to resolve a selector, in one record."""
+    """Everything a client needs to resolve a selector, in one record.
+
+    ``foreground`` (since 1.1) is read when the list is answered; absent once
+    the terminal has exited or when the server cannot read it.
+    """
 
     terminal: U32
     pid: U32
@@ -114,6 +135,7 @@ class TerminalInfo(Record):
     next_seq: U64 = 0
     created_ms: U64 = 0
     metadata: list[MetaEntry] = field(default_factory=list)
+    foreground: Foreground | None = None
 
 
 # ---------------------------------------------------------------- client -> server
@@ -137,12 +159,20 @@ class Detach(Frame):
 
 
 class Input(Frame):
-    """Bytes for a terminal's PTY. Answered by OK once all of them are written."""
+    """Bytes for a terminal's PTY. Answered by OK once all of them are written.
+
+    ``more``: not the last piece of an input unit; the server writes the
+    pieces of a unit with nothing else in between (spec/L1.md §7).
+    ``urgent``: an interrupt; written ahead of all queued input, which is
+    discarded (its INPUTs fail with INPUT_CANCELLED).
+    """
 
     TYPE: ClassVar[int] = 0x13
     request_id: U32
     terminal: U32
     data: bytes
+    more: bool = False
+    urgent: bool = False
 
 
 class Spawn(Frame):
@@ -217,7 +247,10 @@ class Subscribe(Frame):
 
 
 class SubscribeEvents(Frame):
-    """Receive TERMINAL_SPAWNED and TERMINAL_CLOSED for every terminal. Answered by OK."""
+    """Receive TERMINAL_SPAWNED, TERMINAL_CLOSED and TERMINAL_STATE for every terminal.
+
+    Answered by OK.
+    """
 
     TYPE: ClassVar[int] = 0x41
     request_id: U32
@@ -414,6 +447,15 @@ class TerminalSpawned(Frame):
     metadata: list[MetaEntry] = field(default_factory=list)
 
 
+class TerminalState(Frame):
+    """The terminal's foreground changed (since 1.1): sent to events subscribers and the
+    terminal's subscribers; ``foreground`` absent once it has exited or is unreadable."""
+
+    TYPE: ClassVar[int] = 0xA3
+    terminal: U32
+    foreground: Foreground | None = None
+
+
 class Error(Frame):
     """A request failed (``request_id`` set) or the connection did (absent)."""
 
@@ -503,6 +545,7 @@ SERVER_FRAMES: tuple[type[Frame], ...] = (
     Tombstone,
     TerminalClosed,
     TerminalSpawned,
+    TerminalState,
     Error,
     Ok,
     TerminalList,

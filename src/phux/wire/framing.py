@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from phux.wire.errors import DecodeReason, WireError
 from phux.wire.frames import FRAMES_BY_TYPE, Frame
-from phux.wire.tlv import decode_struct, encode_struct
+from phux.wire.tlv import decode_struct, encode_struct, spec_name
 
 MAX_FRAME = 16 * 1024 * 1024
 """Largest allowed length field (type byte plus body)."""
 
 HEADER = 4
+
+CLIENT_TYPES = range(0x00, 0x80)
+"""Frame types a client sends (spec/proto.md §2); servers send 0x80-0xFF."""
 
 
 def encode_frame(frame: Frame) -> bytes:
@@ -49,12 +52,17 @@ class FrameReader:
     reader stays broken and every later call raises it again. A bad frame
     inside intact framing (unknown type, malformed body) is consumed and
     raised once with ``recoverable=True``; the next frames decode normally.
+
+    ``peer_types`` is the range of types the peer may send (a server reads
+    ``CLIENT_TYPES``): any other type is an unknown frame type, decided from
+    the type byte before the body is looked at (spec/proto.md §2.1).
     """
 
-    def __init__(self, max_frame: int = MAX_FRAME) -> None:
+    def __init__(self, max_frame: int = MAX_FRAME, *, peer_types: range | None = None) -> None:
         self._buf = bytearray()
         self._max = max_frame
         self._broken: WireError | None = None
+        self._peer_types = peer_types
 
     @property
     def buffered(self) -> int:
@@ -79,6 +87,9 @@ class FrameReader:
         if len(buf) < HEADER + length:
             return None
         frame_type = buf[4]
+        if self._peer_types is not None and frame_type not in self._peer_types:
+            del buf[: HEADER + length]
+            raise _wrong_direction(frame_type)
         body = bytes(buf[HEADER + 1 : HEADER + length])
         del buf[: HEADER + length]
         return decode_body(frame_type, body, 0, len(body))
@@ -89,3 +100,11 @@ class FrameReader:
         while (frame := self.next_frame()) is not None:
             out.append(frame)
         return out
+
+
+def _wrong_direction(frame_type: int) -> WireError:
+    cls = FRAMES_BY_TYPE.get(frame_type)
+    detail = f"0x{frame_type:02X}"
+    if cls is not None:
+        detail = f"{spec_name(cls)} ({detail}) is sent by servers only"
+    return WireError(DecodeReason.UNKNOWN_FRAME_TYPE, detail, recoverable=True)

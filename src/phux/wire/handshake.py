@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from phux.wire.errors import ErrorCode
+from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Error, Frame, Hello, Ping
+from phux.wire.tlv import spec_name
 
-PROTOCOL_VERSION = (1, 0, 0)
-"""major.minor.patch of the wire this package implements. major.minor must match."""
+PROTOCOL_VERSION = (1, 2, 0)
+"""major.minor.patch of the wire this package implements (spec/proto.md §10)."""
+
+MINOR_TERMINAL_STATE = 1
+"""The minor that added Foreground, TerminalInfo.foreground and TERMINAL_STATE."""
+
+MINOR_INPUT_UNITS = 2
+"""The minor that added INPUT.more, INPUT.urgent and the INPUT_CANCELLED error."""
 
 
 def compatible(major: int, minor: int) -> bool:
-    return (major, minor) == PROTOCOL_VERSION[:2]
+    """Whether a server of PROTOCOL_VERSION accepts a client speaking ``major.minor``:
+    the same major and a minor no newer than the server's."""
+    return major == PROTOCOL_VERSION[0] and 0 <= minor <= PROTOCOL_VERSION[1]
 
 
 class ServerHandshake:
@@ -20,11 +29,13 @@ class ServerHandshake:
     ERROR to send; ``fatal`` tells whether the connection must close after it.
     """
 
-    __slots__ = ("done", "fatal")
+    __slots__ = ("done", "fatal", "minor")
 
     def __init__(self) -> None:
         self.done = False
         self.fatal = False
+        self.minor = PROTOCOL_VERSION[1]
+        """The client's minor once HELLO is accepted: the server sends it nothing newer."""
 
     def check(self, frame: Frame) -> Error | None:
         if isinstance(frame, Hello):
@@ -37,14 +48,24 @@ class ServerHandshake:
                 return Error(
                     code=ErrorCode.VERSION_INCOMPATIBLE,
                     message=f"client speaks {frame.major}.{frame.minor}.{frame.patch}, "
-                    f"server speaks {ours}; major.minor must match",
+                    f"server speaks {ours}; the major must match and the client's minor "
+                    f"must not be newer than the server's",
                 )
             self.done = True
+            self.minor = frame.minor
             return None
         if not self.done and not isinstance(frame, Ping):
             self.fatal = True
             return Error(
                 code=ErrorCode.HANDSHAKE_REQUIRED,
-                message=f"{type(frame).__name__} before HELLO",
+                message=f"{spec_name(type(frame))} before HELLO",
             )
         return None
+
+    def check_bad_frame(self, error: WireError) -> Error | None:
+        """A frame that did not decode (intact framing): before HELLO the handshake rule
+        wins over the decode error (spec/proto.md §4.4), so it is fatal; after, None."""
+        if self.done:
+            return None
+        self.fatal = True
+        return Error(code=ErrorCode.HANDSHAKE_REQUIRED, message=f"before HELLO: {error}")

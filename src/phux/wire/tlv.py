@@ -195,6 +195,20 @@ class StructPlan:
 
 
 _plans: dict[type, StructPlan] = {}
+
+
+def spec_name(cls: type) -> str:
+    """The spec's name of a frame or record class, for messages a peer reads.
+
+    Frames (classes with a ``TYPE``) are named as spec/frames.md names them,
+    ``MetaGet`` -> ``META_GET``; records keep their class name (``MetaEntry``).
+    """
+    name = cls.__name__
+    if getattr(cls, "TYPE", None) is None:
+        return name
+    return "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
+
+
 _leaves: dict[type, Leaf] = {}
 
 
@@ -446,20 +460,20 @@ def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
             raise WireError(DecodeReason.UNKNOWN_WIRE_TYPE, f"field {field_id}: {wire_type}")
         length, pos = decode_varint(buf, pos, end)
         if length > end - pos:
-            raise WireError(DecodeReason.NESTED_OVERRUN, f"field {field_id} of {cls.__name__}")
+            raise WireError(DecodeReason.NESTED_OVERRUN, f"field {field_id} of {spec_name(cls)}")
         f = by_id.get(field_id)
         if f is not None:
             if f.name in values:
-                raise WireError(DecodeReason.DUPLICATE_FIELD, f"{cls.__name__}.{f.name}")
+                raise WireError(DecodeReason.DUPLICATE_FIELD, f"{spec_name(cls)}.{f.name}")
             if wire_type != f.leaf.wire_type:
                 raise WireError(
                     DecodeReason.WIRE_TYPE_MISMATCH,
-                    f"{cls.__name__}.{f.name}: {wire_type} for {f.leaf.wire_type.name}",
+                    f"{spec_name(cls)}.{f.name}: {wire_type} for {f.leaf.wire_type.name}",
                 )
             values[f.name] = f.leaf.decode(buf, pos, pos + length)
         pos += length
     try:
         built: S = plan.build(values)
     except KeyError as exc:
-        raise WireError(DecodeReason.MISSING_FIELD, f"{cls.__name__}.{exc.args[0]}") from None
+        raise WireError(DecodeReason.MISSING_FIELD, f"{spec_name(cls)}.{exc.args[0]}") from None
     return built

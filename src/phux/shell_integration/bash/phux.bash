@@ -1,0 +1,195 @@
+# phux shell integration for bash: OSC 133 prompt/command marks, OSC 7 cwd.
+#
+# The phux server starts an interactive bash as `bash --posix [--login] [-i]`
+# with ENV naming this file, because that is the one startup file a posix-mode
+# bash reads for login and non-login shells alike. This file leaves posix mode
+# at once, puts ENV back, loads the user's own startup files exactly as bash
+# would have, then adds the hooks. Nothing here edits the user's files.
+#
+# Bytes (spec/shell-integration.md): before each prompt `133;D;<status>` when a
+# command ran, `7;file://host/cwd`; PS1 is wrapped in `133;A` .. `133;B`, PS2
+# in `133;A;k=s` .. `133;B`; PS0 prints `133;C;cmdline_url=<command>`.
+
+builtin set +o posix
+if [[ -n ${_PHUX_ENV+x} ]]; then
+    builtin export ENV="$_PHUX_ENV"
+else
+    builtin unset ENV
+fi
+_phux_flags=${_PHUX_BASH_FLAGS-}
+_phux_rcfile=${_PHUX_BASH_RCFILE-}
+builtin unset _PHUX_ENV _PHUX_BASH_FLAGS _PHUX_BASH_RCFILE
+# Leaving posix mode does not undo all it changed; put back bash's own defaults
+# where the server saw the user had not chosen them (HISTFILE, BASHOPTS).
+if [[ $_phux_flags != *keep_errexit* ]]; then builtin shopt -u inherit_errexit; fi
+if [[ $_phux_flags == *histfile* ]]; then HISTFILE=~/.bash_history; fi
+
+# The user's startup files, at top level (a `declare` in them must stay global).
+if builtin shopt -q login_shell; then
+    if [[ $_phux_flags != *noprofile* ]]; then
+        if [[ -r /etc/profile ]]; then builtin source /etc/profile; fi
+        for _phux_f in ~/.bash_profile ~/.bash_login ~/.profile; do
+            if [[ -r $_phux_f ]]; then
+                builtin source "$_phux_f"
+                break
+            fi
+        done
+    fi
+elif [[ $_phux_flags != *norc* ]]; then
+    if [[ -n $_phux_rcfile ]]; then
+        if [[ -r $_phux_rcfile ]]; then builtin source "$_phux_rcfile"; fi
+    else
+        # Debian-style builds read this system file before ~/.bashrc themselves.
+        if [[ -r /etc/bash.bashrc ]]; then builtin source /etc/bash.bashrc; fi
+        if [[ -r ~/.bashrc ]]; then builtin source ~/.bashrc; fi
+    fi
+fi
+\builtin unset _phux_f _phux_flags _phux_rcfile
+
+# The user's aliases (for local, printf, history...) must not reach the
+# definitions below: aliases are expanded when a compound command is read, so
+# this is turned off before the block is, and back on after it.
+if \builtin shopt -q expand_aliases; then _phux_ea=1; else _phux_ea=; fi
+\builtin shopt -u expand_aliases
+
+# A user file may have turned the integration off, or this may be a second load.
+if [[ ${PHUX_SHELL_INTEGRATION-} != 0 && -z ${_phux_loaded-} && $- == *i* ]]; then
+_phux_loaded=1
+_phux_ran=
+_phux_status=0
+_phux_cwd=
+_phux_cwd_url=
+_phux_hist=
+_phux_empty=
+
+# Percent-encode $1 into _phux_url, keeping RFC 3986 unreserved bytes and the
+# characters in $2 (a bracket expression body, e.g. "/" for paths).
+_phux_urlencode() {
+    local LC_ALL=C s=$1 out= c i
+    if [[ $s != *[!A-Za-z0-9._~$2-]* ]]; then
+        _phux_url=$s
+        return
+    fi
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        case $c in
+        [A-Za-z0-9._~$2-]) out+=$c ;;
+        *) builtin printf -v c '%%%02X' "'$c"; out+=$c ;;
+        esac
+    done
+    _phux_url=$out
+}
+
+# Runs first in PROMPT_COMMAND: the status of the command just finished.
+_phux_prompt_start() {
+    _phux_status=$?
+    if [[ -n $_phux_ran ]]; then
+        builtin printf '\e]133;D;%s\a' "$_phux_status"
+        _phux_ran=
+    fi
+    if [[ $PWD != "$_phux_cwd" ]]; then
+        _phux_urlencode "$PWD" /
+        _phux_cwd=$PWD
+        _phux_cwd_url=$_phux_url
+    fi
+    builtin printf '\e]7;file://%s%s\a' "$HOSTNAME" "$_phux_cwd_url"
+    _phux_hist=$HISTCMD
+    # The user's own hooks that follow see the command's status.
+    return "$_phux_status"
+}
+
+# Runs in a subshell from PS0, after bash has read a command line and before
+# it runs: the history entry is the command line, when bash recorded one.
+_phux_preexec() {
+    local h
+    # Without the prompt hooks (PROMPT_COMMAND replaced at the prompt) no D
+    # would follow, and a C alone would read as a command that never ends.
+    _phux_installed || return 0
+    if [[ $1 != "$_phux_hist" ]]; then
+        h=$(HISTTIMEFORMAT= \builtin history 1)
+        h=${h#*[0-9][ *] }
+        _phux_urlencode "$h" ''
+        builtin printf '\e]133;C;cmdline_url=%s\a' "$_phux_url"
+    else
+        # Not in history (ignorespace, HISTIGNORE, history off): no text to give.
+        builtin printf '\e]133;C\a'
+    fi
+}
+
+_phux_a=$'\[\e]133;A\a\]'
+_phux_a2=$'\[\e]133;A;k=s\a\]'
+_phux_b=$'\[\e]133;B\a\]'
+# The arithmetic sets _phux_ran in this shell (the substitution runs in a subshell).
+_phux_ps0='${_phux_empty:0:$((_phux_ran=1,0))}$(_phux_preexec "$HISTCMD")'
+
+# bash-preexec keeps its __bp_interactive_mode last (its DEBUG trap takes the
+# first command after it for the user's), and installs itself from a last
+# entry calling __bp_install: the end hook goes before either.
+_phux_is_tail() {
+    [[ $1 == __bp_interactive_mode || $1 == *__bp_install* ]]
+}
+
+# Both hooks present, as whole lines of PROMPT_COMMAND (string or array).
+_phux_installed() {
+    local IFS=$'\n'
+    local all=$'\n'"${PROMPT_COMMAND[*]-}"$'\n'
+    [[ $all == *$'\n'_phux_prompt_start$'\n'* && $all == *$'\n'_phux_prompt_end$'\n'* ]]
+}
+
+# Puts _phux_prompt_start first and _phux_prompt_end last in PROMPT_COMMAND,
+# keeping its form (a string gets lines, an array elements).
+_phux_install_prompt_command() {
+    local e last
+    local -a pc=()
+    if [[ -v PROMPT_COMMAND && ${PROMPT_COMMAND@a} == *a* ]]; then
+        for e in "${PROMPT_COMMAND[@]}"; do
+            [[ $e == _phux_prompt_start || $e == _phux_prompt_end ]] || pc+=("$e")
+        done
+        if ((${#pc[@]})) && _phux_is_tail "${pc[-1]}"; then
+            last=${pc[-1]}
+            unset 'pc[-1]'
+            PROMPT_COMMAND=(_phux_prompt_start "${pc[@]}" _phux_prompt_end "$last")
+        else
+            PROMPT_COMMAND=(_phux_prompt_start "${pc[@]}" _phux_prompt_end)
+        fi
+    else
+        e=$'\n'${PROMPT_COMMAND-}$'\n'
+        e=${e//$'\n'_phux_prompt_start$'\n'/$'\n'}
+        e=${e//$'\n'_phux_prompt_end$'\n'/$'\n'}
+        e=${e#$'\n'}
+        e=${e%$'\n'}
+        last=${e##*$'\n'}
+        if [[ -n $e ]] && _phux_is_tail "$last"; then
+            e=${e%"$last"}
+            PROMPT_COMMAND=_phux_prompt_start$'\n'$e'_phux_prompt_end'$'\n'$last
+        else
+            PROMPT_COMMAND=_phux_prompt_start$'\n'${e:+$e$'\n'}_phux_prompt_end
+        fi
+    fi
+}
+
+# Runs last in PROMPT_COMMAND: after the user's hooks have built this prompt
+# (starship and the like rewrite PS1 every time), wrap it again if needed.
+_phux_prompt_end() {
+    if [[ $PS1 != "$_phux_a"*"$_phux_b" ]]; then
+        PS1=$_phux_a${PS1#"$_phux_a"}
+        PS1=${PS1%"$_phux_b"}$_phux_b
+    fi
+    if [[ $PS2 != "$_phux_a2"*"$_phux_b" ]]; then
+        PS2=$_phux_a2${PS2#"$_phux_a2"}
+        PS2=${PS2%"$_phux_b"}$_phux_b
+    fi
+    if [[ ${PS0-} != *"$_phux_ps0" ]]; then
+        PS0=${PS0-}
+        PS0=${PS0//"$_phux_ps0"/}$_phux_ps0
+    fi
+    # Put back only what is gone: bash-preexec and others order the entries
+    # themselves, and moving ours back would fight them at every prompt.
+    _phux_installed || _phux_install_prompt_command
+    return "$_phux_status"
+}
+
+_phux_install_prompt_command
+fi
+if [[ -n $_phux_ea ]]; then \builtin shopt -s expand_aliases; fi
+\builtin unset _phux_ea

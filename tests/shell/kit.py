@@ -1,0 +1,254 @@
+"""Shared fixtures for the shell-integration tests: a real server whose panes run
+real shells in a temporary HOME, the raw bytes each pane printed, and the marks
+in them (spec/shell-integration.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from phux.client.connection import Connection
+from phux.client.deadline import Deadline
+from phux.client.errors import DeadlineExceeded
+from phux.engine import Terminal
+from phux.wire.frames import EnvVar, Input
+from server.harness import ServerProcess, Stream, spawn, subscribe
+
+ESC = "\x1b"
+MARK = re.compile(rb"\x1b\]((?:133|7);[^\x07\x1b]*)\x07")
+PROMPT_A = b"\x1b]133;A\x07"
+PROMPT_B = b"\x1b]133;B\x07"
+STEP_TIMEOUT = 15.0
+
+
+def marks(data: bytes) -> list[str]:
+    """Every OSC 133 and OSC 7 payload in ``data``, in order (e.g. ``"133;D;1"``)."""
+    return [m.group(1).decode("utf-8", "replace") for m in MARK.finditer(data)]
+
+
+def url(text: str) -> str:
+    """How the integration percent-encodes a command line (RFC 3986 unreserved kept)."""
+    return quote(text, safe="-._~")
+
+
+def cwd_mark(path: str) -> str:
+    return "7;file://" + os.uname().nodename + quote(path, safe="/-._~")
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    """A minimal environment, so the host's shell settings do not leak in."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "USER": pwd.getpwuid(os.getuid()).pw_name,
+        "LANG": "C.UTF-8",
+        "SHELL": "/bin/sh",
+    }
+    return env
+
+
+@dataclass
+class Pane:
+    conn: Connection
+    terminal: int
+    stream: Stream
+    cols: int
+    rows: int
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self.stream.data)
+
+    def read_until(self, predicate: Callable[[bytes], bool], timeout: float = STEP_TIMEOUT) -> None:
+        deadline = Deadline.after(timeout)
+        while not predicate(self.data):
+            try:
+                frame = self.conn.receive(deadline)
+            except DeadlineExceeded as exc:
+                raise AssertionError(f"timed out; pane printed {self.data[-2000:]!r}") from exc
+            self.stream.feed(frame)
+
+    def type(self, text: str | bytes) -> None:
+        data = text.encode() if isinstance(text, str) else text
+        self.conn.call(
+            lambda rid: Input(request_id=rid, terminal=self.terminal, data=data),
+            Deadline.after(STEP_TIMEOUT),
+        )
+
+    def prompts(self) -> int:
+        """Primary prompts drawn so far (A marks without k=s)."""
+        return self.data.count(PROMPT_A)
+
+    def wait_prompt(self, count: int) -> None:
+        """Until ``count`` primary prompts were drawn, the last one up to its B mark."""
+
+        def ready(data: bytes) -> bool:
+            return data.count(PROMPT_A) >= count and data.rfind(PROMPT_B) > data.rfind(PROMPT_A)
+
+        self.read_until(ready)
+
+    def command(self, line: str) -> None:
+        """Type ``line`` and Enter like a person, then await the next prompt."""
+        n = self.prompts()
+        self.type(line + "\r")
+        self.wait_prompt(n + 1)
+
+    def settle(self, quiet: float = 0.3, timeout: float = STEP_TIMEOUT) -> None:
+        """Read until the pane prints nothing for ``quiet`` seconds (for panes without marks)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                self.stream.feed(self.conn.receive(Deadline.after(quiet)))
+            except DeadlineExceeded:
+                return
+        raise AssertionError("the pane never went quiet")
+
+    def screen(self) -> list[str]:
+        """The rendered lines (history included), trailing blank lines dropped."""
+        term = Terminal(self.cols, self.rows, 1000)
+        term.feed(self.data)
+        lines = term.logical_lines(scrollback=0)
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+
+class ShellHost:
+    """A real server in a short temp dir, with a temp HOME its panes' shells use."""
+
+    def __init__(self, server_env: dict[str, str] | None = None, *server_args: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="phux-sh-", dir="/tmp"))
+        self.home = self.dir / "home"
+        self.home.mkdir()
+        env = clean_env(self.home)
+        env.update(server_env or {})
+        self.server = ServerProcess(self.dir, *server_args, env=env)
+        self.conns: list[Connection] = []
+
+    def start(self) -> None:
+        self.server.start()
+
+    def close(self) -> None:
+        for conn in self.conns:
+            with contextlib.suppress(Exception):
+                conn.close()
+        self.server.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def make_home(self, name: str, files: dict[str, str] | None = None) -> Path:
+        """A HOME of its own for one test's panes (pass it as the SPAWN's HOME)."""
+        home = self.dir / name
+        home.mkdir()
+        for rel, text in (files or {}).items():
+            path = home / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        return home
+
+    def write(self, name: str, text: str) -> Path:
+        path = self.home / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def read(self, name: str) -> str:
+        path = self.home / name
+        return path.read_text() if path.exists() else ""
+
+    def spawn(
+        self,
+        argv: list[str],
+        env: dict[str, str] | None = None,
+        cols: int = 100,
+        rows: int = 40,
+        cwd: str | None = None,
+    ) -> Pane:
+        conn = self.server.connect()
+        self.conns.append(conn)
+        envs = [EnvVar(name=k, value=v) for k, v in (env or {}).items()]
+        start = cwd or (env or {}).get("HOME") or str(self.home)
+        tid = spawn(conn, argv, cols=cols, rows=rows, env=envs, cwd=start)
+        subscribe(conn, tid)
+        return Pane(conn, tid, Stream(tid), cols, rows)
+
+    def attach(self, tid: int, cols: int = 80, rows: int = 24) -> Pane:
+        """Subscribe to a pane something else started (its size must be given)."""
+        conn = self.server.connect()
+        self.conns.append(conn)
+        subscribe(conn, tid)
+        return Pane(conn, tid, Stream(tid), cols, rows)
+
+
+@contextlib.contextmanager
+def shell_host(server_env: dict[str, str] | None = None, *server_args: str) -> Iterator[ShellHost]:
+    host = ShellHost(server_env, *server_args)
+    try:
+        host.start()
+        yield host
+    finally:
+        host.close()
+
+
+def command_marks(data: bytes) -> list[str]:
+    """The C and D marks, with C's cmdline decoded: ``["C echo hi", "D 0", ...]``."""
+    out = []
+    for mark in marks(data):
+        if mark.startswith("133;C"):
+            params = dict(p.split("=", 1) for p in mark.split(";")[2:] if "=" in p)
+            line = params.get("cmdline_url")
+            out.append("C" if line is None else "C " + unquote(line))
+        elif mark.startswith("133;D"):
+            out.append("D " + mark.split(";")[2])
+    return out
+
+
+def cycle_order(data: bytes) -> list[str]:
+    """The marks reduced to their kinds (``D``, ``7``, ``A``, ``As``, ``B``, ``C``)."""
+    kinds = []
+    for mark in marks(data):
+        if mark.startswith("7;"):
+            kinds.append("7")
+        elif mark == "133;A;k=s":
+            kinds.append("As")
+        else:
+            kinds.append(mark.split(";")[1])
+    return kinds
+
+
+STANDARD = ["true", "false", "sh -c 'exit 42'", "true", "false", 'echo "é\'x"']
+"""Exit statuses 0, 1, 42, and a failure after a success; then unicode and quotes."""
+STANDARD_STATUSES = ["0", "1", "42", "0", "1", "0"]
+
+
+def drive_standard(pane: Pane, cd_to: str, last: str, continuation: bool = True) -> list[str]:
+    """Type the STANDARD commands, a two-line command (when the shell has a
+    continuation prompt), ``cd cd_to`` and ``last``; the command lines as typed."""
+    pane.wait_prompt(1)
+    for line in STANDARD:
+        pane.command(line)
+    typed = list(STANDARD)
+    pane.type('echo "a\r')
+    if continuation:
+        pane.read_until(lambda d: d.rfind(b"\x1b]133;A;k=s\x07") > d.rfind(PROMPT_A))
+    pane.command('b"')
+    typed.append('echo "a\nb"')
+    pane.command(f'cd "{cd_to}"')
+    pane.command(last)
+    return [*typed, f'cd "{cd_to}"', last]
+
+
+def output_of(pane: Pane, line: str) -> list[str]:
+    """Type ``line``, await the prompt, return the screen rows it printed."""
+    pane.command(line)
+    screen = pane.screen()
+    at = max(i for i, row in enumerate(screen) if row.endswith(line))
+    return screen[at + 1 : -1]

@@ -1,0 +1,145 @@
+"""Which panes get shell integration: shells only, interactive only, and never when opted out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from phux.server.shell_integration import SCRIPTS, inject, wanted
+
+from .kit import Pane, ShellHost, shell_host
+
+pytestmark = pytest.mark.timeout(90)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[ShellHost]:
+    with shell_host() as h:
+        yield h
+
+
+def ran(pane: Pane, line: str) -> bytes:
+    """Type ``line`` (which must print ok42) and wait for its output, without relying on marks."""
+    pane.type(line + "\r")
+    pane.read_until(lambda d: b"ok42" in d)
+    return pane.data
+
+
+def test_a_pane_opted_out_gets_no_marks(host: ShellHost) -> None:
+    home = host.make_home("optout", {".bashrc": "PS1='$ '\n"})
+    pane = host.spawn(["bash"], env={"HOME": str(home), "PHUX_SHELL_INTEGRATION": "0"})
+    data = ran(pane, 'false; echo "[$PHUX_SHELL_INTEGRATION][$ENV]" ok$((6*7))')
+    assert b"\x1b]133;" not in data and b"\x1b]7;" not in data
+    assert b"[][] ok42" in data
+
+
+def test_programs_that_are_not_interactive_shells_start_unchanged(host: ShellHost) -> None:
+    pane = host.spawn(["cat"])
+    data = ran(pane, "ok42")
+    pane.type(b"\x04")
+    assert b"\x1b]" not in data
+    script = (
+        "import os, sys; print(sys.argv[1:], 'ok' + '42', "
+        "[k for k in os.environ if 'PHUX_' in k[:6] or k in ('ENV', 'ZDOTDIR')])"
+    )
+    pane = host.spawn(["python3", "-c", script, "a"])
+    pane.read_until(lambda d: b"']\r\n" in d)
+    assert b"['a'] ok42 ['PHUX_SOCKET', 'PHUX_TERMINAL']" in pane.data
+    pane = host.spawn(["bash", "-c", 'echo "[$ENV][$-]" ok$((6*7))'])
+    pane.read_until(lambda d: b"ok42" in d)
+    assert b"[][hBc] ok42" in pane.data
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["bash", "-c", "true"], None),
+        (["bash", "script.sh"], None),
+        (["bash", "--posix"], None),
+        (["/bin/bash", "-l"], ["/bin/bash", "--posix", "--login"]),
+        (["bash", "-il", "--norc"], ["bash", "--posix", "--login", "-i"]),
+        (["zsh", "-f"], None),
+        (["zsh", "-c", "true"], None),
+        (["zsh", "-l"], ["zsh", "-l"]),
+        (["fish", "-c", "true"], None),
+        (["dash", "x.sh"], None),
+        (["sh", "-i"], ["sh", "-i"]),
+        (["python3"], None),
+        (["bashful"], None),
+    ],
+)
+def test_argv_rewrites(argv: list[str], expected: list[str] | None) -> None:
+    env: dict[str, str] = {"ENV": "mine"}
+    assert inject(argv, env) == (argv if expected is None else expected)
+    if expected is None:
+        assert env == {"ENV": "mine"}
+
+
+def test_opt_out_rules() -> None:
+    assert wanted({}, True)
+    assert not wanted({"PHUX_SHELL_INTEGRATION": "0"}, True)
+    assert not wanted({}, False)
+    assert wanted({"PHUX_SHELL_INTEGRATION": "1"}, False)
+    assert not wanted({"PHUX_SHELL_INTEGRATION": "yes"}, False)
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+def test_server_wide_default_off(how: str) -> None:
+    env = {"PHUX_SHELL_INTEGRATION": "0"} if how == "env" else {}
+    args = () if how == "env" else ("--no-shell-integration",)
+    with shell_host(env, *args) as h:
+        home = h.make_home("h", {".bashrc": "PS1='$ '\n"})
+        pane = h.spawn(["bash"], env={"HOME": str(home)})
+        assert b"\x1b]133;" not in ran(pane, "echo ok$((6*7))")
+        pane = h.spawn(["bash"], env={"HOME": str(home), "PHUX_SHELL_INTEGRATION": "1"})
+        pane.wait_prompt(1)
+
+
+def test_cli_new_no_shell_integration(host: ShellHost) -> None:
+    home = host.make_home("cli", {".bashrc": "PS1='$ '\n"})
+    for name, flag in (("plain", ["--no-shell-integration"]), ("marked", [])):
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "phux",
+                "new",
+                "--json",
+                "-s",
+                name,
+                "--socket",
+                str(host.server.socket),
+                *flag,
+                "--",
+                "bash",
+            ],
+            capture_output=True,
+            check=True,
+            timeout=30,
+            env={**host.server.env, "HOME": str(home)},  # type: ignore[dict-item]
+            cwd=home,
+        )
+        tid = json.loads(out.stdout)["terminal_id"]
+        pane = host.attach(tid)
+        data = ran(pane, "echo ok$((6*7))")
+        assert (b"\x1b]133;A\x07" in data) == (not flag)
+
+
+def test_every_script_is_package_data() -> None:
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["phux"]
+    package = SCRIPTS.parent
+    files = [p for p in SCRIPTS.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert {p.name for p in files} >= {"phux.bash", ".zshenv", "phux.zsh", "phux.fish", "phux.sh"}
+    for path in files:
+        rel = path.relative_to(package)
+        assert any(rel.match(pattern) for pattern in patterns), rel
