@@ -35,6 +35,7 @@ from phux.cli.render import (
     write_err,
     write_out,
 )
+from phux.client.timeouts import TIMEOUTS
 
 if TYPE_CHECKING:
     from phux.client.client import Client
@@ -382,6 +383,7 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
         "\b\nExample:\n  phux run --timeout 120 --json build cargo test",
         texts.TARGET_GRAMMAR,
         texts.ORDERING_TRAILING,
+        TIMEOUTS,
         texts.exit_codes(
             ("0-255", "the command's own exit code (clamped to 0..255)"),
             ("125", "phux gave up waiting (--timeout); no JSON is printed"),
@@ -396,7 +398,8 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     default=RUN_TIMEOUT,
     show_default=True,
     metavar="SECS",
-    help="Give up (exit 125) when the command has not finished after SECS seconds.",
+    help="Give up (exit 125) when the command has not finished after SECS seconds "
+    "(more than 0; the command keeps running).",
 )
 @json_option("Print RunResult JSON: {command, exit_code, output, duration_ms, truncated}.")
 @socket_option
@@ -427,6 +430,7 @@ def run_cmd(
         "you just typed: match text that only the command's output contains.",
         texts.TARGET_GRAMMAR,
         texts.ORDERING,
+        TIMEOUTS,
         texts.exit_codes(
             ("0", "the condition holds"),
             ("124", "--timeout passed first (with --json the last screen is printed)"),
@@ -450,7 +454,7 @@ def run_cmd(
     default=WAIT_TIMEOUT,
     show_default=True,
     metavar="SECS",
-    help="Give up (exit 124) after SECS seconds.",
+    help="Give up (exit 124) after SECS seconds; 0 checks once, without waiting.",
 )
 @json_option("Print the final ScreenState JSON (also on timeout).")
 @socket_option

@@ -109,15 +109,18 @@ class NewResult(msgspec.Struct, kw_only=True):
 
 
 class SendKeysResult(msgspec.Struct, kw_only=True):
-    """The MCP ``phux_send_keys`` result; ``pane`` is ``@N``."""
+    """The MCP ``phux_send_keys`` and ``phux_paste`` result; ``pane`` is ``@N``;
+    ``waited_ms`` how long the call waited for the pane's earlier writers (the
+    adapter types into one pane one call at a time, in arrival order)."""
 
     sent: bool
     pane: str
+    waited_ms: int = 0
 
     @classmethod
-    def of(cls, pane: Pane) -> SendKeysResult:
+    def of(cls, pane: Pane, waited_ms: int = 0) -> SendKeysResult:
         """The result for keys ``Client.send_keys`` delivered to ``pane``."""
-        return cls(sent=True, pane=pane.id)
+        return cls(sent=True, pane=pane.id, waited_ms=waited_ms)
 
 
 class WaitResult(msgspec.Struct, kw_only=True):
@@ -213,6 +216,50 @@ def to_json(value: Any) -> bytes:
     return msgspec.json.encode(value)
 
 
+# ---------------------------------------------------------------- MCP tool results
+# The shapes only the MCP tools print (their outputSchema is generated from these).
+
+
+class SessionInfoList(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_ls`` result: the sessions with the raw counts, by name."""
+
+    sessions: list[SessionInfo]
+
+
+class McpRunResult(RunResult, kw_only=True):
+    """The MCP ``phux_run`` result on completion: ``RunResult`` plus ``waited_ms``,
+    the time the call waited for the pane's earlier writers before typing."""
+
+    waited_ms: int
+
+    @classmethod
+    def of_outcome(cls, outcome: RunOutcome, waited_ms: int) -> McpRunResult:
+        return cls(**msgspec.structs.asdict(RunResult.of(outcome)), waited_ms=waited_ms)
+
+
+class RunTimedOutResult(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_run`` result when ``timeout_secs`` passed first: the command
+    keeps running (the CLI exits 125 instead)."""
+
+    outcome: typing.Literal["timed_out"] = "timed_out"
+    command: str
+    duration_ms: int
+    waited_ms: int
+
+
+class WaitOutcome(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_wait`` result; ``polls`` counts the checks of the condition."""
+
+    outcome: typing.Literal["met", "timed_out"]
+    polls: int
+
+
+class KillResult(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_kill`` result: the panes (``@N``) that were killed."""
+
+    killed: list[str]
+
+
 __all__ = [
     "Bell",
     "CommandFinished",
@@ -221,15 +268,20 @@ __all__ = [
     "ErrorBody",
     "ErrorReport",
     "Idle",
+    "KillResult",
+    "McpRunResult",
     "NewResult",
     "PaneClosed",
     "PaneSpawned",
     "RunResult",
+    "RunTimedOutResult",
     "SendKeysResult",
     "SessionInfo",
+    "SessionInfoList",
     "SessionList",
     "SessionSummary",
     "TitleChanged",
+    "WaitOutcome",
     "WaitResult",
     "WatchEvent",
     "event_name",
