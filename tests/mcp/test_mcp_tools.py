@@ -15,6 +15,7 @@ from phux.client.models import NewResult, WaitResult
 from phux.client.run import RunOutcome
 from phux.client.selectors import Pane, Session
 from phux.engine.screen_state import Cursor, ScreenState
+from phux.client.timeouts import TIMEOUTS
 from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
 
 SCREEN = ScreenState(
@@ -67,9 +68,20 @@ class FakeClient:
         data: dict[str, Any] = msgspec.to_builtins(SCREEN)
         return data
 
+    def resolve(self, target: str | None, deadline: Any) -> Pane:
+        return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target or "w")
+
     def send_keys(self, target: str, keys: Sequence[str], *, deadline: Any) -> Pane:
         self._call("send_keys", target, list(keys))
         return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target)
+
+    def paste(self, target: str, text: str, *, deadline: Any) -> Pane:
+        self._call("paste", target, text)
+        return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target)
+
+    def kill(self, target: str, *, deadline: Any) -> list[int]:
+        self._call("kill", target)
+        return [3, 4]
 
     def run(self, target: str, command: str, *, timeout: float | None, deadline: Any) -> RunOutcome:
         self._call("run", target, command, timeout=timeout)
@@ -142,8 +154,18 @@ def test_send_keys(tools: PhuxTools, made: list[FakeClient]) -> None:
     assert ok(tools.send_keys({"target": "w", "keys": ["ls", "Enter"]})) == {
         "sent": True,
         "pane": "@7",
+        "waited_ms": 0,
     }
-    assert made[0].calls[-1] == ("send_keys", (("w", ["ls", "Enter"]), {}))
+    # Resolved once, then sent to that pane by id while holding its turn.
+    assert made[0].calls[-1] == ("send_keys", (("@7", ["ls", "Enter"]), {}))
+
+
+def test_paste_and_kill(tools: PhuxTools, made: list[FakeClient]) -> None:
+    body = ok(tools.paste({"target": "w", "text": "a\nb"}))
+    assert body == {"sent": True, "pane": "@7", "waited_ms": 0}
+    assert made[0].calls[-1] == ("paste", (("@7", "a\nb"), {}))
+    assert ok(tools.kill({"target": "build"})) == {"killed": ["@3", "@4"]}
+    assert made[0].calls[-1] == ("kill", (("build",), {}))
 
 
 def test_run_result_and_timeout_body(tools: PhuxTools, made: list[FakeClient]) -> None:
@@ -153,24 +175,25 @@ def test_run_result_and_timeout_body(tools: PhuxTools, made: list[FakeClient]) -
         "output": "hi",
         "duration_ms": 5,
         "truncated": False,
+        "waited_ms": 0,
     }
-    assert made[0].calls[-1][1][1] == {"timeout": 600.0}
+    assert made[0].calls[-1][1][0] == ("@7", "echo hi")
+    assert 29.0 < made[0].calls[-1][1][1]["timeout"] <= 30.0  # the shared default
     assert ok(tools.run({"target": "w", "command": "sleep", "timeout_secs": 1})) == {
         "outcome": "timed_out",
         "command": "sleep",
         "duration_ms": 1234,
+        "waited_ms": 0,
     }
-    ok(tools.run({"target": "w", "command": "x", "timeout_secs": 0}))
-    assert made[0].calls[-1][1][1] == {"timeout": None}
 
 
 def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
     assert ok(tools.wait({"until": "done", "timeout_secs": 5})) == {"outcome": "met", "polls": 3}
     assert made[0].calls[-1][1][1] == {"until": "done", "idle_ms": None, "timeout": 5.0}
     assert ok(tools.wait({"until": "never"})) == {"outcome": "timed_out", "polls": 3}
-    assert made[0].calls[-1][1][1]["timeout"] is None
-    ok(tools.wait({"target": "w", "idle_ms": 300}))
-    assert made[0].calls[-1][1] == (("w",), {"until": None, "idle_ms": 300, "timeout": None})
+    assert made[0].calls[-1][1][1]["timeout"] == 30.0  # the shared default
+    ok(tools.wait({"target": "w", "idle_ms": 300, "timeout_secs": 0}))  # 0: check once
+    assert made[0].calls[-1][1] == (("w",), {"until": None, "idle_ms": 300, "timeout": 0.0})
 
 
 def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
@@ -202,6 +225,10 @@ def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
         ("send_keys", {"target": "w", "keys": "Enter"}, "keys"),
         ("run", {"target": "w"}, "command"),
         ("run", {"target": "w", "command": "x", "timeout_secs": -2}, "timeout_secs"),
+        ("run", {"target": "w", "command": "x", "timeout_secs": 0}, "timeout_secs"),
+        ("paste", {"target": "w"}, "text"),
+        ("paste", {"text": "x"}, "target"),
+        ("kill", {}, "target"),
         ("run", {"target": "w", "command": "x", "timeout": 5}, "timeout"),
         ("wait", {"idle_ms": "soon"}, "idle_ms"),
         ("wait", {"timeout_secs": 1e300}, "timeout_secs"),
@@ -308,6 +335,8 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run",
         "phux_wait",
         "phux_new",
+        "phux_paste",
+        "phux_kill",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -323,16 +352,50 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run": ["target", "command"],
         "phux_wait": [],
         "phux_new": ["name"],
+        "phux_paste": ["target", "text"],
+        "phux_kill": ["target"],
     }
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS == {"phux_ls", "phux_snapshot", "phux_wait"}
+
+
+def test_annotations_agree_with_read_only(tools: PhuxTools) -> None:
+    for tool in tools.catalog():
+        hints = tool.annotations
+        assert hints is not None and tool.title and tool.output_schema is not None
+        assert set(hints) == {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+        assert hints["readOnlyHint"] is (tool.name in READ_ONLY_TOOLS)
+        if hints["readOnlyHint"]:
+            assert hints["destructiveHint"] is False and hints["idempotentHint"] is True
+        # The writers take turns on their pane; nothing else queues.
+        assert (tool.queue is not None) is (
+            tool.name in {"phux_send_keys", "phux_run", "phux_paste"}
+        )
+        schema = tool.output_schema()
+        assert schema["type"] == "object"  # MCP requires an object at the root
+    hints = {t.name: t.annotations for t in tools.catalog()}
+    assert hints["phux_kill"] == {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert hints["phux_run"]["destructiveHint"] is True
+
+
+def test_structured_content_is_the_text(tools: PhuxTools) -> None:
+    for result in (tools.ls({}), tools.snapshot({}), tools.run({"target": "w", "command": "x"})):
+        assert result.structured is not None
+        assert json.loads(result.structured) == json.loads(result.text)
+    assert tools.run({"target": "w"}).structured is None  # errors carry none
 
 
 def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:
     docs = {t.name: t.description for t in tools.catalog()}
     for name in ("phux_wait", "phux_run"):
         assert "60 s" in docs[name] and "timeout_secs" in docs[name]
-    assert "600" in docs["phux_run"]
+    assert TIMEOUTS in docs["phux_run"]
+    assert "phux_wait until the prompt returns" in docs["phux_run"]
 
 
 def test_a_dead_warm_connection_is_replaced_before_the_call(
@@ -342,5 +405,5 @@ def test_a_dead_warm_connection_is_replaced_before_the_call(
     made[0].stale = True  # the server went away since
     ok(tools.send_keys({"target": "w", "keys": ["x"]}))
     assert made[0].closed and len(made) == 2
-    assert made[1].calls == [("send_keys", (("w", ["x"]), {}))]
+    assert made[1].calls == [("send_keys", (("@7", ["x"]), {}))]
     assert made[1].keep_warm == 8
