@@ -14,9 +14,9 @@ from phux.client.errors import ConnectionLost, NoServer, RunTimedOut, TargetNotF
 from phux.client.models import NewResult, WaitResult
 from phux.client.run import RunOutcome
 from phux.client.selectors import Pane, Session
-from phux.client.timeouts import TIMEOUTS
 from phux.engine.screen_state import Cursor, ScreenState
 from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
+from phux.timeouts import TIMEOUTS
 
 SCREEN = ScreenState(
     schema_version=4,

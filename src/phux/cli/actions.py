@@ -17,10 +17,10 @@ from contextlib import contextmanager
 
 from phux.cli.render import box_screen, error_line, screen_json, to_json, write_err, write_out
 
-# One meaning and one default for the CLI and MCP (phux.client.timeouts); re-exported.
-from phux.client.timeouts import GRACE as GRACE
-from phux.client.timeouts import RUN_TIMEOUT as RUN_TIMEOUT
-from phux.client.timeouts import WAIT_TIMEOUT as WAIT_TIMEOUT
+# One meaning and one default for the CLI and MCP (phux.timeouts); re-exported.
+from phux.timeouts import GRACE as GRACE
+from phux.timeouts import RUN_TIMEOUT as RUN_TIMEOUT
+from phux.timeouts import WAIT_TIMEOUT as WAIT_TIMEOUT
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ from phux.cli.render import (
     write_err,
     write_out,
 )
-from phux.client.timeouts import TIMEOUTS
+from phux.timeouts import TIMEOUTS
 
 if TYPE_CHECKING:
     from phux.client.client import Client

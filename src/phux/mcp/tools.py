@@ -43,11 +43,11 @@ from phux.client.models import (
     WaitOutcome,
 )
 from phux.client.schemas import object_schema
-from phux.client.timeouts import GRACE, MAX_TIMEOUT, RUN_TIMEOUT, TIMEOUTS, WAIT_TIMEOUT
 from phux.client.wait import DEFAULT_IDLE_MS
 from phux.mcp.panes import PaneLocks, Ticket
 from phux.mcp.server import Place, Tool, ToolResult
 from phux.runtime_paths import SocketDirError, resolve_socket_path
+from phux.timeouts import GRACE, MAX_TIMEOUT, RUN_TIMEOUT, TIMEOUTS, WAIT_TIMEOUT
 
 if TYPE_CHECKING:
     from phux.client import Client
