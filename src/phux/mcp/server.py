@@ -262,7 +262,10 @@ class McpServer:
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None or tool.queue is None:
             return None
-        return tool.queue()
+        try:
+            return tool.queue()
+        except Exception:  # a bug must not stop the reading thread: run unqueued
+            return None
 
     def _write(self, answer: bytes | None) -> None:
         if answer is not None:
