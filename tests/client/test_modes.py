@@ -140,8 +140,14 @@ def test_checkpoints_scan_to_the_modes_they_recreate(parts: list[bytes]) -> None
     source = Terminal(20, 5, history=10)
     source.feed(b"".join(parts))
     checkpoint = write_checkpoint(source)
+    # A checkpoint is plain, well-formed VT, up to what the engine had not
+    # acted on yet (a sequence cut short: the scanner declines it).
+    unparsed = source.unparsed()
+    if unparsed:
+        assert checkpoint.endswith(unparsed)
+        checkpoint = checkpoint[: -len(unparsed)]
     scanned = scan_modes(checkpoint)
-    assert scanned is not None  # a checkpoint is plain, well-formed VT
+    assert scanned is not None
     assert scanned == KeyModes(
         app_cursor=source.modes.app_cursor, bracketed_paste=source.modes.bracketed_paste
     )

@@ -11,6 +11,8 @@ tmux do), autowrap off (stock pyte parks the cursor past the last column),
 DECSC/DECRC (stack vs slot), NEL, RIS, DECOM (stock asserts),
 DECCOLM, DECSCNM, alternate screens, wide and zero-width characters, charsets,
 ED 3 (erases the scrollback only, as xterm does; stock pyte clears the screen).
+C1 code points (U+0080-U+009F) are in the vocabulary, but stock pyte takes
+them for controls: the oracle (stock.py) ignores them, as xterm and tmux do.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _TEXT = st.text(
     max_size=30,
 )
 _N = st.integers(min_value=0, max_value=14)
+_C1 = st.integers(0x80, 0x9F).map(chr)
 _SGR_PARAM = (
     st.sampled_from(
         [
@@ -100,6 +103,11 @@ _TOKEN = st.one_of(
     st.sampled_from(["4", "20", "?25"]).flatmap(
         lambda m: st.sampled_from([f"\x1b[{m}h", f"\x1b[{m}l"])
     ),
+    # C1 code points: not controls in UTF-8 (stock.py ignores them too), alone
+    # and inside a sequence.
+    _C1,
+    st.builds(lambda c, n: f"\x1b[{n}{c}C", _C1, _N),
+    st.builds(lambda c: f"\x1b{c}D", _C1),
 )
 
 

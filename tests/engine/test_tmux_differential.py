@@ -188,6 +188,19 @@ SYNTHETIC = {
     b"\x1b[0;38:2::9:8:7m D",
     "private_csi_ignored": b"\x1b[?4mA\x1b[>4;2mB\x1b[=1cC",
     "osc_dcs_apc": b"a\x1b]0;t\x07b\x1bP1$r0m\x1b\\c\x1b_G;x\x1b\\d\x1b]133;A\x07e",
+    # C1 controls in UTF-8 (U+0080-U+009F) are not controls: nothing drawn,
+    # introduced or terminated, skipped inside sequences (issue 15).
+    "c1_issue": b"visible-1 \xc2\x9fHIDDEN\x07 visible-2\r\n",
+    "c1_all": b"".join(chr(c).encode() for c in range(0x80, 0xA0)) + b"END",
+    "c1_not_introducers": b"A\xc2\x9b31mB\xc2\x9d0;t\xc2\x9cC\xc2\x90q\xc2\x9cD\xc2\x9e_\xc2\x98E",
+    "c1_not_st": b"A\x1b]0;ti\xc2\x9ctle\x07B\x1bPqq\xc2\x9cxx\x1b\\C\x1b_x\xc2\x9cy\x1b\\D",
+    "c1_in_sequences": b"A\x1b[3\xc2\x851mB\x1b[0m\x1b\xc2\x847C\x1b(\xc2\x840D\x1b(B",
+    "c1_no_motion": b"A\xc2\x84B\xc2\x85C\xc2\x8dD\xc2\x88\tE\r\nF",
+    "non_ascii_in_csi": "A\x1b[3é1mB\x1b[0mC".encode(),
+    # A cell keeps its base and ten combining marks (tmux: 21 bytes).
+    "combining_cap": ("q" + "".join(map(chr, range(0x300, 0x310))) + "z").encode(),
+    "combining_cap_composed": ("a" + "\u0301" * 30 + "b").encode(),
+    "combining_flood": ("x" + "\u0308" * 20_000 + " done\r\n").encode(),
 }
 
 

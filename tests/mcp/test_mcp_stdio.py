@@ -177,3 +177,51 @@ def test_catalog_schemas(mcp: McpProcess) -> None:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["inputSchema"]["properties"]["socket"]["type"] == "string"
         assert isinstance(tool["description"], str) and tool["description"]
+
+
+HOSTILE_LINES = [
+    b"[" * 1000 + b"]" * 1000,  # about 2 KB of nesting: msgspec's RecursionError
+    b"[" * 1000,  # nested and cut short
+    b"[" * 100_000,
+    b"{" * 1000,
+    b'{"jsonrpc":"2.0","id":9,"method":"ping","params":' + b"[" * 5000 + b"]" * 5000 + b"}",
+    b'[{"jsonrpc":"2.0","id":9,"method":"ping"},' + b"[" * 3000 + b"]" * 3000 + b"]",
+    b"[[",  # a batch cut short
+    b"[1,",
+]
+
+
+def test_every_hostile_line_gets_an_error_and_calls_in_flight_survive(
+    env: dict[str, str],
+) -> None:
+    from mcp_pipes import PhuxServer
+
+    server = PhuxServer().start()
+    try:
+        with McpProcess(env={**env, "PHUX_SOCKET": str(server.socket)}) as mcp:
+            new = mcp.call("phux_new", {"name": "deep", "command": ["/bin/sh"]})
+            assert new["result"]["isError"] is False, new
+            # In flight while the hostile lines arrive: answered only after them.
+            mcp.send(
+                request(
+                    "slow",
+                    "tools/call",
+                    {
+                        "name": "phux_run",
+                        "arguments": {"target": "deep", "command": "sleep 1; echo slept"},
+                    },
+                )
+            )
+            for line in HOSTILE_LINES:
+                mcp.send(line + b"\n")
+                reply = mcp.out.message()
+                assert reply["id"] is None, line[:60]
+                assert reply["error"]["code"] in (-32700, -32600), reply
+            assert mcp.ask("after", "ping") == {"jsonrpc": "2.0", "id": "after", "result": {}}
+            slow = mcp.out.message(30)
+            assert slow["id"] == "slow" and slow["result"]["isError"] is False, slow
+            assert "slept" in slow["result"]["content"][0]["text"]
+            rc, err = mcp.finish()
+            assert rc == 0 and err == b""
+    finally:
+        server.stop()

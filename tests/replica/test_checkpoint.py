@@ -25,6 +25,9 @@ _FRAGMENTS = st.sampled_from(
         "\u4e2d".encode(),
         "e\u0301".encode(),
         "a\u200d".encode(),
+        ("\u0301" * 12).encode(),  # past the per-cell cap
+        "".join(map(chr, range(0x300, 0x30C))).encode(),
+        b"\xc2\x9b\xc2\x9c\xc2\x9d",  # C1 code points: not controls
         b"\r",
         b"\n",
         b"\r\n",
@@ -188,3 +191,26 @@ def test_corpus_checkpoints(path: Path) -> None:
     for start in range(0, len(data), step):
         t.feed(data[start : start + step])
         _assert_replays(t, 1000)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "a\u0301\u0301 中é".encode(),
+        b"ab\x1b[31;42mcd\x1b]2;a title\x07\x1bP1$r0m\x1b\\\x1b]133;A\x07$ ",
+        b"x\x1b]0;ti\x1b\\y\x1b_Gabc\x1b\\z",
+    ],
+)
+def test_a_checkpoint_cut_anywhere_continues_exactly(data: bytes) -> None:
+    """Compaction cuts output wherever a read ended: in a UTF-8 character, an
+    escape sequence or a string. The checkpoint plus the rest is the whole."""
+    whole = Terminal(20, 4, history=20)
+    whole.feed(data)
+    for cut in range(len(data) + 1):
+        t = Terminal(20, 4, history=20)
+        t.feed(data[:cut])
+        u = Terminal(20, 4, history=20)
+        u.feed(write_checkpoint(t))
+        u.feed(data[cut:])
+        problems = diff(engine_state(whole), engine_state(u))
+        assert not problems, f"cut at {cut}: " + "\n".join(problems)

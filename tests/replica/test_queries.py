@@ -1,4 +1,5 @@
-"""The server answers DA1, DA2, DSR 5 and DSR 6 once, whoever is attached."""
+"""The server answers terminal queries (DA1, DA2, DSR 5/6, XTVERSION, size reports,
+colours, DECRQSS: spec/L1.md §5.2) once, whoever is attached."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from phux import __version__
 from phux.client.deadline import Deadline
 from phux.wire.frames import ListTerminals, TerminalList
 from server.harness import spawn, subscribe, wait_exit
@@ -27,6 +29,13 @@ out["da1"] = ask(b"\\x1b[c", b"c")
 out["da2"] = ask(b"\\x1b[>c", b"c")
 out["dsr5"] = ask(b"\\x1b[5n", b"n")
 out["dsr6"] = ask(b"\\x1b[5;10H\\x1b[6n", b"R")
+out["da1_params"] = ask(b"\\x1b[0;0c", b"c")
+out["xtversion"] = ask(b"\\x1b[>q", b"\\x1b\\\\")
+out["size"] = ask(b"\\x1b[18t", b"t")
+out["pixels"] = ask(b"\\x1b[14t", b"t")
+out["fg"] = ask(b"\\x1b]10;?\\x07", b"\\x07")
+out["bg"] = ask(b"\\x1b]11;?\\x1b\\\\", b"\\x1b\\\\")
+out["decrqss"] = ask(b"\\x1b[1m\\x1bP$qm\\x1b\\\\\\x1b[0m", b"\\x1b\\\\")
 # After a lot of output, the position reflects all of it (the replica parsed it first).
 w(b"".join(b"line %d\\r\\n" % i for i in range(30000)) + b"\\x1b[3;7H")
 out["dsr6_after_flood"] = ask(b"\\x1b[6n", b"R", timeout=60)
@@ -56,6 +65,13 @@ def test_queries_are_answered_with_no_client(tmp_path: Path, mode: str) -> None:
         "da2": b"\x1b[>1;10;0c",
         "dsr5": b"\x1b[0n",
         "dsr6": b"\x1b[5;10R",
+        "da1_params": b"\x1b[?1;2c",
+        "xtversion": f"\x1bP>|phux({__version__})\x1b\\".encode(),
+        "size": b"\x1b[8;24;80t",
+        "pixels": b"\x1b[4;768;1280t",
+        "fg": b"\x1b]10;rgb:ffff/ffff/ffff\x07",
+        "bg": b"\x1b]11;rgb:0000/0000/0000\x1b\\",
+        "decrqss": b"\x1bP1$r0;1m\x1b\\",
         "dsr6_after_flood": b"\x1b[3;7R",
         "extra": b"",
     }

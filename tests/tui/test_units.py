@@ -18,6 +18,10 @@ from phux.tui.queries import MAX_HELD, QueryFilter
 STRIPPED = [
     b"\x1b[c",
     b"\x1b[0c",
+    b"\x1b[0;0c",  # answered by the server (a first parameter of 0): issue 15
+    b"\x1b[>0;1c",
+    b"\x1b[0\r;0c",  # C0 controls inside are executed, the query still answered
+    b"\x1b[\xc2\x85c",  # so are C1 code points, skipped
     b"\x1b[>c",
     b"\x1b[>0c",
     b"\x1b[=c",
@@ -45,6 +49,21 @@ STRIPPED = [
     b"\x05",
 ]
 
+# Not queries, but kept from the person's terminal as tmux keeps them by default.
+DROPPED = [
+    b"\x1b]52;c;aGVsbG8=\x07",  # a clipboard write
+    b"\x1b]52;;aGVsbG8=\x1b\\",
+    b"\x1b]52;c;aGVs\x18",  # aborted
+    b"\x1bP1$r0m\x1b\\",  # any DCS
+    b"\x1bPq#0;2;0;0;0#0!10~\x1b\\",  # sixel
+    b"\x1bPtmux;\x1b\x1b]52;c;aGVsbG8=\x07\x1b\\",  # tmux passthrough
+    b"\x1bPtmux;\x1b\x1b]2;x\x07\x1b\x1b[31m\x1b\\",
+    b"\x1b_Gf=100;AAAA\x1b\\",  # kitty graphics
+    b"\x1b_Ga=q,i=31;AAAA\x1b\\",
+    b"\x1b^privacy message\x1b\\",  # PM
+    b"\x1bXstart of string\x1b\\",  # SOS
+]
+
 KEPT = [
     b"\x1b[31;1m",
     b"\x1b[2J",
@@ -61,15 +80,20 @@ KEPT = [
     b"\x1b]7;file://host/tmp\x07",
     b"\x1b]8;;http://x\x07link\x1b]8;;\x07",
     b"\x1b]11;#000000\x07",
-    b"\x1b]52;c;aGVsbG8=\x07",
     b"\x1b]133;A\x07",
-    b"\x1bP1$r0m\x1b\\",
     b"\x1b(0lqk\x1b(B",
     b"\x1b7\x1b8",
     b"\x1b=\x1b>",
     b"\x1bM",
-    b"\x1b_Gf=100;AAAA\x1b\\",
     "héllo wörld ✓ 中文".encode(),
+    "\x1b]2;tïtle ✓\x07".encode(),
+]
+
+# Titles reach the person without control characters.
+CLEANED = [
+    (b"\x1b]2;ti\x08tle\x0e\x7f\x1b\\", b"\x1b]2;title\x1b\\"),
+    (b"\x1b]0;a\xc2\x9bb\xc2\x85c\x07", b"\x1b]0;abc\x07"),
+    (b"\x1b]1;a\rb\nc\x07", b"\x1b]1;abc\x07"),
 ]
 
 
@@ -86,8 +110,38 @@ def feed_in_pieces(data: bytes, sizes: list[int]) -> bytes:
 @pytest.mark.parametrize("seq", STRIPPED)
 def test_queries_are_stripped(seq: bytes) -> None:
     f = QueryFilter()
+    assert f.feed(b"a" + seq + b"b") == b"a" + _want(seq) + b"b"
+    assert f.removed == 1
+
+
+@pytest.mark.parametrize("seq", DROPPED)
+def test_clipboard_writes_and_dcs_apc_pm_sos_are_dropped(seq: bytes) -> None:
+    f = QueryFilter()
     assert f.feed(b"a" + seq + b"b") == b"ab"
     assert f.removed == 1
+
+
+def test_a_title_too_long_to_hold_is_dropped_however_it_is_cut() -> None:
+    title = b"\x1b]2;" + b"T" * MAX_HELD + b"\x07"
+    assert QueryFilter().feed(b"a" + title + b"b") == b"ab"
+    assert feed_in_pieces(b"a" + title + b"b", [100, 4000]) == b"ab"
+    fits = b"\x1b]2;" + b"T" * (MAX_HELD - 10) + b"\x07"
+    assert QueryFilter().feed(fits) == fits
+    assert feed_in_pieces(fits, [100, 4000]) == fits
+
+
+@pytest.mark.parametrize(("seq", "clean"), CLEANED)
+def test_titles_lose_their_control_characters(seq: bytes, clean: bytes) -> None:
+    f = QueryFilter()
+    assert f.feed(b"a" + seq + b"b") == b"a" + clean + b"b"
+
+
+def test_clipboard_writes_pass_when_allowed_but_never_reads() -> None:
+    f = QueryFilter(allow_clipboard=True)
+    write = b"\x1b]52;c;aGVsbG8=\x07"
+    assert f.feed(b"a" + write + b"b\x1b]52;c;?\x07c") == b"a" + write + b"bc"
+    long = b"\x1b]52;c;" + b"Q" * (2 * MAX_HELD) + b"\x07"
+    assert f.feed(long[:100]) + f.feed(long[100:]) == long
 
 
 @pytest.mark.parametrize("seq", KEPT)
@@ -97,9 +151,18 @@ def test_everything_else_passes_unchanged(seq: bytes) -> None:
     assert f.removed == 0
 
 
+def _want(s: bytes) -> bytes:
+    if s in STRIPPED or s in DROPPED:
+        return b"\r" if s == b"\x1b[0\r;0c" else b""
+    return dict(CLEANED).get(s, s)
+
+
+ALL = STRIPPED + DROPPED + KEPT + [seq for seq, _ in CLEANED]
+
+
 def test_split_at_every_byte() -> None:
-    data = b"".join(b"x" + s for s in STRIPPED + KEPT)
-    want = b"".join(b"x" + (b"" if s in STRIPPED else s) for s in STRIPPED + KEPT)
+    data = b"".join(b"x" + s for s in ALL)
+    want = b"".join(b"x" + _want(s) for s in ALL)
     assert QueryFilter().feed(data) == want
     assert feed_in_pieces(data, [1] * len(data)) == want
     rng = random.Random(7)
@@ -110,7 +173,7 @@ def test_split_at_every_byte() -> None:
 
 def test_long_strings_stream_without_being_held() -> None:
     f = QueryFilter()
-    head = b"\x1b]52;c;" + b"Q" * (MAX_HELD + 10)
+    head = b"\x1b]8;;http://" + b"Q" * (MAX_HELD + 10)
     out = f.feed(head)
     assert out == head  # decided (not a query) and streamed
     assert f.feed(b"QQ") == b"QQ"
@@ -118,21 +181,107 @@ def test_long_strings_stream_without_being_held() -> None:
     assert f.feed(b"\\after\x1b[6n") == b"\x1b\\after"
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"\x1b]52;c;",
+        b"\x1b]2;",
+        b"\x1b_Gf=100,a=T;",
+        b"\x1bPq",
+        b"\x1bPtmux;\x1b\x1b]52;c;",
+    ],
+)
+def test_long_dropped_strings_are_dropped_as_they_stream(head: bytes) -> None:
+    # A megabyte image or clipboard write: never held, never shown, in any reads.
+    f = QueryFilter()
+    assert f.feed(b"before" + head + b"Q" * (MAX_HELD + 10)) == b"before"
+    assert f.feed(b"Q" * 100_000) == b""
+    assert f.feed(b"QQ\x1b") == b""
+    assert f.feed(b"\\after\x1b[31m") == b"after\x1b[31m"
+    # Aborted by a new sequence: that sequence is kept.
+    f = QueryFilter()
+    assert f.feed(head + b"Q" * (MAX_HELD + 10) + b"\x1b") == b""
+    assert f.feed(b"[1mX") == b"\x1b[1mX"
+
+
 def test_aborted_sequences_pass_as_the_terminal_would_see_them() -> None:
     f = QueryFilter()
-    assert f.feed(b"\x1b]0;title\x1b[6nX") == b"\x1b]0;titleX"
-    assert f.feed(b"\x1b[12\x1b[cY") == b"\x1b[12Y"
+    # CAN where the query was: what follows cannot continue the aborted title.
+    assert f.feed(b"\x1b]0;title\x1b[6nX") == b"\x1b]0;title\x18X"
+    assert f.feed(b"\x1b]0;ti\ttle\x1b[1mX") == b"\x1b]0;title\x1b[1mX"
+    assert f.feed(b"\x1b[12\x1b[cY") == b"\x1b[12\x18Y"  # not CSI 12 Y
     assert f.feed(b"\x1b[1\x18Z") == b"\x1b[1\x18Z"
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)
 @given(
-    parts=st.lists(st.sampled_from(STRIPPED + KEPT + [b"text", b"\r\n", b"\x1b"]), max_size=30),
+    parts=st.lists(st.sampled_from([*ALL, b"text", b"\r\n", b"\x1b", b"\x1b\\"]), max_size=30),
     cuts=st.lists(st.integers(min_value=1, max_value=7), max_size=40),
 )
 def test_chunking_never_changes_the_result(parts: list[bytes], cuts: list[int]) -> None:
     data = b"".join(parts)
     assert feed_in_pieces(data, cuts) == QueryFilter().feed(data)
+
+
+_QUERY_BITS = st.sampled_from(
+    [
+        b"\x1b[",
+        b"\x1b]",
+        b"\x1bP",
+        b"\x1b_",
+        b"\x1b",
+        b"?",
+        b">",
+        b"=",
+        b"0",
+        b"1",
+        b"5",
+        b"6",
+        b"14",
+        b"16",
+        b"18",
+        b"19",
+        b";",
+        b":",
+        b"$",
+        b" ",
+        b"c",
+        b"n",
+        b"q",
+        b"t",
+        b"m",
+        b"p",
+        b"Z",
+        b"10;?",
+        b"11;?",
+        b"12;?",
+        b"2;title",
+        b"52;c;?",
+        b"tmux;",
+        b"$q",
+        b"\x07",
+        b"\x1b\\",
+        b"\r",
+        b"\xc2\x85",
+        b"\x18",
+        b"x",
+    ]
+)
+
+
+@settings(max_examples=1000, derandomize=True, deadline=None)
+@given(
+    parts=st.lists(_QUERY_BITS, max_size=40),
+    cuts=st.lists(st.integers(min_value=1, max_value=7), max_size=20),
+)
+def test_nothing_the_server_answers_reaches_the_person(parts: list[bytes], cuts: list[int]) -> None:
+    """Whatever the program writes, what attach passes holds no query the server's
+    replica answers: the person's terminal would answer it a second time."""
+    data = b"".join(parts)
+    for passed in (QueryFilter().feed(data), feed_in_pieces(data, cuts)):
+        t = Terminal(80, 24, history=0)
+        t.feed(passed)
+        assert t.take_replies() == b"", passed
 
 
 # ---------------------------------------------------------------- detach key

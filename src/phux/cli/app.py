@@ -26,8 +26,9 @@ The agent loop is read -> act -> wait -> read:
 or, when only the exit code and output matter:
   phux run --json build make test
 
-Options go before TARGET. `phux VERB --help` lists each verb's options, the
-TARGET grammar and its exit codes.
+Options may come anywhere, except after the TARGET of `run` and `send-keys`,
+whose later words are the command or keys. `phux VERB --help` lists each verb's
+options, the TARGET grammar and its exit codes.
 """
 
 

@@ -35,17 +35,33 @@ _EPILOG = texts.epilog(
     default=None,
     help="Detach key: a control prefix and a key (default 'C-b d'; $PHUX_DETACH_KEY).",
 )
+@click.option(
+    "--allow-clipboard",
+    is_flag=True,
+    default=None,
+    help="Let the program set your clipboard (OSC 52 writes, dropped by default as tmux "
+    "does; reads never pass). Also $PHUX_ALLOW_CLIPBOARD=1.",
+)
 @socket_option
 @click.argument("target", required=False)
-def attach_cmd(detach_key: str | None, socket: str | None, target: str | None) -> None:
+def attach_cmd(
+    detach_key: str | None, allow_clipboard: bool | None, socket: str | None, target: str | None
+) -> None:
     """Show TARGET in this terminal and type into it, until you detach.
 
     TARGET defaults to the most recently used session. Your window's size
     becomes the terminal's size; agents reading it never change it, and what
     they type appears here live. Several people can attach to one terminal.
+
+    What reaches your terminal is filtered as tmux does by default: the
+    program's queries (the server answers them), clipboard writes, tmux
+    passthrough and DCS/APC/PM/SOS strings (kitty graphics, sixel) are
+    dropped, and titles lose their control characters.
     """
     with reporting("attach", False):
         from phux.tui.attach import run_attach
 
-        code = run_attach(target, socket=socket, detach_key=detach_key)
+        code = run_attach(
+            target, socket=socket, detach_key=detach_key, allow_clipboard=allow_clipboard
+        )
     finish(code)

@@ -12,8 +12,8 @@ caller replays the bytes into the engine after all.
 It is sure only of well-formed input: every ESC must start a complete
 sequence the engine's fast tokenizer would read the same way (CSI, OSC,
 DCS/SOS/PM/APC ended by ST, ESC with intermediates, two-character ESC), and
-the bytes must hold no C1 control (U+0080..U+009F: the engine decodes UTF-8
-and acts on those). Strings (OSC, DCS, ...) are skipped whole, as the engine
+the bytes must hold no C1 code point (U+0080..U+009F: the engine skips those
+inside a sequence). Strings (OSC, DCS, ...) are skipped whole, as the engine
 skips them. What changes the modes, as in the engine (pyte semantics):
 
 * ``CSI ? Ps ; ... h`` / ``l``: set / reset private modes 1 and 2004;

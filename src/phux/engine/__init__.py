@@ -6,7 +6,7 @@ through the names exported here::
 
     t = Terminal(cols=120, rows=40, history=10_000)
     t.feed(pty_bytes)                 # any chunking; never raises
-    t.take_replies()                  # answers to DA1/DA2/DSR, for the caller to route
+    t.take_replies()                  # answers to DA1/DA2/DSR/..., for the caller to route
     t.take_events()                   # TitleChanged, Bell, CwdChanged, PromptStarted,
                                       # CommandStarted, CommandFinished, in order
     t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v4

@@ -55,6 +55,14 @@ FOCUS_EVENTS = 1004 << 5
 SGR_MOUSE = 1006 << 5
 ALT_SCREEN_MODES = (1049, 1047, 47)
 
+MAX_COMBINING = 10
+"""Zero-width characters one cell keeps after its base, counted decomposed (NFD).
+
+Terminals cap them: xterm at its ``combiningChars`` resource (at most 10),
+tmux at 21 bytes of UTF-8 a cell (ten two-byte marks). Further ones are
+dropped: unbounded, each mark NFC-normalised the whole cell again, and
+``a`` with 40,000 of them took minutes to draw."""
+
 if TYPE_CHECKING:
     from typing import NamedTuple
 else:
@@ -770,10 +778,14 @@ class EngineScreen(pyte.Screen):
         if cell.data == "" and x > 0:
             x -= 1
             cell = line[x]
+        data = cell.data
+        # Full: the base and MAX_COMBINING more, decomposed (never shorter than data).
+        if len(data) > MAX_COMBINING or len(unicodedata.normalize("NFD", data)) > MAX_COMBINING:
+            return
         if unicodedata.combining(char):
-            data = unicodedata.normalize("NFC", cell.data + char)
+            data = unicodedata.normalize("NFC", data + char)
         else:
-            data = cell.data + char
+            data += char
         line[x] = cell._replace(data=data)
 
     def repeat_last(self, count: int = 1) -> None:

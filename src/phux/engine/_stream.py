@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
+from phux.engine import _replies
 from phux.engine._pyte import pyte
 from phux.engine._screen import EngineScreen
 from phux.engine._widths import narrow_class
@@ -31,19 +32,19 @@ _TOKEN = re.compile(
     # 2: one or more SGR sequences in a row (applied as one)
     "|((?:\x1b\\[[0-9;:]*m)+)"
     # 3: CSI; 4 private prefix, 5 parameters, 6 intermediates, 7 final
-    "|((?:\x1b\\[|\x9b)([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
+    "|(\x1b\\[([\x3c-\x3f]?)([\x30-\x3b]*)([\x20-\x2f]*)([\x40-\x7e]))"
     # 8: C0 controls that do something (CR LF as one)
     "|(\r\n|[\x07-\x0f])"
     # 9: complete OSC; 10 payload
-    "|((?:\x1b\\]|\x9d)([^\x07\x1b\x9c\x18\x1a]*)(?:\x07|\x1b\\\\|\x9c))"
+    "|(\x1b\\]([^\x07\x1b\x18\x1a]*)(?:\x07|\x1b\\\\))"
     # 11: ESC with intermediates; 12 intermediates, 13 final
     "|(\x1b([\x20-\x2f]+)([\x30-\x7e]))"
     # 14: two-character ESC sequence (not CSI/OSC/DCS/SOS/PM/APC); 15 final
     "|(\x1b([\x30-\x4f\x51-\x57\x59\x5a\\\\\x60-\x7e]))"
     # 16: complete DCS/SOS/PM/APC: swallowed
-    "|((?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c\x18\x1a]*(?:\x1b\\\\|\x9c))"
-    # 17: other controls: ignored
-    "|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x8f\x91-\x97\x99\x9a\x9c])"
+    "|(\x1b[PX^_][^\x1b\x18\x1a]*\x1b\\\\)"
+    # 17: other controls, and C1 code points (not controls in UTF-8): ignored
+    "|([\x00-\x06\x10-\x1a\x1c-\x1f\x7f-\x9f])"
 )
 # Lines of width-1 characters, each ended by CR LF: a flood drawn in one call.
 # Those of printable ASCII are matched first: that class compiles in ~0.1 ms,
@@ -95,12 +96,12 @@ def _csi() -> re.Pattern[str]:
 @cache
 def _string_end(osc: bool) -> re.Pattern[str]:
     """What ends (or aborts) an OSC string (BEL too), or a DCS/SOS/PM/APC string."""
-    return re.compile("[\x07\x1b\x9c\x18\x1a]" if osc else "[\x1b\x9c\x18\x1a]")
+    return re.compile("[\x07\x1b\x18\x1a]" if osc else "[\x1b\x18\x1a]")
 
 
-_C1_STRINGS = {"\x9d": "]", "\x90": "P", "\x98": "X", "\x9e": "^", "\x9f": "_"}
 _MAX_SEQUENCE = 1024
 _MAX_OSC = 1 << 16
+_MAX_DCS = 64  # DCS payloads are kept only to answer DECRQSS, which is short
 
 
 def _ints(params: str) -> list[int]:
@@ -311,7 +312,10 @@ class EngineStream(pyte.Stream):
                 elif kind == 8:
                     controls[data[pos:end]]()
                 elif kind == 9:
-                    self.screen.osc(m.group(10))
+                    self._osc(m.group(10), data[end - 1] == "\x07")
+                elif kind == 16:
+                    if data[pos + 1] == "P":
+                        self._dcs(data[pos + 2 : end - 2])
                 elif kind == 11:
                     self._esc(m.group(12), m.group(13))
                 elif kind == 14:
@@ -327,15 +331,9 @@ class EngineStream(pyte.Stream):
     def _slow(self, data: str, pos: int) -> int:
         """Handle a sequence the fast regex could not: cut, interrupted, malformed or long."""
         n = len(data)
-        c = data[pos]
-        if c in _C1_STRINGS:
-            return self._start_string(data, pos + 1, _C1_STRINGS[c])
-        if c == "\x9b":
-            seq = "\x1b["
-        elif c == ESC:
-            seq = ESC
-        else:
+        if data[pos] != ESC:
             return pos + 1
+        seq = ESC
         i = pos + 1
         while i < n:
             ch = data[i]
@@ -350,7 +348,9 @@ class EngineStream(pyte.Stream):
                     handler()  # C0 controls inside a sequence are executed.
                 i += 1
                 continue
-            if o == 0x7F:
+            if o >= 0x7F:
+                # DEL, and any non-ASCII character (C1 code points included),
+                # is skipped and the sequence goes on, as tmux does.
                 i += 1
                 continue
             i += 1
@@ -368,16 +368,19 @@ class EngineStream(pyte.Stream):
                     if csi is not None:
                         self._csi(*csi.groups())
                     return i
-                if o > 0x7E:
-                    return i  # Malformed: dropped.
-            else:
-                if 0x30 <= o <= 0x7E:
-                    self._esc(seq[1:-1], ch)
-                    return i
-                if o > 0x7E:
-                    return i
+            elif o >= 0x30:
+                self._esc(seq[1:-1], ch)
+                return i
         self._pending = seq
         return n
+
+    def unparsed(self) -> str:
+        """What was fed but not acted on yet (a sequence or string cut short), as fed:
+        feeding it to a fresh stream leaves the same parse state."""
+        if self._string_kind is None:
+            return self._pending
+        held = "".join(self._string_parts)  # OSC and short DCS payloads: others are dropped
+        return ESC + self._string_kind + held + (ESC if self._string_esc else "")
 
     # -- strings (OSC, DCS, SOS, PM, APC) --------------------------------------------
 
@@ -398,8 +401,8 @@ class EngineStream(pyte.Stream):
         j = m.start()
         self._append_string(data[pos:j])
         t = data[j]
-        if t == "\x07" or t == "\x9c":
-            self._finish_string()
+        if t == "\x07":
+            self._finish_string(bel=True)
             return j + 1
         if t != ESC:
             self._abort_string()  # CAN / SUB
@@ -414,19 +417,36 @@ class EngineStream(pyte.Stream):
         return j
 
     def _append_string(self, text: str) -> None:
-        if text and self._string_kind == "]" and self._string_len < _MAX_OSC:
+        kind = self._string_kind
+        limit = _MAX_OSC if kind == "]" else _MAX_DCS if kind == "P" else 0
+        if text and self._string_len < limit:
             self._string_parts.append(text)
             self._string_len += len(text)
 
-    def _finish_string(self) -> None:
+    def _finish_string(self, bel: bool = False) -> None:
         kind = self._string_kind
         payload = "".join(self._string_parts)
         self._abort_string()
-        if kind == "]" and len(payload) <= _MAX_OSC:
-            try:
-                self.screen.osc(payload)
-            except Exception:
-                self.errors += 1
+        try:
+            if kind == "]" and len(payload) <= _MAX_OSC:
+                self._osc(payload, bel)
+            elif kind == "P" and len(payload) <= _MAX_DCS:
+                self._dcs(payload)
+        except Exception:
+            self.errors += 1
+
+    def _osc(self, payload: str, bel: bool) -> None:
+        if payload.endswith(";?") and payload[:2] in ("10", "11", "12"):
+            reply = _replies.colour_report(payload, bel)
+            if reply is not None:
+                self.screen.write_process_input(reply)
+            return
+        self.screen.osc(payload)
+
+    def _dcs(self, payload: str) -> None:
+        """DCS strings are swallowed; DECRQSS (``$ q``) is answered."""
+        if payload.startswith("$q"):
+            self.screen.write_process_input(_replies.decrqss(self.screen, payload[2:]))
 
     def _abort_string(self) -> None:
         self._string_kind = None
@@ -458,6 +478,8 @@ class EngineStream(pyte.Stream):
                     s.report_device_status(_ints(params)[0], private=True)
             elif prefix == ">" and final == "c":
                 s.report_device_attributes(_ints(params)[0], secondary=True)
+            elif prefix == ">" and final == "q" and _ints(params)[0] == 0:
+                s.write_process_input(_replies.xtversion())
             return  # CSI > 4;2 m (XTMODKEYS), CSI ? 4 m, CSI = c ...: ignored.
         if final == "m":
             s.sgr(params)
@@ -478,6 +500,10 @@ class EngineStream(pyte.Stream):
                 s.scroll_down(args[0])
         elif final == "c":
             s.report_device_attributes(args[0])
+        elif final == "t":
+            reply = _replies.window_report(s, args[0])
+            if reply is not None:
+                s.write_process_input(reply)
 
     def _esc(self, inter: str, final: str) -> None:
         s = self.screen

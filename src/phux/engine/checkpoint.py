@@ -27,6 +27,9 @@ Byte structure (informative; spec/L1.md describes it for implementers):
    cursor position (a pending wrap is recreated by drawing the last cell
    again), the other modes (DECSET/DECRST/SM), charsets (SCS, SO), keypad
    mode (DECKPAM), the current OSC 133 mark, the current SGR, OSC 8.
+6. What the engine was fed but has not acted on yet, as it was fed: an
+   escape sequence, a string or a UTF-8 character cut by the end of the last
+   chunk. Output goes on from the checkpoint's seq, in the middle of it.
 
 Not carried (documented differences): DECSCNM (reverse screen) is left off;
 control characters in the title are dropped;
@@ -223,7 +226,7 @@ class Checkpointer:
         bodies.extend(_row_body(line, cols) for line in lines[len(history) :])
         _join_rows(out, lines, bodies, cols)
         _write_screens(screen, out, main_buffer)
-        return "".join(out).encode("utf-8", "surrogatepass")
+        return "".join(out).encode("utf-8", "surrogatepass") + term.unparsed()
 
 
 def write_checkpoint(term: Terminal) -> bytes:

@@ -86,20 +86,8 @@ class CellInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     style: CellStyle
 
 
-class SpanStyle(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A run's style: only the flags that are set and the colours that are not the default."""
-
-    bold: bool = False
-    faint: bool = False
-    italic: bool = False
-    underline: bool = False
-    blink: bool = False
-    inverse: bool = False
-    invisible: bool = False
-    strikethrough: bool = False
-    overline: bool = False
-    fg: CellColor = DEFAULT_COLOR
-    bg: CellColor = DEFAULT_COLOR
+class SpanStyle(CellStyle, frozen=True, kw_only=True, omit_defaults=True):
+    """A run's style: CellStyle's fields, written only where they differ from the default."""
 
 
 class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

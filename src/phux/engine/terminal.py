@@ -44,8 +44,9 @@ class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect)
 class Terminal:
     """One emulated terminal: ``feed`` bytes in any chunking, ``project`` what you need.
 
-    Replies to terminal queries (DA1, DA2, DSR 5/6) are collected for the
-    caller (``take_replies``); the engine never writes anywhere itself.
+    Replies to terminal queries (DA1, DA2, DSR 5/6 and the rest of spec/L1.md
+    §5.2) are collected for the caller (``take_replies``); the engine never
+    writes anywhere itself.
     """
 
     def __init__(self, cols: int = 80, rows: int = 24, history: int = 10_000) -> None:
@@ -73,6 +74,13 @@ class Terminal:
             self.stream.feed(text)
         except Exception:  # pragma: no cover - defensive: the stream already catches
             self.stream.errors += 1
+
+    def unparsed(self) -> bytes:
+        """The bytes fed but not acted on yet: a sequence, a string or a UTF-8
+        character cut by the end of the last chunk (a checkpoint ends with them)."""
+        text = self.stream.unparsed()
+        held: bytes = self._decoder.getstate()[0]
+        return (text.encode("utf-8", "surrogatepass") if text else b"") + held
 
     def resize(self, cols: int, rows: int) -> None:
         if cols < 1 or rows < 1:

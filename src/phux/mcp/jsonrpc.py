@@ -112,10 +112,18 @@ def _entry(raw: msgspec.Raw) -> Message:
         return _message(_decoder.decode(raw))
     except msgspec.ValidationError:
         return Invalid(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+    except RecursionError:
+        return Invalid(PARSE_ERROR, "Parse error: JSON nested too deeply")
 
 
 def parse_line(line: bytes) -> Parsed:
-    """Decode one line (without its newline) into the messages it carries."""
+    """Decode one line (without its newline) into the messages it carries.
+
+    Never raises: whatever the line holds, it is answered. msgspec decodes
+    (and even skips) nested arrays and objects by recursion and raises
+    RecursionError past the interpreter's depth limit (about 1,000 levels, a
+    2 KB line), so that is a parse error like any other malformed JSON.
+    """
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -126,15 +134,24 @@ def parse_line(line: bytes) -> Parsed:
         pass  # valid JSON but not an object: a batch, or an invalid request
     except msgspec.DecodeError as exc:
         return Parsed([Invalid(PARSE_ERROR, f"Parse error: {exc}")])
+    except RecursionError:
+        return _TOO_DEEP
     try:
         entries = _batch_decoder.decode(line)
     except msgspec.ValidationError:
         return Parsed(
             [Invalid(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")]
         )
+    except msgspec.DecodeError as exc:  # "[[": not an object, and then not JSON either
+        return Parsed([Invalid(PARSE_ERROR, f"Parse error: {exc}")])
+    except RecursionError:
+        return _TOO_DEEP
     if not entries:
         return Parsed([Invalid(INVALID_REQUEST, "Invalid Request: empty batch")])
     return Parsed([_entry(raw) for raw in entries], batch=True)
+
+
+_TOO_DEEP = Parsed([Invalid(PARSE_ERROR, "Parse error: JSON nested too deeply")])
 
 
 def result_response(rid: msgspec.Raw, result: Any) -> bytes:

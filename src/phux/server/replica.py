@@ -19,8 +19,9 @@ The replicas do two things, and nothing else:
 * **Answers to terminal queries.** DA1, DA2, DSR 5, DSR 6 and DECXCPR are
   answered by the engine at the point of the stream where they occur (so a
   cursor position report reflects all output before the query, however late
-  a lagging replica gets there), exactly once. The answers go to the PTY
-  through the terminal's input queue, never inside a client's INPUT.
+  a lagging replica gets there), exactly once, and so are XTVERSION, the size
+  reports, colour queries and DECRQSS (spec/L1.md §5.2). The answers go to
+  the PTY through the terminal's input queue, never inside a client's INPUT.
 
 The loop only appends to a queue (or a pipe): it never waits on parsing.
 

@@ -10,9 +10,11 @@ Screen: the bootstrap is replayed into a local ``phux.engine.Terminal`` and
 *painted* (``phux.tui.paint``): never written raw, because the journal may
 start mid-state, hold terminal queries and be megabytes long. The first paint
 also puts the engine's scrollback into the person's own terminal scrollback.
-Live OUTPUT is then passed through as bytes (cheap and exact) with terminal
-queries removed (``phux.tui.queries``: the server answers queries, the
-person's terminal must not answer them a second time), and also fed to the
+Live OUTPUT is then passed through as bytes (cheap and exact) filtered as
+tmux filters a pane by default (``phux.tui.queries``): terminal queries
+removed (the server answers them; the person's terminal must not answer them
+a second time), clipboard writes (unless allowed), passthrough and
+DCS/APC/PM/SOS strings dropped, titles cleaned. It is also fed to the
 engine, so that a later repaint (a RESIZED, a TOMBSTONE and fresh bootstrap,
 SIGCONT) is possible.
 
@@ -629,12 +631,16 @@ def run_attach(
     *,
     socket: str | os.PathLike[str] | None = None,
     detach_key: str | None = None,
+    allow_clipboard: bool | None = None,
     in_fd: int = 0,
     out_fd: int = 1,
 ) -> int:
     """Attach the controlling terminal (``in_fd``/``out_fd``) to TARGET until the
     person detaches, the program exits or the server goes away; returns the
     exit code (0 detached or exited, 1 server gone, 128+N on signal N).
+
+    ``allow_clipboard`` (default: ``$PHUX_ALLOW_CLIPBOARD`` is 1/yes/true/on)
+    lets the program's OSC 52 clipboard writes through to the person's terminal.
 
     Errors before the terminal is taken over (not a tty, no server, no such
     target, a bad detach key) raise PhuxError, for the caller to report.
@@ -651,6 +657,9 @@ def run_attach(
         )
     except DetachKeyError as exc:
         raise InvalidArgument(str(exc)) from None
+    if allow_clipboard is None:
+        allow = os.environ.get("PHUX_ALLOW_CLIPBOARD", "").strip().lower()
+        allow_clipboard = allow in ("1", "yes", "true", "on")
     deadline = Deadline.after(SETUP_TIMEOUT)
     client = Client(socket, client_name="phux-attach")
     try:
@@ -663,6 +672,7 @@ def run_attach(
         client.focus(pane, deadline)
         conn = client.connection(deadline)
         session = Session(conn, pane, key, in_fd=in_fd, out_fd=out_fd, size=window_size(out_fd))
+        session.filter.allow_clipboard = allow_clipboard
         outcome = _attached(session, in_fd)
     finally:
         client.close()
