@@ -3,7 +3,8 @@
 Protocol methods (initialize, ping, tools/list, errors) are answered inline
 by the reading thread. Each tool call runs on its own worker thread, so a
 long ``phux_wait`` neither stalls pings nor delays stdin EOF handling, and a
-host that calls tools in parallel gets parallel answers. Responses are
+host that calls tools in parallel gets parallel answers (a tool may ask, through
+:attr:`Tool.queue`, for a place in line taken as its request is read). Responses are
 written whole, one per line, under a lock. Nothing is ever written to
 stderr: a tool that fails answers ``isError: true``; a bug in one answers an
 internal error.
