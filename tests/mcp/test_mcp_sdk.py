@@ -121,10 +121,11 @@ async def ok(session: ClientSession, tool: str, /, **arguments: Any) -> Any:
     return body
 
 
-@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", None])
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", None])
 def test_every_tool_against_a_real_server(server: PhuxServer, version: str | None) -> None:
-    """At the oldest revision, at the one that added annotations, and at the SDK's
-    own newest (outputSchema + structuredContent, which the SDK validates)."""
+    """At the oldest revision, at the one that added annotations, at the one that
+    added outputSchema + structuredContent (which the SDK validates), and at the
+    SDK's own newest."""
     name = f"mcpa{(version or 'new').replace('-', '')}"
     negotiated = version or SDK_DEFAULT
 
