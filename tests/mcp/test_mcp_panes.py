@@ -8,7 +8,7 @@ import time
 import pytest
 
 from phux.client.deadline import Deadline
-from phux.mcp.panes import PaneInUse, PaneLocks
+from phux.mcp.panes import CallCancelled, PaneInUse, PaneLocks
 
 LIMIT = 5.0
 
@@ -102,3 +102,32 @@ def test_a_turn_that_does_not_come_in_time_is_pane_in_use() -> None:
     with fresh.hold(1, "@1", Deadline.after(LIMIT)) as ms:
         assert ms < 100
     fresh.leave()
+
+
+def test_a_cancelled_ticket_gives_up_instead_of_typing_later() -> None:
+    locks = PaneLocks()
+    holder, waiter, resolving = locks.ticket(), locks.ticket(), locks.ticket()
+    outcome: list[str] = []
+
+    def queued() -> None:
+        try:
+            with waiter.hold(1, "@1", Deadline.after(LIMIT)):
+                outcome.append("typed")
+        except CallCancelled:
+            outcome.append("cancelled")
+        waiter.leave()
+
+    with holder.hold(1, "@1", Deadline.after(LIMIT)):
+        thread = threading.Thread(target=queued)
+        thread.start()
+        time.sleep(0.1)  # let it wait for its turn
+        waiter.cancel()
+        thread.join(LIMIT)
+    holder.leave()
+    assert outcome == ["cancelled"]
+    # Cancelled before it even resolved: it does not take a free pane either.
+    resolving.cancel()
+    with pytest.raises(CallCancelled), resolving.hold(2, "@2", Deadline.after(LIMIT)):
+        pass
+    resolving.leave()
+    assert locks.busy() == {}

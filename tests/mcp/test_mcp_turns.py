@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mcp_pipes import McpProcess, PhuxServer, request
+from mcp_pipes import McpProcess, PhuxServer, notification, request
 
 # The command reads a line for up to 2 s: keys typed into it would be its input.
 READER = "echo wait''ing; read -t 2 x; echo \"got:[$x]\""
@@ -116,3 +116,18 @@ def test_a_writer_that_cannot_get_its_turn_types_nothing(mcp: McpProcess) -> Non
     assert body(mcp.out.message(20))["exit_code"] == 0
     lines = body(mcp.call("phux_snapshot", {"target": "busy"}))["lines"]
     assert not any("LATE" in line for line in lines)
+
+
+def test_keys_cancelled_while_waiting_for_their_turn_are_never_typed(mcp: McpProcess) -> None:
+    new_bash(mcp, "cancel")
+    mcp.send(call_line("run", "phux_run", target="cancel", command="sleep 1.5", timeout_secs=20))
+    mcp.send(call_line("keys", "phux_send_keys", target="cancel", keys=["echo NOPE", "Enter"]))
+    mcp.send(notification("notifications/cancelled", {"requestId": "keys"}))
+    assert mcp.ask("p", "ping")["result"] == {}  # the cancel has been read
+    run = mcp.out.message(20)
+    assert run["id"] == "run" and body(run)["exit_code"] == 0
+    # The cancelled call answers nothing; its keys never reach the pane.
+    marker = body(mcp.call("phux_run", {"target": "cancel", "command": "echo done-here"}))
+    assert marker["output"] == "done-here"
+    lines = body(mcp.call("phux_snapshot", {"target": "cancel"}))["lines"]
+    assert not any("NOPE" in line for line in lines), lines

@@ -7,7 +7,8 @@ call that writes to a pane takes a :class:`Ticket` as its request is read
 target, then holds the pane's turn while it writes (and, for ``phux_run``,
 until the command finished). A call may take its turn only when no earlier
 ticket still holds or wants that pane, and no earlier ticket is still
-resolving (it might name the same pane). Reads never take a ticket.
+resolving (it might name the same pane). Reads never take a ticket. A call the
+host cancels while it waits for its turn gives up instead of typing later.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class PaneLocks:
         self._next = 0
         self._pending: dict[int, int | None] = {}  # ticket -> pane wanted (None: resolving)
         self._held: dict[int, int] = {}  # pane -> ticket holding it
+        self._cancelled: set[int] = set()
 
     def ticket(self) -> Ticket:
         """A place in line, after every ticket taken before."""
@@ -48,7 +50,11 @@ class PaneLocks:
             self._pending[number] = pane
             self._cond.notify_all()  # resolved: later tickets for other panes may go
             try:
-                while not self._may_take(number, pane):
+                while True:
+                    if number in self._cancelled:
+                        raise CallCancelled("the call was cancelled before its turn came")
+                    if self._may_take(number, pane):
+                        break
                     left = deadline.remaining()  # raises DeadlineExceeded when past
                     self._cond.wait(left)
             except BaseException:
@@ -62,17 +68,31 @@ class PaneLocks:
             if self._held.get(pane) == number:
                 del self._held[pane]
             self._pending.pop(number, None)
+            self._cancelled.discard(number)
             self._cond.notify_all()
 
     def _leave(self, number: int) -> None:
         with self._cond:
             self._pending.pop(number, None)
+            self._cancelled.discard(number)
             self._cond.notify_all()
+
+    def _cancel(self, number: int) -> None:
+        with self._cond:
+            if number in self._pending:
+                self._cancelled.add(number)
+                self._cond.notify_all()
 
     def busy(self) -> dict[int, int]:
         """Pane -> the ticket holding it (for tests and diagnostics)."""
         with self._cond:
             return dict(self._held)
+
+
+class CallCancelled(PhuxError):
+    """The host cancelled the call while it waited for its turn: it types nothing."""
+
+    code = "cancelled"
 
 
 class PaneInUse(PhuxError):
@@ -115,3 +135,8 @@ class Ticket:
 
     def leave(self) -> None:
         self._locks._leave(self.number)
+
+    def cancel(self) -> None:
+        """The host cancelled the call: if it is still waiting for its turn, it gives
+        up (with :class:`CallCancelled`) rather than type once the turn comes."""
+        self._locks._cancel(self.number)

@@ -89,6 +89,10 @@ class Place(Protocol):
         """Give the place up without running the call (idempotent)."""
         ...
 
+    def cancel(self) -> None:
+        """The host cancelled the request: stop waiting in line, if still waiting."""
+        ...
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -133,6 +137,7 @@ _THREAD_FACTOR = 4
 class _Call:
     counted: bool = True
     cancelled: bool = False
+    place: Place | None = None
 
 
 class _Writer:
@@ -251,7 +256,7 @@ class McpServer:
         if isinstance(message, Request) and self._is_tool_call(message):
             assert message.id is not None
             place = self._queue(message)
-            if not self._spawn(message.id, lambda: self._answer(message, place)) and place:
+            if not self._spawn(message.id, lambda: self._answer(message, place), place) and place:
                 place.leave()
             return
         self._write(self._answer(message))
@@ -284,11 +289,16 @@ class McpServer:
         answers = [a for a in (self._answer(m) for m in messages) if a is not None]
         return jsonrpc.batch_response(answers) if answers else None
 
-    def _spawn(self, rid: msgspec.Raw | None, compute: Callable[[], bytes | None]) -> bool:
+    def _spawn(
+        self,
+        rid: msgspec.Raw | None,
+        compute: Callable[[], bytes | None],
+        place: Place | None = None,
+    ) -> bool:
         """Run ``compute`` on a worker thread and write its answer (unless cancelled);
         False when the call was refused (and answered) instead."""
         key = None if rid is None else bytes(rid)
-        call = _Call()
+        call = _Call(place=place)
         with self._lock:
             refusal = None
             if key is not None and key in self._running:
@@ -372,6 +382,8 @@ class McpServer:
                         call.cancelled = True
                         call.counted = False
                         self._inflight -= 1
+                        if call.place is not None:
+                            call.place.cancel()
         # notifications/initialized and anything unknown: nothing to do.
 
     def _request(

@@ -273,6 +273,9 @@ class _Queued:
     def leave(self) -> None:
         self._ticket.leave()
 
+    def cancel(self) -> None:
+        self._ticket.cancel()
+
 
 def _error_text(exc: BaseException) -> str:
     code = getattr(exc, "code", "")
