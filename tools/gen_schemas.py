@@ -63,6 +63,12 @@ SHAPES: tuple[Shape, ...] = (
         "`phux watch --json`: one line per event, tagged by `event`.",
     ),
     Shape(
+        "history_result",
+        models.HistoryResult,
+        "`phux history --json` and the MCP `phux_history` tool: a pane's commands, oldest first.",
+        models.HISTORY_SCHEMA_VERSION,
+    ),
+    Shape(
         "error_report",
         models.ErrorReport,
         "The one stderr line of a failed verb under --json.",

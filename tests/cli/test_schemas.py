@@ -76,6 +76,29 @@ SCREEN = m.ScreenState(
         ("new_result", m.NewResult(session="s", terminal_id=1)),
         ("watch_event", m.PaneClosed(terminal="@1", exit_status=None, signal=1)),
         ("watch_event", m.TitleChanged(terminal="@1", title="x")),
+        ("watch_event", m.CommandStarted(terminal="@1", command="ls")),
+        (
+            "watch_event",
+            m.CommandFinished(terminal="@1", exit_code=2, duration_ms=None, command="ls"),
+        ),
+        (
+            "history_result",
+            m.HistoryResult(
+                pane="@1",
+                commands=[
+                    m.HistoryEntry(
+                        command="ls",
+                        cwd=None,
+                        exit_code=0,
+                        started_ms=1,
+                        duration_ms=2,
+                        running=False,
+                        output="a",
+                        truncated=False,
+                    )
+                ],
+            ),
+        ),
         (
             "error_report",
             m.ErrorReport(error=m.ErrorBody(code="c", message="m"), exit_code=1, remedy=""),
@@ -99,6 +122,8 @@ def test_schemas_reject_wrong_versions_and_shapes() -> None:
         validate("watch_event", {"event": "nope", "terminal": "@1"})
     with pytest.raises(jsonschema.ValidationError):
         validate("run_result", {"command": "c", "exit_code": 0})
+    with pytest.raises(jsonschema.ValidationError):
+        validate("history_result", {"schema_version": 2, "pane": "@1", "commands": []})
 
 
 @pytest.mark.parametrize(

@@ -102,8 +102,8 @@ def test_osc_dispatch_events_and_marks() -> None:
         CwdChanged(cwd="/tmp/a b"),
         Bell(),
         PromptStarted(),
-        CommandStarted(),
-        CommandFinished(exit_code=2),
+        CommandStarted(command="ls"),
+        CommandFinished(exit_code=2, command="ls"),
     ]
     assert t.take_events() == []
     state = t.project(cells=True, version=3)
@@ -114,8 +114,11 @@ def test_osc_dispatch_events_and_marks() -> None:
 
 
 def test_command_finished_without_code() -> None:
-    t = term(b"\x1b]133;D\x07\x1b]133;D;aid=3\x07")
-    assert t.take_events() == [CommandFinished(exit_code=None), CommandFinished(exit_code=None)]
+    t = term(b"\x1b]133;C\x07\x1b]133;D\x07\x1b]133;C\x07\x1b]133;D;aid=3\x07")
+    assert [e for e in t.take_events() if isinstance(e, CommandFinished)] == [
+        CommandFinished(exit_code=None),
+        CommandFinished(exit_code=None),
+    ]
 
 
 def test_dcs_apc_pm_sos_are_swallowed() -> None:

@@ -139,6 +139,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             "phux_run",
             "phux_wait",
             "phux_new",
+            "phux_history",
             "phux_paste",
             "phux_kill",
         ]
@@ -148,7 +149,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             assert (tool.output_schema is not None) is (negotiated >= "2025-06-18")
             assert (tool.title is not None) is (negotiated >= "2025-06-18")
             if tool.annotations is not None:
-                read_only = tool.name in {"phux_ls", "phux_snapshot", "phux_wait"}
+                read_only = tool.name in {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"}
                 assert tool.annotations.read_only_hint is read_only
                 assert tool.annotations.destructive_hint is (
                     tool.name in {"phux_send_keys", "phux_run", "phux_paste", "phux_kill"}
@@ -256,7 +257,12 @@ def test_socket_argument_wins_over_the_environment(server: PhuxServer) -> None:
 def test_read_only_lists_observer_tools(server: PhuxServer) -> None:
     async def body(session: ClientSession) -> None:
         listing = await session.list_tools()
-        assert [t.name for t in listing.tools] == ["phux_ls", "phux_snapshot", "phux_wait"]
+        assert [t.name for t in listing.tools] == [
+            "phux_ls",
+            "phux_snapshot",
+            "phux_wait",
+            "phux_history",
+        ]
         for tool in listing.tools:
             assert tool.annotations is not None and tool.annotations.read_only_hint is True
         await ok(session, "phux_ls")

@@ -152,7 +152,12 @@ def test_starting_twice_has_no_side_effects(env: dict[str, str], tmp_path: Path)
 def test_read_only(env: dict[str, str]) -> None:
     with McpProcess("--read-only", env=env) as proc:
         tools = proc.ask(1, "tools/list")["result"]["tools"]
-        assert [t["name"] for t in tools] == ["phux_ls", "phux_snapshot", "phux_wait"]
+        assert [t["name"] for t in tools] == [
+            "phux_ls",
+            "phux_snapshot",
+            "phux_wait",
+            "phux_history",
+        ]
         for name in ("phux_send_keys", "phux_run", "phux_new"):
             reply = proc.call(name, {"target": "x", "keys": ["a"], "command": "x", "name": "x"})
             assert reply["error"]["code"] == -32602, name
@@ -170,6 +175,7 @@ def test_catalog_schemas(mcp: McpProcess) -> None:
         "phux_run",
         "phux_wait",
         "phux_new",
+        "phux_history",
         "phux_paste",
         "phux_kill",
     ]

@@ -51,6 +51,7 @@ class FakeClient:
 
     def __init__(self, path: str, keep_warm: int, log: list[FakeClient]) -> None:
         self.path = path
+        self.socket_path = path
         self.keep_warm = keep_warm
         self.calls: list[tuple[str, Any]] = []
         self.closed = False
@@ -349,6 +350,7 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run",
         "phux_wait",
         "phux_new",
+        "phux_history",
         "phux_paste",
         "phux_kill",
     ]
@@ -366,11 +368,13 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_run": ["target", "command"],
         "phux_wait": [],
         "phux_new": ["name"],
+        "phux_history": ["target"],
         "phux_paste": ["target", "text"],
         "phux_kill": ["target"],
     }
     ro = tools.catalog(read_only=True)
-    assert {t.name for t in ro} == READ_ONLY_TOOLS == {"phux_ls", "phux_snapshot", "phux_wait"}
+    assert {t.name for t in ro} == READ_ONLY_TOOLS
+    assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
 
 
 def test_annotations_agree_with_read_only(tools: PhuxTools) -> None:
@@ -431,6 +435,7 @@ SHAPE_OF = {
     "phux_wait": "wait_outcome",
     "phux_new": "new_result",
     "phux_kill": "kill_result",
+    "phux_history": "history_result",
 }
 
 

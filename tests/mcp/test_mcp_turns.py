@@ -90,9 +90,13 @@ def test_calls_take_the_pane_in_arrival_order(mcp: McpProcess) -> None:
         + call_line("paste", "phux_paste", target="order", text="echo pas''ted")
         + call_line("enter", "phux_send_keys", target="order", keys=["Enter"])
     )
-    replies = [mcp.out.message(20) for _ in range(4)]
-    assert [r["id"] for r in replies] == ["run", "keys", "paste", "enter"]
-    run, keys, paste, _ = (body(r) for r in replies)
+    # The run answers first (the others wait for it); the others' answers may
+    # cross on the way out, but what they typed is in order (the screen, below).
+    first = mcp.out.message(20)
+    assert first["id"] == "run"
+    replies = {(r := mcp.out.message(20))["id"]: r for _ in range(3)}
+    run = body(first)
+    keys, paste, _ = (body(replies[rid]) for rid in ("keys", "paste", "enter"))
     assert "got:[]" in run["output"], run["output"]
     assert keys["waited_ms"] >= 500 and paste["waited_ms"] >= keys["waited_ms"]
     done = body(mcp.call("phux_wait", {"target": "order", "until": "pasted", "timeout_secs": 10}))

@@ -84,6 +84,19 @@ def engine_state(t: Terminal) -> dict[str, Any]:
             for alt, sp in s.saved_cursors.items()
         },
     }
+    state["shell"] = (t.shell_phase, t.pending_input)
+    state["commands"] = [
+        (
+            r.command,
+            r.cwd,
+            r.exit_code,
+            r.started_ms,
+            r.finished_ms,
+            r.running,
+            *t.command_output(r),
+        )
+        for r in t.commands
+    ]
     if s.alternate:
         state["alt"] = _rows([s.buffer.get(y) for y in range(rows)], cols, first_wrap=True)
     return state

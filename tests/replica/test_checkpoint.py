@@ -124,6 +124,13 @@ _FRAGMENTS = st.sampled_from(
         b"\x1b]133;B\x07",
         b"\x1b]133;C\x07",
         b"\x1b]133;D;0\x07",
+        b"\x1b]133;A;k=s\x07",
+        b"\x1b]133;D\x07",
+        b"\x1b]133;D;2;phux_t=77\x07",
+        b"\x1b]133;C;cmdline_url=ls%20-l%C3%A9;x=y\x07",
+        b"\x1b]133;C;phux_t=5\x07",
+        b"\x1b]133;A\x07$ \x1b]133;B\x07echo hi\r\n",
+        b"\x1b]133;A;k=s\x07> \x1b]133;B\x07\xe4\xbd\xa0x",
         b"\x1b[6n",
         b"\x1b[c",
         b"\x1b#8",
@@ -162,7 +169,8 @@ def test_checkpoint_replays_to_equal_state(
     session: tuple[int, int, list[bytes | tuple[int, int]]], history: int
 ) -> None:
     cols, rows, steps = session
-    t = Terminal(cols, rows, history=history)
+    clock = iter(range(1000, 10**9, 7))
+    t = Terminal(cols, rows, history=history, clock=lambda: next(clock))
     writer = Checkpointer()
     for step in steps:
         if isinstance(step, tuple):

@@ -163,6 +163,44 @@ def run(
     finish(result.exit_code if 0 <= result.exit_code <= 255 else 255)
 
 
+def history(
+    *, as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
+) -> None:
+    with reporting("history", as_json), open_client(socket) as client:
+        result = client.history(target, last=last, deadline=deadline_after(timeout))
+    if as_json:
+        write_out(to_json(result) + "\n")
+        return
+    lines = []
+    for entry in result.commands:
+        code = "-" if entry.exit_code is None else str(entry.exit_code)
+        took = "running" if entry.running else _duration(entry.duration_ms)
+        # One line per command: a multi-line command shows its newlines escaped.
+        command = entry.command.replace("\\", "\\\\").replace("\n", "\\n")
+        lines.append(f"{code:>4}  {took:>7}  {command}\n")
+    if lines:
+        write_out("".join(lines))
+    else:
+        write_err(
+            "phux history: no commands (none ran yet, or the pane's shell prints no "
+            "OSC 133 marks: one phux did not start, or started with --no-shell-integration)\n"
+        )
+
+
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"{ms}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f}s"
+    minutes, seconds = divmod(ms // 1000, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
 def wait(
     *,
     until: str | None,

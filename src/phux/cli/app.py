@@ -12,6 +12,7 @@ import click
 from phux import __version__
 from phux.cli.attach_cmd import attach_cmd
 from phux.cli.mcp_cmd import mcp_cmd
+from phux.cli.proxy_cmd import proxy_cmd
 from phux.cli.server_cmd import server_cmd
 from phux.cli.verbs import VERBS
 
@@ -46,3 +47,4 @@ for _verb in VERBS:
 cli.add_command(server_cmd)
 cli.add_command(mcp_cmd)
 cli.add_command(attach_cmd)
+cli.add_command(proxy_cmd)

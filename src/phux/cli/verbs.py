@@ -164,12 +164,30 @@ def open_client(socket: str | None) -> Client:
 
 
 def socket_option(f: F) -> F:
+    """--socket, and --host: where the server is."""
+    f = click.option(
+        "--host",
+        metavar="[USER@]HOST",
+        default=None,
+        expose_value=False,
+        callback=_use_host,
+        help="Drive the phux server on HOST, over ssh (default: $PHUX_HOST; "
+        "a TARGET may also say HOST/name). --socket is then HOST's socket.",
+    )(f)
     return click.option(
         "--socket",
         metavar="PATH",
         default=None,
         help="Server socket (default: $PHUX_SOCKET, then the per-user default).",
     )(f)
+
+
+def _use_host(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    # --host H is $PHUX_HOST=H for this process: the client reads one place.
+    if value is not None:
+        if not value or value.startswith("-"):
+            raise click.BadParameter("name it as [USER@]HOST", ctx, param)
+        os.environ["PHUX_HOST"] = value
 
 
 def json_option(what: str) -> Callable[[F], F]:
@@ -562,6 +580,49 @@ def watch_cmd(
     fail("watch", "stream_ended", f"the stream ended before a {until_event} event", 1, "", as_json)
 
 
+# ---------------------------------------------------------------- history
+
+
+@click.command(
+    "history",
+    cls=Verb,
+    short_help="List the commands a pane's shell ran.",
+    epilog=verb_epilog(
+        "\b\nFrom the shell integration phux injects into bash, zsh, fish and sh\n"
+        "(or any shell printing OSC 133 marks): commands typed by agents and by\n"
+        "people alike, as far back as the pane's history reaches.",
+        texts.TARGET_GRAMMAR,
+        texts.ORDERING,
+        texts.exit_codes(("0", "listed (possibly none)"), ("1", "no server / target not found")),
+        texts.JSON_ERRORS,
+    ),
+)
+@json_option(
+    'Print HistoryResult JSON: {"schema_version", "pane", "commands": [{command, cwd, '
+    "exit_code, started_ms, duration_ms, running, output, truncated}]}, oldest first."
+)
+@click.option(
+    "-n",
+    "last",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Only the last N commands.",
+)
+@deadline_option
+@socket_option
+@click.argument("target")
+def history_cmd(
+    as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
+) -> None:
+    """List the commands TARGET's shell ran, oldest first.
+
+    One line per command: exit code (- when unknown), duration, command line.
+    --json adds each command's working directory, start time and output.
+    """
+    actions.history(as_json=as_json, last=last, timeout=timeout, socket=socket, target=target)
+
+
 # ---------------------------------------------------------------- new
 
 
@@ -629,12 +690,14 @@ def new_cmd(
     if as_json and name is None:
         raise click.UsageError("--json needs an explicit -s NAME (it is create-only)")
     directory = os.path.abspath(cwd) if cwd is not None else os.getcwd()
+    remote = bool(os.environ.get("PHUX_HOST"))
     with reporting("new", as_json):
         from phux.client import ensure_server
 
         deadline = deadline_after(timeout)
-        path = ensure_server(socket, deadline=deadline)
-        with open_client(os.fspath(path)) as client:
+        # On another host, `phux proxy` there starts its server when needed.
+        path = socket if remote else ensure_server(socket, deadline=deadline)
+        with open_client(None if path is None else os.fspath(path)) as client:
             result = client.new(
                 name,
                 cwd=directory,
@@ -649,7 +712,9 @@ def new_cmd(
         with reporting("new", False):
             from phux.tui.attach import run_attach
 
-            code = run_attach(f"@{result.terminal_id}", socket=os.fspath(path))
+            code = run_attach(
+                f"@{result.terminal_id}", socket=None if path is None else os.fspath(path)
+            )
         finish(code)
     import shlex
 
@@ -696,8 +761,14 @@ def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | Non
         if target is not None:
             raise click.UsageError("kill --server takes no TARGET")
         with reporting("kill", False):
-            from phux.client import kill_server
+            from phux.client import InvalidArgument, kill_server
 
+            host = os.environ.get("PHUX_HOST")
+            if host:
+                raise InvalidArgument(
+                    "kill --server stops this machine's server only",
+                    remedy=f"run `ssh {host} phux kill --server`",
+                )
             kill_server(socket, deadline=deadline_after(timeout))
         return
     if target is None:
@@ -793,6 +864,7 @@ VERBS: Sequence[click.Command] = (
     run_cmd,
     wait_cmd,
     watch_cmd,
+    history_cmd,
     new_cmd,
     kill_cmd,
     rename_cmd,

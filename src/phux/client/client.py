@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from phux.client.keys import KeyModes
-    from phux.client.models import NewResult, ScreenState, WaitResult
+    from phux.client.models import HistoryResult, NewResult, ScreenState, WaitResult
     from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
@@ -118,11 +118,17 @@ class Client:
         keep_warm: int = 0,
         client_name: str = "phux",
         env: Mapping[str, str] | None = None,
+        host: str | None = None,
     ) -> None:
-        self.socket_path: str = resolve_socket_path(socket)
         self.keep_warm = max(0, keep_warm)
         self.client_name = client_name
         self.env: Mapping[str, str] = os.environ if env is None else env
+        self.host: str | None = host or self.env.get("PHUX_HOST") or None
+        """Where the server is: None here, else ``[USER@]HOST`` reached over ssh."""
+        self._socket_arg = None if socket is None else os.fspath(socket)
+        self.socket_path: str = (
+            resolve_socket_path(socket) if self.host is None else f"ssh://{self.host}"
+        )
         self._conn: Connection | None = None
         self._mirrors: dict[int, Mirror] = {}
         self._warm: OrderedDict[int, None] = OrderedDict()
@@ -167,8 +173,40 @@ class Client:
     def connection(self, deadline: Deadline) -> Connection:
         if self._conn is None or self._conn.closed:
             self._reset()
-            self._conn = Connection.open(self.socket_path, deadline, self.client_name)
+            if self.host is None:
+                self._conn = Connection.open(self.socket_path, deadline, self.client_name)
+            else:
+                self._conn = Connection.open_host(
+                    self.host, self._socket_arg, deadline, self.env, self.client_name
+                )
         return self._conn
+
+    @property
+    def local_anchor(self) -> str:
+        """A path on this machine that stands for the server, for per-server local
+        files (run's locks): the socket, or for a remote server a name in the default
+        socket's directory."""
+        if self.host is None:
+            return self.socket_path
+        safe = "".join(c if c.isalnum() or c in "@.-_" else "_" for c in self.host)
+        return os.path.join(os.path.dirname(resolve_socket_path(None, self.env)), f"ssh-{safe}")
+
+    def _target_host(self, target: str | None) -> str | None:
+        """Take a ``HOST/`` prefix off ``target`` and point this client at that host
+        (before its first connection; one client drives one server at a time)."""
+        if target is None or "/" not in target:
+            return target
+        host, _, rest = target.partition("/")
+        if host != self.host:
+            if self._conn is not None and not self._conn.closed:
+                raise InvalidArgument(
+                    f"{target!r} is on {host}, but this client drives "
+                    f"{self.host or 'the local server'}",
+                    remedy="use one client (or one phux command) per host",
+                )
+            self.host = host
+            self.socket_path = f"ssh://{host}"
+        return rest or None
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
@@ -275,13 +313,16 @@ class Client:
         return Snapshot.from_wire(reply.terminals)
 
     def resolve(self, target: str | None, deadline: Deadline) -> Pane:
-        """Selector -> one pane (the client-side TerminalInfo)."""
+        """Selector -> one pane (the client-side TerminalInfo). ``HOST/selector``
+        names a pane on another machine (phux.client.remote)."""
+        target = self._target_host(target)
         if target is not None:
             parse_selector(target)  # syntax errors before touching the server
         return resolve(target, self.list_terminals(deadline), self.env)
 
     def resolve_all(self, target: str, deadline: Deadline) -> list[Pane]:
         """Selector -> every pane it names (no narrowing)."""
+        target = self._target_host(target) or ""
         selector = parse_selector(target)
         return expand(selector, self.list_terminals(deadline), target, self.env)
 
@@ -762,6 +803,14 @@ class Client:
                 )
             except ServerError as exc:
                 raise self._terminal_error(exc, pane) from None
+
+    def history(
+        self, target: str | None, *, last: int | None = None, deadline: Deadline
+    ) -> HistoryResult:
+        """The commands the pane's shell ran (see :mod:`phux.client.history`)."""
+        from phux.client.history import pane_history
+
+        return pane_history(self, target, last=last, deadline=deadline)
 
     def focus(self, pane: Pane, deadline: Deadline) -> None:
         """Record that a client focused/used this pane (``phux.focus_ms``)."""

@@ -13,7 +13,7 @@ import _socket  # the C socket type: the socket module's wrapper costs ~3 ms to 
 import contextlib
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from phux import __version__
 from phux.client.deadline import Deadline
@@ -33,6 +33,8 @@ TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path
 if TYPE_CHECKING:
     from typing import TypeVar
 
+    from phux.client.remote import SshLink
+
     F = TypeVar("F", bound=Frame)
 
 _RECV_SIZE = 256 * 1024
@@ -43,9 +45,11 @@ _REPLY_FIELD = "request_id"
 
 
 class Connection:
-    def __init__(self, sock: _socket.socket, path: str) -> None:
+    def __init__(self, sock: _socket.socket, path: str, link: SshLink | None = None) -> None:
         self._sock = sock
         self.path = path
+        """The socket path, or ``ssh://HOST`` for a server reached over ssh."""
+        self._link = link
         self._reader = FrameReader()
         self._pushed: deque[Frame] = deque()
         self._replies: dict[int, Frame] = {}
@@ -112,6 +116,45 @@ class Connection:
             raise
         return conn
 
+    @classmethod
+    def open_host(
+        cls,
+        host: str,
+        socket: str | None,
+        deadline: Deadline,
+        env: Mapping[str, str],
+        client_name: str = "phux",
+    ) -> Connection:
+        """Reach the server on ``host`` through ``ssh HOST phux proxy`` (phux.client.remote)
+        and complete the handshake before ``deadline``; ``socket`` is the far side's."""
+        from phux.client.remote import open_ssh
+
+        announce = PROTOCOL_VERSION[1]
+        while True:
+            link = open_ssh(host, socket, deadline, env)
+            conn = cls(link.sock, f"ssh://{host}", link)
+            try:
+                conn._handshake(deadline, client_name, announce)
+                return conn
+            except ServerError as exc:
+                conn.close()
+                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE:
+                    raise
+                if announce <= 0:
+                    from phux.client.remote import RemoteFailed
+
+                    raise RemoteFailed(
+                        f"phux on {host} speaks another protocol version: {exc.message}",
+                        remedy=f"install the same phux version here and on {host}",
+                    ) from None
+                announce -= 1
+            except (ConnectionLost, ProtocolError, DeadlineExceeded) as exc:
+                failure = link.failure(f"no phux server answered over ssh: {exc.message}")
+                conn.close()
+                if isinstance(exc, DeadlineExceeded) and link.proc.returncode is None:
+                    raise
+                raise failure from None
+
     def _handshake(self, deadline: Deadline, client_name: str, minor: int) -> None:
         major, _, patch = PROTOCOL_VERSION
         self.send(
@@ -134,6 +177,8 @@ class Connection:
             self._sock.sendall(encode_frame(Detach()))
         with contextlib.suppress(OSError):
             self._sock.close()
+        if self._link is not None:
+            self._link.close()
 
     def interrupt(self) -> None:
         """Shut the socket down so a call blocked on it (in any thread) raises ConnectionLost.
@@ -176,6 +221,14 @@ class Connection:
     def _lost(self, message: str) -> ConnectionLost:
         if self._interrupted:
             return ConnectionLost("the call was interrupted (the connection was shut down)")
+        if self._link is not None and self.hello is not None:
+            # The ssh link broke (killed, network gone): the far server and its panes
+            # are unaffected, only this connection ended.
+            return ConnectionLost(
+                f"the ssh link to {self._link.host} ended ({message}); the panes there "
+                "keep running",
+                remedy="run the command again to reconnect",
+            )
         return ConnectionLost(message)
 
     def submit(self, make: Callable[[int], Frame], deadline: Deadline | None = None) -> int:

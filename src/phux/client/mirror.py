@@ -183,6 +183,11 @@ class Mirror:
                 self.exit = frame.exit
             self.state = Mirror.LIVE
             self.ever_ready = True
+            if self.engine is not None:
+                # Live from here: OSC 133 C/D marks are stamped as they arrive. The
+                # bootstrap's were stamped by the server's checkpoint (phux_t), or
+                # are of unknown time (its journal tail).
+                self.engine.clock = _unix_ms
             return
         if isinstance(frame, Output):
             if self.state != Mirror.LIVE:
@@ -204,3 +209,7 @@ class Mirror:
         for bytes_hook in list(self.bytes_hooks):
             bytes_hook(seq, data)
         self.next_seq = seq + len(data)
+
+
+def _unix_ms() -> int:
+    return time.time_ns() // 1_000_000

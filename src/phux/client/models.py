@@ -164,11 +164,18 @@ class PaneClosed(_Event, tag="pane_closed"):
 
 
 class CommandStarted(_Event, tag="command_started"):
-    pass
+    """A command started at the shell's prompt (OSC 133 C); ``command`` is its command line."""
+
+    command: str = ""
 
 
 class CommandFinished(_Event, tag="command_finished"):
+    """A command finished (OSC 133 D): its exit code, how long it ran (None when
+    its start was not seen, as with dash) and its command line."""
+
     exit_code: int | None = None
+    duration_ms: int | None = None
+    command: str = ""
 
 
 WatchEvent = (
@@ -182,6 +189,39 @@ WATCH_EVENT_NAMES: tuple[str, ...] = tuple(
 def event_name(event: WatchEvent) -> str:
     name: str = type(event).__struct_config__.tag  # type: ignore[assignment]
     return name
+
+
+# ---------------------------------------------------------------- history
+
+HISTORY_SCHEMA_VERSION = 1
+
+
+class HistoryEntry(msgspec.Struct, kw_only=True):
+    """One command the pane's shell ran, from its OSC 133 marks (oldest first).
+
+    ``started_ms``: unix ms (None when unknown: dash prints no start mark, and
+    commands in the bootstrap's journal tail carry no time). ``duration_ms``
+    None when either end's time is unknown or it is still ``running``.
+    ``output``: the rows from the start mark to the finish mark (logical lines,
+    right-stripped); ``truncated`` when some of them left the history.
+    """
+
+    command: str
+    cwd: str | None
+    exit_code: int | None
+    started_ms: int | None
+    duration_ms: int | None
+    running: bool
+    output: str
+    truncated: bool
+
+
+class HistoryResult(msgspec.Struct, kw_only=True):
+    """``phux history --json`` and the MCP ``phux_history`` tool."""
+
+    pane: str
+    commands: list[HistoryEntry] = msgspec.field(default_factory=list)
+    schema_version: int = HISTORY_SCHEMA_VERSION
 
 
 # ---------------------------------------------------------------- errors
@@ -267,6 +307,8 @@ __all__ = [
     "Dirty",
     "ErrorBody",
     "ErrorReport",
+    "HistoryEntry",
+    "HistoryResult",
     "Idle",
     "KillResult",
     "McpRunResult",

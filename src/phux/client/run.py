@@ -366,7 +366,7 @@ def run_command(
         raise TerminalGone(f"terminal {pane.id} has exited")
     token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
     scanner = MarkerScanner(token, pane.cols, pane.rows)
-    lock = RunLock(client.socket_path, pane.terminal)
+    lock = RunLock(client.local_anchor, pane.terminal)
     submitted: float | None = None
 
     def gave_up() -> RunTimedOut:

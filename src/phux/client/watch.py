@@ -1,7 +1,9 @@
 """``watch``: a pane's live events, derived by the client's own engine.
 
 From the bytes (the engine's events): ``title_changed`` (OSC 0/2), ``bell``
-(BEL), ``command_started`` / ``command_finished`` (OSC 133 C / D). From the
+(BEL), ``command_started`` (OSC 133 C, with the command line) and
+``command_finished`` (OSC 133 D: exit code, duration, command line; from the
+shell integration phux injects, or any shell printing OSC 133). From the
 stream itself: ``dirty`` (once per batch of output), ``idle`` (no output for
 ``idle_ms`` after a dirty batch, default 500 ms). From the server's lifecycle:
 ``pane_spawned`` (a new terminal joined the watched pane's session) and
@@ -154,10 +156,21 @@ class WatchStream(Iterator[WatchEvent]):
                 elif name == "Bell":
                     self._queue.append(Bell(terminal=self._name))
                 elif name == "CommandStarted":
-                    self._queue.append(CommandStarted(terminal=self._name))
+                    command = ev.command  # type: ignore[union-attr]
+                    self._queue.append(CommandStarted(terminal=self._name, command=command))
                 elif name == "CommandFinished":
-                    code = ev.exit_code  # type: ignore[union-attr]
-                    self._queue.append(CommandFinished(terminal=self._name, exit_code=code))
+                    started, finished = ev.started_ms, ev.finished_ms  # type: ignore[union-attr]
+                    duration = None
+                    if started is not None and finished is not None:
+                        duration = max(0, finished - started)
+                    self._queue.append(
+                        CommandFinished(
+                            terminal=self._name,
+                            exit_code=ev.exit_code,  # type: ignore[union-attr]
+                            duration_ms=duration,
+                            command=ev.command,  # type: ignore[union-attr]
+                        )
+                    )
         if mirror.output_frames != self._seen_frames:
             self._seen_frames = mirror.output_frames
             self._queue.append(Dirty(terminal=self._name))

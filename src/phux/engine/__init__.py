@@ -9,6 +9,8 @@ through the names exported here::
     t.take_replies()                  # answers to DA1/DA2/DSR/..., for the caller to route
     t.take_events()                   # TitleChanged, Bell, CwdChanged, PromptStarted,
                                       # CommandStarted, CommandFinished, in order
+    t.shell_phase, t.pending_input    # from OSC 133 marks: "none"/"prompt"/"continuation"/"running"
+    t.commands                        # [CommandRecord]; t.command_output(rec) -> (text, truncated)
     t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v4
     t.project_data(...)               # the same as plain data, without msgspec
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
@@ -25,6 +27,7 @@ so ``phux snapshot --json`` can print a projection without them.
 """
 
 from phux.engine._projection import SCHEMA_VERSION
+from phux.engine._shell import CommandRecord
 from phux.engine.events import (
     Bell,
     CommandFinished,
@@ -80,6 +83,7 @@ __all__ = [
     "CellInfo",
     "CellStyle",
     "CommandFinished",
+    "CommandRecord",
     "CommandStarted",
     "Cursor",
     "CwdChanged",

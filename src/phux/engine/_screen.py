@@ -31,16 +31,9 @@ from phux.engine._pyte import Margins, Savepoint, StaticDefaultDict, pyte
 from phux.engine._pyte import charsets as cs
 from phux.engine._pyte import graphics as g
 from phux.engine._pyte import modes as mo
+from phux.engine._shell import ShellState
 from phux.engine._widths import char_width, narrow_run, wide_run
-from phux.engine.events import (
-    Bell,
-    CommandFinished,
-    CommandStarted,
-    CwdChanged,
-    EngineEvent,
-    PromptStarted,
-    TitleChanged,
-)
+from phux.engine.events import Bell, CwdChanged, EngineEvent, TitleChanged
 
 # Semantic marks carried by every cell (OSC 133).
 SEM_OUTPUT = 0
@@ -409,6 +402,7 @@ def _printable_ascii_run() -> re.Pattern[str]:
 
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
+_MARKS = frozenset("ABCD")
 _SGR_CACHE_LIMIT = 8192
 _FILL_CACHE_LIMIT = 64  # at most ~64 rows of cells
 
@@ -423,6 +417,11 @@ class EngineScreen(pyte.Screen):
         # ``_unrendered`` rows are not in it yet (rendering is deferred to projection).
         self._scrollback_text: deque[tuple[str, str]] = deque(maxlen=self.history_size)
         self._unrendered = 0
+        # Rows that have left the top of the main screen (full-screen scrolls and
+        # shrinking resizes), whether kept in history, dropped past its limit, or
+        # never drawn at all (the bulk path): the absolute number of the viewport's
+        # first row. Only ever grows.
+        self.scrolled_off = 0
         self.alternate = False
         self.main_buffer: defaultdict[int, Line] | None = None
         self.saved_cursors: dict[bool, Savepoint] = {}
@@ -444,6 +443,7 @@ class EngineScreen(pyte.Screen):
         self._one_off: Cell | None = None  # the attributes of the last new SGR string
         # {(start, end, cell): {x: cell for x in range(start, end)}}, for EL.
         self._fills: dict[tuple[int, int, Cell], dict[int, Cell]] = {}
+        self.shell = ShellState(self)
         super().__init__(columns, lines)
         self.buffer: defaultdict[int, Line] = self._new_buffer()  # type: ignore[assignment]
 
@@ -485,6 +485,8 @@ class EngineScreen(pyte.Screen):
             self.main_buffer = None
             self.alternate = False
         title, icon_name = getattr(self, "title", ""), getattr(self, "icon_name", "")
+        if self.shell.commands:
+            self.shell.erase(self.scrolled_off, 0)  # (RIS erases the screen)
         super().reset()
         # Like xterm, RIS keeps the window title (stock pyte clears it).
         self.title, self.icon_name = title, icon_name
@@ -799,6 +801,7 @@ class EngineScreen(pyte.Screen):
         return top == 0 and bottom == self.lines - 1 and not self.alternate
 
     def _push_history(self, line: Line) -> None:
+        self.scrolled_off += 1
         if self.history_size:
             self.scrollback.append(line)
             self._unrendered += 1
@@ -876,6 +879,8 @@ class EngineScreen(pyte.Screen):
             append(line)
         append(Line(default))
         pushed = k - skip
+        if not self.alternate:
+            self.scrolled_off += k
         if history:
             self.scrollback.extend(rows[:pushed])
             self._unrendered += k
@@ -883,9 +888,11 @@ class EngineScreen(pyte.Screen):
 
     def _scroll_up(self, top: int, bottom: int) -> None:
         buffer = self.buffer
-        if top == 0 and bottom == self.lines - 1 and not self.alternate and self.history_size:
-            self.scrollback.append(buffer[0])
-            self._unrendered += 1
+        if top == 0 and bottom == self.lines - 1 and not self.alternate:
+            self.scrolled_off += 1
+            if self.history_size:
+                self.scrollback.append(buffer[0])
+                self._unrendered += 1
         if bottom > top:
             rows = range(top + 1, bottom + 1)
             buffer.update(zip(range(top, bottom), map(buffer.__getitem__, rows), strict=True))
@@ -1043,6 +1050,12 @@ class EngineScreen(pyte.Screen):
             rows = range(self.lines)
         else:
             return
+        if how != 1 and not self.alternate and self.shell.commands:
+            # Output erased from the main screen is no longer any command's.
+            if how == 0:
+                self.shell.erase(self.scrolled_off + y, self.cursor.x)
+            else:
+                self.shell.erase(self.scrolled_off, 0)
         blank = self._erase_cell()
         buffer = self.buffer
         if blank is self.default_char:
@@ -1324,23 +1337,8 @@ class EngineScreen(pyte.Screen):
 
     def _osc133(self, rest: str) -> None:
         kind, _, args = rest.partition(";")
-        if kind == "A":
-            self.set_semantic(SEM_PROMPT)
-            self.events.append(PromptStarted())
-        elif kind == "B":
-            self.set_semantic(SEM_INPUT)
-        elif kind == "C":
-            self.set_semantic(SEM_OUTPUT)
-            self.events.append(CommandStarted())
-        elif kind == "D":
-            self.set_semantic(SEM_OUTPUT)
-            first = args.split(";", 1)[0]
-            code: int | None
-            try:
-                code = int(first) if first and "=" not in first else None
-            except ValueError:
-                code = None
-            self.events.append(CommandFinished(exit_code=code))
+        if kind in _MARKS:
+            self.shell.mark(kind, args)
 
     # -- size ---------------------------------------------------------------------------
 

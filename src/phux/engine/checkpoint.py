@@ -6,9 +6,11 @@ scrollback with its styles and soft wraps, the main and alternate screens,
 the cursor (position, pending wrap, visibility, attributes), the scroll
 region, tab stops, the private modes, the charsets, the saved cursors, the
 title, the working directory (OSC 7), the OSC 133 marks of every cell and the
-current one. Only standard sequences are used (CUP, CHA, SGR with 256-colour
-and truecolor forms, DECSET/DECRST, DECSTBM, TBC/HTS, SCS, SO/SI, DECSC, OSC
-0/1/2/7/8/133), so any xterm-compatible emulator can replay it.
+current one, and the shell's commands and prompt cycle (OSC 133 marks with
+phux's own ``phux_*`` parameters, see :mod:`phux.engine._shell`). Only
+standard sequences are used (CUP, CHA, SGR with 256-colour and truecolor
+forms, DECSET/DECRST, DECSTBM, TBC/HTS, SCS, SO/SI, DECSC, OSC 0/1/2/7/8/133),
+so any xterm-compatible emulator can replay it.
 
 Byte structure (informative; spec/L1.md describes it for implementers):
 
@@ -20,10 +22,14 @@ Byte structure (informative; spec/L1.md describes it for implementers):
    rows above the viewport scroll into the replaying terminal's history;
    a row that soft-wraps into the next one is drawn to the last column
    and the next row's first character wraps it, so logical lines survive.
-4. The main screen's saved cursor (DECSC), then, when the alternate screen
+4. The commands (each a ``C`` mark with ``cmdline_url``, ``phux_t``,
+   ``phux_cwd`` (when it changed) and, when finished, a ``D`` mark with the exit status and
+   ``phux_t``), then the marks of the open prompt cycle, each placed with
+   ``phux_at``; the cells' own marks in 3 and 5 are ``phux_pen`` marks.
+5. The main screen's saved cursor (DECSC), then, when the alternate screen
    is active, DECSET 1049/1047/47 and the alternate screen's rows (from its
    top-left corner) and its saved cursor.
-5. Tab stops (TBC and HTS) when not every 8 columns, DECSTBM, DECOM, the
+6. Tab stops (TBC and HTS) when not every 8 columns, DECSTBM, DECOM, the
    cursor position (a pending wrap is recreated by drawing the last cell
    again), the other modes (DECSET/DECRST/SM), charsets (SCS, SO), keypad
    mode (DECKPAM), the current OSC 133 mark, the current SGR, OSC 8.
@@ -44,6 +50,7 @@ state a terminal can be told.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import cast
 
 from phux.engine._pyte import Savepoint
@@ -60,6 +67,14 @@ from phux.engine._screen import (
     EngineScreen,
     Line,
 )
+from phux.engine._shell import (
+    CONTINUATION,
+    NONE,
+    PROMPT,
+    RUNNING,
+    CommandRecord,
+    percent_encode,
+)
 from phux.engine._widths import char_width
 from phux.engine.terminal import Terminal
 
@@ -69,7 +84,14 @@ _DEFAULT_MODE = frozenset({mo.DECAWM, mo.DECTCEM})
 _ALT = frozenset(m << 5 for m in ALT_SCREEN_MODES)
 _SKIPPED_MODES = _ALT | {mo.DECSCNM, mo.DECOM, mo.DECCOLM}
 _CHARSET_CODE = {id(v): k for k, v in cs.MAPS.items()}
-_OSC133 = {SEM_OUTPUT: "\x1b]133;C\x07", SEM_PROMPT: "\x1b]133;A\x07", SEM_INPUT: "\x1b]133;B\x07"}
+# The cells' marks are set with "pen" marks, which make no prompt cycle or command
+# when replayed (phux.engine._shell); the commands are carried by the marks of
+# _write_shell.
+_OSC133 = {
+    SEM_OUTPUT: "\x1b]133;C;phux_pen=1\x07",
+    SEM_PROMPT: "\x1b]133;A;phux_pen=1\x07",
+    SEM_INPUT: "\x1b]133;B;phux_pen=1\x07",
+}
 _BLANK_TAIL = BLANK[1:14]
 _FLAGS = (
     (3, "1"),  # bold
@@ -197,6 +219,7 @@ class Checkpointer:
 
     def __init__(self) -> None:
         self._rows: dict[int, tuple[Line, int, str, int]] = {}
+        self._commands: dict[int, tuple[CommandRecord, str, str]] = {}
 
     def _history(self, lines: list[Line], cols: int) -> list[tuple[str, int]]:
         cache = self._rows
@@ -225,6 +248,7 @@ class Checkpointer:
         bodies = self._history(history, cols)
         bodies.extend(_row_body(line, cols) for line in lines[len(history) :])
         _join_rows(out, lines, bodies, cols)
+        self._commands = _write_shell(screen, out, self._commands)
         _write_screens(screen, out, main_buffer)
         return "".join(out).encode("utf-8", "surrogatepass") + term.unparsed()
 
@@ -356,7 +380,7 @@ def _load(out: list[str], sp: Savepoint, cols: int) -> str:
         undo += "\x1b[?7h"
     if sp.origin:
         undo += "\x1b[?6l"
-    return undo + "\x1b[0m\x1b]133;C\x07"
+    return undo + "\x1b[0m" + _OSC133[SEM_OUTPUT]
 
 
 def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, Line]) -> None:
@@ -402,6 +426,70 @@ def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, 
             undo = _load(out, alt_sp, cols)
             out.append("\x1b7" + undo)
     _write_state(screen, out, buffer)
+
+
+def _write_shell(
+    screen: EngineScreen,
+    out: list[str],
+    cache: dict[int, tuple[CommandRecord, str, str]] | None = None,
+) -> dict[int, tuple[CommandRecord, str, str]]:
+    """The commands and the open prompt cycle, as marks placed with ``phux_at``
+    (relative to the viewport's first row), in the order they happened: a
+    cleared screen puts later prompts above earlier commands.
+
+    Returns the commands' encoded marks (a record never changes; a finished
+    command is a new record), for the next checkpoint to reuse."""
+    shell = screen.shell
+    encoded: dict[int, tuple[CommandRecord, str, str]] = {}
+    if shell.phase == NONE:
+        return encoded
+    top = screen.scrolled_off
+    phase = NONE
+    cwd: str | None = None
+    for rec in shell.live():
+        key = id(rec)
+        hit = cache.get(key) if cache else None
+        if hit is None or hit[0] is not rec:
+            params = "\x1b]133;C;cmdline_url=" + percent_encode(rec.command)
+            if rec.started_ms is not None:
+                params += f";phux_t={rec.started_ms}"
+            end = ""
+            if rec.end_row is not None:
+                end = "\x1b]133;D" if rec.exit_code is None else f"\x1b]133;D;{rec.exit_code}"
+                if rec.finished_ms is not None:
+                    end += f";phux_t={rec.finished_ms}"
+                if rec.erased:
+                    end += ";phux_cut=1"
+            hit = (rec, params, end)
+        encoded[key] = hit
+        out.append(hit[1])
+        if rec.cwd != cwd:  # most commands run where the one before ran
+            cwd = rec.cwd
+            out.append(";phux_nocwd=1" if cwd is None else ";phux_cwd=" + _cwd_param(cwd))
+        out.append(f";phux_at={rec.start_row - top},{rec.start_col}\x07")
+        phase = RUNNING
+        if rec.end_row is not None:
+            out.append(f"{hit[2]};phux_at={rec.end_row - top},{rec.end_col}\x07")
+            phase = PROMPT
+    for kind, row, col in shell.cycle:
+        mark = "A;k=s" if kind == "S" else kind
+        out.append(f"\x1b]133;{mark};phux_at={row - top},{col}\x07")
+        if kind == "A":
+            phase = PROMPT
+        elif kind == "S":
+            phase = CONTINUATION
+        elif phase == NONE:
+            phase = PROMPT
+    if phase != shell.phase:
+        # A finished command whose rows all left the history: a D without a
+        # command says "at a prompt" all the same.
+        out.append("\x1b]133;D;phux_at=0,0\x07")
+    return encoded
+
+
+@lru_cache(maxsize=64)
+def _cwd_param(cwd: str) -> str:
+    return percent_encode(cwd, safe="/")
 
 
 def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) -> None:

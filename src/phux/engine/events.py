@@ -31,13 +31,21 @@ class PromptStarted(Record):
 
 
 class CommandStarted(Record):
-    """OSC 133;C: the command's output starts."""
+    """OSC 133;C: a command runs (its output starts); ``command`` is its command line."""
+
+    command: str = ""
 
 
 class CommandFinished(Record):
-    """OSC 133;D[;code]: the command finished; ``exit_code`` is None when not given."""
+    """OSC 133;D[;code]: a command finished; ``exit_code`` is None when not given.
+
+    Times are unix ms (None when unknown: no clock, or no C mark, as with dash).
+    """
 
     exit_code: int | None
+    command: str = ""
+    started_ms: int | None = None
+    finished_ms: int | None = None
 
 
 EngineEvent = TitleChanged | Bell | CwdChanged | PromptStarted | CommandStarted | CommandFinished

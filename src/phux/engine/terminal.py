@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
 
 from phux.engine._projection import SCHEMA_VERSION, SCHEMA_VERSIONS, Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
@@ -14,6 +15,7 @@ from phux.engine._screen import (
     SGR_MOUSE,
     EngineScreen,
 )
+from phux.engine._shell import CommandRecord
 from phux.engine._stream import EngineStream
 
 TYPE_CHECKING = False  # not typing's: see _projection (msgspec stays off a plain snapshot)
@@ -49,10 +51,17 @@ class Terminal:
     writes anywhere itself.
     """
 
-    def __init__(self, cols: int = 80, rows: int = 24, history: int = 10_000) -> None:
+    def __init__(
+        self,
+        cols: int = 80,
+        rows: int = 24,
+        history: int = 10_000,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         if cols < 1 or rows < 1:
             raise ValueError(f"terminal size must be positive, got {cols}x{rows}")
         self.screen = EngineScreen(cols, rows, history=history)
+        self.screen.shell.clock = clock
         self.stream = EngineStream(self.screen)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._generation = 0
@@ -114,6 +123,41 @@ class Terminal:
     @property
     def alternate(self) -> bool:
         return self.screen.alternate
+
+    @property
+    def clock(self) -> Callable[[], int] | None:
+        """Unix ms for stamping OSC 133 C and D marks (None: marks carry no time
+        unless they have a ``phux_t``). Settable, e.g. once a replay is live."""
+        return self.screen.shell.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], int] | None) -> None:
+        self.screen.shell.clock = clock
+
+    @property
+    def shell_phase(self) -> str:
+        """From the OSC 133 marks: ``"none"`` (none seen yet), ``"prompt"`` (a
+        primary prompt or a finished command, no C since), ``"continuation"``
+        (the last prompt was a continuation prompt, ``A;k=s``) or ``"running"``
+        (a C after the last prompt, no D yet)."""
+        return self.screen.shell.phase
+
+    @property
+    def pending_input(self) -> str:
+        """At a prompt, what is typed after its B mark (to the end of that logical
+        line, right-stripped); "" otherwise."""
+        return self.screen.shell.pending_input()
+
+    @property
+    def commands(self) -> list[CommandRecord]:
+        """The commands seen (oldest first; the last may still be running), without
+        those whose rows all left the history. A fresh list."""
+        return list(self.screen.shell.live())
+
+    def command_output(self, rec: CommandRecord) -> tuple[str, bool]:
+        """``rec``'s output: the rendered logical lines of its range joined by
+        newlines (right-stripped), and whether some of its rows left the history."""
+        return self.screen.shell.output(rec)
 
     @property
     def generation(self) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 
 from phux.client.deadline import Deadline
@@ -26,8 +26,9 @@ class PaneLocks:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._next = 0
-        self._pending: dict[int, int | None] = {}  # ticket -> pane wanted (None: resolving)
-        self._held: dict[int, int] = {}  # pane -> ticket holding it
+        # A pane is any hashable key (the adapter uses (server address, terminal id)).
+        self._pending: dict[int, Hashable | None] = {}  # ticket -> pane wanted (None: resolving)
+        self._held: dict[Hashable, int] = {}  # pane -> ticket holding it
         self._cancelled: set[int] = set()
 
     def ticket(self) -> Ticket:
@@ -38,14 +39,14 @@ class PaneLocks:
             self._pending[number] = None
         return Ticket(self, number)
 
-    def _may_take(self, number: int, pane: int) -> bool:
+    def _may_take(self, number: int, pane: Hashable) -> bool:
         if pane in self._held:
             return False
         return not any(
             other < number and wanted in (None, pane) for other, wanted in self._pending.items()
         )
 
-    def _take(self, number: int, pane: int, deadline: Deadline) -> None:
+    def _take(self, number: int, pane: Hashable, deadline: Deadline) -> None:
         with self._cond:
             self._pending[number] = pane
             self._cond.notify_all()  # resolved: later tickets for other panes may go
@@ -63,7 +64,7 @@ class PaneLocks:
             del self._pending[number]
             self._held[pane] = number
 
-    def _give_back(self, number: int, pane: int) -> None:
+    def _give_back(self, number: int, pane: Hashable) -> None:
         with self._cond:
             if self._held.get(pane) == number:
                 del self._held[pane]
@@ -83,7 +84,7 @@ class PaneLocks:
                 self._cancelled.add(number)
                 self._cond.notify_all()
 
-    def busy(self) -> dict[int, int]:
+    def busy(self) -> dict[Hashable, int]:
         """Pane -> the ticket holding it (for tests and diagnostics)."""
         with self._cond:
             return dict(self._held)
@@ -119,11 +120,12 @@ class Ticket:
         self.waited_ms = 0
 
     @contextmanager
-    def hold(self, terminal: int, pane: str, deadline: Deadline) -> Iterator[int]:
-        """Hold ``terminal``'s turn for the block; yields the ms spent waiting for it."""
+    def hold(self, key: Hashable, pane: str, deadline: Deadline) -> Iterator[int]:
+        """Hold the turn of the pane ``key`` names (``pane``: its @N, for messages) for
+        the block; yields the ms spent waiting for it."""
         started = time.monotonic()
         try:
-            self._locks._take(self.number, terminal, deadline)
+            self._locks._take(self.number, key, deadline)
         except DeadlineExceeded:
             waited = int((time.monotonic() - started) * 1000)
             raise PaneInUse(pane, waited) from None
@@ -131,7 +133,7 @@ class Ticket:
         try:
             yield self.waited_ms
         finally:
-            self._locks._give_back(self.number, terminal)
+            self._locks._give_back(self.number, key)
 
     def leave(self) -> None:
         self._locks._leave(self.number)

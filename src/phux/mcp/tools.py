@@ -33,6 +33,8 @@ from phux.client.errors import (
     RunTimedOut,
 )
 from phux.client.models import (
+    HISTORY_SCHEMA_VERSION,
+    HistoryResult,
     KillResult,
     McpRunResult,
     NewResult,
@@ -79,6 +81,7 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 
 class _Args(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     socket: str | None = None
+    host: str | None = None
 
 
 class LsArgs(_Args):
@@ -108,6 +111,11 @@ class WaitArgs(_Args):
     until: str | None = None
     idle_ms: IdleMs | None = None
     timeout_secs: Timeout = WAIT_TIMEOUT
+
+
+class HistoryArgs(_Args):
+    target: str
+    last: NonNegInt | None = None
 
 
 class NewArgs(_Args):
@@ -153,6 +161,13 @@ def _default_factory(path: str, keep_warm: int) -> Client:
     return Client(path, keep_warm=keep_warm, client_name="phux-mcp")
 
 
+def _remote_client(host: str, socket: str | None, keep_warm: int) -> Client:
+    """A client of the server on ``host``, over ssh (kept warm like a local one)."""
+    from phux.client import Client
+
+    return Client(socket, keep_warm=keep_warm, client_name="phux-mcp", host=host)
+
+
 class ClientPool:
     """One warm :class:`Client` per distinct socket, for the adapter's life.
 
@@ -176,16 +191,28 @@ class ClientPool:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
     @contextmanager
-    def client(self, socket: str | None) -> Iterator[tuple[Client, bool]]:
-        """Yield ``(client, reused)``; reused means the client served an earlier call."""
-        path = resolve_socket_path(socket)
+    def client(self, socket: str | None, host: str | None = None) -> Iterator[tuple[Client, bool]]:
+        """Yield ``(client, reused)``; reused means the client served an earlier call.
+        ``host``: the server on that machine, over ssh (``socket`` is then its socket)."""
+        if host is None:
+            path = resolve_socket_path(socket)
+
+            def make(keep_warm: int) -> Client:
+                return self._factory(path, keep_warm)
+
+        else:
+            path = f"ssh://{host}" + (f"?socket={socket}" if socket else "")
+
+            def make(keep_warm: int) -> Client:
+                return _remote_client(host, socket, keep_warm)
+
         evicted: list[Client] = []
         with self._lock:
             entry = self._entries.get(path)
             oneshot = entry is not None and entry.busy
             reused = entry is not None and not oneshot
             if entry is None:
-                entry = _Entry(self._factory(path, self._keep_warm))
+                entry = _Entry(make(self._keep_warm))
                 self._entries[path] = entry
                 evicted = self._evict(keep=path)
             if not oneshot:
@@ -202,10 +229,10 @@ class ClientPool:
                 entry.client.drain()
             except PhuxError:
                 _close(entry.client)
-                entry.client = self._factory(path, self._keep_warm)
+                entry.client = make(self._keep_warm)
                 reused = False
         if oneshot:  # a parallel call on this socket: a cold client of its own
-            client = self._factory(path, 0)
+            client = make(0)
             try:
                 yield client, False
             finally:
@@ -257,6 +284,12 @@ def pretty(value: Any) -> str:
     return msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
 
 
+def _pane_key(client: Client, terminal: int) -> tuple[str, int]:
+    """Which pane a turn is for: terminal ids are per server (one adapter may drive
+    several, local and over ssh), so the server's address is part of it."""
+    return (client.socket_path, terminal)
+
+
 class _Queued:
     """A writer call holding the ticket it took on arrival (a server :class:`Place`)."""
 
@@ -298,6 +331,11 @@ _SOCKET_PROP = {
     "description": "Server socket path. Default: $PHUX_SOCKET, then "
     "$XDG_RUNTIME_DIR/phux/phux.sock, then /tmp/phux-$UID/phux.sock.",
 }
+_HOST_PROP = {
+    "type": "string",
+    "description": "Drive the phux server on this machine ([USER@]HOST) over ssh; a target "
+    "may say HOST/selector instead. Default: this machine.",
+}
 _LONG_WAITS = (
     "MCP clients commonly abandon a request after about 60 s, so keep timeout_secs at 50 or "
     "less and, while the outcome is timed_out, call again: state persists between calls."
@@ -314,7 +352,7 @@ _TURNS = (
 def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {**properties, "socket": _SOCKET_PROP},
+        "properties": {**properties, "socket": _SOCKET_PROP, "host": _HOST_PROP},
         "additionalProperties": False,
     }
     if required:
@@ -347,10 +385,16 @@ class PhuxTools:
         except BadArguments as exc:
             return ToolResult(f"invalid arguments: {exc}", True)
         socket = getattr(args, "socket", None)
+        host = getattr(args, "host", None)
+        target = getattr(args, "target", None)
+        if isinstance(target, str) and "/" in target:
+            # HOST/selector: a pane on another machine (one adapter drives many).
+            host, _, rest = target.partition("/")
+            args.target = rest or None  # type: ignore[attr-defined]
         try:
             for attempt in (1, 2):
                 try:
-                    with self.pool.client(socket) as (client, reused):
+                    with self.pool.client(socket, host) as (client, reused):
                         return _render(work(client, args))
                 except ConnectionLost:
                     # A warm client's connection to a server that has since
@@ -405,7 +449,7 @@ class PhuxTools:
         def work(client: Client, args: SendKeysArgs) -> Any:
             deadline = Deadline.after(CALL_DEADLINE)
             pane = client.resolve(args.target, deadline)
-            with turn.hold(pane.terminal, pane.id, deadline) as waited:
+            with turn.hold(_pane_key(client, pane.terminal), pane.id, deadline) as waited:
                 sent = client.send_keys(pane.id, args.keys, deadline=deadline)
             return SendKeysResult.of(sent, waited)
 
@@ -416,7 +460,7 @@ class PhuxTools:
         def work(client: Client, args: PasteArgs) -> Any:
             deadline = Deadline.after(CALL_DEADLINE)
             pane = client.resolve(args.target, deadline)
-            with turn.hold(pane.terminal, pane.id, deadline) as waited:
+            with turn.hold(_pane_key(client, pane.terminal), pane.id, deadline) as waited:
                 sent = client.paste(pane.id, args.text, deadline=deadline)
             return SendKeysResult.of(sent, waited)
 
@@ -431,7 +475,7 @@ class PhuxTools:
             # wait for the run lock does.
             limit = Deadline.after(timeout)
             pane = client.resolve(args.target, limit)
-            with turn.hold(pane.terminal, pane.id, limit) as waited:
+            with turn.hold(_pane_key(client, pane.terminal), pane.id, limit) as waited:
                 # What is left of timeout_secs, but never so little that the command
                 # could time out before it was even typed.
                 left = max(timeout - (time.monotonic() - started), min(timeout, 1.0))
@@ -461,6 +505,14 @@ class PhuxTools:
             return WaitOutcome(outcome="met" if result.met else "timed_out", polls=result.checks)
 
         return self._invoke(WaitArgs, arguments, work, retry_stale=True)
+
+    def history(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: HistoryArgs) -> Any:
+            return client.history(
+                args.target, last=args.last, deadline=Deadline.after(CALL_DEADLINE)
+            )
+
+        return self._invoke(HistoryArgs, arguments, work, retry_stale=True)
 
     def new(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: NewArgs) -> Any:
@@ -492,6 +544,7 @@ class PhuxTools:
             Tool("phux_run", RUN_DOC, RUN_SCHEMA, self.run),
             Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
             Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
+            Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
             Tool("phux_paste", PASTE_DOC, PASTE_SCHEMA, self.paste),
             Tool("phux_kill", KILL_DOC, KILL_SCHEMA, self.kill),
         ]
@@ -513,7 +566,7 @@ class PhuxTools:
         )
 
 
-READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait"})
+READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait", "phux_history"})
 
 
 @dataclass(frozen=True)
@@ -567,6 +620,11 @@ TOOL_META: dict[str, ToolMeta] = {
     ),
     "phux_paste": ToolMeta(
         "Paste text into a pane", _TYPE, lambda: object_schema(SendKeysResult), queued=True
+    ),
+    "phux_history": ToolMeta(
+        "List a pane's commands",
+        _READ,
+        lambda: object_schema(HistoryResult, schema_version=HISTORY_SCHEMA_VERSION),
     ),
     "phux_kill": ToolMeta(
         "Kill a session or pane",
@@ -717,6 +775,28 @@ WAIT_SCHEMA = _schema(
             "without waiting). Keep <= 50.",
         },
     }
+)
+
+HISTORY_DOC = (
+    "List the commands a pane's shell ran, oldest first, rebuilt from the pane's own output "
+    "(the OSC 133 marks of the shell integration phux injects into bash, zsh, fish and sh): "
+    "commands typed by agents and by a person attached alike, as far back as the pane's "
+    'history reaches. Returns {"schema_version": 1, "pane": "@N", "commands": [{"command", '
+    '"cwd", "exit_code", "started_ms", "duration_ms", "running", "output", "truncated"}]}; '
+    "exit_code/started_ms/duration_ms are null when unknown, truncated when the start of the "
+    "output left the history. last = only the newest N commands. Side-effect-free; returns "
+    "at once (at most 30 s). " + _TARGET_GRAMMAR
+)
+HISTORY_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "last": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Only the newest N commands (default: all).",
+        },
+    },
+    ["target"],
 )
 
 NEW_DOC = (

@@ -5,8 +5,10 @@ replica (``phux.engine.Terminal`` with history) that lives off the trio loop.
 The replicas do two things, and nothing else:
 
 * **Checkpoints.** Once a replica has fed ``compact_bytes`` of output since its
-  last checkpoint and has caught up with its terminal (or, in a flood, once
-  the tail reaches the journal bound), it writes a checkpoint (VT bytes,
+  last checkpoint, or a shell's command started or finished (OSC 133 C/D: the
+  checkpoint keeps when, which a journal tail cannot), and has caught up with
+  its terminal (or, in a flood, once the tail reaches the journal bound), it
+  writes a checkpoint (VT bytes,
   ``phux.engine.checkpoint``) at the sequence number it has reached. The loop
   then replaces the journal before that point by the checkpoint, so a
   bootstrap is the newest checkpoint plus a short tail. The journal never
@@ -57,6 +59,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -101,6 +104,8 @@ class _Replica:
     quiet_until: int = 0
     """Queries before this seq were seen before a reset: not answered twice."""
     failed: bool = False
+    command_mark: bool = False
+    """A command started or finished since the last checkpoint."""
 
 
 @dataclass
@@ -118,6 +123,7 @@ class WorkerCore:
     restarts a replica, so the stale backlog is dropped unparsed."""
 
     def handle(self, msg: Message, out: list[Message]) -> None:
+        from phux.engine import CommandFinished, CommandStarted
         from phux.engine import Terminal as Engine
         from phux.engine.checkpoint import Checkpointer
 
@@ -128,7 +134,9 @@ class WorkerCore:
         else:
             self.pending.pop(tid, None)
         if kind in (NEW, RESET):
-            fresh = _Replica(tid, Engine(cols, rows, history=self.history), Checkpointer())
+            # The clock stamps OSC 133 C/D marks: checkpoints carry when commands ran.
+            new = Engine(cols, rows, history=self.history, clock=_unix_ms)
+            fresh = _Replica(tid, new, Checkpointer())
             fresh.seq = fresh.checkpoint_seq = seq
             if data:
                 fresh.quiet_until = int.from_bytes(data[:8], "little")
@@ -150,16 +158,24 @@ class WorkerCore:
                 replies = engine.take_replies()
                 if replies and rep.seq > rep.quiet_until:
                     out.append((REPLIES, tid, rep.seq, 0, 0, replies))
-                engine.take_events()
+                for event in engine.take_events():
+                    if isinstance(event, CommandStarted | CommandFinished):
+                        rep.command_mark = True
                 tail = rep.seq - rep.checkpoint_seq
                 caught_up = tid not in self.pending
                 if caught_up:
                     out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
-                if (caught_up and tail >= self.compact_bytes) or tail >= self.hard_bytes:
+                # A command's start or end is checkpointed once caught up, however
+                # little output came with it: the checkpoint carries the times the
+                # replica stamped (a journal tail carries none), for `history`.
+                if (
+                    caught_up and (tail >= self.compact_bytes or rep.command_mark)
+                ) or tail >= self.hard_bytes:
                     writer = rep.writer
                     assert isinstance(writer, Checkpointer)
                     ck = writer.write(engine)
                     rep.checkpoint_seq = rep.seq
+                    rep.command_mark = False
                     out.append((CHECKPOINT, tid, rep.seq, engine.cols, engine.rows, ck))
             elif kind == RESIZE:
                 engine.resize(cols, rows)
@@ -179,6 +195,10 @@ class WorkerCore:
     def note(self, msg: Message) -> None:
         tid = msg[1]
         self.pending[tid] = self.pending.get(tid, 0) + 1
+
+
+def _unix_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 def _gen(data: bytes) -> int:

@@ -1,0 +1,63 @@
+"""``history``: the commands a pane's shell ran, rebuilt by the client from the bytes.
+
+The client subscribes to the pane, replays its bootstrap (the server's
+checkpoint, which carries the commands with their times, then the journal
+tail) into its own engine, and projects the engine's ``commands``: the OSC 133
+marks the shell integration prints give each command line, its working
+directory, exit code, times and output range. A command typed by an agent
+(``send-keys``, ``run``) and one typed by a person attached are the same
+marks: both are listed. History reaches back as far as the pane's history
+rows do; a command whose first rows left it is ``truncated``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from phux.client.errors import InvalidArgument
+from phux.client.mirror import DEFAULT_HISTORY
+from phux.client.models import HistoryEntry, HistoryResult
+
+if TYPE_CHECKING:
+    from phux.client.client import Client
+    from phux.client.deadline import Deadline
+    from phux.engine import Terminal
+
+
+def pane_history(
+    client: Client, target: str | None, *, last: int | None = None, deadline: Deadline
+) -> HistoryResult:
+    """The pane's commands, oldest first; ``last``: only the newest ``last`` of them."""
+    if last is not None and last < 0:
+        raise InvalidArgument("-n must be a non-negative number of commands")
+    pane = client.resolve(target, deadline)
+    mirror = client.mirror(pane, deadline, history=DEFAULT_HISTORY)
+    try:
+        engine = mirror.engine
+        assert engine is not None
+        entries = history_entries(engine, last)
+    finally:
+        client.release(mirror)
+    return HistoryResult(pane=pane.id, commands=entries)
+
+
+def history_entries(engine: Terminal, last: int | None = None) -> list[HistoryEntry]:
+    records = engine.commands
+    if last is not None:
+        records = records[-last:] if last else []
+    entries = []
+    for rec in records:
+        output, truncated = engine.command_output(rec)
+        entries.append(
+            HistoryEntry(
+                command=rec.command,
+                cwd=rec.cwd,
+                exit_code=rec.exit_code,
+                started_ms=rec.started_ms,
+                duration_ms=rec.duration_ms,
+                running=rec.running,
+                output=output,
+                truncated=truncated,
+            )
+        )
+    return entries

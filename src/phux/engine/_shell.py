@@ -1,0 +1,439 @@
+"""Shell awareness from OSC 133 marks: the prompt cycle, the commands and their output.
+
+The marks (spec: the shell integration phux injects, and the FinalTerm marks
+other terminals' integrations print) are ``A`` (a prompt starts; ``k=s``: a
+continuation prompt), ``B`` (input starts), ``C`` (the command runs; its
+output starts; ``cmdline_url=`` its command line, percent-encoded) and ``D``
+(``D;<status>``: it finished). Unknown ``key=value`` parameters are ignored.
+
+Positions are absolute rows of the main screen (``EngineScreen.scrolled_off`` is
+the absolute number of the viewport's first row; it grows with every row
+scrolled off the top, whether history keeps it or not), so a command's output
+range stays valid while it scrolls into history, and is known to be cut once
+history dropped some of it. The alternate screen never moves the main
+screen's rows: a TUI run by a command leaves the command's output as the main
+screen shows it.
+
+Checkpoints (:mod:`phux.engine.checkpoint`) carry this state as marks with
+two parameters of phux's own, which other terminals ignore:
+
+* ``phux_pen=1``: the mark only sets the OSC 133 mark of the cells drawn next
+  (what a checkpoint needs to recreate every cell's mark); no prompt cycle,
+  no command, no event.
+* ``phux_at=<row>,<col>``: the mark happened at that position (``row``
+  relative to the viewport's first row, negative in history), not at the
+  cursor; it leaves the pen alone, and its times come only from ``phux_t``.
+  ``C`` marks also carry ``phux_cwd=`` (the percent-encoded cwd the command
+  started in) when it differs from the previous command's (``phux_nocwd=1``:
+  none known); ``D`` marks carry ``phux_cut=1`` when erasing the screen cut
+  the command's range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from phux.engine._widths import char_width
+from phux.engine.events import CommandFinished, CommandStarted, PromptStarted
+from phux.record import Record
+
+if TYPE_CHECKING:
+    from phux.engine._screen import EngineScreen, Line
+
+__all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
+
+# Commands kept at most (besides those whose rows all left the history).
+MAX_COMMANDS = 4096
+
+NONE, PROMPT, CONTINUATION, RUNNING = "none", "prompt", "continuation", "running"
+
+
+class CommandRecord(Record):
+    """One command seen through OSC 133 marks.
+
+    ``command`` is the ``cmdline_url`` of its ``C`` mark, else the text typed
+    after the prompt's ``B`` mark(s) (continuation lines joined by newlines).
+    ``cwd`` is the working directory (OSC 7) when it started. Times are unix
+    ms (from the terminal's clock or a mark's ``phux_t``), None when unknown.
+    The output range runs from (``start_row``, ``start_col``) to
+    (``end_row``, ``end_col``) exclusive, absolute main-screen rows of the
+    engine that recorded it (``end_row`` None: still running); read the
+    output with ``Terminal.command_output``. Erasing the main screen (``clear``)
+    cuts the ranges it runs through, so rows drawn there later are never taken
+    for an older command's output.
+    """
+
+    command: str
+    cwd: str | None
+    exit_code: int | None
+    started_ms: int | None
+    finished_ms: int | None
+    start_row: int
+    start_col: int
+    end_row: int | None = None
+    end_col: int = 0
+    erased: bool = False
+    """Part of its output was erased from the screen (ED, RIS): the range was cut."""
+
+    @property
+    def running(self) -> bool:
+        return self.end_row is None
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_ms is None or self.finished_ms is None:
+            return None
+        return max(0, self.finished_ms - self.started_ms)
+
+
+class ShellState:
+    """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
+
+    __slots__ = ("clock", "commands", "cycle", "phase", "screen")
+
+    def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
+        self.screen = screen
+        self.clock = clock
+        self.phase = NONE
+        # The open prompt cycle: ("A" | "S" | "B", row, col) since the last
+        # primary prompt ("S": a continuation prompt's A).
+        self.cycle: list[tuple[str, int, int]] = []
+        self.commands: list[CommandRecord] = []
+
+    # -- rows ----------------------------------------------------------------------
+
+    def first_row(self) -> int:
+        """The absolute number of the oldest row still held (history or viewport)."""
+        screen = self.screen
+        return screen.scrolled_off - len(screen.scrollback)
+
+    def line(self, row: int) -> Line | None:
+        """The main screen's row ``row`` (absolute), None when gone or never written."""
+        screen = self.screen
+        y = row - screen.scrolled_off
+        if y >= 0:
+            if y >= screen.lines:
+                return None
+            buffer = screen.main_buffer if screen.alternate else screen.buffer
+            return buffer.get(y) if buffer is not None else None
+        scrollback = screen.scrollback
+        if -y > len(scrollback):
+            return None
+        return scrollback[y]
+
+    def text(self, row: int, start: int = 0, end: int | None = None) -> str:
+        """Cells ``start`` to ``end`` of a row as text (wide characters once; cells
+        never written are blanks, so that a soft-wrapped row joins at its width)."""
+        line = self.line(row)
+        cols = self.screen.columns
+        stop = cols if end is None else min(end, cols)
+        if not line:
+            return " " * max(0, stop - start)
+        get = line.get
+        out = []
+        for x in range(start, stop):
+            cell = get(x)
+            if cell is None:
+                out.append(" ")
+                continue
+            data = cell[0]
+            if data and not data.isascii() and char_width(data[0]) == 2:
+                right = get(x + 1)
+                if x == cols - 1 or right is None or right[0] != "":
+                    data = " "  # half a wide character (a narrowing cut it): a blank
+            elif not data:
+                left = get(x - 1) if x else None
+                if left is None or not left[0] or char_width(left[0][0]) != 2:
+                    data = " "  # a stub without its wide character
+            out.append(data)
+        return "".join(out)
+
+    def _continues(self, row: int) -> bool:
+        """Whether ``row`` soft-wraps from the row above (never the oldest row held:
+        the row it continued is gone, and checkpoints drop the flag)."""
+        if row <= self.first_row():
+            return False
+        line = self.line(row)
+        return line is not None and line.wrapped
+
+    def logical_end(self, row: int) -> int:
+        """The last row of the logical line (soft wraps followed) that ``row`` starts."""
+        limit = self.screen.scrolled_off + self.screen.lines - 1
+        while row < limit and self._continues(row + 1):
+            row += 1
+        return row
+
+    def input_text(self, row: int, col: int) -> str:
+        """What was typed after a B mark at (row, col): to the end of its logical line."""
+        if row < self.first_row():
+            return ""  # (its start left the history)
+        last = self.logical_end(row)
+        parts = [self.text(row, col)]
+        parts.extend(self.text(r) for r in range(row + 1, last + 1))
+        return "".join(parts).rstrip(" ")
+
+    def typed(self) -> str:
+        """The open cycle's input: each B's text, continuation lines joined by newlines."""
+        return "\n".join(self.input_text(r, c) for kind, r, c in self.cycle if kind == "B")
+
+    def output(self, rec: CommandRecord) -> tuple[str, bool]:
+        """The rendered logical lines of ``rec``'s output range, and whether some of its
+        rows left the history."""
+        first = self.first_row()
+        screen = self.screen
+        truncated = rec.start_row < first or rec.erased
+        end_row, end_col = rec.end_row, rec.end_col
+        if end_row is None:  # running: up to the cursor's row
+            end_row = screen.scrolled_off + screen.lines - 1
+            end_col = screen.columns
+            running = True
+        else:
+            running = False
+            if end_col == 0:
+                end_row -= 1
+                end_col = screen.columns
+            last = screen.scrolled_off + screen.lines - 1
+            if end_row > last:  # (a mark placed below the screen by phux_at)
+                end_row, end_col = last, screen.columns
+        lines: list[str] = []
+        for row in range(max(rec.start_row, first), end_row + 1):
+            start = rec.start_col if row == rec.start_row else 0
+            text = self.text(row, start, end_col if row == end_row else None)
+            if lines and row != rec.start_row and self._continues(row):
+                lines[-1] += text
+            else:
+                lines.append(text)
+        lines = [line.rstrip(" ") for line in lines]
+        if running:
+            while lines and not lines[-1]:
+                lines.pop()
+        return "\n".join(lines), truncated
+
+    def live(self) -> list[CommandRecord]:
+        """The commands, without those whose rows all left the history."""
+        commands = self.commands
+        if commands:
+            first = self.first_row()
+            kept = [r for r in commands if r.end_row is None or r.end_row >= first]
+            if len(kept) != len(commands):
+                self.commands = commands = kept
+        return commands
+
+    def erase(self, row: int, col: int) -> None:
+        """The main screen was erased from (row, col) on: finished ranges that ran
+        past it are cut there; a running command's output restarts there if it
+        started below (``clear; ls`` is the listing)."""
+        commands = self.commands
+        at = (row, col)
+        for i in range(len(commands) - 1, -1, -1):
+            rec = commands[i]
+            if rec.end_row is None:
+                if (rec.start_row, rec.start_col) > at:
+                    commands[i] = _replace(rec, start_row=row, start_col=col)
+                continue
+            if (rec.end_row, rec.end_col) <= at:
+                break  # (ranges end in order: the older ones end before)
+            start = min((rec.start_row, rec.start_col), at)
+            commands[i] = _replace(
+                rec, start_row=start[0], start_col=start[1], end_row=row, end_col=col, erased=True
+            )
+
+    # -- marks ---------------------------------------------------------------------
+
+    def mark(self, kind: str, args: str) -> None:
+        """One OSC 133 mark (``kind`` and the rest of its parameters)."""
+        screen = self.screen
+        if args == "phux_pen=1":  # (most marks of a checkpoint: no parsing)
+            screen.set_semantic(_SEMANTIC[kind])
+            return
+        code: str | None = None
+        params: dict[str, str] = {}
+        if args:
+            for i, arg in enumerate(args.split(";")):
+                key, eq, value = arg.partition("=")
+                if eq:
+                    params[key] = value
+                elif i == 0:
+                    code = arg
+        if "phux_pen" in params:
+            screen.set_semantic(_SEMANTIC.get(kind, 0))
+            return
+        at = params.get("phux_at")
+        replayed = at is not None
+        row = col = 0
+        if at is not None:
+            y, _, x = at.partition(",")
+            try:
+                row, col = screen.scrolled_off + int(y), max(0, int(x))
+            except ValueError:
+                return
+        else:
+            cursor = screen.cursor
+            row, col = screen.scrolled_off + cursor.y, cursor.x
+            if col >= screen.columns:  # a pending wrap: what follows starts the next row
+                row, col = row + 1, 0
+            screen.set_semantic(_SEMANTIC.get(kind, 0))
+        stamp = params.get("phux_t")
+        when: int | None = None
+        if stamp is not None:
+            try:
+                when = int(stamp)
+            except ValueError:
+                when = None
+        elif not replayed and self.clock is not None and kind in "CD":
+            when = self.clock()
+        if kind == "A":
+            continuation = params.get("k") == "s"
+            if self.phase == RUNNING:
+                self._finish(None, when, row, col)
+            if continuation:
+                self.cycle.append(("S", row, col))
+                self.phase = CONTINUATION
+            else:
+                self.cycle = [("A", row, col)]
+                self.phase = PROMPT
+                screen.events.append(PromptStarted())
+        elif kind == "B":
+            if self.phase == RUNNING:
+                self._finish(None, when, row, col)
+            if self.phase in (NONE, RUNNING):
+                self.phase = PROMPT
+            self.cycle.append(("B", row, col))
+        elif kind == "C":
+            if self.phase == RUNNING:
+                return  # (a shell whose hook fires twice for one command line)
+            url = params.get("cmdline_url")
+            command = percent_decode(url) if url is not None else self.typed()
+            if replayed:
+                # Without phux_cwd: the cwd of the command before (checkpoints
+                # write it only when it changed), unless phux_nocwd says none.
+                cwd_url = params.get("phux_cwd")
+                if cwd_url is not None:
+                    cwd = percent_decode(cwd_url)
+                elif "phux_nocwd" in params or not self.commands:
+                    cwd = None
+                else:
+                    cwd = self.commands[-1].cwd
+            else:
+                cwd = screen.cwd
+            self._add(CommandRecord(
+                command=command, cwd=cwd, exit_code=None, started_ms=when,
+                finished_ms=None, start_row=row, start_col=col,
+            ))  # fmt: skip
+            self.cycle = []
+            self.phase = RUNNING
+            screen.events.append(CommandStarted(command=command))
+        elif kind == "D":
+            exit_code: int | None = None
+            if code:
+                try:
+                    exit_code = int(code)
+                except ValueError:
+                    exit_code = None
+            if self.phase == RUNNING:
+                self._finish(exit_code, when, row, col, "phux_cut" in params)
+            else:
+                # No C since the prompt (dash has no pre-exec hook): a command if
+                # something was typed; its output starts below the typed lines.
+                typed = self.typed()
+                inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
+                # Ctrl-C at the prompt (the tty echoes ^C) abandons the line.
+                if typed.strip() and inputs and not typed.endswith("^C"):
+                    start = self.logical_end(inputs[-1][0]) + 1
+                    start_col = 0
+                    if start > row or (start == row and col == 0):
+                        start, start_col = row, col  # no room for output: an empty range
+                    rec = CommandRecord(
+                        command=typed, cwd=screen.cwd, exit_code=exit_code, started_ms=None,
+                        finished_ms=when, start_row=start, start_col=start_col,
+                        end_row=row, end_col=col,
+                    )  # fmt: skip
+                    self._add(rec)
+                    screen.events.append(
+                        CommandFinished(
+                            exit_code=exit_code, command=typed, started_ms=None, finished_ms=when
+                        )
+                    )
+            self.cycle = []
+            self.phase = PROMPT
+
+    def _add(self, rec: CommandRecord) -> None:
+        commands = self.commands
+        commands.append(rec)
+        if len(commands) > MAX_COMMANDS:
+            # A quarter at once, so that a long session does not pay a pass per command.
+            self.live()
+            del self.commands[: len(self.commands) - MAX_COMMANDS * 3 // 4]
+
+    def _finish(
+        self, exit_code: int | None, when: int | None, row: int, col: int, erased: bool = False
+    ) -> None:
+        commands = self.commands
+        if not commands or commands[-1].end_row is not None:
+            return
+        rec = commands[-1]
+        if (row, col) < (rec.start_row, rec.start_col):
+            row, col = rec.start_row, rec.start_col  # (the screen was cleared)
+        done = CommandRecord(
+            command=rec.command, cwd=rec.cwd, exit_code=exit_code, started_ms=rec.started_ms,
+            finished_ms=when, start_row=rec.start_row, start_col=rec.start_col,
+            end_row=row, end_col=col, erased=erased,
+        )  # fmt: skip
+        commands[-1] = done
+        self.screen.events.append(
+            CommandFinished(
+                exit_code=exit_code, command=rec.command, started_ms=rec.started_ms,
+                finished_ms=when,
+            )
+        )  # fmt: skip
+
+    def pending_input(self) -> str:
+        if self.phase not in (PROMPT, CONTINUATION) or not self.cycle:
+            return ""
+        kind, row, col = self.cycle[-1]
+        if kind != "B":
+            return ""
+        return self.input_text(row, col)
+
+
+def _replace(rec: CommandRecord, **changes: object) -> CommandRecord:
+    values = {name: getattr(rec, name) for name in _RECORD_FIELDS}
+    values.update(changes)
+    return CommandRecord(**values)
+
+
+_RECORD_FIELDS = (
+    "command", "cwd", "exit_code", "started_ms", "finished_ms",
+    "start_row", "start_col", "end_row", "end_col", "erased",
+)  # fmt: skip
+_SEMANTIC = {"A": 1, "B": 2, "C": 0, "D": 0}
+_HEX = frozenset("0123456789abcdefABCDEF")
+# RFC 3986 unreserved characters, kept as they are by percent_encode.
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def percent_decode(value: str) -> str:
+    """``%XX`` escapes decoded as UTF-8 (invalid bytes replaced); anything else kept."""
+    if "%" not in value:
+        return value
+    head, *escaped = value.split("%")
+    out = [head.encode()]
+    for part in escaped:
+        if len(part) >= 2 and part[0] in _HEX and part[1] in _HEX:
+            out += (bytes.fromhex(part[:2]), part[2:].encode())
+        else:
+            out += (b"%", part.encode())
+    return b"".join(out).decode("utf-8", "replace")
+
+
+def percent_encode(value: str, safe: str = "") -> str:
+    """UTF-8 percent-encoding keeping RFC 3986 unreserved characters (and ``safe``)."""
+    keep = _UNRESERVED | frozenset(safe)
+    out = []
+    for ch in value:
+        if ch in keep:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    return "".join(out)

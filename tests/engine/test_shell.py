@@ -1,0 +1,421 @@
+"""Shell awareness from OSC 133 marks: phase, pending input, commands and their output."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phux.engine import (
+    CommandFinished,
+    CommandRecord,
+    CommandStarted,
+    PromptStarted,
+    Terminal,
+)
+from phux.engine.checkpoint import write_checkpoint
+
+A = "\x1b]133;A\x07"
+AS = "\x1b]133;A;k=s\x07"
+B = "\x1b]133;B\x07"
+
+
+def C(cmdline: str | None = None) -> str:
+    return "\x1b]133;C\x07" if cmdline is None else f"\x1b]133;C;cmdline_url={cmdline}\x07"
+
+
+def D(code: int | None = None) -> str:
+    return "\x1b]133;D\x07" if code is None else f"\x1b]133;D;{code}\x07"
+
+
+def cwd(path: str) -> str:
+    return f"\x1b]7;file://host{path}\x07"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000
+
+    def __call__(self) -> int:
+        self.now += 10
+        return self.now
+
+
+def feed(t: Terminal, text: str) -> Terminal:
+    t.feed(text.encode())
+    return t
+
+
+def outputs(t: Terminal) -> list[tuple[str, str, int | None, bool]]:
+    out = []
+    for rec in t.commands:
+        text, truncated = t.command_output(rec)
+        out.append((rec.command, text, rec.exit_code, truncated))
+    return out
+
+
+def bash_cycle(cmd: str, output: str, code: int, url: str | None = None) -> str:
+    """What an integrated bash prints for one command typed at the prompt."""
+    out = output.replace("\n", "\r\n")
+    mark = C(url if url is not None else cmd.replace(" ", "%20"))
+    return f"{A}$ {B}{cmd}\r\n{mark}{out}{D(code)}"
+
+
+def test_no_marks_is_phase_none() -> None:
+    t = feed(Terminal(40, 5), "$ ls\r\nfoo\r\n")
+    assert t.shell_phase == "none"
+    assert t.pending_input == ""
+    assert t.commands == []
+
+
+def test_full_cycle_with_clock() -> None:
+    clock = Clock()
+    t = Terminal(40, 10, clock=clock)
+    feed(t, cwd("/home/u") + bash_cycle("ls -l", "a\nb\n", 2))
+    assert t.shell_phase == "prompt"
+    feed(t, A + "$ " + B)
+    (rec,) = t.commands
+    assert rec.command == "ls -l"
+    assert rec.cwd == "/home/u"
+    assert rec.exit_code == 2
+    assert (rec.started_ms, rec.finished_ms) == (1010, 1020)
+    assert rec.duration_ms == 10
+    assert t.command_output(rec) == ("a\nb", False)
+    events = [e for e in t.take_events() if not hasattr(e, "cwd")]
+    assert events == [
+        PromptStarted(),
+        CommandStarted(command="ls -l"),
+        CommandFinished(exit_code=2, command="ls -l", started_ms=1010, finished_ms=1020),
+        PromptStarted(),
+    ]
+
+
+def test_phases_and_pending_input() -> None:
+    t = feed(Terminal(40, 5), A + "$ " + B)
+    assert (t.shell_phase, t.pending_input) == ("prompt", "")
+    feed(t, "echo hi  ")
+    assert (t.shell_phase, t.pending_input) == ("prompt", "echo hi")
+    feed(t, "\x1b[5D")  # the cursor moved back: the input is still the whole line
+    assert t.pending_input == "echo hi"
+    feed(t, "\r\n" + C("echo%20hi"))
+    assert (t.shell_phase, t.pending_input) == ("running", "")
+    assert t.commands[-1].running
+    feed(t, "hi\r\n")
+    assert t.command_output(t.commands[-1]) == ("hi", False)
+    feed(t, D(0))
+    assert t.shell_phase == "prompt"
+    assert not t.commands[-1].running
+
+
+def test_pending_input_soft_wrapped() -> None:
+    t = feed(Terminal(10, 5), A + "$ " + B + "echo 123456789 x")
+    assert t.pending_input == "echo 123456789 x"
+
+
+def test_continuation_prompt() -> None:
+    t = feed(Terminal(40, 6), A + "$ " + B + "echo 'a\r\n" + AS + "> " + B)
+    assert (t.shell_phase, t.pending_input) == ("continuation", "")
+    feed(t, "b'")
+    assert t.pending_input == "b'"
+    feed(t, "\r\n" + C("echo%20%27a%0Ab%27") + "a\r\nb\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("echo 'a\nb'", "a\nb", 0, False)]
+    assert t.shell_phase == "prompt"
+
+
+def test_dash_without_c_is_a_command_when_typed() -> None:
+    # dash prints D;$? at every prompt and no C: the typed text is the command.
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B)
+    assert t.commands == []
+    assert t.take_events() == [PromptStarted()]
+    feed(t, "echo one\r\none\r\n" + D(0) + A + "$ " + B)
+    feed(t, "\r\n" + D(0) + A + "$ " + B)  # Enter on an empty line: not a command
+    feed(t, "false\r\n" + D(1) + A + "$ " + B)
+    feed(t, "printf x\r\nx" + D(0) + A + "$ " + B)
+    feed(t, "abandoned^C\r\n" + D(130) + A + "$ " + B)  # Ctrl-C at the prompt
+    assert outputs(t) == [
+        ("echo one", "one", 0, False),
+        ("false", "", 1, False),
+        ("printf x", "x", 0, False),
+    ]
+    rec = t.commands[0]
+    assert rec.started_ms is None and rec.finished_ms is not None
+    finished = [e for e in t.take_events() if isinstance(e, CommandFinished)]
+    assert [(e.command, e.exit_code) for e in finished] == [
+        ("echo one", 0),
+        ("false", 1),
+        ("printf x", 0),
+    ]
+
+
+def test_dash_continuation_lines_joined() -> None:
+    t = Terminal(40, 8)
+    feed(t, A + "$ " + B + "for i in 1 2\r\n" + AS + "> " + B + "do echo $i; done\r\n")
+    feed(t, "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("for i in 1 2\ndo echo $i; done", "1\n2", 0, False)]
+
+
+def test_c_without_cmdline_uses_typed_text() -> None:
+    t = feed(Terminal(40, 5), A + "$ " + B + "make  all\r\n" + C() + "done\r\n" + D(0))
+    assert outputs(t) == [("make  all", "done", 0, False)]
+
+
+def test_unicode_cmdline() -> None:
+    url = "echo%20%C3%A9t%C3%A9%20%E4%BD%A0%E5%A5%BD"
+    t = feed(Terminal(40, 5), bash_cycle("echo été 你好", "été 你好\n", 0, url))
+    assert outputs(t) == [("echo été 你好", "été 你好", 0, False)]
+    # Typed text with wide characters (no cmdline_url) reads each character once.
+    t = feed(Terminal(40, 5), A + "$ " + B + "echo 你好")
+    assert t.pending_input == "echo 你好"
+
+
+def test_unknown_params_ignored() -> None:
+    t = feed(
+        Terminal(40, 5),
+        "\x1b]133;A;aid=7;cl=m\x07$ \x1b]133;B;x=y\x07ls\r\n"
+        "\x1b]133;C;foo=bar;cmdline_url=ls;zz=1\x07out\r\n\x1b]133;D;3;aid=7\x07",
+    )
+    assert outputs(t) == [("ls", "out", 3, False)]
+
+
+def test_output_longer_than_viewport() -> None:
+    lines = [f"line {i}" for i in range(50)]
+    t = Terminal(20, 5, history=1000)
+    feed(t, bash_cycle("seq", "\n".join(lines) + "\n", 0) + A + "$ " + B)
+    assert outputs(t) == [("seq", "\n".join(lines), 0, False)]
+
+
+def test_history_trimmed_output_is_truncated() -> None:
+    lines = [f"line {i}" for i in range(50)]
+    t = Terminal(20, 5, history=10)
+    feed(t, bash_cycle("seq", "\n".join(lines) + "\n", 0) + A + "$ " + B)
+    ((_, text, _, truncated),) = outputs(t)
+    assert truncated
+    assert text.split("\n") == lines[-(10 + 4) :]  # the history, and the viewport above the prompt
+    # Once every row of the command left the history, the command is gone too.
+    feed(t, "\r\n" * 30)
+    assert t.commands == []
+
+
+def test_soft_wrapped_output_is_one_line() -> None:
+    long = "x" * 25
+    t = feed(Terminal(10, 6, history=100), bash_cycle("echo", long + "\n", 0))
+    assert outputs(t) == [("echo", long, 0, False)]
+
+
+def test_alternate_screen_inside_a_command() -> None:
+    t = Terminal(20, 5, history=100)
+    feed(t, A + "$ " + B + "vim\r\n" + C("vim") + "before\r\n")
+    feed(t, "\x1b[?1049h\x1b[H\x1b[2J~\r\n~\r\n~ TUI\x1b[5;1H\r\n\r\n")
+    assert t.command_output(t.commands[0]) == ("before", False)
+    feed(t, "\x1b[?1049l" + "after\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("vim", "before\nafter", 0, False)]
+
+
+def test_clear_cuts_the_ranges_it_erases() -> None:
+    t = Terminal(20, 5, history=100)
+    feed(t, bash_cycle("seq 3", "1\n2\n3\n", 0) + bash_cycle("echo a", "a\n", 0))
+    feed(t, bash_cycle("clear", "\x1b[H\x1b[2J\x1b[3J", 0))
+    # Later commands draw over the rows the erased ones had.
+    for i in range(4):
+        feed(t, bash_cycle(f"echo {i}", f"{i}\n", 0))
+    feed(t, A + "$ " + B)
+    assert outputs(t) == [
+        ("seq 3", "", 0, True),  # erased by the clear
+        ("echo a", "", 0, True),
+        ("clear", "", 0, False),
+        ("echo 0", "0", 0, False),
+        ("echo 1", "1", 0, False),
+        ("echo 2", "2", 0, False),
+        ("echo 3", "3", 0, False),
+    ]
+
+
+def test_clear_inside_a_running_command() -> None:
+    t = Terminal(20, 6, history=100)
+    feed(t, bash_cycle("echo a", "a\n", 0))
+    feed(t, A + "$ " + B + "clear; ls\r\n" + C("clear%3B%20ls"))
+    feed(t, "\x1b[H\x1b[2Jf1\r\nf2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t)[-1] == ("clear; ls", "f1\nf2", 0, False)
+    assert outputs(t)[0] == ("echo a", "", 0, True)
+
+
+def test_prompt_redraw_with_erase_below_keeps_outputs() -> None:
+    # fish and zsh erase below the cursor when they redraw the prompt.
+    t = Terminal(30, 6, history=100)
+    feed(t, bash_cycle("echo a", "a\n", 0) + A + "$ " + B + "ec\x1b[J\rx\x1b[K")
+    assert outputs(t) == [("echo a", "a", 0, False)]
+
+
+def test_phux_t_wins_over_the_clock() -> None:
+    t = Terminal(40, 5, clock=Clock())
+    feed(t, A + "$ " + B + "ls\r\n\x1b]133;C;cmdline_url=ls;phux_t=5\x07\x1b]133;D;0;phux_t=9\x07")
+    (rec,) = t.commands
+    assert (rec.started_ms, rec.finished_ms) == (5, 9)
+
+
+def test_prompt_while_running_finishes_the_command() -> None:
+    t = feed(Terminal(40, 6), A + "$ " + B + "x\r\n" + C("x") + "o\r\n" + A + "$ " + B)
+    (rec,) = t.commands
+    assert rec.exit_code is None and not rec.running
+    assert t.command_output(rec) == ("o", False)
+    assert t.shell_phase == "prompt"
+
+
+def test_record_is_a_value() -> None:
+    rec = CommandRecord(
+        command="ls", cwd=None, exit_code=0, started_ms=1, finished_ms=4, start_row=0, start_col=0
+    )
+    assert rec.running and rec.duration_ms == 3
+
+
+# -- checkpoints ----------------------------------------------------------------------
+
+
+def shell_state(t: Terminal) -> tuple[object, ...]:
+    return (
+        t.shell_phase,
+        t.pending_input,
+        [
+            (
+                r.command,
+                r.cwd,
+                r.exit_code,
+                r.started_ms,
+                r.finished_ms,
+                r.running,
+                *t.command_output(r),
+            )
+            for r in t.commands
+        ],
+    )
+
+
+def replayed(t: Terminal, history: int) -> Terminal:
+    u = Terminal(t.cols, t.rows, history=history)
+    u.feed(write_checkpoint(t))
+    return u
+
+
+_WORDS = st.sampled_from(["ls", "echo", "é", "你好", "a b", "'q", "%", ";", "x" * 30, ""])
+_OUTPUT = st.sampled_from(
+    [
+        "",
+        "out\n",
+        "no newline",
+        "line\n" * 7,
+        "y" * 45 + "\n",
+        "\x1b[?1049h\x1b[2JTUI\r\nmore\x1b[?1049l",
+        "\x1b[H\x1b[2J\x1b[3J",
+        "\x1b[31mred\x1b[m\n",
+    ]
+)
+
+
+@st.composite
+def _shell_session(draw: st.DrawFn) -> str:
+    parts = []
+    for _ in range(draw(st.integers(0, 6))):
+        if draw(st.booleans()):
+            parts.append(cwd("/tmp/" + draw(_WORDS).replace(" ", "%20").replace("%", "%25")))
+        cmd = " ".join(draw(st.lists(_WORDS, max_size=3)))
+        style = draw(st.sampled_from(["bash", "dash", "cont", "bare"]))
+        out = draw(_OUTPUT).replace("\n", "\r\n")
+        code = draw(st.integers(0, 255))
+        url = "".join(f"%{b:02X}" for b in cmd.encode())
+        if style == "bash":
+            parts.append(f"{A}$ {B}{cmd}\r\n{C(url)}{out}{D(code)}")
+        elif style == "dash":
+            parts.append(f"{D(code)}{A}$ {B}{cmd}\r\n{out}")
+        elif style == "cont":
+            parts.append(f"{A}$ {B}{cmd} '\r\n{AS}> {B}'\r\n{C(url)}{out}{D(code)}")
+        else:
+            parts.append(f"{A}$ {B}{cmd}\r\n{C()}{out}")
+    tail = draw(st.sampled_from(["", A + "$ " + B, A + "$ " + B + "half typed", AS + "> " + B]))
+    parts.append(tail)
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _shell_session(),
+    st.integers(5, 30),
+    st.integers(2, 8),
+    st.sampled_from([0, 4, 1000]),
+    st.integers(1, 400),
+)
+def test_checkpoint_replays_the_shell_state(
+    text: str, cols: int, rows: int, history: int, chunk: int
+) -> None:
+    t = Terminal(cols, rows, history=history, clock=Clock())
+    data = text.encode()
+    for i in range(0, len(data), chunk):
+        t.feed(data[i : i + chunk])
+    u = replayed(t, history)
+    assert shell_state(u) == shell_state(t)
+    assert shell_state(replayed(u, history)) == shell_state(t)
+
+
+def test_checkpoint_keeps_commands_times_and_truncation() -> None:
+    lines = "".join(f"line {i}\n" for i in range(30))
+    t = Terminal(20, 5, history=12, clock=Clock())
+    feed(t, cwd("/home/u%20v") + bash_cycle("seq 30", lines, 0) + bash_cycle("false", "", 1))
+    feed(t, A + "$ " + B + "vim x")
+    u = replayed(t, 12)
+    assert shell_state(u) == shell_state(t)
+    first, second = u.commands
+    assert first.command == "seq 30" and first.cwd == "/home/u v"
+    assert u.command_output(first)[1] is True  # truncated
+    assert (second.exit_code, second.started_ms, second.finished_ms) == (1, 1030, 1040)
+    assert (u.shell_phase, u.pending_input) == ("prompt", "vim x")
+    assert u.take_events()  # (the replay reports what it recreates; watchers drop it)
+
+
+def test_checkpoint_pen_marks_make_no_commands() -> None:
+    t = feed(Terminal(20, 4), A + "$ " + B + "ls")  # marks on cells, no command
+    data = write_checkpoint(t)
+    assert b"phux_pen=1" in data
+    u = replayed(t, 100)
+    assert u.commands == [] and u.shell_phase == "prompt" and u.pending_input == "ls"
+
+
+_MARK_PARAMS = st.sampled_from(
+    [
+        "",
+        ";k=s",
+        ";0",
+        ";-1",
+        ";x",
+        ";phux_at=99999999999,0",
+        ";phux_at=-99999999999,5",
+        ";phux_at=0,99999999999",
+        ";phux_at=2",
+        ";phux_at=a,b",
+        ";phux_t=zz",
+        ";phux_t=-5",
+        ";cmdline_url=%E4%BD",
+        ";cmdline_url=%zz%",
+        ";phux_cwd=%2Ftmp",
+        ";phux_pen=1",
+        ";=;;==",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ABCDEZ"), _MARK_PARAMS, st.sampled_from(["", "x\r\n", "é"]))
+    ),
+    st.integers(1, 12),
+    st.integers(1, 5),
+)
+def test_any_marks_are_safe(marks: list[tuple[str, str, str]], cols: int, rows: int) -> None:
+    t = Terminal(cols, rows, history=5)
+    for kind, params, text in marks:
+        t.feed(f"\x1b]133;{kind}{params}\x07{text}".encode())
+    assert t.shell_phase in ("none", "prompt", "continuation", "running")
+    assert isinstance(t.pending_input, str)
+    for rec in t.commands:
+        text, truncated = t.command_output(rec)
+        assert isinstance(text, str) and isinstance(truncated, bool)
+    assert shell_state(replayed(t, 5)) == shell_state(t)

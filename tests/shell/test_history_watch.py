@@ -1,0 +1,256 @@
+"""`phux history` and `phux watch` on real integrated shells: commands typed by an
+agent (send-keys) and by a person (raw INPUT on another connection) alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from phux.mcp.tools import PhuxTools
+
+from .kit import PROMPT_A, Pane, ShellHost, shell_host
+
+pytestmark = pytest.mark.timeout(120)
+
+BASHRC = """\
+PS1='user> '
+PROMPT_COMMAND='echo "$?" >> ~/hook.log'
+"""
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[ShellHost]:
+    with shell_host() as h:
+        yield h
+
+
+def phux(host: ShellHost, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "phux", *args[:1], "--socket", str(host.server.socket)]
+    return subprocess.run(
+        [*argv, *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PHUX_SOCKET": str(host.server.socket)},
+        check=False,
+    )
+
+
+def history(host: ShellHost, pane: Pane, *extra: str) -> dict[str, Any]:
+    proc = phux(host, "history", "--json", *extra, f"@{pane.terminal}")
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def agent_command(host: ShellHost, pane: Pane, line: str) -> None:
+    """Type ``line`` with `phux send-keys`, as an agent does, and await the next prompt."""
+    n = pane.prompts()
+    proc = phux(host, "send-keys", f"@{pane.terminal}", line, "Enter")
+    assert proc.returncode == 0, proc.stderr
+    pane.wait_prompt(n + 1)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
+def test_history_lists_agent_and_person_commands(host: ShellHost, shell: str) -> None:
+    home = host.make_home(f"hist-{shell}", {".bashrc": BASHRC})
+    pane = host.spawn([shell], env={"HOME": str(home)}, cols=60, rows=10)
+    pane.wait_prompt(1)
+    agent_command(host, pane, "echo agent-one")
+    pane.command("false")  # a person at the keyboard
+    pane.command("sh -c 'exit 7'")
+    agent_command(host, pane, "seq 1 25")  # longer than the viewport
+    pane.command("echo 'é 你好'")
+
+    # The times come from the server's checkpoint, which its replica writes once it
+    # has caught up (its helper process may still be starting): poll until then.
+    end = time.monotonic() + 30
+    doc = history(host, pane)
+    while shell != "dash" and any(c["started_ms"] is None for c in doc["commands"]):
+        assert time.monotonic() < end, doc
+        time.sleep(0.2)
+        doc = history(host, pane)
+    assert doc["schema_version"] == 1
+    assert doc["pane"] == f"@{pane.terminal}"
+    got = [(c["command"], c["exit_code"], c["output"]) for c in doc["commands"]]
+    assert got == [
+        ("echo agent-one", 0, "agent-one"),
+        ("false", 1, ""),
+        ("sh -c 'exit 7'", 7, ""),
+        ("seq 1 25", 0, "\n".join(str(i) for i in range(1, 26))),
+        ("echo 'é 你好'", 0, "é 你好"),
+    ]
+    for entry in doc["commands"]:
+        assert entry["cwd"] == str(home)
+        assert entry["running"] is False and entry["truncated"] is False
+        if shell == "dash":  # no start mark: when it started is unknown
+            assert entry["started_ms"] is None and entry["duration_ms"] is None
+        else:
+            # The server's checkpoint carries the times its replica stamped.
+            assert abs(entry["started_ms"] - time.time() * 1000) < 120_000
+            assert 0 <= entry["duration_ms"] < 60_000
+
+    last = history(host, pane, "-n", "2")["commands"]
+    assert [c["command"] for c in last] == ["seq 1 25", "echo 'é 你好'"]
+
+    text = phux(host, "history", f"@{pane.terminal}")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert len(lines) == 5
+    assert lines[2].split()[0] == "7" and lines[2].endswith("sh -c 'exit 7'")
+
+
+def test_history_of_output_that_left_the_history(host: ShellHost) -> None:
+    home = host.make_home("trim", {".bashrc": BASHRC})
+    pane = host.spawn(["bash"], env={"HOME": str(home)}, cols=40, rows=6)
+    pane.wait_prompt(1)
+    pane.command("echo first")
+    pane.command("seq 1 20000")  # past the server's and the client's history
+    pane.command("echo last")
+    commands = history(host, pane)["commands"]
+    assert [c["command"] for c in commands] == ["seq 1 20000", "echo last"]
+    long = commands[0]
+    assert long["truncated"] is True and long["output"].endswith("\n19999\n20000")
+    assert commands[1]["output"] == "last" and commands[1]["truncated"] is False
+
+
+def test_history_after_clear(host: ShellHost) -> None:
+    home = host.make_home("clear", {".bashrc": BASHRC})
+    pane = host.spawn(["bash"], env={"HOME": str(home)}, cols=40, rows=8)
+    pane.wait_prompt(1)
+    pane.command("echo before")
+    pane.command("clear")
+    for i in range(6):  # drawn over the rows "echo before" had
+        pane.command(f"echo after-{i}")
+    commands = history(host, pane)["commands"]
+    got = [(c["command"], c["output"], c["truncated"]) for c in commands]
+    assert got[0] == ("echo before", "", True)
+    assert got[1][0] == "clear"
+    assert got[2:] == [(f"echo after-{i}", f"after-{i}", False) for i in range(6)]
+
+
+def test_history_of_a_pane_without_a_shell(host: ShellHost) -> None:
+    pane = host.spawn(["cat"])
+    assert history(host, pane)["commands"] == []
+    text = phux(host, "history", f"@{pane.terminal}")
+    assert text.returncode == 0 and text.stdout == ""
+    assert "no commands" in text.stderr
+
+
+class WatchProcess:
+    """`phux watch --json` in a subprocess, its lines read by a thread."""
+
+    def __init__(self, host: ShellHost, pane: Pane) -> None:
+        argv = [sys.executable, "-m", "phux", "watch", "--json", "--timeout", "60"]
+        argv += ["--socket", str(host.server.socket), f"@{pane.terminal}"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
+
+    def next(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def until(self, name: str, timeout: float = 15) -> list[dict[str, Any]]:
+        end = time.monotonic() + timeout
+        seen = []
+        while time.monotonic() < end:
+            event = self.next(end - time.monotonic())
+            if event is None:
+                break
+            seen.append(event)
+            if event["event"] == name:
+                return seen
+        raise AssertionError(f"no {name} event; saw {seen}")
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+def await_watching(watch: WatchProcess, pane: Pane) -> None:
+    """Type a character at the prompt until the watch reports the echo (it is
+    subscribed then), and rub it out."""
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        pane.type("x")
+        event = watch.next(0.5)
+        pane.type("\x7f")
+        if event is not None:
+            while watch.next(0.3) is not None:
+                pass
+            return
+    raise AssertionError("the watch never reported output")
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_watch_reports_commands(host: ShellHost, shell: str) -> None:
+    home = host.make_home(f"watch-{shell}", {".bashrc": BASHRC})
+    pane = host.spawn([shell], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    watch = WatchProcess(host, pane)
+    try:
+        await_watching(watch, pane)
+        n = pane.prompts()
+        pane.type("sh -c 'exit 3'\r")
+        events = watch.until("command_finished")
+        commands = [e for e in events if e["event"].startswith("command_")]
+        if shell == "bash":
+            started, finished = commands
+            assert started == {
+                "event": "command_started",
+                "terminal": f"@{pane.terminal}",
+                "command": "sh -c 'exit 3'",
+            }
+            assert 0 <= finished["duration_ms"] < 60_000
+        else:  # dash prints no start mark: a finish without a duration
+            (finished,) = commands
+            assert finished["duration_ms"] is None
+        assert finished["exit_code"] == 3 and finished["command"] == "sh -c 'exit 3'"
+        pane.read_until(lambda d: d.count(PROMPT_A) > n)
+        agent_command(host, pane, "true")
+        events = watch.until("command_finished")
+        assert [e["exit_code"] for e in events if e["event"] == "command_finished"] == [0]
+    finally:
+        watch.close()
+
+
+def test_mcp_history_tool(host: ShellHost) -> None:
+    home = host.make_home("mcp", {".bashrc": BASHRC})
+    pane = host.spawn(["bash"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    pane.command("echo from-a-person")
+    agent_command(host, pane, "ls /nonexistent-dir")
+    tools = PhuxTools()
+    try:
+        args = {"target": f"@{pane.terminal}", "socket": str(host.server.socket)}
+        result = tools.history(args)
+        assert not result.is_error, result.text
+        doc = json.loads(result.text)
+        assert [(c["command"], c["exit_code"] != 0) for c in doc["commands"]] == [
+            ("echo from-a-person", False),
+            ("ls /nonexistent-dir", True),
+        ]
+        assert "nonexistent-dir" in doc["commands"][1]["output"]
+        last = json.loads(tools.history({**args, "last": 1}).text)["commands"]
+        assert [c["command"] for c in last] == ["ls /nonexistent-dir"]
+        bad = tools.history({**args, "last": -1})
+        assert bad.is_error
+    finally:
+        tools.close()
