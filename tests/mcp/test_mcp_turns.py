@@ -135,3 +135,20 @@ def test_keys_cancelled_while_waiting_for_their_turn_are_never_typed(mcp: McpPro
     assert marker["output"] == "done-here"
     lines = body(mcp.call("phux_snapshot", {"target": "cancel"}))["lines"]
     assert not any("NOPE" in line for line in lines), lines
+
+
+def test_c_c_alone_does_not_wait_it_interrupts_the_run(mcp: McpProcess) -> None:
+    new_bash(mcp, "intr")
+    mcp.send(call_line("run", "phux_run", target="intr", command="sleep 20", timeout_secs=6))
+    mcp.send(call_line("seen", "phux_wait", target="intr", idle_ms=300, timeout_secs=10))
+    assert mcp.out.message(15)["id"] == "seen"
+    mcp.send(call_line("intr", "phux_send_keys", target="intr", keys=["C-c"]))
+    intr = mcp.out.message(15)
+    assert intr["id"] == "intr" and body(intr)["waited_ms"] == 0  # the run still holds the pane
+    mcp.send(call_line("back", "phux_wait", target="intr", until="^C", timeout_secs=5))
+    back = mcp.out.message(15)
+    assert back["id"] == "back" and body(back)["outcome"] == "met"  # sleep was interrupted
+    run = body(mcp.out.message(15))
+    # Interrupted, the marker-bracketed command never prints its end: the run
+    # reports its timeout (or, where the shell marks the command's end, 130).
+    assert run.get("outcome") == "timed_out" or run["exit_code"] == 130

@@ -284,6 +284,16 @@ def pretty(value: Any) -> str:
     return msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
 
 
+def _interrupts(keys: Sequence[str]) -> bool:
+    """Keys made only of the tty's interrupt keys (the client sends those urgent)."""
+    from phux.client.keys import encode_keys, is_interrupt
+
+    try:
+        return is_interrupt(encode_keys(keys))
+    except PhuxError:
+        return False  # an unknown key name: send_keys itself will say so
+
+
 def _pane_key(client: Client, terminal: int) -> tuple[str, int]:
     """Which pane a turn is for: terminal ids are per server (one adapter may drive
     several, local and over ssh), so the server's address is part of it."""
@@ -345,7 +355,8 @@ _LONG_WAITS = (
 _TURNS = (
     "Calls that write to one pane (phux_run, phux_send_keys, phux_paste) take turns on it in "
     "the order they arrived, so parallel calls never type into each other; waited_ms in the "
-    "result is how long this call waited for its turn (phux_kill does not wait)."
+    'result is how long this call waited for its turn (phux_kill and ["C-c"] alone do not '
+    "wait: they interrupt)."
 )
 
 
@@ -449,6 +460,11 @@ class PhuxTools:
         def work(client: Client, args: SendKeysArgs) -> Any:
             deadline = Deadline.after(CALL_DEADLINE)
             pane = client.resolve(args.target, deadline)
+            if _interrupts(args.keys):
+                # C-c (C-\, C-z) alone interrupts: it must reach a running phux_run
+                # now, as the server sends it ahead of queued input.
+                turn.leave()
+                return SendKeysResult.of(client.send_keys(pane.id, args.keys, deadline=deadline))
             with turn.hold(_pane_key(client, pane.terminal), pane.id, deadline) as waited:
                 sent = client.send_keys(pane.id, args.keys, deadline=deadline)
             return SendKeysResult.of(sent, waited)
