@@ -58,6 +58,12 @@ SHAPES: tuple[Shape, ...] = (
         "`phux new --json -s NAME`: the created session and its first pane (no schema_version).",
     ),
     Shape(
+        "new_pane_result",
+        models.NewPaneResult,
+        "`phux new-window --json` and `phux split --json` (MCP `phux_new_window`, "
+        "`phux_split`): the created pane.",
+    ),
+    Shape(
         "watch_event",
         models.WatchEvent,
         "`phux watch --json`: one line per event, tagged by `event`.",
@@ -102,6 +108,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape("wait_outcome", models.WaitOutcome, "The MCP `phux_wait` tool's result."),
     Shape("kill_result", models.KillResult, "The MCP `phux_kill` tool's result."),
+    Shape("tag_result", models.TagResult, "The MCP `phux_tag` tool's result."),
 )
 
 

@@ -142,6 +142,9 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             "phux_history",
             "phux_paste",
             "phux_kill",
+            "phux_new_window",
+            "phux_split",
+            "phux_tag",
         ]
         for tool in listing.tools:
             assert tool.input_schema["type"] == "object"
@@ -219,6 +222,20 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         )
         assert missed["outcome"] == "timed_out"
 
+        # Windows, panes and tags, then every selector form reaches them.
+        win = await ok(session, "phux_new_window", session=name, name="logs", command=["/bin/sh"])
+        assert (win["session"], win["window"], win["pane"]) == (name, 1, 0)
+        split = await ok(session, "phux_split", target=f"{name}:logs", command=["/bin/sh"])
+        assert (split["window"], split["pane"]) == (1, 1)
+        tagged = await ok(session, "phux_tag", target=f"{name}:1.1", tags=["mcptag"])
+        assert tagged == {"tags": ["mcptag"]}
+        for target, tid in (("#mcptag", split["terminal_id"]), (f"{name}:1.0", win["terminal_id"])):
+            snap = await ok(session, "phux_snapshot", target=target)
+            assert snap["pane"] == tid, target
+        assert (await ok(session, "phux_snapshot", target="="))["pane"] == split["terminal_id"]
+        untagged = await ok(session, "phux_tag", target="#mcptag", tags=["mcptag"], remove=True)
+        assert untagged == {"tags": []}
+
         # Tool failures: results with isError and a readable text.
         text, is_error = await call(session, "phux_new", name=name)
         assert is_error and name in text
@@ -230,7 +247,9 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         assert is_error and "absent.sock" in text
 
         killed = await ok(session, "phux_kill", target=name)
-        assert killed == {"killed": [pane]}
+        # The whole session: its first pane, the window's and the split's.
+        ids = {pane, f"@{win['terminal_id']}", f"@{split['terminal_id']}"}
+        assert set(killed["killed"]) == ids and len(killed["killed"]) == 3
         ls = await ok(session, "phux_ls")
         assert name not in [s["name"] for s in ls["sessions"]]
         text, is_error = await call(session, "phux_kill", target=name)

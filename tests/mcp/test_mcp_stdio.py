@@ -178,6 +178,9 @@ def test_catalog_schemas(mcp: McpProcess) -> None:
         "phux_history",
         "phux_paste",
         "phux_kill",
+        "phux_new_window",
+        "phux_split",
+        "phux_tag",
     ]
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"

@@ -353,6 +353,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_history",
         "phux_paste",
         "phux_kill",
+        "phux_new_window",
+        "phux_split",
+        "phux_tag",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -371,6 +374,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_history": ["target"],
         "phux_paste": ["target", "text"],
         "phux_kill": ["target"],
+        "phux_new_window": ["session"],
+        "phux_split": ["target"],
+        "phux_tag": ["target", "tags"],
     }
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS
@@ -436,6 +442,9 @@ SHAPE_OF = {
     "phux_new": "new_result",
     "phux_kill": "kill_result",
     "phux_history": "history_result",
+    "phux_new_window": "new_pane_result",
+    "phux_split": "new_pane_result",
+    "phux_tag": "tag_result",
 }
 
 

@@ -63,7 +63,8 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Server log (default $XDG_STATE_HOME/phux/server.log).",
+    help="Server log (default $XDG_STATE_HOME/phux/server.log for the default socket, "
+    "server-HASH.log, HASH from the socket's path, for any other).",
 )
 def server_cmd(
     socket_path: str | None,
@@ -83,7 +84,7 @@ def server_cmd(
     from phux.server.daemon import daemonize
 
     path = Path(resolve_socket_path(socket_path)).absolute()
-    log_path = (log_file or Path(default_log_path())).absolute()
+    log_path = (log_file or Path(default_log_path(path))).absolute()
     config = ServerConfig(socket_path=path, log_file=log_path, exit_after_idle_s=exit_after_idle)
     if journal_bytes is not None:
         config = dataclasses.replace(config, journal_bytes=journal_bytes)

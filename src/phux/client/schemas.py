@@ -6,7 +6,8 @@ into ``spec/schemas/``, and the MCP adapter declares them as its tools'
 describes what the encoder really writes:
 
 - a field with a default is still always written unless its Struct sets
-  ``omit_defaults``, so such fields are listed as required;
+  ``omit_defaults`` or the default is ``UNSET``, so such fields are listed as
+  required;
 - ``schema_version`` is pinned to the version (or versions) the code emits;
 
 and the Structs' Python docstrings are dropped (each schema's reader is not a
@@ -67,8 +68,16 @@ def json_schema(*types: Any, schema_version: int | Sequence[int] | None = None) 
             definition.pop("description", None)
             props: dict[str, Any] = definition.get("properties", {})
             if not struct.cls.__struct_config__.omit_defaults:
+                # ...except a field left UNSET, which the encoder leaves out.
+                unset = {
+                    f.encode_name
+                    for f in struct.fields
+                    if not f.required
+                    and f.default is msgspec.NODEFAULT
+                    and f.default_factory is msgspec.NODEFAULT
+                }
                 required = list(definition.get("required", []))
-                required += [name for name in props if name not in required]
+                required += [name for name in props if name not in required and name not in unset]
                 definition["required"] = required
             if pin is not None and "schema_version" in props:
                 props["schema_version"] = dict(pin)

@@ -37,11 +37,13 @@ from phux.client.models import (
     HistoryResult,
     KillResult,
     McpRunResult,
+    NewPaneResult,
     NewResult,
     RunTimedOutResult,
     SendKeysResult,
     SessionInfo,
     SessionInfoList,
+    TagResult,
     WaitOutcome,
 )
 from phux.client.schemas import object_schema
@@ -132,6 +134,25 @@ class PasteArgs(_Args):
 
 class KillArgs(_Args):
     target: str
+
+
+class NewWindowArgs(_Args):
+    session: Annotated[str, msgspec.Meta(min_length=1)]
+    name: str | None = None
+    command: list[str] = msgspec.field(default_factory=list)
+    cwd: str | None = None
+
+
+class SplitArgs(_Args):
+    target: str
+    command: list[str] = msgspec.field(default_factory=list)
+    cwd: str | None = None
+
+
+class TagArgs(_Args):
+    target: str
+    tags: Annotated[list[str], msgspec.Meta(min_length=1)]
+    remove: bool = False
 
 
 class BadArguments(Exception):
@@ -332,9 +353,11 @@ def _error_text(exc: BaseException) -> str:
 
 
 _TARGET_GRAMMAR = (
-    "TARGET grammar (resolved client-side, as in the CLI): `.` current, `=` last, `name` "
-    "session, `name:N` or `name:tag` window, `name:N.M` pane, `@N` pane id. A target that "
-    "names several panes narrows to the focused one, else the first."
+    "TARGET grammar (resolved client-side, as in the CLI): `.` current (the pane last used), "
+    "`=` the pane used before that, `name` session (an exited session's name still works "
+    "while the server keeps its panes), `name:N` or `name:tag` window, `name:N.M` pane, "
+    "`@N` pane id, `#tag` tagged panes (phux_tag). A target that names several panes narrows "
+    "to the most recently used one, else the first."
 )
 _SOCKET_PROP = {
     "type": "string",
@@ -550,6 +573,38 @@ class PhuxTools:
 
         return self._invoke(KillArgs, arguments, work, retry_stale=False)
 
+    def new_window(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: NewWindowArgs) -> Any:
+            return client.new_window(
+                args.session,
+                name=args.name,
+                command=args.command,
+                cwd=args.cwd,
+                deadline=Deadline.after(CALL_DEADLINE),
+            )
+
+        return self._invoke(NewWindowArgs, arguments, work, retry_stale=False)
+
+    def split(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: SplitArgs) -> Any:
+            return client.split(
+                args.target,
+                command=args.command,
+                cwd=args.cwd,
+                deadline=Deadline.after(CALL_DEADLINE),
+            )
+
+        return self._invoke(SplitArgs, arguments, work, retry_stale=False)
+
+    def tag(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: TagArgs) -> Any:
+            after = client.tag(
+                args.target, args.tags, Deadline.after(CALL_DEADLINE), remove=args.remove
+            )
+            return TagResult(tags=list(after))
+
+        return self._invoke(TagArgs, arguments, work, retry_stale=False)
+
     # ------------------------------------------------------------ catalog
 
     def catalog(self, *, read_only: bool = False) -> list[Tool]:
@@ -563,6 +618,9 @@ class PhuxTools:
             Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
             Tool("phux_paste", PASTE_DOC, PASTE_SCHEMA, self.paste),
             Tool("phux_kill", KILL_DOC, KILL_SCHEMA, self.kill),
+            Tool("phux_new_window", NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
+            Tool("phux_split", SPLIT_DOC, SPLIT_SCHEMA, self.split),
+            Tool("phux_tag", TAG_DOC, TAG_SCHEMA, self.tag),
         ]
         if read_only:
             tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
@@ -589,7 +647,7 @@ READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait", "phux_hist
 class ToolMeta:
     title: str
     annotations: dict[str, bool]
-    output: Callable[[], dict[str, Any]]
+    output: Callable[[], dict[str, Any]] | None
     queued: bool = False
     """It writes to a pane: it takes its turn there in arrival order."""
 
@@ -646,6 +704,21 @@ TOOL_META: dict[str, ToolMeta] = {
         "Kill a session or pane",
         _hints(read_only=False, destructive=True, idempotent=True, open_world=False),
         lambda: object_schema(KillResult),
+    ),
+    "phux_new_window": ToolMeta(
+        "Add a window",
+        _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
+        lambda: object_schema(NewPaneResult),
+    ),
+    "phux_split": ToolMeta(
+        "Add a pane",
+        _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
+        lambda: object_schema(NewPaneResult),
+    ),
+    "phux_tag": ToolMeta(
+        "Tag a pane",
+        _hints(read_only=False, destructive=False, idempotent=True, open_world=False),
+        lambda: object_schema(TagResult),
     ),
 }
 """Per tool: the MCP metadata newer protocol revisions show (see phux.mcp.server)."""
@@ -867,6 +940,63 @@ KILL_DOC = (
 KILL_SCHEMA = _schema(
     {"target": {"type": "string", "description": "Session, window or pane selector."}},
     ["target"],
+)
+
+_ARGV_PROP = {
+    "type": "array",
+    "items": {"type": "string"},
+    "description": "argv of the new pane; omit or [] for the default shell.",
+}
+_CWD_PROP = {"type": "string", "description": "Working directory of the new pane."}
+
+NEW_WINDOW_DOC = (
+    "Add a window to a live session: its pane 0 runs command (default: the server's shell), "
+    "sized like the session's last used pane. name names the window for `session:name` "
+    'targets. Returns {"session", "window", "pane", "terminal_id"}; target it as '
+    "session:WINDOW.0 or @N. Returns at once (at most 30 s)."
+)
+NEW_WINDOW_SCHEMA = _schema(
+    {
+        "session": {"type": "string", "minLength": 1, "description": "An existing session."},
+        "name": {"type": "string", "description": "Window name (not a number; no `:` `.` `,`)."},
+        "command": _ARGV_PROP,
+        "cwd": _CWD_PROP,
+    },
+    ["session"],
+)
+
+SPLIT_DOC = (
+    "Add a pane to the window of the pane target names, with the next pane index and the "
+    'same size, running command (default: the server\'s shell). Returns {"session", "window", '
+    '"pane", "terminal_id"}; target it as session:W.P or @N. Returns at once (at most 30 s). '
+    + _TARGET_GRAMMAR
+)
+SPLIT_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "command": _ARGV_PROP,
+        "cwd": _CWD_PROP,
+    },
+    ["target"],
+)
+
+TAG_DOC = (
+    "Tag the pane target names (or with remove=true, untag it), so `#tag` selects it. "
+    'Returns {"tags": [...]}: the pane\'s tags after. Tags have no `,` `:` `.` or spaces. '
+    "Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+)
+TAG_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "Tags to add (or remove).",
+        },
+        "remove": {"type": "boolean", "description": "Remove the tags instead (default false)."},
+    },
+    ["target", "tags"],
 )
 
 INSTRUCTIONS = (

@@ -173,10 +173,7 @@ class ServerState:
             raise RequestError(ErrorCode.INVALID_COMMAND, "KILL names no terminal")
         terms = [self.get_alive(tid) for tid in ids]
         for term in dict.fromkeys(terms):
-            dropped = term.metadata
             term.kill(self.nursery)
-            for key in sorted(dropped):
-                self.meta.changed(key, term.id, None)
             log.info("terminal %d killed", term.id)
         self.touch()
 
@@ -185,10 +182,8 @@ class ServerState:
         log.info("terminal %d closed: %r", term.id, term.exit_status)
         with contextlib.suppress(OSError):  # `run` locks of a closed terminal are moot
             os.unlink(run_lock_path(self.config.socket_path, term.id))
-        dropped = term.metadata
-        term.metadata = {}
-        for key in sorted(dropped):
-            self.meta.changed(key, term.id, None)
+        # Its metadata stays readable (read-only) while it is retained: its session
+        # name is how an agent finds the final screen and exit status (spec/L3.md §1).
         closed = term.encode_closed()
         subscribed = {sub.outbox for sub in term.subscribers}
         for conn in self.connections:
@@ -226,6 +221,9 @@ class ServerState:
         await trio.sleep(self.config.retention_s)
         self.terminals.pop(term.id, None)
         self.replicas.forget(term.id)
+        dropped, term.metadata = term.metadata, {}
+        for key in sorted(dropped):
+            self.meta.changed(key, term.id, None)
         log.info("terminal %d forgotten", term.id)
 
     # ------------------------------------------------------------ list

@@ -267,7 +267,6 @@ class Terminal:
     def kill(self, grace_nursery: trio.Nursery) -> None:
         """Mark closed for observers and hang up its process groups (one synchronous step)."""
         self.killed = True
-        self.metadata = {}
         self._signal_all(signal.SIGHUP)
         grace_nursery.start_soon(self._kill_after_grace)
 
