@@ -5,15 +5,10 @@
 reports whether they are current, and fails on a stale, missing or extra file
 (tests/cli/test_schemas.py runs the same comparison).
 
-The schemas come from ``msgspec.json.schema`` with two corrections that make
-them describe what the encoder really writes:
-
-- a field with a default is still always written unless its Struct sets
-  ``omit_defaults`` or the default is ``UNSET``, so such fields are listed as
-  required;
-- ``schema_version`` is pinned (``const``) to the version the code emits;
-
-and without the Structs' Python docstrings (each file has its own description).
+The schemas come from :func:`phux.client.schemas.json_schema` (msgspec's, with
+the corrections that make them describe what the encoder really writes), the
+same function the MCP adapter declares its tools' ``outputSchema`` with; each
+file has its own description.
 
 Files are pretty-printed with sorted keys, so a diff shows only real changes.
 """
@@ -23,20 +18,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
-import msgspec.inspect as mi
-
 from phux.client import models
+from phux.client.schemas import DIALECT, json_schema
 from phux.engine.screen_state import SCHEMA_VERSION as SCREEN_SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS_DIR = ROOT / "spec" / "schemas"
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 @dataclass(frozen=True)
@@ -97,67 +88,36 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "send_keys_result",
         models.SendKeysResult,
-        "The MCP `phux_send_keys` tool's result.",
+        "The MCP `phux_send_keys` and `phux_paste` tools' result.",
     ),
     Shape(
         "wait_result",
         models.WaitResult,
         "The client's wait result (the MCP `phux_wait` tool renders it).",
     ),
+    Shape("session_info_list", models.SessionInfoList, "The MCP `phux_ls` tool's result."),
+    Shape(
+        "mcp_run_result",
+        models.McpRunResult,
+        "The MCP `phux_run` tool's result on completion: run_result plus waited_ms.",
+    ),
+    Shape(
+        "run_timed_out_result",
+        models.RunTimedOutResult,
+        "The MCP `phux_run` tool's result when timeout_secs passed first.",
+    ),
+    Shape("wait_outcome", models.WaitOutcome, "The MCP `phux_wait` tool's result."),
+    Shape("kill_result", models.KillResult, "The MCP `phux_kill` tool's result."),
+    Shape("tag_result", models.TagResult, "The MCP `phux_tag` tool's result."),
 )
 
 
-def _structs(t: mi.Type) -> Iterator[mi.StructType]:
-    """Every Struct type reachable from ``t``."""
-    seen: set[type] = set()
-    stack = [t]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, mi.StructType):
-            if node.cls in seen:
-                continue
-            seen.add(node.cls)
-            yield node
-            stack.extend(field.type for field in node.fields)
-        elif isinstance(node, mi.UnionType):
-            stack.extend(node.types)
-        elif isinstance(node, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
-            stack.append(node.item_type)
-        elif isinstance(node, mi.TupleType):
-            stack.extend(node.item_types)
-        elif isinstance(node, mi.DictType):
-            stack.extend((node.key_type, node.value_type))
-
-
 def schema_for(shape: Shape) -> dict[str, Any]:
-    schema: dict[str, Any] = msgspec.json.schema(shape.type)
-    defs: dict[str, Any] = schema.get("$defs", {})
-    for struct in _structs(mi.type_info(shape.type)):
-        definition = defs.get(struct.cls.__name__)
-        if definition is None:
-            continue
-        # Docstrings are written for Python readers; the shape descriptions above are ours.
-        definition.pop("description", None)
-        props: dict[str, Any] = definition.get("properties", {})
-        if not struct.cls.__struct_config__.omit_defaults:
-            # ...except a field left UNSET, which the encoder leaves out.
-            unset = {
-                f.encode_name
-                for f in struct.fields
-                if not f.required
-                and f.default is msgspec.NODEFAULT
-                and f.default_factory is msgspec.NODEFAULT
-            }
-            required = list(definition.get("required", []))
-            required += [name for name in props if name not in required and name not in unset]
-            definition["required"] = required
-        if shape.schema_version is not None and "schema_version" in props:
-            props["schema_version"] = {"const": shape.schema_version, "type": "integer"}
     return {
         "$schema": DIALECT,
         "title": shape.name,
         "description": shape.description,
-        **schema,
+        **json_schema(shape.type, schema_version=shape.schema_version),
     }
 
 

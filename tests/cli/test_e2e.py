@@ -235,6 +235,21 @@ def test_wait_timeout_is_124_and_still_prints_the_screen(phux: Phux) -> None:
     assert (plain.code, plain.out) == (124, "") and "timed out" in plain.err
 
 
+def test_timeout_zero_means_what_it_means_in_mcp(phux: Phux) -> None:
+    """phux.timeouts: a run needs a positive timeout; a wait of 0 checks once."""
+    phux.new("t-zero")
+    phux.settle("t-zero")
+    res = phux("run", "--timeout", "0", "t-zero", "true")
+    assert res.code == 2 and "--timeout" in res.err
+    start = time.monotonic()
+    res = phux("wait", "--until", "NEVER-SEEN", "--timeout", "0", "t-zero")
+    assert res.code == 124  # checked once, not met, no waiting
+    assert time.monotonic() - start < 5
+    phux("send-keys", "t-zero", "echo zero-hit", "Enter")
+    assert phux("wait", "--until", "zero-hit", "--timeout", "10", "t-zero").code == 0
+    assert phux("wait", "--until", "zero-hit", "--timeout", "0", "t-zero").code == 0
+
+
 def test_watch_streams_json_events(phux: Phux) -> None:
     go = phux.root / "watch-go"
     # Prints ticks (dirty events) until the test says go, then sets a title and ends.

@@ -99,6 +99,8 @@ def test_quick_parse_agrees_with_click(verb: str, args: list[str]) -> None:
         ["wait", "build", "--until", "test result:", "--timeout", "120"],
         ["send-keys", "--literal", "work", "Enter"],
         ["run", "--", "build", "echo", "--json"],
+        # An option's value that looks like --scrollback is that value (hypothesis found it).
+        ["snapshot", "--socket", "--scrollback"],
     ],
 )
 def test_the_usual_command_lines_take_the_quick_path(argv: list[str]) -> None:

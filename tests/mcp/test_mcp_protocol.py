@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp_pipes import LineReader, close_quietly, notification, request, write_all
 
-from phux.mcp.server import PROTOCOL_VERSION, McpServer, Tool, ToolResult
+from phux.mcp.server import PROTOCOL_VERSION, PROTOCOL_VERSIONS, McpServer, Tool, ToolResult
 
 SCHEMA = {"type": "object", "properties": {}}
 
@@ -61,13 +61,30 @@ def _tools(release: threading.Event, started: threading.Event) -> list[Tool]:
     def big(args: dict[str, Any]) -> ToolResult:
         return ToolResult("z" * 200_000)
 
+    def typed(args: dict[str, Any]) -> ToolResult:
+        if args.get("fail"):
+            return ToolResult("refused", True, structured=b'{"n":0}')
+        return ToolResult('{\n  "n": 1\n}', structured=b'{"n":1}')
+
     return [
         Tool("echo", "Echo the arguments.", SCHEMA, echo),
         Tool("fail", "Always fails.", SCHEMA, fail),
         Tool("crash", "Has a bug.", SCHEMA, crash),
         Tool("slow", "Blocks until released.", SCHEMA, slow),
         Tool("big", "A 200 kB answer.", SCHEMA, big),
+        Tool(
+            "typed",
+            "Declares what it returns.",
+            SCHEMA,
+            typed,
+            output_schema=lambda: OUTPUT,
+            annotations={"readOnlyHint": True},
+            title="Typed",
+        ),
     ]
+
+
+OUTPUT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
 
 @pytest.fixture
@@ -100,7 +117,7 @@ def mcp() -> Iterator[Harness]:
 
 
 def test_initialize(mcp: Harness) -> None:
-    reply = mcp.ask(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+    reply = mcp.ask(1, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {}})
     assert reply["jsonrpc"] == "2.0" and reply["id"] == 1
     result = reply["result"]
     assert result["protocolVersion"] == PROTOCOL_VERSION == "2024-11-05"
@@ -231,12 +248,53 @@ def test_batch(mcp: Harness) -> None:
     assert mcp.out.nothing_within(0.1)
 
 
+@pytest.mark.parametrize(
+    ("asked", "answered"),
+    [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2099-01-01", PROTOCOL_VERSIONS[-1]),  # unknown: our newest, the client decides
+        ("2026-07-28", PROTOCOL_VERSIONS[-1]),  # the stateless era is not served
+        (None, PROTOCOL_VERSIONS[-1]),
+        (20241105, PROTOCOL_VERSIONS[-1]),
+    ],
+)
+def test_initialize_negotiates_the_revision(mcp: Harness, asked: Any, answered: str) -> None:
+    params = {"capabilities": {}} if asked is None else {"protocolVersion": asked}
+    assert mcp.ask(1, "initialize", params)["result"]["protocolVersion"] == answered
+
+
 def test_tools_list(mcp: Harness) -> None:
     tools = mcp.ask(1, "tools/list", {"cursor": "ignored"})["result"]["tools"]
-    assert [t["name"] for t in tools] == ["echo", "fail", "crash", "slow", "big"]
+    assert [t["name"] for t in tools] == ["echo", "fail", "crash", "slow", "big", "typed"]
     for tool in tools:
-        assert set(tool) == {"name", "description", "inputSchema"}
+        assert set(tool) == {"name", "description", "inputSchema"}  # 2024-11-05 until asked
         assert tool["inputSchema"]["type"] == "object"
+
+
+@pytest.mark.parametrize("version", PROTOCOL_VERSIONS)
+def test_what_each_revision_shows(mcp: Harness, version: str) -> None:
+    assert mcp.ask(1, "initialize", {"protocolVersion": version})["result"]
+    annotated = version >= "2025-03-26"
+    structured = version >= "2025-06-18"
+    typed = mcp.ask(2, "tools/list")["result"]["tools"][-1]
+    assert ("annotations" in typed) is annotated
+    if annotated:
+        assert typed["annotations"] == {"readOnlyHint": True, "title": "Typed"}
+    assert ("outputSchema" in typed) is structured and ("title" in typed) is structured
+    if structured:
+        assert typed["outputSchema"] == OUTPUT and typed["title"] == "Typed"
+    echo = mcp.ask(3, "tools/list")["result"]["tools"][0]
+    assert set(echo) == {"name", "description", "inputSchema"}  # declares nothing more
+
+    result = mcp.call("typed", {})["result"]
+    assert result["content"] == [{"type": "text", "text": '{\n  "n": 1\n}'}]
+    assert result.get("structuredContent") == ({"n": 1} if structured else None)
+    failed = mcp.call("typed", {"fail": True})["result"]
+    assert failed["isError"] is True and "structuredContent" not in failed
+    assert "structuredContent" not in mcp.call("echo", {})["result"]
 
 
 def test_tools_call_result_and_defaults(mcp: Harness) -> None:

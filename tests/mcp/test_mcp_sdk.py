@@ -15,10 +15,26 @@ import pytest
 from mcp.client.stdio import stdio_client
 from mcp_pipes import PhuxServer
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
+
+
+class _Short:
+    """Equal to a small wait: an uncontended turn still takes a moment on a busy machine."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int) and 0 <= other < 1000
+
+    def __repr__(self) -> str:
+        return "<0..999>"
+
+
+ANY_SHORT: Any = _Short()
 
 TEST_TIMEOUT = 60.0
-SESSION_INFO_SCHEMA = Path(__file__).parents[2] / "spec" / "schemas" / "session_info.schema.json"
+SCHEMAS = Path(__file__).parents[2] / "spec" / "schemas"
+SESSION_INFO_SCHEMA = SCHEMAS / "session_info.schema.json"
+SDK_DEFAULT = "2025-11-25"
+"""What this SDK's ClientSession.initialize asks for; phux serves it."""
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +53,37 @@ def params(server: PhuxServer, *args: str, socket_env: bool = True) -> StdioServ
     return StdioServerParameters(command=sys.executable, args=["-m", "phux", "mcp", *args], env=env)
 
 
-def session_run(p: StdioServerParameters, body: Callable[[ClientSession], Awaitable[None]]) -> None:
+async def initialize(session: ClientSession, version: str | None) -> types.InitializeResult:
+    """The SDK's own handshake (it asks for its newest revision), or one asking for
+    ``version``: the same request through the SDK's public calls, so the session
+    then speaks what was negotiated."""
+    if version is None:
+        return await session.initialize()
+    result = await session.send_request(
+        types.InitializeRequest(
+            params=types.InitializeRequestParams(
+                protocol_version=version,
+                capabilities=types.ClientCapabilities(),
+                client_info=types.Implementation(name="phux-test", version="0"),
+            )
+        ),
+        types.InitializeResult,
+    )
+    session.adopt(result)
+    await session.send_notification(types.InitializedNotification())
+    return result
+
+
+def session_run(
+    p: StdioServerParameters,
+    body: Callable[[ClientSession], Awaitable[None]],
+    version: str | None = "2024-11-05",
+) -> None:
     async def main() -> None:
         with anyio.fail_after(TEST_TIMEOUT):
             async with stdio_client(p) as (read, write), ClientSession(read, write) as session:
-                init = await session.initialize()
-                assert init.protocol_version == "2024-11-05"
+                init = await initialize(session, version)
+                assert init.protocol_version == (version or SDK_DEFAULT)
                 assert init.server_info is not None and init.server_info.name == "phux"
                 assert init.capabilities.tools is not None
                 await body(session)
@@ -51,16 +92,27 @@ def session_run(p: StdioServerParameters, body: Callable[[ClientSession], Awaita
 
 
 async def call(session: ClientSession, tool: str, /, **arguments: Any) -> tuple[Any, bool]:
+    # From 2025-06-18 on, the SDK itself checks structuredContent against the
+    # tool's outputSchema (and fails the call when it is missing or wrong).
     result = await session.call_tool(tool, arguments)
     assert len(result.content) == 1
     block = result.content[0]
     assert block.type == "text"
     text: str = block.text  # type: ignore[union-attr]
+    structured = session.initialize_result is not None and (
+        session.initialize_result.protocol_version >= "2025-06-18"
+    )
     try:
-        return json.loads(text), bool(result.is_error)
+        body = json.loads(text)
     except json.JSONDecodeError:
         assert result.is_error, text
+        assert result.structured_content is None
         return text, True
+    if structured and not result.is_error:
+        assert result.structured_content == body  # the same document, twice
+    else:
+        assert result.structured_content is None
+    return body, bool(result.is_error)
 
 
 async def ok(session: ClientSession, tool: str, /, **arguments: Any) -> Any:
@@ -69,7 +121,14 @@ async def ok(session: ClientSession, tool: str, /, **arguments: Any) -> Any:
     return body
 
 
-def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", None])
+def test_every_tool_against_a_real_server(server: PhuxServer, version: str | None) -> None:
+    """At the oldest revision, at the one that added annotations, at the one that
+    added outputSchema + structuredContent (which the SDK validates), and at the
+    SDK's own newest."""
+    name = f"mcpa{(version or 'new').replace('-', '')}"
+    negotiated = version or SDK_DEFAULT
+
     async def body(session: ClientSession) -> None:
         listing = await session.list_tools()
         names = [t.name for t in listing.tools]
@@ -81,64 +140,100 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
             "phux_wait",
             "phux_new",
             "phux_history",
+            "phux_paste",
+            "phux_kill",
             "phux_new_window",
             "phux_split",
             "phux_tag",
         ]
         for tool in listing.tools:
             assert tool.input_schema["type"] == "object"
+            assert (tool.annotations is not None) is (negotiated >= "2025-03-26")
+            assert (tool.output_schema is not None) is (negotiated >= "2025-06-18")
+            assert (tool.title is not None) is (negotiated >= "2025-06-18")
+            if tool.annotations is not None:
+                read_only = tool.name in {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"}
+                assert tool.annotations.read_only_hint is read_only
+                assert tool.annotations.destructive_hint is (
+                    tool.name in {"phux_send_keys", "phux_run", "phux_paste", "phux_kill"}
+                )
+                assert isinstance(tool.annotations.idempotent_hint, bool)
+                assert isinstance(tool.annotations.open_world_hint, bool)
         await session.send_ping()
 
-        new = await ok(session, "phux_new", name="mcpa", command=["/bin/sh"])
-        assert new["session"] == "mcpa" and isinstance(new["terminal_id"], int)
+        new = await ok(session, "phux_new", name=name, command=["/bin/sh"])
+        assert new["session"] == name and isinstance(new["terminal_id"], int)
         pane = f"@{new['terminal_id']}"
 
         ls = await ok(session, "phux_ls")
-        row = next(s for s in ls["sessions"] if s["name"] == "mcpa")
+        row = next(s for s in ls["sessions"] if s["name"] == name)
         assert set(row) == {"name", "window_count", "attached_client_count", "panes"}
         assert [(p["id"], p["state"]) for p in row["panes"]] == [(pane, "prompt")]
         jsonschema.validate(row, json.loads(SESSION_INFO_SCHEMA.read_text()))
         assert row["window_count"] >= 1 and row["attached_client_count"] == 0
 
-        sent = await ok(session, "phux_send_keys", target="mcpa", keys=["echo hel''lo", "Enter"])
-        assert sent == {"sent": True, "pane": pane}
+        # Type only once the shell drew its prompt ("$ "), so the echo is not mixed into it.
+        prompt = await ok(session, "phux_wait", target=name, until="$", timeout_secs=10)
+        assert prompt["outcome"] == "met"
+        sent = await ok(session, "phux_send_keys", target=name, keys=["echo hel''lo", "Enter"])
+        assert sent == {"sent": True, "pane": pane, "waited_ms": ANY_SHORT}
 
-        waited = await ok(session, "phux_wait", target="mcpa", until="hello", timeout_secs=10)
+        waited = await ok(session, "phux_wait", target=name, until="hello", timeout_secs=10)
         assert waited["outcome"] == "met" and isinstance(waited["polls"], int)
 
-        snap = await ok(session, "phux_snapshot", target="mcpa")
+        snap = await ok(session, "phux_snapshot", target=name)
         assert snap["schema_version"] == 4 and snap["pane"] == new["terminal_id"]
         assert snap["state"] == "prompt" and snap["program"] in ("sh", "dash")
-        assert any(line.strip() == "hello" for line in snap["lines"])
+        assert any(line.strip() == "hello" for line in snap["lines"]), snap["lines"]
         assert "cells" not in snap and snap["scrollback"] == []
         snap = await ok(session, "phux_snapshot", target=pane, scrollback=0, cells=True)
         assert isinstance(snap["styles"], list) and isinstance(snap["scrollback"], list)
 
-        run = await ok(session, "phux_run", target="mcpa", command="echo out; false")
-        assert set(run) == {"command", "exit_code", "output", "duration_ms", "truncated"}
+        run = await ok(session, "phux_run", target=name, command="echo out; false")
+        assert set(run) == {
+            "command",
+            "exit_code",
+            "output",
+            "duration_ms",
+            "truncated",
+            "waited_ms",
+        }
         assert run["command"] == "echo out; false" and run["exit_code"] == 1
         assert "out" in run["output"]
 
-        timed = await ok(session, "phux_run", target="mcpa", command="sleep 30", timeout_secs=0.5)
+        timed = await ok(session, "phux_run", target=name, command="sleep 30", timeout_secs=0.5)
         assert timed["outcome"] == "timed_out" and timed["command"] == "sleep 30"
-        assert isinstance(timed["duration_ms"], int)
-        await ok(session, "phux_send_keys", target="mcpa", keys=["C-c"])
-        ready = await ok(session, "phux_wait", target="mcpa", prompt=True, timeout_secs=10)
+        assert isinstance(timed["duration_ms"], int) and timed["waited_ms"] == ANY_SHORT
+        await ok(session, "phux_send_keys", target=name, keys=["C-c"])
+        ready = await ok(session, "phux_wait", target=name, prompt=True, timeout_secs=10)
         assert ready["outcome"] == "met" and ready["state"] == "prompt"
+        # timeout_secs 0 means the same on both surfaces: no unlimited run, and a
+        # wait that checks once.
+        text, is_error = await call(
+            session, "phux_run", target=name, command="true", timeout_secs=0
+        )
+        assert is_error and "timeout_secs" in text
+        once = await ok(session, "phux_wait", target=name, until="hello", timeout_secs=0)
+        assert once == {"outcome": "met", "polls": 1}
+
+        pasted = await ok(session, "phux_paste", target=name, text="echo pas''ted\n")
+        assert pasted == {"sent": True, "pane": pane, "waited_ms": ANY_SHORT}
+        waited = await ok(session, "phux_wait", target=name, until="pasted", timeout_secs=10)
+        assert waited["outcome"] == "met"
 
         missed = await ok(
-            session, "phux_wait", target="mcpa", until="no-such-text-xyz", timeout_secs=0.5
+            session, "phux_wait", target=name, until="no-such-text-xyz", timeout_secs=0.5
         )
         assert missed["outcome"] == "timed_out"
 
         # Windows, panes and tags, then every selector form reaches them.
-        win = await ok(session, "phux_new_window", session="mcpa", name="logs", command=["/bin/sh"])
-        assert (win["session"], win["window"], win["pane"]) == ("mcpa", 1, 0)
-        split = await ok(session, "phux_split", target="mcpa:logs", command=["/bin/sh"])
+        win = await ok(session, "phux_new_window", session=name, name="logs", command=["/bin/sh"])
+        assert (win["session"], win["window"], win["pane"]) == (name, 1, 0)
+        split = await ok(session, "phux_split", target=f"{name}:logs", command=["/bin/sh"])
         assert (split["window"], split["pane"]) == (1, 1)
-        tagged = await ok(session, "phux_tag", target="mcpa:1.1", tags=["mcptag"])
+        tagged = await ok(session, "phux_tag", target=f"{name}:1.1", tags=["mcptag"])
         assert tagged == {"tags": ["mcptag"]}
-        for target, tid in (("#mcptag", split["terminal_id"]), ("mcpa:1.0", win["terminal_id"])):
+        for target, tid in (("#mcptag", split["terminal_id"]), (f"{name}:1.0", win["terminal_id"])):
             snap = await ok(session, "phux_snapshot", target=target)
             assert snap["pane"] == tid, target
         assert (await ok(session, "phux_snapshot", target="="))["pane"] == split["terminal_id"]
@@ -146,16 +241,25 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
         assert untagged == {"tags": []}
 
         # Tool failures: results with isError and a readable text.
-        text, is_error = await call(session, "phux_new", name="mcpa")
-        assert is_error and "mcpa" in text
+        text, is_error = await call(session, "phux_new", name=name)
+        assert is_error and name in text
         text, is_error = await call(session, "phux_snapshot", target="nope-session")
         assert is_error and "nope-session" in text
-        text, is_error = await call(session, "phux_send_keys", target="mcpa", keys=[])
+        text, is_error = await call(session, "phux_send_keys", target=name, keys=[])
         assert is_error and "keys" in text
         text, is_error = await call(session, "phux_ls", socket=str(server.dir / "absent.sock"))
         assert is_error and "absent.sock" in text
 
-    session_run(params(server), body)
+        killed = await ok(session, "phux_kill", target=name)
+        # The whole session: its first pane, the window's and the split's.
+        ids = {pane, f"@{win['terminal_id']}", f"@{split['terminal_id']}"}
+        assert set(killed["killed"]) == ids and len(killed["killed"]) == 3
+        ls = await ok(session, "phux_ls")
+        assert name not in [s["name"] for s in ls["sessions"]]
+        text, is_error = await call(session, "phux_kill", target=name)
+        assert is_error and name in text
+
+    session_run(params(server), body, version)
 
 
 def test_socket_argument_wins_over_the_environment(server: PhuxServer) -> None:
@@ -182,9 +286,11 @@ def test_read_only_lists_observer_tools(server: PhuxServer) -> None:
             "phux_wait",
             "phux_history",
         ]
+        for tool in listing.tools:
+            assert tool.annotations is not None and tool.annotations.read_only_hint is True
         await ok(session, "phux_ls")
 
-    session_run(params(server, "--read-only"), body)
+    session_run(params(server, "--read-only"), body, None)
 
 
 def test_high_level_client_probes_then_falls_back(server: PhuxServer) -> None:
@@ -194,7 +300,7 @@ def test_high_level_client_probes_then_falls_back(server: PhuxServer) -> None:
     async def main() -> None:
         with anyio.fail_after(TEST_TIMEOUT):
             async with Client(params(server)) as client:
-                assert client.protocol_version == "2024-11-05"
+                assert client.protocol_version == SDK_DEFAULT
                 result = await client.call_tool("phux_ls", {})
                 assert not result.is_error
                 assert "sessions" in json.loads(result.content[0].text)  # type: ignore[union-attr]

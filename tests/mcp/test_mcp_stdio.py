@@ -58,7 +58,7 @@ def test_handshake_and_clean_exit(mcp: McpProcess) -> None:
 def test_probe_before_initialize_gets_method_not_found(mcp: McpProcess) -> None:
     reply = mcp.ask(1, "server/discover", {"_meta": {}})
     assert reply["error"]["code"] == -32601 and reply["id"] == 1
-    assert mcp.ask(2, "initialize", {})["result"]["protocolVersion"] == "2024-11-05"
+    assert mcp.ask(2, "initialize", {})["result"]["protocolVersion"] == "2025-11-25"
 
 
 def test_robustness_rules(mcp: McpProcess) -> None:
@@ -176,6 +176,8 @@ def test_catalog_schemas(mcp: McpProcess) -> None:
         "phux_wait",
         "phux_new",
         "phux_history",
+        "phux_paste",
+        "phux_kill",
         "phux_new_window",
         "phux_split",
         "phux_tag",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -16,6 +17,20 @@ from phux.client.run import RunOutcome
 from phux.client.selectors import Pane, Session
 from phux.engine.screen_state import Cursor, ScreenState
 from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
+from phux.timeouts import TIMEOUTS
+
+
+class _Short:
+    """Equal to a small wait: an uncontended turn still takes a moment on a busy machine."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int) and 0 <= other < 1000
+
+    def __repr__(self) -> str:
+        return "<0..999>"
+
+
+ANY_SHORT: Any = _Short()
 
 SCREEN = ScreenState(
     schema_version=4,
@@ -36,6 +51,7 @@ class FakeClient:
 
     def __init__(self, path: str, keep_warm: int, log: list[FakeClient]) -> None:
         self.path = path
+        self.socket_path = path
         self.keep_warm = keep_warm
         self.calls: list[tuple[str, Any]] = []
         self.closed = False
@@ -70,9 +86,20 @@ class FakeClient:
         data: dict[str, Any] = msgspec.to_builtins(SCREEN)
         return data
 
+    def resolve(self, target: str | None, deadline: Any) -> Pane:
+        return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target or "w")
+
     def send_keys(self, target: str, keys: Sequence[str], *, deadline: Any) -> Pane:
         self._call("send_keys", target, list(keys))
         return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target)
+
+    def paste(self, target: str, text: str, *, deadline: Any) -> Pane:
+        self._call("paste", target, text)
+        return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target)
+
+    def kill(self, target: str, *, deadline: Any) -> list[int]:
+        self._call("kill", target)
+        return [3, 4]
 
     def run(
         self,
@@ -153,8 +180,18 @@ def test_send_keys(tools: PhuxTools, made: list[FakeClient]) -> None:
     assert ok(tools.send_keys({"target": "w", "keys": ["ls", "Enter"]})) == {
         "sent": True,
         "pane": "@7",
+        "waited_ms": ANY_SHORT,
     }
-    assert made[0].calls[-1] == ("send_keys", (("w", ["ls", "Enter"]), {}))
+    # Resolved once, then sent to that pane by id while holding its turn.
+    assert made[0].calls[-1] == ("send_keys", (("@7", ["ls", "Enter"]), {}))
+
+
+def test_paste_and_kill(tools: PhuxTools, made: list[FakeClient]) -> None:
+    body = ok(tools.paste({"target": "w", "text": "a\nb"}))
+    assert body == {"sent": True, "pane": "@7", "waited_ms": ANY_SHORT}
+    assert made[0].calls[-1] == ("paste", (("@7", "a\nb"), {}))
+    assert ok(tools.kill({"target": "build"})) == {"killed": ["@3", "@4"]}
+    assert made[0].calls[-1] == ("kill", (("build",), {}))
 
 
 def test_run_result_and_timeout_body(tools: PhuxTools, made: list[FakeClient]) -> None:
@@ -164,17 +201,18 @@ def test_run_result_and_timeout_body(tools: PhuxTools, made: list[FakeClient]) -
         "output": "hi",
         "duration_ms": 5,
         "truncated": False,
+        "waited_ms": ANY_SHORT,
     }
-    assert made[0].calls[-1][1][1] == {"timeout": 600.0}
+    assert made[0].calls[-1][1][0] == ("@7", "echo hi")
+    assert 29.0 < made[0].calls[-1][1][1]["timeout"] <= 30.0  # the shared default
     assert ok(tools.run({"target": "w", "command": "sleep", "timeout_secs": 1})) == {
         "outcome": "timed_out",
         "command": "sleep",
         "duration_ms": 1234,
+        "waited_ms": ANY_SHORT,
     }
-    ok(tools.run({"target": "w", "command": "x", "timeout_secs": 0}))
-    assert made[0].calls[-1][1][1] == {"timeout": None}
     ok(tools.run({"target": "w", "command": "x", "force": True}))
-    assert made[0].calls[-1][1][1] == {"timeout": 600.0, "force": True}
+    assert made[0].calls[-1][1][1]["force"] is True
 
 
 def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
@@ -187,11 +225,11 @@ def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
         "timeout": 5.0,
     }
     assert ok(tools.wait({"until": "never"})) == {"outcome": "timed_out", "polls": 3}
-    assert made[0].calls[-1][1][1]["timeout"] is None
-    ok(tools.wait({"target": "w", "idle_ms": 300}))
+    assert made[0].calls[-1][1][1]["timeout"] == 30.0  # the shared default
+    ok(tools.wait({"target": "w", "idle_ms": 300, "timeout_secs": 0}))  # 0: check once
     assert made[0].calls[-1][1] == (
         ("w",),
-        {"until": None, "idle_ms": 300, "prompt": False, "exit": False, "timeout": None},
+        {"until": None, "idle_ms": 300, "prompt": False, "exit": False, "timeout": 0.0},
     )
     body = ok(tools.wait({"target": "w", "exit": True}))
     assert body["outcome"] == "met" and "exit_code" in body and "state" in body
@@ -229,6 +267,10 @@ def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
         ("send_keys", {"target": "w", "keys": "Enter"}, "keys"),
         ("run", {"target": "w"}, "command"),
         ("run", {"target": "w", "command": "x", "timeout_secs": -2}, "timeout_secs"),
+        ("run", {"target": "w", "command": "x", "timeout_secs": 0}, "timeout_secs"),
+        ("paste", {"target": "w"}, "text"),
+        ("paste", {"text": "x"}, "target"),
+        ("kill", {}, "target"),
         ("run", {"target": "w", "command": "x", "timeout": 5}, "timeout"),
         ("wait", {"idle_ms": "soon"}, "idle_ms"),
         ("wait", {"timeout_secs": 1e300}, "timeout_secs"),
@@ -336,6 +378,8 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_wait",
         "phux_new",
         "phux_history",
+        "phux_paste",
+        "phux_kill",
         "phux_new_window",
         "phux_split",
         "phux_tag",
@@ -355,6 +399,8 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_wait": [],
         "phux_new": ["name"],
         "phux_history": ["target"],
+        "phux_paste": ["target", "text"],
+        "phux_kill": ["target"],
         "phux_new_window": ["session"],
         "phux_split": ["target"],
         "phux_tag": ["target", "tags"],
@@ -364,11 +410,43 @@ def test_catalog(tools: PhuxTools) -> None:
     assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
 
 
+def test_annotations_agree_with_read_only(tools: PhuxTools) -> None:
+    for tool in tools.catalog():
+        hints = tool.annotations
+        assert hints is not None and tool.title and tool.output_schema is not None
+        assert set(hints) == {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+        assert hints["readOnlyHint"] is (tool.name in READ_ONLY_TOOLS)
+        if hints["readOnlyHint"]:
+            assert hints["destructiveHint"] is False and hints["idempotentHint"] is True
+        # The writers take turns on their pane; nothing else queues.
+        assert (tool.queue is not None) is (
+            tool.name in {"phux_send_keys", "phux_run", "phux_paste"}
+        )
+        schema = tool.output_schema()
+        assert schema["type"] == "object"  # MCP requires an object at the root
+    hints = {t.name: t.annotations for t in tools.catalog()}
+    assert hints["phux_kill"] == {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert hints["phux_run"]["destructiveHint"] is True
+
+
+def test_structured_content_is_the_text(tools: PhuxTools) -> None:
+    for result in (tools.ls({}), tools.snapshot({}), tools.run({"target": "w", "command": "x"})):
+        assert result.structured is not None
+        assert json.loads(result.structured) == json.loads(result.text)
+    assert tools.run({"target": "w"}).structured is None  # errors carry none
+
+
 def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:
     docs = {t.name: t.description for t in tools.catalog()}
     for name in ("phux_wait", "phux_run"):
         assert "60 s" in docs[name] and "timeout_secs" in docs[name]
-    assert "600" in docs["phux_run"]
+    assert TIMEOUTS in docs["phux_run"]
+    assert "phux_wait with prompt = true" in docs["phux_run"]
 
 
 def test_a_dead_warm_connection_is_replaced_before_the_call(
@@ -378,5 +456,49 @@ def test_a_dead_warm_connection_is_replaced_before_the_call(
     made[0].stale = True  # the server went away since
     ok(tools.send_keys({"target": "w", "keys": ["x"]}))
     assert made[0].closed and len(made) == 2
-    assert made[1].calls == [("send_keys", (("w", ["x"]), {}))]
+    assert made[1].calls == [("send_keys", (("@7", ["x"]), {}))]
     assert made[1].keep_warm == 8
+
+
+SCHEMAS = Path(__file__).parents[2] / "spec" / "schemas"
+SHAPE_OF = {
+    "phux_ls": "session_info_list",
+    "phux_send_keys": "send_keys_result",
+    "phux_paste": "send_keys_result",
+    "phux_wait": "wait_outcome",
+    "phux_new": "new_result",
+    "phux_kill": "kill_result",
+    "phux_history": "history_result",
+    "phux_new_window": "new_pane_result",
+    "phux_split": "new_pane_result",
+    "phux_tag": "tag_result",
+}
+
+
+def _file_as_output_schema(shape: str) -> dict[str, Any]:
+    """A spec/schemas file with its root Struct inlined (what outputSchema must be)."""
+    doc = json.loads((SCHEMAS / f"{shape}.schema.json").read_text())
+    for key in ("title", "description"):
+        doc.pop(key)
+    name = doc.pop("$ref").removeprefix("#/$defs/")
+    return {**doc["$defs"][name], **doc}
+
+
+def test_output_schemas_are_the_spec_schemas(tools: PhuxTools) -> None:
+    schemas = {t.name: t.output_schema() for t in tools.catalog() if t.output_schema}
+    for name, shape in SHAPE_OF.items():
+        assert schemas[name] == _file_as_output_schema(shape), name
+    run = schemas["phux_run"]
+    defs = {
+        **_file_as_output_schema("mcp_run_result")["$defs"],
+        **_file_as_output_schema("run_timed_out_result")["$defs"],
+    }
+    assert run["type"] == "object" and run["$defs"] == defs
+    assert run["anyOf"] == [
+        {"$ref": "#/$defs/McpRunResult"},
+        {"$ref": "#/$defs/RunTimedOutResult"},
+    ]
+    screen = schemas["phux_snapshot"]
+    expected = _file_as_output_schema("screen_state")
+    expected["properties"]["schema_version"] = {"enum": [3, 4], "type": "integer"}
+    assert screen == expected

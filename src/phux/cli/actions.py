@@ -17,17 +17,17 @@ from contextlib import contextmanager
 
 from phux.cli.render import box_screen, error_line, screen_json, to_json, write_err, write_out
 
+# One meaning and one default for the CLI and MCP (phux.timeouts); re-exported.
+from phux.timeouts import GRACE as GRACE
+from phux.timeouts import RUN_TIMEOUT as RUN_TIMEOUT
+from phux.timeouts import WAIT_TIMEOUT as WAIT_TIMEOUT
+
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from typing import NoReturn
 
     from phux.client.client import Client
     from phux.client.deadline import Deadline
-
-RUN_TIMEOUT = 30.0
-WAIT_TIMEOUT = 30.0
-GRACE = 5.0
-"""Seconds allowed beyond --timeout for connecting, resolving and reporting."""
 
 # Error exit codes each verb may use (seed 001 §5.2); anything else becomes 1.
 _ERROR_EXITS: dict[str, frozenset[int]] = {

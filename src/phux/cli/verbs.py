@@ -35,6 +35,7 @@ from phux.cli.render import (
     write_err,
     write_out,
 )
+from phux.timeouts import TIMEOUTS
 
 if TYPE_CHECKING:
     from phux.client.client import Client
@@ -95,7 +96,7 @@ class Verb(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if any(param.name == "scrollback" for param in self.params):
-            args = _bare_scrollback(args)
+            args = _bare_scrollback(self, args)
         if self.trailing is not None:
             stray = _options_after_target(self, args)
             if stray:
@@ -138,15 +139,25 @@ def _options_after_target(command: click.Command, args: list[str]) -> str | None
     return None
 
 
-def _bare_scrollback(args: list[str]) -> list[str]:
+def _bare_scrollback(command: click.Command, args: list[str]) -> list[str]:
     """``--scrollback`` not followed by a word of digits means all history
-    (``--scrollback=0``); a word of digits right after it is always its count."""
+    (``--scrollback=0``); a word of digits right after it is always its count. A
+    ``--scrollback`` that is another option's value (``--socket --scrollback``) is
+    left alone, as click will read it."""
+    takes_value = {name for name, value in _option_names(command).items() if value}
+    takes_value.discard("--scrollback")
     out = list(args)
-    for i, arg in enumerate(out):
+    i = 0
+    while i < len(out):
+        arg = out[i]
         if arg == "--":
             break
+        if arg in takes_value:
+            i += 2
+            continue
         if arg == "--scrollback" and not (i + 1 < len(out) and _digits(out[i + 1])):
             out[i] = "--scrollback=0"
+        i += 1
     return out
 
 
@@ -429,6 +440,7 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
         texts.RUN_RULES,
         texts.TARGET_GRAMMAR,
         texts.ORDERING_TRAILING,
+        TIMEOUTS,
         texts.exit_codes(
             ("0-255", "the command's own exit code (clamped to 0..255)"),
             ("3", "pane_busy: refused, the pane is not at an idle shell prompt; nothing typed"),
@@ -448,7 +460,8 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     default=RUN_TIMEOUT,
     show_default=True,
     metavar="SECS",
-    help="Give up (exit 125) when the command has not finished after SECS seconds.",
+    help="Give up (exit 125) when the command has not finished after SECS seconds "
+    "(more than 0; the command keeps running).",
 )
 @json_option("Print RunResult JSON: {command, exit_code, output, duration_ms, truncated}.")
 @click.option(
@@ -494,6 +507,7 @@ def run_cmd(
         "--prompt: with shell integration, until the shell's prompt is drawn with\n"
         "nothing typed after it; without (no OSC 133 marks), until the shell holds\n"
         "the terminal and the pane has printed nothing for --idle MS (default 500).",
+        TIMEOUTS,
         texts.exit_codes(
             ("0", "the condition holds"),
             ("0-255", "--exit: the program's own exit status (128+N: killed by signal N)"),
@@ -534,7 +548,7 @@ def run_cmd(
     default=WAIT_TIMEOUT,
     show_default=True,
     metavar="SECS",
-    help="Give up (exit 124) after SECS seconds.",
+    help="Give up (exit 124) after SECS seconds; 0 checks once, without waiting.",
 )
 @json_option("Print the final ScreenState JSON (also on timeout).")
 @socket_option

@@ -187,15 +187,18 @@ class NewResult(msgspec.Struct, kw_only=True):
 
 
 class SendKeysResult(msgspec.Struct, kw_only=True):
-    """The MCP ``phux_send_keys`` result; ``pane`` is ``@N``."""
+    """The MCP ``phux_send_keys`` and ``phux_paste`` result; ``pane`` is ``@N``;
+    ``waited_ms`` how long the call waited for the pane's earlier writers (the
+    adapter types into one pane one call at a time, in arrival order)."""
 
     sent: bool
     pane: str
+    waited_ms: int = 0
 
     @classmethod
-    def of(cls, pane: Pane) -> SendKeysResult:
+    def of(cls, pane: Pane, waited_ms: int = 0) -> SendKeysResult:
         """The result for keys ``Client.send_keys`` delivered to ``pane``."""
-        return cls(sent=True, pane=pane.id)
+        return cls(sent=True, pane=pane.id, waited_ms=waited_ms)
 
 
 class WaitResult(msgspec.Struct, kw_only=True):
@@ -334,6 +337,61 @@ def to_json(value: Any) -> bytes:
     return msgspec.json.encode(value)
 
 
+# ---------------------------------------------------------------- MCP tool results
+# The shapes only the MCP tools print (their outputSchema is generated from these).
+
+
+class SessionInfoList(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_ls`` result: the sessions with the raw counts, by name."""
+
+    sessions: list[SessionInfo]
+
+
+class McpRunResult(RunResult, kw_only=True):
+    """The MCP ``phux_run`` result on completion: ``RunResult`` plus ``waited_ms``,
+    the time the call waited for the pane's earlier writers before typing."""
+
+    waited_ms: int
+
+    @classmethod
+    def of_outcome(cls, outcome: RunOutcome, waited_ms: int) -> McpRunResult:
+        return cls(**msgspec.structs.asdict(RunResult.of(outcome)), waited_ms=waited_ms)
+
+
+class RunTimedOutResult(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_run`` result when ``timeout_secs`` passed first: the command
+    keeps running (the CLI exits 125 instead)."""
+
+    outcome: typing.Literal["timed_out"] = "timed_out"
+    command: str
+    duration_ms: int
+    waited_ms: int
+
+
+class WaitOutcome(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_wait`` result; ``polls`` counts the checks of the condition.
+    With ``prompt`` or ``exit``: the pane's ``state`` and ``program``; with ``exit``:
+    its ``exit_code`` (the status, 128+N for signal N)."""
+
+    outcome: typing.Literal["met", "timed_out"]
+    polls: int
+    state: str | None | msgspec.UnsetType = msgspec.UNSET
+    program: str | None | msgspec.UnsetType = msgspec.UNSET
+    exit_code: int | None | msgspec.UnsetType = msgspec.UNSET
+
+
+class KillResult(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_kill`` result: the panes (``@N``) that were killed."""
+
+    killed: list[str]
+
+
+class TagResult(msgspec.Struct, kw_only=True):
+    """The MCP ``phux_tag`` result: the pane's tags after the change."""
+
+    tags: list[str]
+
+
 __all__ = [
     "Bell",
     "CommandFinished",
@@ -344,17 +402,23 @@ __all__ = [
     "HistoryEntry",
     "HistoryResult",
     "Idle",
+    "KillResult",
+    "McpRunResult",
     "NewPaneResult",
     "NewResult",
     "PaneClosed",
     "PaneSpawned",
     "PaneSummary",
     "RunResult",
+    "RunTimedOutResult",
     "SendKeysResult",
     "SessionInfo",
+    "SessionInfoList",
     "SessionList",
     "SessionSummary",
+    "TagResult",
     "TitleChanged",
+    "WaitOutcome",
     "WaitResult",
     "WatchEvent",
     "event_name",

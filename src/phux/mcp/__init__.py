@@ -1,7 +1,8 @@
 """phux.mcp: the MCP stdio adapter (``phux mcp``), a thin front end over phux.client.
 
 :mod:`phux.mcp.jsonrpc` frames JSON-RPC lines, :mod:`phux.mcp.server` runs the
-loop, :mod:`phux.mcp.tools` holds the six tools.
+loop and negotiates the MCP revision, :mod:`phux.mcp.tools` holds the tools, and
+:mod:`phux.mcp.panes` makes the calls that write to one pane take turns.
 """
 
 from __future__ import annotations

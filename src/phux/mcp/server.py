@@ -3,7 +3,8 @@
 Protocol methods (initialize, ping, tools/list, errors) are answered inline
 by the reading thread. Each tool call runs on its own worker thread, so a
 long ``phux_wait`` neither stalls pings nor delays stdin EOF handling, and a
-host that calls tools in parallel gets parallel answers. Responses are
+host that calls tools in parallel gets parallel answers (a tool may ask, through
+:attr:`Tool.queue`, for a place in line taken as its request is read). Responses are
 written whole, one per line, under a lock. Nothing is ever written to
 stderr: a tool that fails answers ``isError: true``; a bug in one answers an
 internal error.
@@ -18,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -35,6 +36,30 @@ from phux.mcp.jsonrpc import (
 )
 
 PROTOCOL_VERSION = "2024-11-05"
+"""The revision spoken until (and unless) ``initialize`` asks for a newer one."""
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""The revisions served, oldest first. A client that asks for one of them gets it;
+any other request gets the newest, which the client may then refuse. What the
+tools show depends on it: tool ``annotations`` from 2025-03-26 (its tool
+annotations), ``outputSchema``, ``title`` and ``structuredContent`` from
+2025-06-18 (structured tool output). 2025-11-25 adds nothing a tools-only stdio
+server must do. JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18)
+are answered at every revision, so that every line gets an answer."""
+ANNOTATIONS_SINCE = "2025-03-26"
+STRUCTURED_SINCE = "2025-06-18"
+
+
+def _at_least(version: str, since: str) -> bool:
+    return PROTOCOL_VERSIONS.index(version) >= PROTOCOL_VERSIONS.index(since)
+
+
+def negotiate(requested: object) -> str:
+    """The revision to answer ``initialize`` with (the MCP lifecycle's version rule)."""
+    if isinstance(requested, str) and requested in PROTOCOL_VERSIONS:
+        return requested
+    return PROTOCOL_VERSIONS[-1]
+
+
 # How many tool calls may run at once; one more is refused with a tool error.
 MAX_INFLIGHT = 16
 # At stdin EOF, how long calls already running get to deliver their answers.
@@ -44,10 +69,29 @@ _READ_SIZE = 64 * 1024
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool returns: the text of its single content block."""
+    """What a tool returns: the text of its single content block and, for a tool
+    that declares an output schema, the same JSON as ``structuredContent``
+    (encoded JSON text, sent as is from revision 2025-06-18 on)."""
 
     text: str
     is_error: bool = False
+    structured: bytes | None = None
+
+
+class Place(Protocol):
+    """A tool call's place in line, taken when its request is read: see :attr:`Tool.queue`."""
+
+    def call(self, arguments: dict[str, Any]) -> ToolResult:
+        """Run the call (it leaves the line when done)."""
+        ...
+
+    def leave(self) -> None:
+        """Give the place up without running the call (idempotent)."""
+        ...
+
+    def cancel(self) -> None:
+        """The host cancelled the request: stop waiting in line, if still waiting."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -56,13 +100,32 @@ class Tool:
     description: str
     input_schema: Mapping[str, Any]
     call: Callable[[dict[str, Any]], ToolResult]
+    output_schema: Callable[[], Mapping[str, Any]] | None = None
+    """Builds the JSON Schema of a successful result (on the first ``tools/list``)."""
+    annotations: Mapping[str, Any] | None = None
+    """MCP tool annotations: readOnlyHint, destructiveHint, idempotentHint, openWorldHint."""
+    title: str | None = None
+    queue: Callable[[], Place] | None = None
+    """Called by the reading thread as the request arrives (so in arrival order):
+    the call then runs through the :class:`Place` it returns."""
 
-    def listing(self) -> dict[str, Any]:
-        return {
+    def listing(self, version: str = PROTOCOL_VERSION) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "inputSchema": dict(self.input_schema),
         }
+        structured = _at_least(version, STRUCTURED_SINCE)
+        if structured and self.title is not None:
+            out["title"] = self.title
+        if structured and self.output_schema is not None:
+            out["outputSchema"] = dict(self.output_schema())
+        if _at_least(version, ANNOTATIONS_SINCE) and self.annotations is not None:
+            annotations = dict(self.annotations)
+            if self.title is not None:
+                annotations.setdefault("title", self.title)
+            out["annotations"] = annotations
+        return out
 
 
 # Cancelled calls keep running (a blocking client call cannot be interrupted)
@@ -74,6 +137,7 @@ _THREAD_FACTOR = 4
 class _Call:
     counted: bool = True
     cancelled: bool = False
+    place: Place | None = None
 
 
 class _Writer:
@@ -120,7 +184,8 @@ class McpServer:
     ) -> None:
         self._max_line_bytes = max_line_bytes
         self._tools = {tool.name: tool for tool in tools}
-        self._catalog = {"tools": [tool.listing() for tool in tools]}
+        self._catalogs: dict[str, bytes] = {}  # tools/list per revision, built on first use
+        self._version = PROTOCOL_VERSION
         self._info = {"name": name, "version": version}
         self._instructions = instructions
         self._stdin_fd = stdin_fd
@@ -190,9 +255,23 @@ class McpServer:
         message = parsed.messages[0]
         if isinstance(message, Request) and self._is_tool_call(message):
             assert message.id is not None
-            self._spawn(message.id, lambda: self._answer(message))
+            place = self._queue(message)
+            if not self._spawn(message.id, lambda: self._answer(message, place), place) and place:
+                place.leave()
             return
         self._write(self._answer(message))
+
+    def _queue(self, message: Request) -> Place | None:
+        """The call's place in line, if its tool keeps one (taken here, in arrival order)."""
+        params = message.params
+        name = params.get("name") if isinstance(params, dict) else None
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if tool is None or tool.queue is None:
+            return None
+        try:
+            return tool.queue()
+        except Exception:  # a bug must not stop the reading thread: run unqueued
+            return None
 
     def _write(self, answer: bytes | None) -> None:
         if answer is not None:
@@ -210,10 +289,16 @@ class McpServer:
         answers = [a for a in (self._answer(m) for m in messages) if a is not None]
         return jsonrpc.batch_response(answers) if answers else None
 
-    def _spawn(self, rid: msgspec.Raw | None, compute: Callable[[], bytes | None]) -> None:
-        """Run ``compute`` on a worker thread and write its answer (unless cancelled)."""
+    def _spawn(
+        self,
+        rid: msgspec.Raw | None,
+        compute: Callable[[], bytes | None],
+        place: Place | None = None,
+    ) -> bool:
+        """Run ``compute`` on a worker thread and write its answer (unless cancelled);
+        False when the call was refused (and answered) instead."""
         key = None if rid is None else bytes(rid)
-        call = _Call()
+        call = _Call(place=place)
         with self._lock:
             refusal = None
             if key is not None and key in self._running:
@@ -234,8 +319,8 @@ class McpServer:
                 self._write(jsonrpc.error_response(rid, jsonrpc.INVALID_REQUEST, refusal))
             else:
                 text = f"{refusal} (at most {self._max_inflight} at once); retry shortly"
-                self._write(jsonrpc.result_response(rid, _content(ToolResult(text, True))))
-            return
+                self._write(jsonrpc.result_response(rid, self._content(ToolResult(text, True))))
+            return False
 
         def run() -> None:
             answer = None
@@ -259,25 +344,30 @@ class McpServer:
         with self._lock:
             self._workers.add(thread)
         thread.start()
+        return True
 
     # ------------------------------------------------------------ methods
 
-    def _answer(self, message: Message) -> bytes | None:
+    def _answer(self, message: Message, place: Place | None = None) -> bytes | None:
         """The response to one message, or None when it gets none."""
-        if isinstance(message, Reply):
-            return None
-        if isinstance(message, Invalid):
-            return jsonrpc.error_response(message.id or NULL_ID, message.code, message.message)
-        if message.id is None:
-            self._notify(message)
-            return None
-        rid = message.id
         try:
-            return self._request(rid, message.method, message.params)
-        except Exception as exc:  # a bug: answer it rather than die or print
-            return jsonrpc.error_response(
-                rid, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
-            )
+            if isinstance(message, Reply):
+                return None
+            if isinstance(message, Invalid):
+                return jsonrpc.error_response(message.id or NULL_ID, message.code, message.message)
+            if message.id is None:
+                self._notify(message)
+                return None
+            rid = message.id
+            try:
+                return self._request(rid, message.method, message.params, place)
+            except Exception as exc:  # a bug: answer it rather than die or print
+                return jsonrpc.error_response(
+                    rid, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
+                )
+        finally:
+            if place is not None:
+                place.leave()  # a no-op once the call ran
 
     def _notify(self, message: Request) -> None:
         if message.method == "notifications/cancelled" and isinstance(message.params, dict):
@@ -292,12 +382,18 @@ class McpServer:
                         call.cancelled = True
                         call.counted = False
                         self._inflight -= 1
+                        if call.place is not None:
+                            call.place.cancel()
         # notifications/initialized and anything unknown: nothing to do.
 
-    def _request(self, rid: msgspec.Raw, method: str, params: Any) -> bytes:
+    def _request(
+        self, rid: msgspec.Raw, method: str, params: Any, place: Place | None = None
+    ) -> bytes:
         if method == "initialize":
+            requested = params.get("protocolVersion") if isinstance(params, dict) else None
+            self._version = negotiate(requested)
             result: dict[str, Any] = {
-                "protocolVersion": PROTOCOL_VERSION,
+                "protocolVersion": self._version,
                 "capabilities": {"tools": {}},
                 "serverInfo": self._info,
             }
@@ -307,12 +403,35 @@ class McpServer:
         if method == "ping":
             return jsonrpc.result_response(rid, {})
         if method == "tools/list":
-            return jsonrpc.result_response(rid, self._catalog)
+            return jsonrpc.result_response(rid, msgspec.Raw(self._catalog(self._version)))
         if method == "tools/call":
-            return self._call(rid, params)
+            return self._call(rid, params, place)
         return jsonrpc.error_response(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
 
-    def _call(self, rid: msgspec.Raw, params: Any) -> bytes:
+    def _catalog(self, version: str) -> bytes:
+        with self._lock:
+            cached = self._catalogs.get(version)
+        if cached is None:
+            listing = {"tools": [tool.listing(version) for tool in self._tools.values()]}
+            cached = jsonrpc.encode(listing)
+            with self._lock:
+                self._catalogs[version] = cached
+        return cached
+
+    def _content(self, outcome: ToolResult) -> dict[str, Any]:
+        content: dict[str, Any] = {
+            "content": [{"type": "text", "text": outcome.text}],
+            "isError": outcome.is_error,
+        }
+        if (
+            outcome.structured is not None
+            and not outcome.is_error
+            and _at_least(self._version, STRUCTURED_SINCE)
+        ):
+            content["structuredContent"] = msgspec.Raw(outcome.structured)
+        return content
+
+    def _call(self, rid: msgspec.Raw, params: Any, place: Place | None = None) -> bytes:
         if not isinstance(params, dict):
             return jsonrpc.error_response(
                 rid, INVALID_PARAMS, "Invalid params: tools/call needs an object with a name"
@@ -337,14 +456,10 @@ class McpServer:
                 rid, INVALID_PARAMS, 'Invalid params: "arguments" must be an object'
             )
         try:
-            outcome = tool.call(arguments)
+            outcome = place.call(arguments) if place is not None else tool.call(arguments)
         except Exception as exc:  # a tool bug still answers, as a tool error
             outcome = ToolResult(f"internal error in {name}: {type(exc).__name__}: {exc}", True)
-        return jsonrpc.result_response(rid, _content(outcome))
-
-
-def _content(outcome: ToolResult) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error}
+        return jsonrpc.result_response(rid, self._content(outcome))
 
 
 def serve(tools: Sequence[Tool], **kwargs: Any) -> None:

@@ -5,13 +5,17 @@ matching CLI verb uses; the only shape of its own is the MCP one the seed
 gives (raw ``ls`` counts, the ``outcome`` bodies of ``run`` and ``wait``).
 The adapter is long-lived, so it keeps one warm ``Client`` per socket (see
 :class:`ClientPool`): a repeated snapshot or wait of a pane it has already
-touched needs no new subscription or bootstrap.
+touched needs no new subscription or bootstrap. The calls that write to a
+pane take turns on it in arrival order (:mod:`phux.mcp.panes`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,10 +32,26 @@ from phux.client.errors import (
     ProtocolError,
     RunTimedOut,
 )
-from phux.client.models import RunResult, SendKeysResult, SessionInfo
+from phux.client.models import (
+    HISTORY_SCHEMA_VERSION,
+    HistoryResult,
+    KillResult,
+    McpRunResult,
+    NewPaneResult,
+    NewResult,
+    RunTimedOutResult,
+    SendKeysResult,
+    SessionInfo,
+    SessionInfoList,
+    TagResult,
+    WaitOutcome,
+)
+from phux.client.schemas import object_schema
 from phux.client.wait import DEFAULT_IDLE_MS
-from phux.mcp.server import Tool, ToolResult
+from phux.mcp.panes import PaneLocks, Ticket
+from phux.mcp.server import Place, Tool, ToolResult
 from phux.runtime_paths import SocketDirError, resolve_socket_path
+from phux.timeouts import GRACE, MAX_TIMEOUT, RUN_TIMEOUT, TIMEOUTS, WAIT_TIMEOUT
 
 if TYPE_CHECKING:
     from phux.client import Client
@@ -44,17 +64,16 @@ MAX_SOCKETS = 4
 """Distinct sockets with a warm client; the least recently used one is closed."""
 CALL_DEADLINE = 30.0
 """Overall deadline of the tools that do not block on a condition."""
-GRACE = 5.0
-"""Seconds allowed beyond ``timeout_secs`` for connecting, resolving and reporting."""
-RUN_DEFAULT_TIMEOUT = 600.0
+RUN_DEFAULT_TIMEOUT = RUN_TIMEOUT
 
 # A client whose call failed this way may hold a dead or confused connection.
 _BROKEN = (ConnectionLost, DeadlineExceeded, ProtocolError)
 
 # Bounds keep absurd values from overflowing the platform's timeouts.
-MAX_TIMEOUT_SECS = 1e9
+MAX_TIMEOUT_SECS = MAX_TIMEOUT
 MAX_IDLE_MS = 1_000_000_000
 Timeout = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIMEOUT_SECS)]
+RunTimeout = Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT_SECS)]
 IdleMs = Annotated[int, msgspec.Meta(ge=0, le=MAX_IDLE_MS)]
 NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 
@@ -86,7 +105,7 @@ class SendKeysArgs(_Args):
 class RunArgs(_Args):
     target: str
     command: str
-    timeout_secs: Timeout = RUN_DEFAULT_TIMEOUT
+    timeout_secs: RunTimeout = RUN_DEFAULT_TIMEOUT
     force: bool = False
 
 
@@ -96,7 +115,7 @@ class WaitArgs(_Args):
     idle_ms: IdleMs | None = None
     prompt: bool = False
     exit: bool = False
-    timeout_secs: Timeout | None = None
+    timeout_secs: Timeout = WAIT_TIMEOUT
 
 
 class HistoryArgs(_Args):
@@ -109,6 +128,15 @@ class NewArgs(_Args):
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
     shell_integration: bool = True
+
+
+class PasteArgs(_Args):
+    target: str
+    text: str
+
+
+class KillArgs(_Args):
+    target: str
 
 
 class NewWindowArgs(_Args):
@@ -280,6 +308,42 @@ def pretty(value: Any) -> str:
     return msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
 
 
+def _interrupts(keys: Sequence[str]) -> bool:
+    """Keys made only of the tty's interrupt keys (the client sends those urgent)."""
+    from phux.client.keys import encode_keys, is_interrupt
+
+    try:
+        return is_interrupt(encode_keys(keys))
+    except PhuxError:
+        return False  # an unknown key name: send_keys itself will say so
+
+
+def _pane_key(client: Client, terminal: int) -> tuple[str, int]:
+    """Which pane a turn is for: terminal ids are per server (one adapter may drive
+    several, local and over ssh), so the server's address is part of it."""
+    return (client.socket_path, terminal)
+
+
+class _Queued:
+    """A writer call holding the ticket it took on arrival (a server :class:`Place`)."""
+
+    def __init__(self, method: Callable[..., ToolResult], ticket: Ticket) -> None:
+        self._method = method
+        self._ticket = ticket
+
+    def call(self, arguments: dict[str, Any]) -> ToolResult:
+        try:
+            return self._method(arguments, self._ticket)
+        finally:
+            self._ticket.leave()
+
+    def leave(self) -> None:
+        self._ticket.leave()
+
+    def cancel(self) -> None:
+        self._ticket.cancel()
+
+
 def _error_text(exc: BaseException) -> str:
     code = getattr(exc, "code", "")
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
@@ -314,6 +378,14 @@ _LONG_WAITS = (
 )
 
 
+_TURNS = (
+    "Calls that write to one pane (phux_run, phux_send_keys, phux_paste) take turns on it in "
+    "the order they arrived, so parallel calls never type into each other; waited_ms in the "
+    'result is how long this call waited for its turn (phux_kill and ["C-c"] alone do not '
+    "wait: they interrupt)."
+)
+
+
 def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
@@ -330,6 +402,7 @@ class PhuxTools:
 
     def __init__(self, pool: ClientPool | None = None) -> None:
         self.pool = pool or ClientPool()
+        self.locks = PaneLocks()
 
     def close(self) -> None:
         self.pool.close()
@@ -371,13 +444,30 @@ class PhuxTools:
         except (SocketDirError, OSError, ValueError) as exc:
             return ToolResult(_error_text(exc), True)
 
+    @contextmanager
+    def _turn(self, ticket: Ticket | None) -> Iterator[Ticket]:
+        """The call's ticket: the one taken on arrival, else one taken now."""
+        own = ticket is None
+        turn = self.locks.ticket() if ticket is None else ticket
+        try:
+            yield turn
+        finally:
+            if own:
+                turn.leave()
+
+    def _queue(self, method: Callable[..., ToolResult]) -> Place:
+        # ``method`` is a writer tool's method: (arguments, ticket) -> ToolResult.
+        return _Queued(method, self.locks.ticket())
+
     # ------------------------------------------------------------ tools
 
     def ls(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: LsArgs) -> Any:
             infos, panes = client.ls_panes(deadline=Deadline.after(CALL_DEADLINE))
             rows = sorted(infos, key=lambda info: info.name)
-            return {"sessions": [SessionInfo.of(info, panes.get(info.name, [])) for info in rows]}
+            return SessionInfoList(
+                sessions=[SessionInfo.of(info, panes.get(info.name, [])) for info in rows]
+            )
 
         return self._invoke(LsArgs, arguments, work, retry_stale=True)
 
@@ -394,35 +484,63 @@ class PhuxTools:
 
         return self._invoke(SnapshotArgs, arguments, work, retry_stale=True)
 
-    def send_keys(self, arguments: dict[str, Any]) -> ToolResult:
+    def send_keys(self, arguments: dict[str, Any], ticket: Ticket | None = None) -> ToolResult:
         def work(client: Client, args: SendKeysArgs) -> Any:
-            pane = client.send_keys(args.target, args.keys, deadline=Deadline.after(CALL_DEADLINE))
-            return SendKeysResult.of(pane)
+            deadline = Deadline.after(CALL_DEADLINE)
+            pane = client.resolve(args.target, deadline)
+            if _interrupts(args.keys):
+                # C-c (C-\, C-z) alone interrupts: it must reach a running phux_run
+                # now, as the server sends it ahead of queued input.
+                turn.leave()
+                return SendKeysResult.of(client.send_keys(pane.id, args.keys, deadline=deadline))
+            with turn.hold(_pane_key(client, pane.terminal), pane.id, deadline) as waited:
+                sent = client.send_keys(pane.id, args.keys, deadline=deadline)
+            return SendKeysResult.of(sent, waited)
 
-        return self._invoke(SendKeysArgs, arguments, work, retry_stale=False)
+        with self._turn(ticket) as turn:
+            return self._invoke(SendKeysArgs, arguments, work, retry_stale=False)
 
-    def run(self, arguments: dict[str, Any]) -> ToolResult:
+    def paste(self, arguments: dict[str, Any], ticket: Ticket | None = None) -> ToolResult:
+        def work(client: Client, args: PasteArgs) -> Any:
+            deadline = Deadline.after(CALL_DEADLINE)
+            pane = client.resolve(args.target, deadline)
+            with turn.hold(_pane_key(client, pane.terminal), pane.id, deadline) as waited:
+                sent = client.paste(pane.id, args.text, deadline=deadline)
+            return SendKeysResult.of(sent, waited)
+
+        with self._turn(ticket) as turn:
+            return self._invoke(PasteArgs, arguments, work, retry_stale=False)
+
+    def run(self, arguments: dict[str, Any], ticket: Ticket | None = None) -> ToolResult:
         def work(client: Client, args: RunArgs) -> Any:
-            timeout = args.timeout_secs or None  # 0 waits indefinitely
-            deadline = Deadline.after(None if timeout is None else timeout + GRACE)
-            try:
-                outcome = client.run(
-                    args.target, args.command, timeout=timeout, force=args.force, deadline=deadline
-                )
-            except RunTimedOut as exc:
-                return {
-                    "outcome": "timed_out",
-                    "command": exc.command,
-                    "duration_ms": exc.duration_ms,
-                }
-            return RunResult.of(outcome)
+            timeout = args.timeout_secs
+            started = time.monotonic()
+            # The wait for the pane's turn counts against timeout_secs, as the CLI's
+            # wait for the run lock does.
+            limit = Deadline.after(timeout)
+            pane = client.resolve(args.target, limit)
+            with turn.hold(_pane_key(client, pane.terminal), pane.id, limit) as waited:
+                # What is left of timeout_secs, but never so little that the command
+                # could time out before it was even typed.
+                left = max(timeout - (time.monotonic() - started), min(timeout, 1.0))
+                deadline = Deadline.after(left + GRACE)
+                try:
+                    outcome = client.run(
+                        pane.id, args.command, timeout=left, force=args.force, deadline=deadline
+                    )
+                except RunTimedOut as exc:
+                    return RunTimedOutResult(
+                        command=exc.command, duration_ms=exc.duration_ms, waited_ms=waited
+                    )
+            return McpRunResult.of_outcome(outcome, waited)
 
-        return self._invoke(RunArgs, arguments, work, retry_stale=False)
+        with self._turn(ticket) as turn:
+            return self._invoke(RunArgs, arguments, work, retry_stale=False)
 
     def wait(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: WaitArgs) -> Any:
             timeout = args.timeout_secs
-            deadline = Deadline.after(None if timeout is None else timeout + GRACE)
+            deadline = Deadline.after(timeout + GRACE)
             result = client.wait(
                 args.target,
                 until=args.until,
@@ -432,16 +550,13 @@ class PhuxTools:
                 timeout=timeout,
                 deadline=deadline,
             )
-            body: dict[str, Any] = {
-                "outcome": "met" if result.met else "timed_out",
-                "polls": result.checks,
-            }
-            if args.prompt or args.exit:
-                body["state"] = result.screen.state
-                body["program"] = result.screen.program
-            if args.exit:
-                body["exit_code"] = result.exit_code
-            return body
+            return WaitOutcome(
+                outcome="met" if result.met else "timed_out",
+                polls=result.checks,
+                state=result.screen.state if args.prompt or args.exit else msgspec.UNSET,
+                program=result.screen.program if args.prompt or args.exit else msgspec.UNSET,
+                exit_code=result.exit_code if args.exit else msgspec.UNSET,
+            )
 
         if arguments.get("until") is not None and (
             arguments.get("prompt") or arguments.get("exit")
@@ -471,6 +586,14 @@ class PhuxTools:
 
         return self._invoke(NewArgs, arguments, work, retry_stale=False)
 
+    def kill(self, arguments: dict[str, Any]) -> ToolResult:
+        # Not queued behind the pane's writers: killing is how a stuck phux_run is ended.
+        def work(client: Client, args: KillArgs) -> Any:
+            ids = client.kill(args.target, deadline=Deadline.after(CALL_DEADLINE))
+            return KillResult(killed=[f"@{terminal}" for terminal in ids])
+
+        return self._invoke(KillArgs, arguments, work, retry_stale=False)
+
     def new_window(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: NewWindowArgs) -> Any:
             return client.new_window(
@@ -499,7 +622,7 @@ class PhuxTools:
             after = client.tag(
                 args.target, args.tags, Deadline.after(CALL_DEADLINE), remove=args.remove
             )
-            return {"tags": after}
+            return TagResult(tags=list(after))
 
         return self._invoke(TagArgs, arguments, work, retry_stale=False)
 
@@ -514,20 +637,119 @@ class PhuxTools:
             Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
             Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
             Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
+            Tool("phux_paste", PASTE_DOC, PASTE_SCHEMA, self.paste),
+            Tool("phux_kill", KILL_DOC, KILL_SCHEMA, self.kill),
             Tool("phux_new_window", NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
             Tool("phux_split", SPLIT_DOC, SPLIT_SCHEMA, self.split),
             Tool("phux_tag", TAG_DOC, TAG_SCHEMA, self.tag),
         ]
         if read_only:
             tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
-        return tools
+        return [self._described(t) for t in tools]
+
+    def _described(self, tool: Tool) -> Tool:
+        """``tool`` with its title, annotations, output schema and queue from TOOL_META."""
+        meta = TOOL_META.get(tool.name)
+        if meta is None:
+            return tool
+        return dataclasses.replace(
+            tool,
+            title=meta.title,
+            annotations=meta.annotations,
+            output_schema=meta.output,
+            queue=functools.partial(self._queue, tool.call) if meta.queued else None,
+        )
 
 
 READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait", "phux_history"})
 
 
+@dataclass(frozen=True)
+class ToolMeta:
+    title: str
+    annotations: dict[str, bool]
+    output: Callable[[], dict[str, Any]] | None
+    queued: bool = False
+    """It writes to a pane: it takes its turn there in arrival order."""
+
+
+def _hints(
+    *, read_only: bool, destructive: bool, idempotent: bool, open_world: bool
+) -> dict[str, bool]:
+    return {
+        "readOnlyHint": read_only,
+        "destructiveHint": destructive,
+        "idempotentHint": idempotent,
+        "openWorldHint": open_world,
+    }
+
+
+_READ = _hints(read_only=True, destructive=False, idempotent=True, open_world=False)
+# Typing into a shell can do anything the shell can, to anything it reaches.
+_TYPE = _hints(read_only=False, destructive=True, idempotent=False, open_world=True)
+
+
+def _screen_schema() -> dict[str, Any]:
+    from phux.engine.screen_state import ScreenState
+
+    return object_schema(ScreenState, schema_version=(3, 4))
+
+
+TOOL_META: dict[str, ToolMeta] = {
+    "phux_ls": ToolMeta("List sessions", _READ, lambda: object_schema(SessionInfoList)),
+    "phux_snapshot": ToolMeta("Read a pane's screen", _READ, _screen_schema),
+    "phux_send_keys": ToolMeta(
+        "Type keys into a pane", _TYPE, lambda: object_schema(SendKeysResult), queued=True
+    ),
+    "phux_run": ToolMeta(
+        "Run a shell command",
+        _TYPE,
+        lambda: object_schema(McpRunResult, RunTimedOutResult),
+        queued=True,
+    ),
+    "phux_wait": ToolMeta("Wait for a pane", _READ, lambda: object_schema(WaitOutcome)),
+    "phux_new": ToolMeta(
+        "Create a session",
+        _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
+        lambda: object_schema(NewResult),
+    ),
+    "phux_paste": ToolMeta(
+        "Paste text into a pane", _TYPE, lambda: object_schema(SendKeysResult), queued=True
+    ),
+    "phux_history": ToolMeta(
+        "List a pane's commands",
+        _READ,
+        lambda: object_schema(HistoryResult, schema_version=HISTORY_SCHEMA_VERSION),
+    ),
+    "phux_kill": ToolMeta(
+        "Kill a session or pane",
+        _hints(read_only=False, destructive=True, idempotent=True, open_world=False),
+        lambda: object_schema(KillResult),
+    ),
+    "phux_new_window": ToolMeta(
+        "Add a window",
+        _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
+        lambda: object_schema(NewPaneResult),
+    ),
+    "phux_split": ToolMeta(
+        "Add a pane",
+        _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
+        lambda: object_schema(NewPaneResult),
+    ),
+    "phux_tag": ToolMeta(
+        "Tag a pane",
+        _hints(read_only=False, destructive=False, idempotent=True, open_world=False),
+        lambda: object_schema(TagResult),
+    ),
+}
+"""Per tool: the MCP metadata newer protocol revisions show (see phux.mcp.server)."""
+
+
 def _render(value: Any) -> ToolResult:
-    return ToolResult(pretty(value))
+    raw = msgspec.json.encode(value)
+    text = msgspec.json.format(raw, indent=2).decode()
+    # Only Structs have a declared schema; structuredContent must be an object.
+    return ToolResult(text, structured=raw if raw.startswith(b"{") else None)
 
 
 # ---------------------------------------------------------------- descriptions
@@ -580,8 +802,10 @@ SEND_KEYS_DOC = (
     "Send keys to a pane (no attach, no resize). Each entry of keys is a named key (Enter, "
     "Tab, Escape, BSpace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-c, "
     "M-x, ...) or a literal string typed as is, tmux-style: to run a command send "
-    '["make test", "Enter"]. Returns {"sent": true, "pane": "@N"} once the pane has the '
-    "bytes; it does not wait for any output (use phux_wait). Returns at once (at most 30 s). "
+    '["make test", "Enter"]. Returns {"sent": true, "pane": "@N", "waited_ms"} once the pane '
+    "has the bytes; it does not wait for any output (use phux_wait). "
+    + _TURNS
+    + " Returns at once when the pane is free (at most 30 s in all). "
     + _TARGET_GRAMMAR
 )
 SEND_KEYS_SCHEMA = _schema(
@@ -597,22 +821,34 @@ SEND_KEYS_SCHEMA = _schema(
     ["target", "keys"],
 )
 
+_AFTER_TIMED_OUT = (
+    "Do not call phux_run again for a command that timed out: that would type a second "
+    "command into the first. Call phux_wait with prompt = true until the prompt returns, "
+    "then phux_snapshot to read the output, or phux_send_keys "
+    '["C-c"] to interrupt it.'
+)
 RUN_DOC = (
     "Run a shell command in a pane and return its RunResult: "
-    '{"command", "exit_code", "output", "duration_ms", "truncated"}. In panes phux started '
-    "with bash, zsh, fish or sh it types exactly the command and Enter (the shell's OSC 133 "
-    "marks give the output and exit code), else it brackets the command with printed "
-    "markers. It refuses at once, typing nothing, unless the pane is at an idle shell "
+    '{"command", "exit_code", "output", "duration_ms", "truncated", "waited_ms"}. In panes '
+    "phux started with bash, zsh, fish or sh it types exactly the command and Enter (the "
+    "shell's OSC 133 marks give the output and exit code), else it brackets the command with "
+    "printed markers. It refuses at once, typing nothing, unless the pane is at an idle shell "
     "prompt: an error `pane_busy` naming what holds the pane (vim, less, python3, cat, a "
     "continuation prompt, pending input, a hidden-input prompt); force=true types anyway. "
     "An unbalanced quote is interrupted with C-c and reported (`incomplete_command`); the "
     "pane dying meanwhile is `pane_exited`. Blocks until the command finishes (and its next "
-    "prompt is drawn) or timeout_secs pass (default 600, 0 = no limit); on timeout it "
-    'returns {"outcome": "timed_out", "command", "duration_ms"} and the command keeps '
-    "running. "
-    + _LONG_WAITS.replace("call again: state persists between calls", "keep checking")
-    + ": for a command that may run longer, start it with phux_send_keys "
-    '[command, "Enter"] and poll with phux_wait (prompt = true). ' + _TARGET_GRAMMAR
+    f"prompt is drawn) or timeout_secs pass (default {RUN_TIMEOUT:g}, more than 0); on "
+    'timeout it returns {"outcome": "timed_out", "command", "duration_ms", "waited_ms"} and '
+    "the command keeps running. "
+    + _AFTER_TIMED_OUT
+    + " MCP clients commonly abandon a request after about 60 s, so keep timeout_secs at 50 "
+    "or less: for a command that may run longer, start it with phux_send_keys "
+    '[command, "Enter"] and call phux_wait with prompt = true. '
+    + _TURNS
+    + " "
+    + TIMEOUTS
+    + " "
+    + _TARGET_GRAMMAR
 )
 RUN_SCHEMA = _schema(
     {
@@ -620,10 +856,11 @@ RUN_SCHEMA = _schema(
         "command": {"type": "string", "description": "The command line to run."},
         "timeout_secs": {
             "type": "number",
-            "minimum": 0,
+            "exclusiveMinimum": 0,
             "maximum": MAX_TIMEOUT_SECS,
             "default": RUN_DEFAULT_TIMEOUT,
-            "description": "Give up waiting after this long (default 600; 0 = no limit).",
+            "description": f"Stop waiting after this long (default {RUN_TIMEOUT:g}; more than "
+            "0); the command keeps running.",
         },
         "force": {
             "type": "boolean",
@@ -643,7 +880,7 @@ WAIT_DOC = (
     'exit. Returns {"outcome": "met" | "timed_out", "polls": N}, plus "state" and '
     '"program" with prompt or exit, and "exit_code" (the status, 128+N for signal N) with '
     "exit; a timeout is an outcome, not an error. Side-effect-free. Blocks up to "
-    "timeout_secs (default: no limit, until the condition holds). "
+    f"timeout_secs (default {WAIT_TIMEOUT:g}; 0 checks once without waiting). "
     + _LONG_WAITS
     + " Tip: match text that only the command's output prints, not the command line you "
     "typed (its echo is visible too). target is optional (default: the last session). "
@@ -673,7 +910,9 @@ WAIT_SCHEMA = _schema(
             "type": "number",
             "minimum": 0,
             "maximum": MAX_TIMEOUT_SECS,
-            "description": "Give up after this long; default: wait without limit. Keep <= 50.",
+            "default": WAIT_TIMEOUT,
+            "description": f"Give up after this long (default {WAIT_TIMEOUT:g}; 0 checks once, "
+            "without waiting). Keep <= 50.",
         },
     }
 )
@@ -724,6 +963,34 @@ NEW_SCHEMA = _schema(
         },
     },
     ["name"],
+)
+
+PASTE_DOC = (
+    "Paste text into a pane as one paste: bracketed (ESC [200~ ... ESC [201~) when the "
+    "program there enabled bracketed paste, so an editor or shell takes it as text and runs "
+    "nothing by itself; typed as is otherwise. Unlike phux_send_keys, no word is a key name. "
+    'Returns {"sent": true, "pane": "@N", "waited_ms"} once the pane has the bytes. '
+    + _TURNS
+    + " Returns at once when the pane is free (at most 30 s in all). "
+    + _TARGET_GRAMMAR
+)
+PASTE_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "text": {"type": "string", "description": "The text to paste (newlines included)."},
+    },
+    ["target", "text"],
+)
+
+KILL_DOC = (
+    "Kill what target names, as `phux kill` does: a session (all its panes), a window, or "
+    'one pane (`.` is the current pane only). Returns {"killed": ["@N", ...]}. Destructive: '
+    "the programs there end. It does not wait for other calls on the pane, so it also ends "
+    "a phux_run that is stuck. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+)
+KILL_SCHEMA = _schema(
+    {"target": {"type": "string", "description": "Session, window or pane selector."}},
+    ["target"],
 )
 
 _ARGV_PROP = {
@@ -785,7 +1052,12 @@ TAG_SCHEMA = _schema(
 
 INSTRUCTIONS = (
     "phux drives real terminals that persist between calls and that a human may be watching. "
-    "Loop: read (phux_snapshot) -> act (phux_send_keys, or phux_run when you only need an exit "
-    "code and output) -> wait (phux_wait) -> read. Create a session with phux_new. Keep "
-    "timeout_secs <= 50 on phux_wait/phux_run and call again to wait longer."
+    "Loop: read (phux_snapshot) -> act (phux_send_keys, phux_paste for text, or phux_run when "
+    "you only need an exit code and output) -> wait (phux_wait) -> read. Create a session "
+    "with phux_new (windows and panes with phux_new_window, phux_split, phux_tag), end one "
+    "with phux_kill; phux_history lists the commands a pane's shell ran. Keep timeout_secs "
+    "<= 50 on phux_wait/phux_run and "
+    "call again to wait longer; after phux_run timed out, phux_wait until the prompt returns "
+    "(never phux_run the same command again). Calls that write to one pane take turns in "
+    "arrival order (waited_ms says how long one waited). " + TIMEOUTS
 )
