@@ -375,9 +375,9 @@ class WaitOutcome(msgspec.Struct, kw_only=True):
 
     outcome: typing.Literal["met", "timed_out"]
     polls: int
-    state: str | None | msgspec.UnsetType = msgspec.UNSET
-    program: str | None | msgspec.UnsetType = msgspec.UNSET
-    exit_code: int | None | msgspec.UnsetType = msgspec.UNSET
+    state: str | msgspec.UnsetType | None = msgspec.UNSET
+    program: str | msgspec.UnsetType | None = msgspec.UNSET
+    exit_code: int | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class KillResult(msgspec.Struct, kw_only=True):
