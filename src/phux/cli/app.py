@@ -13,6 +13,7 @@ from phux import __version__
 from phux.cli.attach_cmd import attach_cmd
 from phux.cli.mcp_cmd import mcp_cmd
 from phux.cli.proxy_cmd import proxy_cmd
+from phux.cli.record_cmd import record_cmd
 from phux.cli.server_cmd import server_cmd
 from phux.cli.verbs import VERBS
 
@@ -48,3 +49,4 @@ cli.add_command(server_cmd)
 cli.add_command(mcp_cmd)
 cli.add_command(attach_cmd)
 cli.add_command(proxy_cmd)
+cli.add_command(record_cmd)
