@@ -353,7 +353,10 @@ def send_keys_cmd(
     Literal text is typed as keystrokes, never as a bracketed paste (so
     `':wq' Enter` saves in vim); use `phux paste` to paste. Returns once the
     server has written the bytes to the terminal; it does not wait for the
-    program to react (use `phux wait` for that).
+    program to react (use `phux wait` for that). One call is typed as one piece
+    that no other client's input interleaves with; if it times out, none of it
+    that was still waiting is typed later. C-c, C-\\ or C-z alone go ahead of
+    input queued by others and discard it.
     """
     actions.send_keys(timeout=timeout, socket=socket, target=target, keys=keys, literal=literal)
 

@@ -24,6 +24,7 @@ from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import (
     ConnectionLost,
+    DeadlineExceeded,
     InvalidArgument,
     InvalidName,
     PhuxError,
@@ -455,22 +456,53 @@ class Client:
 
     # ------------------------------------------------------------ input
 
-    def write(self, pane: Pane, data: bytes, deadline: Deadline) -> None:
+    def write(self, pane: Pane, data: bytes, deadline: Deadline, *, urgent: bool = False) -> None:
         """Send bytes to a terminal; returns once the server acknowledged every write."""
+        self.write_unit(pane, [data], deadline, urgent=urgent)
+
+    def write_unit(
+        self, pane: Pane, writes: Sequence[bytes], deadline: Deadline, *, urgent: bool = False
+    ) -> None:
+        """Send ``writes`` as one input unit: the server writes them to the PTY one
+        after another (each its own write) with no other client's input in between,
+        however many INPUT frames they take. ``urgent`` (an interrupt key) jumps the
+        terminal's queue and discards what was queued before it (spec/L1.md §7).
+
+        Giving up (the deadline passes) closes the connection, which makes the
+        server drop whatever of it is still unwritten: input that timed out is
+        never typed later.
+        """
         with self._guard():
             conn = self.connection(deadline)
             tid = pane.terminal
-            pieces = [data[i : i + MAX_INPUT_FRAME] for i in range(0, len(data), MAX_INPUT_FRAME)]
+            pieces = [
+                data[i : i + MAX_INPUT_FRAME]
+                for data in writes
+                for i in range(0, len(data), MAX_INPUT_FRAME)
+            ] or [b""]
+            last = len(pieces) - 1
 
-            def make(piece: bytes) -> Callable[[int], Frame]:
-                return lambda rid: Input(request_id=rid, terminal=tid, data=piece)
+            def make(piece: bytes, more: bool) -> Callable[[int], Frame]:
+                return lambda rid: Input(
+                    request_id=rid, terminal=tid, data=piece, more=more, urgent=urgent
+                )
 
-            rids = [conn.submit(make(piece), deadline) for piece in pieces or [b""]]
-            for rid in rids:
-                try:
-                    conn.wait_reply(rid, deadline)
-                except ServerError as exc:
-                    raise self._terminal_error(exc, pane) from None
+            failed: ServerError | None = None
+            try:
+                rids = [
+                    conn.submit(make(piece, i < last and not urgent), deadline)
+                    for i, piece in enumerate(pieces)
+                ]
+                for rid in rids:  # every reply, so none is left behind unread
+                    try:
+                        conn.wait_reply(rid, deadline)
+                    except ServerError as exc:
+                        failed = failed or exc
+            except DeadlineExceeded:
+                self.close()
+                raise
+            if failed is not None:
+                raise self._terminal_error(failed, pane) from None
 
     def _one_shot(self, pane: Pane) -> bool:
         """No mirror of ``pane`` is kept or held: one reading, then unsubscribe."""
@@ -592,7 +624,13 @@ class Client:
         """Type KEYS into the pane ``target`` names, as one write; returns that pane once
         it was acknowledged (``SendKeysResult.of`` turns it into the JSON shape).
         ``literal``: every word is text, even one that names a key (tmux's ``-l``)."""
-        from phux.client.keys import KeyModes, encode_keys, needs_modes, validate_keys
+        from phux.client.keys import (
+            KeyModes,
+            encode_keys,
+            is_interrupt,
+            needs_modes,
+            validate_keys,
+        )
 
         if isinstance(keys, str):
             keys = [keys]
@@ -604,7 +642,9 @@ class Client:
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
         modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
-        self.write(pane, encode_keys(keys, modes, literal=literal), deadline)
+        data = encode_keys(keys, modes, literal=literal)
+        # One call, one unit (however many frames it takes); interrupt keys alone jump the queue.
+        self.write(pane, data, deadline, urgent=not literal and is_interrupt(data))
         return pane
 
     def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:

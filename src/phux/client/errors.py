@@ -25,6 +25,17 @@ class NoServer(PhuxError):
     remedy = "start one with `phux server --daemon` or `phux new`"
 
 
+class UnsafeSocket(PhuxError):
+    """The socket (or its directory) belongs to, or is writable by, another user,
+    or the process listening on it runs as another user: nothing was sent."""
+
+    code = "unsafe_socket"
+    remedy = (
+        "check who created it; use a private directory of your own "
+        "(set $XDG_RUNTIME_DIR, or --socket / $PHUX_SOCKET in a 0700 directory you own)"
+    )
+
+
 class DeadlineExceeded(PhuxError):
     code = "timeout"
 

@@ -24,10 +24,11 @@ How it works:
   frame carrying the end marker is read: the client blocks on the socket, no
   poll interval.
 * Concurrency. Runs on one terminal are serialised with an advisory ``flock``
-  on a per-terminal lock file next to the server's socket (released by the
-  kernel if the holder dies), so three agents running on one pane never type
-  into each other's commands. The lock is held from before typing until the
-  end marker arrived (or the run gave up).
+  on a per-terminal lock file in a private directory beside the server's
+  socket (released by the kernel if the holder dies; the file is removed when
+  the terminal closes, the directory when the server exits), so three agents
+  running on one pane never type into each other's commands. The lock is held
+  from before typing until the end marker arrived (or the run gave up).
 """
 
 from __future__ import annotations
@@ -39,8 +40,15 @@ import re
 import time
 
 from phux.client.deadline import Deadline
-from phux.client.errors import DeadlineExceeded, InvalidArgument, RunTimedOut, TerminalGone
+from phux.client.errors import (
+    DeadlineExceeded,
+    InvalidArgument,
+    RunTimedOut,
+    TerminalGone,
+    UnsafeSocket,
+)
 from phux.record import Record
+from phux.runtime_paths import SocketDirError, open_run_lock
 from phux.wire.frames import Exited, ExitStatus
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
@@ -299,20 +307,23 @@ def _status_code(status: ExitStatus | None) -> int:
 
 
 class RunLock:
-    """An advisory per-terminal flock; the kernel drops it if the holder dies."""
+    """An advisory per-terminal flock; the kernel drops it if the holder dies.
+
+    The file lives in the server's private run-lock directory beside the
+    socket (``phux.runtime_paths.run_lock_dir``), opened without following
+    symlinks; the server removes it when the terminal closes.
+    """
 
     def __init__(self, socket_path: str, terminal: int) -> None:
-        name = f".{os.path.basename(socket_path)}.run-{terminal}.lock"
-        directory = os.path.dirname(os.path.abspath(socket_path))
-        if not os.access(directory, os.W_OK):
-            import tempfile  # rarely needed: keep it (and shutil, random) off the import path
-
-            directory = tempfile.gettempdir()
-        self.path = os.path.join(directory, name)
+        self.socket_path = socket_path
+        self.terminal = terminal
         self.fd: int | None = None
 
     def acquire(self, deadline: Deadline) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fd = open_run_lock(self.socket_path, self.terminal)
+        except SocketDirError as exc:
+            raise UnsafeSocket(str(exc)) from None
         delay = 0.002
         try:
             while True:

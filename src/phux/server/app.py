@@ -16,7 +16,7 @@ from pathlib import Path
 
 import trio
 
-from phux.runtime_paths import SocketDirError, ensure_socket_dir
+from phux.runtime_paths import SocketDirError, ensure_socket_dir, open_lock_file, run_lock_dir
 from phux.server.config import ServerConfig
 from phux.server.connection import ClientConnection
 from phux.server.log import log, setup_logging
@@ -42,13 +42,41 @@ def _lock_path(path: Path) -> Path:
 
 def acquire_lock(path: Path) -> int:
     """Hold an exclusive lock beside the socket for the server's life (one server per path)."""
-    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fd = open_lock_file(_lock_path(path))
+    except OSError as exc:
+        raise ServerStartError(f"cannot open the lock file {_lock_path(path)}: {exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
         raise ServerStartError(f"a phux server is already running on {path}") from None
     return fd
+
+
+def reset_run_locks(path: Path) -> None:
+    """An empty, private run-lock directory (a crashed server's lock files removed)."""
+    directory = run_lock_dir(path)
+    remove_run_locks(path)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(directory, 0o700)
+
+
+def remove_run_locks(path: Path) -> None:
+    """Remove the run-lock directory and the lock files in it (never following a link)."""
+    directory = run_lock_dir(path)
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(directory)
+        return
+    for entry in os.scandir(directory):
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+    with contextlib.suppress(OSError):
+        os.rmdir(directory)
 
 
 def clear_stale_socket(path: Path) -> None:
@@ -170,6 +198,8 @@ async def _shutdown(
     await listener.aclose()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
+    with contextlib.suppress(OSError):
+        remove_run_locks(path)
     terminals = [t for t in state.terminals.values() if not t.closed]
     for term in terminals:
         term.hangup()
@@ -193,6 +223,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
     lock_fd = acquire_lock(path)
     try:
         clear_stale_socket(path)
+        reset_run_locks(path)
         raw = bind_socket(path)
         inode = path.stat().st_ino
         server_id = uuid.uuid4().hex
@@ -216,6 +247,8 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
             with contextlib.suppress(FileNotFoundError):
                 if path.stat().st_ino == inode:
                     path.unlink()
+            with contextlib.suppress(OSError):
+                remove_run_locks(path)
     finally:
         os.close(lock_fd)
         log.info("server stopped")

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import struct
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -74,6 +76,22 @@ FLUSH_TIMEOUT_S = 2.0
 
 _CLIENT_TYPES = frozenset(CLIENT_FRAMES)
 
+PEER_CHECK_S = 0.05
+"""While a connection's input backlog is full its frames are not read, so its EOF
+is not seen either: how often to look whether the peer hung up meanwhile."""
+
+
+def _peer_hung_up(sock: trio.socket.SocketType) -> bool:
+    """Whether the peer closed its end, even with unread data still queued (Linux)."""
+    rdhup = getattr(select, "POLLRDHUP", 0)
+    poller = select.poll()
+    poller.register(sock.fileno(), rdhup | select.POLLHUP | select.POLLERR)
+    try:
+        events = poller.poll(0)
+    except OSError:
+        return True
+    return any(mask & (rdhup | select.POLLHUP | select.POLLERR) for _, mask in events)
+
 
 def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
     """(pid, uid, gid) of the process at the other end of a Unix socket."""
@@ -103,7 +121,11 @@ class ClientConnection:
         self.meta_subs: dict[int, MetaSubscription] = {}
         self.wants_events = False
         self.pending_input = 0
+        self.input_terminals: weakref.WeakSet[Terminal] = weakref.WeakSet()
+        """Terminals this connection sent INPUT to: its queued input is dropped on close
+        (weak: a long-lived connection must not keep forgotten terminals alive)."""
         self._input_room = trio.Event()
+        self._awaited: set[Terminal] = set()
         self._reading = True
         self._cancel: trio.CancelScope | None = None
         self.peer = "?"
@@ -192,6 +214,9 @@ class ClientConnection:
 
     def _cleanup(self) -> None:
         state = self.state
+        for term in list(self.input_terminals):
+            term.drop_input(self)
+        self.input_terminals.clear()
         for sub in self.subs.values():
             if sub in sub.terminal.subscribers:
                 sub.terminal.subscribers.remove(sub)
@@ -230,9 +255,12 @@ class ClientConnection:
     async def _receive_loop(self) -> None:
         reader = FrameReader(MAX_FRAME, peer_types=CLIENT_TYPES)
         while self._reading:
-            while self.pending_input > self.config.max_input_backlog and self._reading:
+            while self._input_backlog_full() and self._reading:
                 self._input_room = trio.Event()
-                await self._input_room.wait()
+                with trio.move_on_after(PEER_CHECK_S):
+                    await self._input_room.wait()
+                if _peer_hung_up(self.stream.socket):
+                    return  # its queued input is dropped: nobody waits for it any more
             try:
                 data = await self.stream.receive_some(RECEIVE_BYTES)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -305,6 +333,28 @@ class ClientConnection:
         else:
             self.reply_error(request_id, ErrorCode.TERMINAL_EXITED, exited)
 
+    def _input_backlog_full(self) -> bool:
+        limit = self.config.max_input_backlog
+        if self._awaited:
+            # A terminal waits for this connection's next piece of a unit: read on
+            # (to twice the limit), or a unit could wait on input stuck behind another.
+            limit *= 2
+        return self.pending_input > limit
+
+    def awaiting_unit(self, term: Terminal, waiting: bool) -> None:
+        """``term`` is (or no longer is) waiting for this connection's next piece."""
+        if waiting:
+            self._awaited.add(term)
+            self._input_room.set()
+        else:
+            self._awaited.discard(term)
+
+    def input_cancelled(self, request_id: int, size: int, message: str) -> None:
+        """An INPUT was discarded unwritten (or part-written): an urgent INPUT came first."""
+        self.pending_input -= size
+        self._input_room.set()
+        self.reply_error(request_id, ErrorCode.INPUT_CANCELLED, message)
+
     def _overflowed(self) -> None:
         log.warning(
             "dropping %s: over %d bytes of replies and events it does not read",
@@ -352,7 +402,8 @@ class ClientConnection:
     def _input(self, frame: Input) -> None:
         term = self.state.get_alive(frame.terminal)
         self.pending_input += len(frame.data)
-        term.queue_input(self, frame.request_id, frame.data)
+        self.input_terminals.add(term)
+        term.queue_input(self, frame.request_id, frame.data, more=frame.more, urgent=frame.urgent)
 
     def _resize(self, frame: Resize) -> None:
         term = self.state.get_alive(frame.terminal)

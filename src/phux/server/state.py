@@ -8,6 +8,7 @@ multi-terminal kill rely on exactly that.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from phux.runtime_paths import run_lock_path
 from phux.server.config import ServerConfig
 from phux.server.log import log
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
@@ -181,6 +183,8 @@ class ServerState:
     def _closed(self, term: Terminal) -> None:
         """A terminal's process was reaped and its output drained."""
         log.info("terminal %d closed: %r", term.id, term.exit_status)
+        with contextlib.suppress(OSError):  # `run` locks of a closed terminal are moot
+            os.unlink(run_lock_path(self.config.socket_path, term.id))
         dropped = term.metadata
         term.metadata = {}
         for key in sorted(dropped):
