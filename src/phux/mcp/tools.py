@@ -617,10 +617,3 @@ NEW_SCHEMA = _schema(
     },
     ["name"],
 )
-
-INSTRUCTIONS = (
-    "phux drives real terminals that persist between calls and that a human may be watching. "
-    "Loop: read (phux_snapshot) -> act (phux_send_keys, or phux_run when you only need an exit "
-    "code and output) -> wait (phux_wait) -> read. Create a session with phux_new. Keep "
-    "timeout_secs <= 50 on phux_wait/phux_run and call again to wait longer."
-)
