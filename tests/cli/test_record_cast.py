@@ -209,3 +209,11 @@ def test_new_record_starts_a_background_recorder(phux: Phux, flag: str) -> None:
     wait_for(lambda: "got-y" in path.read_text(), "the recorder to see the output")
     _, events = read_cast(path)
     assert "got-y" in "".join(data for _, _, data in events)
+
+
+def test_new_record_to_an_unwritable_file_creates_nothing(phux: Phux) -> None:  # noqa: F811
+    res = phux("new", "--json", "-s", "recbad", "--record", str(phux.root / "no" / "such.cast"))
+    assert res.code == 1
+    assert res.out == ""
+    assert "such.cast" in res.err
+    assert phux("snapshot", "recbad").code == 1, "the session was not created"

@@ -116,6 +116,17 @@ def record_cmd(
     finish(0)
 
 
+def prepare_file(path: str) -> str:
+    """``path`` made absolute and created empty, before ``new`` creates anything:
+    a FILE that cannot be written fails the command here, where it can be said,
+    not in a background recorder with no stderr."""
+    import os
+
+    path = os.path.abspath(path)
+    _open(path).close()
+    return path
+
+
 def start_background(path: str, terminal: int, socket: str | None) -> None:
     """Record pane ``@terminal`` to ``path`` in a detached ``phux record --since``
     process (``phux new --record``): it ends when the pane exits. ``--since``
@@ -125,9 +136,10 @@ def start_background(path: str, terminal: int, socket: str | None) -> None:
     import subprocess
 
     argv = [sys.executable, "-m", "phux", "record", "--since"]
+    # `path` comes from prepare_file: absolute, so the recorder's cwd is irrelevant.
     if socket is not None:
         argv += ["--socket", socket]
-    argv += [f"@{terminal}", os.path.abspath(path)]
+    argv += [f"@{terminal}", path]
     with open(os.devnull, "r+b") as devnull:
         subprocess.Popen(
             argv,

@@ -698,6 +698,10 @@ def new_cmd(
     if as_json and name is None:
         raise click.UsageError("--json needs an explicit -s NAME (it is create-only)")
     directory = os.path.abspath(cwd) if cwd is not None else os.getcwd()
+    if record is not None:
+        from phux.cli.record_cmd import prepare_file
+
+        record = prepare_file(record)
     remote = bool(os.environ.get("PHUX_HOST"))
     with reporting("new", as_json):
         from phux.client import ensure_server
