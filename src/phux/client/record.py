@@ -30,6 +30,7 @@ import codecs
 import json
 import os
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, TextIO
 
 from phux.client.deadline import Deadline
@@ -68,73 +69,62 @@ class RecordStats:
         self.timed_out = False
 
 
-class Recorder:
-    """Follow one pane and write it to ``out`` as asciicast v2.
+class CastWriter:
+    """The asciicast v2 state machine: a terminal's frames in, lines to ``out``.
 
-    Use: ``Recorder(client, target, out, since=..., deadline=...)`` then
-    :meth:`run` (until the pane exits, ``timeout`` passes, or a
-    KeyboardInterrupt, which ends the recording cleanly).
+    Fed every frame the client receives (:meth:`handle`; frames of other
+    terminals are ignored), in order, from before the subscription's bootstrap
+    on. The header is written when the first bootstrap is complete; with
+    ``since`` the bootstrap's bytes and resizes follow at ``t = 0``. After a
+    TOMBSTONE the fresh bootstrap's journal is deduplicated by sequence
+    number; when it no longer reaches our position its checkpoint is written
+    as output (it redraws the whole state) and the stretch counts as a gap.
     """
 
     def __init__(
         self,
-        client: Client,
-        target: str | None,
+        terminal: int,
         out: TextIO,
         *,
-        since: bool = False,
-        title: str | None = None,
-        timeout: float | None = None,
-        deadline: Deadline,
-        env: dict[str, str] | None = None,
+        since: bool,
+        title: str | None,
+        size: tuple[int, int],
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        self.client = client
         self.out = out
         self.since = since
-        self.limit = Deadline.after(timeout)
+        self.title = title
         self.stats = RecordStats()
         environ = os.environ if env is None else env
         self._env = {"TERM": PANE_TERM}
         if environ.get("SHELL"):
             self._env["SHELL"] = environ["SHELL"]
-        self.pane: Pane = client.resolve(target, deadline)
-        self.title = title if title is not None else self._default_title()
-        self._tid = self.pane.terminal
+        self._tid = terminal
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        # Bootstrap state, collected by the sink while the subscription starts.
         self._boot_size: tuple[int, int] | None = None
+        self._fresh_size: tuple[int, int] | None = None
+        """The size a fresh bootstrap after a TOMBSTONE starts from."""
+        self._size = size
+        """The size the recording is at, as a player replaying it would be."""
         self._boot_events: list[tuple[str, str]] = []
         self._last_resize: tuple[int, int, int] | None = None
         self._next_seq = 0
         self._live = False
-        self._ready_size = (self.pane.cols, self.pane.rows)
+        self._ready_size = size
         self._start = 0.0
         self._header_written = False
-        client.add_sink(self._on_frame)
-        try:
-            self._mirror = client.mirror(self.pane, deadline, engine=False, history=0)
-        except BaseException:
-            client.remove_sink(self._on_frame)
-            raise
-
-    def _default_title(self) -> str:
-        pane = self.pane
-        if pane.session is None:
-            return pane.id
-        where = pane.session
-        if pane.window is not None and pane.pane is not None:
-            where += f":{pane.window}.{pane.pane}"
-        return where
 
     # ------------------------------------------------------------ frames
 
-    def _on_frame(self, frame: Frame) -> None:
+    def handle(self, frame: Frame) -> None:
         if getattr(frame, "terminal", None) != self._tid:
             return
         if isinstance(frame, BootstrapBegin):
             # A first bootstrap, or a fresh one after the server dropped output
             # for us (TOMBSTONE): either way the bytes resume at start_seq.
-            if not self._live:
+            if self._live:
+                self._fresh_size = (frame.cols, frame.rows)
+            else:
                 self._boot_size = (frame.cols, frame.rows)
             return
         if isinstance(frame, BootstrapChunk):
@@ -163,6 +153,7 @@ class Recorder:
             self._resize(frame.cols, frame.rows)
             return
         if isinstance(frame, BootstrapReady):
+            self._fresh_size = None
             if not self._live:
                 self._ready_size = (frame.cols, frame.rows)
                 self._next_seq = max(self._next_seq, frame.next_seq)
@@ -199,6 +190,8 @@ class Recorder:
             self._boot_events.append(("o", text))
 
     def _resize(self, cols: int, rows: int) -> None:
+        if self._live:
+            self._size = (cols, rows)
         size = f"{cols}x{rows}"
         self.stats.resizes += 1
         if self._live:
@@ -211,6 +204,11 @@ class Recorder:
 
     def _gap(self) -> None:
         self.stats.gaps += 1
+        # The resizes in the lost stretch are lost too: the state resumes at the
+        # size the fresh bootstrap starts from.
+        fresh = self._fresh_size
+        if fresh is not None and fresh != self._size:
+            self._resize(*fresh)
 
     # ------------------------------------------------------------ writing
 
@@ -231,11 +229,15 @@ class Recorder:
         header["env"] = self._env
         self._write(json.dumps(header, ensure_ascii=False))
         self._header_written = True
+        self._size = (cols, rows)
         self._start = time.monotonic()
         events, self._boot_events = self._boot_events, []
         if self.since:
             for code, data in events:
                 self._write_event(0.0, code, data)
+                if code == "r":
+                    width, _, height = data.partition("x")
+                    self._size = (int(width), int(height))
         else:
             # What the pane printed before is not part of the recording; a
             # character split at the start is dropped with it.
@@ -254,6 +256,64 @@ class Recorder:
         self.out.write(line + "\n")
         self.out.flush()
 
+    def finish(self) -> None:
+        """Flush a character left half-decoded and stamp the duration."""
+        tail = self._decoder.decode(b"", final=True)
+        if tail and self._header_written:
+            self._event("o", tail)
+        self.stats.duration = time.monotonic() - self._start if self._header_written else 0.0
+
+
+def default_title(pane: Pane) -> str:
+    """``session:window.pane``, or ``@N`` for a pane outside any session."""
+    if pane.session is None:
+        return pane.id
+    where = pane.session
+    if pane.window is not None and pane.pane is not None:
+        where += f":{pane.window}.{pane.pane}"
+    return where
+
+
+class Recorder:
+    """Follow one pane and write it to ``out`` as asciicast v2.
+
+    Use: ``Recorder(client, target, out, since=..., deadline=...)`` then
+    :meth:`run` (until the pane exits, ``timeout`` passes, or a
+    KeyboardInterrupt, which ends the recording cleanly).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        target: str | None,
+        out: TextIO,
+        *,
+        since: bool = False,
+        title: str | None = None,
+        timeout: float | None = None,
+        deadline: Deadline,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.client = client
+        self.limit = Deadline.after(timeout)
+        self.pane: Pane = client.resolve(target, deadline)
+        self.writer = CastWriter(
+            self.pane.terminal,
+            out,
+            since=since,
+            title=title if title is not None else default_title(self.pane),
+            size=(self.pane.cols, self.pane.rows),
+            env=env,
+        )
+        self.stats = self.writer.stats
+        # The sink goes in before SUBSCRIBE, so it sees the whole bootstrap.
+        client.add_sink(self.writer.handle)
+        try:
+            self._mirror = client.mirror(self.pane, deadline, engine=False, history=0)
+        except BaseException:
+            client.remove_sink(self.writer.handle)
+            raise
+
     # ------------------------------------------------------------ loop
 
     def run(self) -> RecordStats:
@@ -269,16 +329,13 @@ class Recorder:
         except KeyboardInterrupt:
             pass
         finally:
-            tail = self._decoder.decode(b"", final=True)
-            if tail and self._header_written:
-                self._event("o", tail)
-            self.stats.duration = time.monotonic() - self._start if self._start else 0.0
+            self.writer.finish()
             self.close()
         self.stats.pane_exited = self.stats.pane_exited or not self._mirror.alive
         return self.stats
 
     def close(self) -> None:
-        self.client.remove_sink(self._on_frame)
+        self.client.remove_sink(self.writer.handle)
         self.client.release(self._mirror)
 
     def __enter__(self) -> Recorder:
