@@ -41,6 +41,7 @@ class DetachReason(enum.IntEnum):
     REPLACED = 3
     PROTOCOL_ERROR = 4
     PERMISSION_DENIED = 5
+    SLOW_CONSUMER = 6
     INTERNAL_ERROR = 255
 
 
@@ -96,6 +97,7 @@ class DecodeReason(enum.Enum):
     BAD_COUNT = "bad count"
     UNKNOWN_UNION_TAG = "unknown union tag"
     UNKNOWN_WIRE_TYPE = "unknown wire type"
+    TOO_MANY_ITEMS = "too many fields"
 
 
 class Record:

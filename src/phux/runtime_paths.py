@@ -178,7 +178,18 @@ def open_run_lock(socket_path: StrPath, terminal: int) -> int:
         raise SocketDirError(f"cannot open the run lock {path}: {exc}") from None
 
 
-def default_log_path(env: Mapping[str, str] | None = None) -> str:
+def default_log_path(socket: StrPath | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The log of the server on ``socket``: ``$XDG_STATE_HOME/phux/server.log`` for the
+    per-user default socket, ``server-<hash of the socket's absolute path>.log`` for
+    any other, so two servers of one user never write to one file."""
     env = os.environ if env is None else env
     state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "phux", "server.log")
+    name = "server.log"
+    if socket is not None:
+        path = os.path.abspath(os.fspath(socket))
+        default = os.path.abspath(resolve_socket_path(None, {**env, "PHUX_SOCKET": ""}))
+        if path != default:
+            import hashlib
+
+            name = f"server-{hashlib.sha256(path.encode()).hexdigest()[:12]}.log"
+    return os.path.join(state, "phux", name)

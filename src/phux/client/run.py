@@ -46,6 +46,7 @@ from phux.client.errors import (
     RunTimedOut,
     TerminalGone,
     UnsafeSocket,
+    describe_exit,
 )
 from phux.record import Record
 from phux.runtime_paths import SocketDirError, open_run_lock
@@ -367,7 +368,9 @@ def run_command(
     deadline: Deadline,
 ) -> RunOutcome:
     if not command.strip():
-        raise InvalidArgument("run needs a command")
+        raise InvalidArgument(
+            "run needs a command", remedy="give the command line, e.g. phux run work 'make test'"
+        )
     if "\x00" in command:
         raise InvalidArgument("the command contains a NUL byte")
     started = time.monotonic()
@@ -375,6 +378,7 @@ def run_command(
     pane = client.resolve(target, deadline)
     if not pane.alive:
         raise TerminalGone(f"terminal {pane.id} has exited")
+    client.used(pane, deadline)
     token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
     scanner = MarkerScanner(token, pane.cols, pane.rows)
     lock = RunLock(client.local_anchor, pane.terminal)
@@ -420,6 +424,15 @@ def run_command(
         exit_code = scanner.exit_code if scanner.exit_code is not None else 255
         data = scanner.output
         done_at = scanner.done_at or time.monotonic()
+    elif mirror.exit is not None and not isinstance(mirror.exit, Exited):
+        # A signal ended the pane's shell (`kill -9 $$`, `phux kill`): the command
+        # never reported a status, and 128+N would read as if it had exited so.
+        raise TerminalGone(
+            f"the pane {pane.id} died during run: its shell {describe_exit(mirror.exit)}"
+            " before the command finished",
+            remedy="read what it left with `phux snapshot TARGET`; start a new pane with "
+            "`phux new`",
+        )
     else:
         # The shell ended before printing the end marker (the command ran `exit`).
         exit_code = _status_code(mirror.exit)

@@ -20,7 +20,8 @@ from phux.runtime_paths import SocketDirError, ensure_socket_dir, open_lock_file
 from phux.server.config import ServerConfig
 from phux.server.connection import ClientConnection
 from phux.server.log import log, setup_logging
-from phux.server.pty_process import raise_fd_limit
+from phux.server.memory import return_freed_memory
+from phux.server.pty_process import raise_fd_limit, session_groups, signal_group
 from phux.server.state import ServerState
 from phux.wire.errors import DetachReason
 
@@ -201,16 +202,30 @@ async def _shutdown(
     with contextlib.suppress(OSError):
         remove_run_locks(path)
     terminals = [t for t in state.terminals.values() if not t.closed]
+    # Every process in a terminal's session, background jobs in their own groups
+    # included, gets SIGHUP (and SIGCONT, so a stopped one sees it), then SIGKILL if
+    # it is still there when the grace period is over: nothing outlives the server.
+    sessions = {t.pid for t in state.terminals.values()}
     for term in terminals:
         term.hangup()
+    for pgrp in session_groups(sessions):
+        signal_group(pgrp, signal.SIGHUP)
+        signal_group(pgrp, signal.SIGCONT)
     for conn in list(state.connections):
         conn.close_with(DetachReason.SERVER_SHUTDOWN, "the server is shutting down")
-    with trio.move_on_after(SHUTDOWN_GRACE_S):
+    end = trio.current_time() + SHUTDOWN_GRACE_S
+    with trio.move_on_at(end):
         while state.connections or state.live_terminals:
             await state.activity.wait()
     for term in terminals:
         if not term.closed:
             term.force_kill()
+    while (left := session_groups(sessions)) and trio.current_time() < end:
+        await trio.sleep(0.05)
+    if left:
+        log.info("shutdown: SIGKILL to %d process groups that survived SIGHUP", len(left))
+    for pgrp in left:
+        signal_group(pgrp, signal.SIGKILL)
 
 
 async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None) -> None:
@@ -234,6 +249,8 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                 state = ServerState(config, nursery)
                 accepting = await nursery.start(_accept_loop, listener, state, server_id)
                 nursery.start_soon(_watch_signals, state)
+                if config.trim_interval_s > 0:
+                    nursery.start_soon(return_freed_memory, config.trim_interval_s)
                 if config.exit_after_idle_s is not None:
                     nursery.start_soon(_exit_when_idle, state, config.exit_after_idle_s)
                 await trio.sleep(0)  # the signal receiver is installed before we say ready

@@ -99,6 +99,8 @@ class Terminal:
         self.final_seq = 0
         self._on_closed = on_closed
         self._inputs: deque[PendingInput] = deque()
+        self.queued_input = 0
+        """Bytes of clients' INPUT queued and not yet written (ServerConfig's input caps)."""
         self._input_wake = trio.Event()
         self._writing: PendingInput | None = None
         self._holder: ClientConnection | None = None
@@ -107,6 +109,8 @@ class Terminal:
         """Connections whose unit an urgent INPUT cut: its later pieces are refused."""
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
+        self._read_gate: trio.Event | None = None
+        """Set while the reader waits for the replica to catch up (see pause_reading)."""
         self._on_state = on_state
         self._interested = interested
         self._fg_key: fgread.Key | None = None
@@ -165,6 +169,8 @@ class Terminal:
     async def _reader(self) -> None:
         fd = self.master_fd
         while True:
+            if self._read_gate is not None:
+                await self._read_gate.wait()
             await trio.lowlevel.wait_readable(fd)
             if not self._drain():
                 self._eof.set()
@@ -242,6 +248,8 @@ class Terminal:
             pending.insert(0, current)
         for item in pending:
             if item.conn is not None:
+                self.queued_input -= len(item.data)
+            if item.conn is not None:
                 item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
         for close_hook in list(self.close_hooks):
             try:
@@ -267,7 +275,6 @@ class Terminal:
     def kill(self, grace_nursery: trio.Nursery) -> None:
         """Mark closed for observers and hang up its process groups (one synchronous step)."""
         self.killed = True
-        self.metadata = {}
         self._signal_all(signal.SIGHUP)
         grace_nursery.start_soon(self._kill_after_grace)
 
@@ -402,6 +409,22 @@ class Terminal:
     def replica_failed(self) -> None:
         """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
         self.journal.stop_compacting()
+        self.resume_reading()
+
+    def pause_reading(self) -> None:
+        """Stop reading output (the replica is too far behind): the program blocks on a
+        full PTY, as it would on a slow terminal, and nothing it wrote is dropped."""
+        if self._read_gate is None:
+            self._read_gate = trio.Event()
+
+    def resume_reading(self) -> None:
+        if self._read_gate is not None:
+            self._read_gate.set()
+            self._read_gate = None
+
+    @property
+    def reading_paused(self) -> bool:
+        return self._read_gate is not None
 
     # ------------------------------------------------------------ input
 
@@ -427,6 +450,7 @@ class Terminal:
             self._inputs.appendleft(item)
         else:
             self._inputs.append(item)
+        self.queued_input += len(data)
         self._input_wake.set()
 
     def _flush_for_urgent(self, by: ClientConnection) -> None:
@@ -435,6 +459,7 @@ class Terminal:
         # Kept: the server's own answers to terminal queries (the program waits for
         # them), and input of clients too old to be told INPUT_CANCELLED.
         self._inputs = deque(item for item in self._inputs if not _cancellable(item))
+        self.queued_input -= sum(len(item.data) for item in dropped)
         current = self._writing
         if current is not None and _cancellable(current):
             current.cancelled = True
@@ -456,6 +481,7 @@ class Terminal:
         kept = [item for item in self._inputs if item.conn is not conn]
         dropped = len(self._inputs) - len(kept)
         if dropped:
+            self.queued_input -= sum(len(i.data) for i in self._inputs if i.conn is conn)
             self._inputs = deque(kept)
         current = self._writing
         if current is not None and current.conn is conn:
@@ -507,6 +533,8 @@ class Terminal:
                     await trio.sleep_forever()  # the reaper closes the terminal
                 await trio.lowlevel.checkpoint()
             self._writing = None
+            if item.conn is not None:
+                self.queued_input -= len(item.data)
             if self._fg_armed:
                 self._fg_wake.set()
             if item.cancelled or item.conn is None:
