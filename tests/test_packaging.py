@@ -1,7 +1,12 @@
+import shutil
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
 import phux
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_python_dash_m_reports_version() -> None:
@@ -13,3 +18,28 @@ def test_python_dash_m_reports_version() -> None:
         timeout=30,
     )
     assert phux.__version__ in out.stdout
+
+
+def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
+    """The files read at run time through importlib.resources are in the wheel."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).exists():
+            shutil.copy(ROOT / name, tmp_path / name)
+    out = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tmp_path)],
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = out.glob("phux-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    wanted = {f"phux/skill/{level}.md" for level in ("quick", "agent", "full")}
+    wanted |= {
+        "phux/py.typed",
+        "phux/shell_integration/bash/phux.bash",
+        "phux/shell_integration/zsh/.zshenv",
+    }
+    assert wanted <= names, sorted(wanted - names)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from phux import timeouts
+from phux import skill, timeouts
 from phux.cli import actions, quick
 from phux.cli.app import cli
 from phux.mcp import tools
@@ -40,5 +40,5 @@ def test_the_text_is_the_same_everywhere() -> None:
         result = CliRunner().invoke(cli, [verb, "--help"], terminal_width=100)
         assert result.exit_code == 0
         assert text in flat(result.output), verb
-    assert text in flat(tools.RUN_DOC) and text in flat(tools.INSTRUCTIONS)
+    assert text in flat(tools.RUN_DOC) and text in flat(skill.instructions())
     assert text in flat(DOCS.read_text(encoding="utf-8"))

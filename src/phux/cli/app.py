@@ -11,9 +11,12 @@ import click
 
 from phux import __version__
 from phux.cli.attach_cmd import attach_cmd
+from phux.cli.completion_cmd import completion_cmd
 from phux.cli.mcp_cmd import mcp_cmd
 from phux.cli.proxy_cmd import proxy_cmd
+from phux.cli.record_cmd import record_cmd
 from phux.cli.server_cmd import server_cmd
+from phux.cli.skill_cmd import skill_cmd
 from phux.cli.verbs import VERBS
 
 HELP = """phux: a terminal server for AI agents and the people beside them.
@@ -29,7 +32,8 @@ or, when only the exit code and output matter:
 
 Options may come anywhere, except after the TARGET of `run` and `send-keys`,
 whose later words are the command or keys. `phux VERB --help` lists each verb's
-options, the TARGET grammar and its exit codes.
+options, the TARGET grammar and its exit codes. Agents: read `phux skill` first.
+Tab completion: `eval "$(phux completion bash)"` (or zsh, fish).
 """
 
 
@@ -48,3 +52,6 @@ cli.add_command(server_cmd)
 cli.add_command(mcp_cmd)
 cli.add_command(attach_cmd)
 cli.add_command(proxy_cmd)
+cli.add_command(record_cmd)
+cli.add_command(skill_cmd)
+cli.add_command(completion_cmd)

@@ -753,6 +753,14 @@ def history_cmd(
     is_flag=True,
     help="Start a shell without phux's prompt and command marks (OSC 133/7).",
 )
+@click.option(
+    "--record",
+    "record",
+    metavar="FILE",
+    default=None,
+    help="Record the pane to FILE (asciicast v2) from its start, in a background "
+    "`phux record --since` that ends when the pane exits.",
+)
 @json_option(
     'Create only and print {"session", "terminal_id"}; needs -s, and a taken name is an error.'
 )
@@ -764,6 +772,7 @@ def new_cmd(
     cwd: str | None,
     detached: bool,
     no_shell_integration: bool,
+    record: str | None,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -780,6 +789,10 @@ def new_cmd(
     if as_json and name is None:
         raise click.UsageError("--json needs an explicit -s NAME (it is create-only)")
     directory = os.path.abspath(cwd) if cwd is not None else os.getcwd()
+    if record is not None:
+        from phux.cli.record_cmd import prepare_file
+
+        record = prepare_file(record)
     remote = bool(os.environ.get("PHUX_HOST"))
     with reporting("new", as_json):
         from phux.client import ensure_server
@@ -795,6 +808,10 @@ def new_cmd(
                 shell_integration=not no_shell_integration,
                 deadline=deadline,
             )
+        if record is not None:
+            from phux.cli.record_cmd import start_background
+
+            start_background(record, result.terminal_id, None if path is None else os.fspath(path))
     if as_json:
         write_out(to_json(result) + "\n")
         return

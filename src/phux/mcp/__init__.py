@@ -15,7 +15,8 @@ def run_stdio(*, read_only: bool = False) -> None:
     """Serve MCP on stdin/stdout until stdin reaches EOF."""
     from phux import __version__
     from phux.mcp.server import serve
-    from phux.mcp.tools import INSTRUCTIONS, PhuxTools
+    from phux.mcp.tools import PhuxTools
+    from phux.skill import instructions
 
     # Stdout carries protocol messages only: keep a private copy of it for them
     # and point fd 1 (and sys.stdout) at /dev/null, so nothing stray can
@@ -31,7 +32,7 @@ def run_stdio(*, read_only: bool = False) -> None:
             tools.catalog(read_only=read_only),
             name="phux",
             version=__version__,
-            instructions=INSTRUCTIONS,
+            instructions=instructions(),
             stdout_fd=protocol_fd,
         )
     finally:

@@ -1049,15 +1049,3 @@ TAG_SCHEMA = _schema(
     },
     ["target", "tags"],
 )
-
-INSTRUCTIONS = (
-    "phux drives real terminals that persist between calls and that a human may be watching. "
-    "Loop: read (phux_snapshot) -> act (phux_send_keys, phux_paste for text, or phux_run when "
-    "you only need an exit code and output) -> wait (phux_wait) -> read. Create a session "
-    "with phux_new (windows and panes with phux_new_window, phux_split, phux_tag), end one "
-    "with phux_kill; phux_history lists the commands a pane's shell ran. Keep timeout_secs "
-    "<= 50 on phux_wait/phux_run and "
-    "call again to wait longer; after phux_run timed out, phux_wait until the prompt returns "
-    "(never phux_run the same command again). Calls that write to one pane take turns in "
-    "arrival order (waited_ms says how long one waited). " + TIMEOUTS
-)

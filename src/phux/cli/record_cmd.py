@@ -1,0 +1,158 @@
+"""``phux record``: a pane as an asciicast v2 file (the work is in :mod:`phux.client.record`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+import click
+
+from phux.cli import help as texts
+from phux.cli.actions import GRACE, deadline_after, finish, open_client, reporting
+from phux.cli.render import write_err
+from phux.cli.verbs import Verb, socket_option
+
+_EPILOG = texts.epilog(
+    "\b\nThe file (asciicast v2, one JSON value a line):\n"
+    '  {"version": 2, "width", "height", "timestamp", "title", "env": {"TERM", "SHELL"}}\n'
+    '  [SECONDS, "o", "output text"]      what the pane printed\n'
+    '  [SECONDS, "r", "COLSxROWS"]        the pane was resized\n'
+    "Play it with `asciinema play FILE`, print it with `asciinema cat FILE`,\n"
+    "or put it in the asciinema web player.",
+    "With --since the file starts with what the pane printed before (the\n"
+    "server's retained state: its scrollback, screen and modes, then the\n"
+    "journal after its last checkpoint), all at time 0: the server keeps the\n"
+    "bytes, not when they were printed.\n\n"
+    'No input ("i") events: a recorder sees what the pane prints, never what\n'
+    "other clients type (the wire does not show it), and types nothing itself.",
+    texts.TARGET_GRAMMAR,
+    texts.ORDERING,
+    texts.exit_codes(
+        ("0", "recorded until the pane exited, --timeout passed, or Ctrl-C"),
+        ("1", "no server / target not found / FILE cannot be written"),
+    ),
+    texts.SOCKET,
+)
+
+
+def default_file(session: str | None, now: float | None = None) -> str:
+    """``<session>-<YYYYmmdd-HHMMSS>.cast`` in the current directory."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in (session or "pane"))
+    return f"{name}-{stamp}.cast"
+
+
+@click.command(
+    "record",
+    cls=Verb,
+    short_help="Record a pane as an asciicast v2 file (asciinema).",
+    epilog=_EPILOG,
+)
+@click.option(
+    "--since",
+    is_flag=True,
+    help="Begin with what the pane already printed (at time 0), not only what comes next.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECS",
+    help="Stop after SECS seconds (default: until the pane exits or Ctrl-C).",
+)
+@click.option("--title", metavar="TEXT", default=None, help="Title (default: the pane's name).")
+@socket_option
+@click.argument("target")
+@click.argument("file", required=False)
+def record_cmd(
+    since: bool,
+    timeout: float | None,
+    title: str | None,
+    socket: str | None,
+    target: str,
+    file: str | None,
+) -> None:
+    """Record TARGET's output to FILE as asciicast v2, until the pane exits.
+
+    FILE defaults to SESSION-YYYYmmdd-HHMMSS.cast in the current directory;
+    `-` writes to stdout. Events are flushed as they happen, so the file is
+    playable while recording and whole up to its last line if the recorder is
+    killed. Never resizes the pane. A summary goes to stderr at the end.
+    """
+    with reporting("record", False), open_client(socket) as client:
+        from phux.client.record import Recorder
+
+        deadline = deadline_after(GRACE * 2)
+        pane = client.resolve(target, deadline)
+        path = file if file is not None else default_file(pane.session)
+        out = sys.stdout if path == "-" else _open(path)
+        try:
+            recorder = Recorder(
+                client,
+                pane.id,
+                out,
+                since=since,
+                title=title,
+                timeout=timeout,
+                deadline=deadline,
+            )
+            stats = recorder.run()
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    why = (
+        "the pane exited"
+        if stats.pane_exited
+        else ("--timeout passed" if stats.timed_out else "interrupted")
+    )
+    lost = f"; {stats.gaps} stretch(es) of output lost (the recorder fell behind)" * bool(
+        stats.gaps
+    )
+    where = "stdout" if path == "-" else path
+    write_err(
+        f"phux record: {stats.events} events, {stats.duration:.1f} s to {where} ({why}){lost}\n"
+    )
+    finish(0)
+
+
+def prepare_file(path: str) -> str:
+    """``path`` made absolute and created empty, before ``new`` creates anything:
+    a FILE that cannot be written fails the command here, where it can be said,
+    not in a background recorder with no stderr."""
+    import os
+
+    path = os.path.abspath(path)
+    _open(path).close()
+    return path
+
+
+def start_background(path: str, terminal: int, socket: str | None) -> None:
+    """Record pane ``@terminal`` to ``path`` in a detached ``phux record --since``
+    process (``phux new --record``): it ends when the pane exits. ``--since``
+    makes the start race-free: whatever the pane printed before the recorder
+    subscribed is in the bootstrap, at time 0."""
+    import os
+    import subprocess
+
+    argv = [sys.executable, "-m", "phux", "record", "--since"]
+    # `path` comes from prepare_file: absolute, so the recorder's cwd is irrelevant.
+    if socket is not None:
+        argv += ["--socket", socket]
+    argv += [f"@{terminal}", path]
+    with open(os.devnull, "r+b") as devnull:
+        subprocess.Popen(
+            argv,
+            stdin=devnull,
+            stdout=devnull,
+            stderr=devnull,
+            start_new_session=True,  # not ended by the terminal `new` attaches in
+            close_fds=True,
+        )
+
+
+def _open(path: str) -> TextIO:
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise click.FileError(path, exc.strerror or str(exc)) from None

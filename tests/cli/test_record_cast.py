@@ -1,0 +1,219 @@
+"""``phux record`` and ``phux new --record`` against a real server.
+
+A recording is checked three ways: its lines against the asciicast v2 format
+(strictly, by hand), its output and resize events replayed into a fresh
+engine against ``phux snapshot`` of the pane, and ``asciinema cat`` (the
+asciinema package from PyPI) printing it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phux.engine import Terminal
+
+from .test_e2e import Phux, phux  # noqa: F401  (the module-scoped server fixture)
+
+DEADLINE = 20.0
+
+
+def read_cast(path: Path) -> tuple[dict[str, Any], list[list[Any]]]:
+    """Parse ``path`` and hold it to the asciicast v2 format."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines, "empty recording"
+    header = json.loads(lines[0])
+    assert isinstance(header, dict)
+    assert header["version"] == 2
+    assert isinstance(header["width"], int) and header["width"] > 0
+    assert isinstance(header["height"], int) and header["height"] > 0
+    assert isinstance(header["timestamp"], int)
+    assert isinstance(header.get("title", ""), str)
+    env = header["env"]
+    assert env["TERM"] == "xterm-256color"
+    assert set(env) <= {"TERM", "SHELL"}
+    events = [json.loads(line) for line in lines[1:]]
+    last = 0.0
+    for event in events:
+        assert isinstance(event, list) and len(event) == 3, event
+        t, code, data = event
+        assert isinstance(t, int | float) and t >= last, event
+        last = t
+        assert code in ("o", "r"), event
+        assert isinstance(data, str)
+        if code == "r":
+            cols, _, rows = data.partition("x")
+            assert cols.isdigit() and rows.isdigit(), event
+    return header, events
+
+
+def replay(header: dict[str, Any], events: list[list[Any]]) -> Terminal:
+    term = Terminal(header["width"], header["height"])
+    for _, code, data in events:
+        if code == "o":
+            term.feed(data.encode("utf-8"))
+        else:
+            cols, _, rows = data.partition("x")
+            term.resize(int(cols), int(rows))
+    return term
+
+
+def wait_for(predicate: Any, what: str) -> None:
+    limit = time.monotonic() + DEADLINE
+    while not predicate():
+        assert time.monotonic() < limit, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def start_recorder(phux: Phux, *args: str) -> subprocess.Popen[str]:  # noqa: F811
+    return subprocess.Popen(
+        [sys.executable, "-m", "phux", "record", *args],
+        env=phux.env,
+        cwd=phux.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_record_replays_to_the_panes_screen(phux: Phux) -> None:  # noqa: F811
+    phux.new("rec")
+    phux.settle("rec")
+    res = phux("send-keys", "rec", "printf 'before \\033[1mbold\\033[0m\\n'", "Enter")
+    assert res.code == 0, res.err
+    assert phux("wait", "--until", "before bold", "--timeout", "10", "rec").code == 0
+    cast = phux.root / "rec.cast"
+    recorder = start_recorder(phux, "--since", "rec", str(cast))
+    try:
+        wait_for(lambda: cast.exists() and cast.read_text().count("\n") >= 2, "the header")
+        keys = "printf 'live \\033[32mgreen\\033[0m w\\303\\266rld\\n'"
+        assert phux("send-keys", "rec", keys, "Enter").code == 0
+        assert phux("wait", "--until", "live green", "--timeout", "10", "rec").code == 0
+        assert phux("resize", "rec", "50x15").code == 0
+        assert phux("send-keys", "rec", "seq 1 30", "Enter").code == 0
+        assert phux("wait", "--regex", "^30$", "--timeout", "10", "rec").code == 0
+        assert phux("wait", "--regex", r"\$ ?$", "--timeout", "10", "rec").code == 0
+        snap = phux("snapshot", "--json", "rec")
+        assert snap.code == 0, snap.err
+        screen = snap.json()
+
+        def caught_up() -> bool:
+            mine = replay(*read_cast(cast)).project_data()
+            return bool(mine["lines"] == screen["lines"] and mine["cursor"] == screen["cursor"])
+
+        # The recorder follows asynchronously: its replay reaches the pane's screen.
+        wait_for(caught_up, "the recording to replay to the pane's screen")
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        out, err = recorder.communicate(timeout=DEADLINE)
+    assert recorder.returncode == 0, err
+    assert "interrupted" in err
+    assert out == ""
+    header, events = read_cast(cast)
+    assert header["title"] == "rec:0.0"
+    assert (header["width"], header["height"]) == (80, 24)
+    assert ["r", "50x15"] in [[code, data] for _, code, data in events]
+    assert any(t > 0 for t, _, _ in events), "live events carry their time"
+    at_zero = "".join(data for t, code, data in events if t == 0 and code == "o")
+    assert "before" in at_zero, "--since starts with what the pane printed before"
+
+    term = replay(header, events)
+    mine = term.project_data()
+    assert (mine["cols"], mine["rows"]) == (50, 15)
+    assert mine["lines"] == screen["lines"]
+    assert mine["cursor"] == screen["cursor"]
+
+    played = subprocess.run(
+        [sys.executable, "-m", "asciinema", "cat", str(cast)],
+        capture_output=True,
+        timeout=DEADLINE,
+    )
+    assert played.returncode == 0, played.stderr
+    text = played.stdout.decode("utf-8")
+    assert text == "".join(data for _, code, data in events if code == "o")
+    assert "w\u00f6rld" in text
+    assert phux("kill", "rec").code == 0
+
+
+def test_record_without_since_starts_now_and_ends_with_the_pane(phux: Phux) -> None:  # noqa: F811
+    phux.new("recx", "sh", "-c", "echo old; read x; echo new-$x; sleep 0.2; exit 3")
+    assert phux("wait", "--until", "old", "--timeout", "10", "recx").code == 0
+    recorder = start_recorder(phux, "recx", "-")
+    try:
+        # Wait for the header on stdout before typing, so "new" is live output.
+        assert recorder.stdout is not None
+        header_line = recorder.stdout.readline()
+        assert phux("send-keys", "recx", "x", "Enter").code == 0
+        out, err = recorder.communicate(timeout=DEADLINE)
+    finally:
+        if recorder.poll() is None:
+            recorder.kill()
+            recorder.wait()
+    assert recorder.returncode == 0, err
+    assert "the pane exited" in err
+    path = phux.root / "recx.cast"
+    path.write_text(header_line + out, encoding="utf-8")
+    _, events = read_cast(path)
+    text = "".join(data for _, code, data in events if code == "o")
+    assert "new-x" in text
+    assert "old" not in text
+
+
+def test_record_since_with_timeout_holds_earlier_output(phux: Phux) -> None:  # noqa: F811
+    phux.new("recd", "sh", "-c", "echo printed-before; read x")
+    assert phux("wait", "--until", "printed-before", "--timeout", "10", "recd").code == 0
+    path = phux.root / "recd.cast"
+    res = phux("record", "--since", "--timeout", "0.5", "recd", str(path))
+    assert res.code == 0, res.err
+    assert "--timeout passed" in res.err
+    _, events = read_cast(path)
+    assert [t for t, _, _ in events] == [0.0] * len(events)
+    assert "printed-before" in "".join(data for _, _, data in events)
+    assert phux("kill", "recd").code == 0
+
+
+def test_record_default_file_name(phux: Phux) -> None:  # noqa: F811
+    phux.new("recf", "sh", "-c", "echo x; read x")
+    res = phux("record", "--timeout", "0.2", "recf")
+    assert res.code == 0, res.err
+    made = sorted(phux.root.glob("recf-*.cast"))
+    assert len(made) == 1, made
+    assert made[0].name in res.err
+    _, events = read_cast(made[0])
+    assert events == [], "without --since only what comes next"
+    assert phux("kill", "recf").code == 0
+
+
+def test_record_unknown_target_fails(phux: Phux) -> None:  # noqa: F811
+    res = phux("record", "--timeout", "1", "no-such-session", "-")
+    assert res.code == 1
+    assert res.out == ""
+    assert "no-such-session" in res.err
+
+
+@pytest.mark.parametrize("flag", ["--record"])
+def test_new_record_starts_a_background_recorder(phux: Phux, flag: str) -> None:  # noqa: F811
+    path = phux.root / "new.cast"
+    res = phux("new", "-d", "-s", "recn", flag, str(path), "--", "sh", "-c", "read x; echo got-$x")
+    assert res.code == 0, res.err
+    wait_for(lambda: path.exists() and path.read_text().count("\n") >= 1, "the header")
+    assert phux("send-keys", "recn", "y", "Enter").code == 0
+    # The recorder ends by itself when the pane exits; its last event is the echo.
+    wait_for(lambda: "got-y" in path.read_text(), "the recorder to see the output")
+    _, events = read_cast(path)
+    assert "got-y" in "".join(data for _, _, data in events)
+
+
+def test_new_record_to_an_unwritable_file_creates_nothing(phux: Phux) -> None:  # noqa: F811
+    res = phux("new", "--json", "-s", "recbad", "--record", str(phux.root / "no" / "such.cast"))
+    assert res.code == 1
+    assert res.out == ""
+    assert "such.cast" in res.err
+    assert phux("snapshot", "recbad").code == 1, "the session was not created"

@@ -1,0 +1,169 @@
+"""The asciicast writer on frame sequences a server sends: bootstraps, a lagging
+recorder's TOMBSTONE and fresh bootstrap (deduplicated, or redrawn from the
+checkpoint when the journal no longer reaches), resizes, split UTF-8.
+
+The end-to-end tests (tests/cli/test_record_cast.py) run the writer on a real
+server; a server drops a recorder's output only under a flood, so the lag
+paths are driven here with the frames themselves."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from phux.client.record import CastWriter
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    Frame,
+    Output,
+    Resized,
+    Tombstone,
+)
+
+T = 7
+
+
+def write(frames: list[Frame], *, since: bool = True) -> tuple[dict[str, Any], list[Any], Any]:
+    out = io.StringIO()
+    writer = CastWriter(T, out, since=since, title="t", size=(1, 1), env={"SHELL": "/bin/sh"})
+    for frame in frames:
+        writer.handle(frame)
+    writer.finish()
+    lines = out.getvalue().splitlines()
+    return json.loads(lines[0]), [json.loads(line) for line in lines[1:]], writer.stats
+
+
+def boot(start: int, *chunks: Frame, ready: int, size: tuple[int, int] = (10, 5)) -> list[Frame]:
+    cols, rows = size
+    return [
+        BootstrapBegin(request_id=1, terminal=T, start_seq=start, cols=cols, rows=rows),
+        *chunks,
+        BootstrapReady(terminal=T, next_seq=ready, cols=cols, rows=rows),
+    ]
+
+
+def text(events: list[Any]) -> str:
+    return "".join(data for _, code, data in events if code == "o")
+
+
+def test_since_writes_the_bootstrap_at_zero_then_live_output() -> None:
+    frames = [
+        *boot(0, BootstrapChunk(terminal=T, seq=0, data=b"hello\r\n"), ready=7),
+        Output(terminal=T, seq=7, data=b"live"),
+        Output(terminal=99, seq=0, data=b"another terminal"),
+    ]
+    header, events, stats = write(frames)
+    assert header == {
+        "version": 2,
+        "width": 10,
+        "height": 5,
+        "timestamp": header["timestamp"],
+        "title": "t",
+        "env": {"TERM": "xterm-256color", "SHELL": "/bin/sh"},
+    }
+    assert events[0] == [0.0, "o", "hello\r\n"]
+    assert text(events) == "hello\r\nlive"
+    assert stats.gaps == 0
+
+
+def test_without_since_only_what_comes_next_at_the_current_size() -> None:
+    frames = [
+        *boot(
+            0,
+            BootstrapChunk(terminal=T, seq=0, data=b"old"),
+            Resized(terminal=T, seq=3, cols=30, rows=9),
+            ready=3,
+            size=(20, 8),
+        ),
+        Output(terminal=T, seq=3, data=b"new"),
+    ]
+    header, events, _ = write(frames, since=False)
+    assert (header["width"], header["height"]) == (20, 8)
+    assert [code for _, code, _ in events] == ["o"]
+    assert text(events) == "new"
+
+
+def test_a_checkpoint_supersedes_what_came_before_it_in_the_bootstrap() -> None:
+    frames = boot(
+        0,
+        BootstrapChunk(terminal=T, seq=50, data=b"\x1b[HSTATE", checkpoint=True),
+        BootstrapChunk(terminal=T, seq=50, data=b"-tail"),
+        ready=55,
+    )
+    _, events, _ = write(frames)
+    assert text(events) == "\x1b[HSTATE-tail"
+
+
+def test_a_fresh_bootstrap_after_a_tombstone_is_deduplicated() -> None:
+    frames = [
+        *boot(0, BootstrapChunk(terminal=T, seq=0, data=b"hello\r\n"), ready=7),
+        Output(terminal=T, seq=7, data=b"ab"),
+        Resized(terminal=T, seq=9, cols=12, rows=6),
+        Tombstone(terminal=T, reason=1, lost_seq=9),
+        *boot(
+            0,
+            BootstrapChunk(terminal=T, seq=0, data=b"hello\r\nab"),
+            Resized(terminal=T, seq=9, cols=12, rows=6),
+            BootstrapChunk(terminal=T, seq=9, data=b"cd"),
+            ready=11,
+            size=(12, 6),
+        ),
+        Output(terminal=T, seq=11, data=b"ef"),
+    ]
+    _, events, stats = write(frames)
+    assert text(events) == "hello\r\nabcdef"
+    assert [data for _, code, data in events if code == "r"] == ["12x6"]
+    assert stats.gaps == 0
+
+
+def test_a_journal_that_no_longer_reaches_is_redrawn_from_its_checkpoint() -> None:
+    frames = [
+        *boot(0, BootstrapChunk(terminal=T, seq=0, data=b"hello"), ready=5),
+        Tombstone(terminal=T, reason=1, lost_seq=5),
+        *boot(
+            0,
+            BootstrapChunk(terminal=T, seq=900, data=b"\x1b[H\x1b[2JSTATE", checkpoint=True),
+            BootstrapChunk(terminal=T, seq=900, data=b"+j"),
+            ready=902,
+        ),
+        Output(terminal=T, seq=902, data=b"+x"),
+    ]
+    _, events, stats = write(frames)
+    assert text(events) == "hello\x1b[H\x1b[2JSTATE+j+x"
+    assert stats.gaps == 1
+
+
+def test_a_character_split_across_frames_stays_whole() -> None:
+    frames = [
+        *boot(0, ready=0),
+        Output(terminal=T, seq=0, data=b"w\xc3"),
+        Output(terminal=T, seq=2, data=b"\xb6rld \xff"),
+    ]
+    _, events, _ = write(frames)
+    assert text(events) == "w\u00f6rld \ufffd"
+
+
+def test_a_redraw_after_a_gap_resumes_at_the_fresh_bootstraps_size() -> None:
+    frames = [
+        *boot(0, BootstrapChunk(terminal=T, seq=0, data=b"hello"), ready=5, size=(10, 5)),
+        Tombstone(terminal=T, reason=1, lost_seq=5),
+        # The pane was resized to 40x9 in the stretch the recorder lost.
+        *boot(
+            800,
+            BootstrapChunk(terminal=T, seq=900, data=b"STATE", checkpoint=True),
+            Resized(terminal=T, seq=900, cols=41, rows=9),
+            ready=900,
+            size=(40, 9),
+        ),
+    ]
+    _, events, stats = write(frames)
+    assert [[code, data] for _, code, data in events] == [
+        ["o", "hello"],
+        ["r", "40x9"],
+        ["o", "STATE"],
+        ["r", "41x9"],
+    ]
+    assert stats.gaps == 1
