@@ -89,3 +89,11 @@ def default_log_path(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(state, "phux", "server.log")
+
+
+def default_audit_path(socket_path: StrPath, log_path: StrPath) -> str:
+    """The input audit file of the server on ``socket_path``: beside its log, one per socket."""
+    import hashlib
+
+    tag = hashlib.sha256(os.fsencode(os.path.abspath(socket_path))).hexdigest()[:16]
+    return os.path.join(os.path.dirname(os.path.abspath(log_path)), f"audit-{tag}.jsonl")

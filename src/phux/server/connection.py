@@ -107,6 +107,9 @@ class ClientConnection:
         self._reading = True
         self._cancel: trio.CancelScope | None = None
         self.peer = "?"
+        self.peer_pid = 0
+        self.peer_uid = -1
+        self.client_name = ""
         self._handlers: dict[type[Frame], Callable[[Any], None]] = {
             Hello: self._hello,
             Ping: self._ping,
@@ -175,6 +178,7 @@ class ClientConnection:
             self.stream.socket.close()
             return False
         self.peer = f"pid {pid} uid {uid}"
+        self.peer_pid, self.peer_uid = pid, uid
         if uid == os.geteuid():
             return True
         log.warning("refused connection from %s: not the server's uid %d", self.peer, os.geteuid())
@@ -318,6 +322,7 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
+        self.client_name = frame.client_name
         major, minor, patch = PROTOCOL_VERSION
         self.outbox.push(
             HelloOk(
@@ -351,6 +356,7 @@ class ClientConnection:
 
     def _input(self, frame: Input) -> None:
         term = self.state.get_alive(frame.terminal)
+        self.state.audit_input(self, term, frame.data)
         self.pending_input += len(frame.data)
         term.queue_input(self, frame.request_id, frame.data)
 
