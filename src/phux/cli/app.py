@@ -14,6 +14,7 @@ from phux.cli.attach_cmd import attach_cmd
 from phux.cli.mcp_cmd import mcp_cmd
 from phux.cli.proxy_cmd import proxy_cmd
 from phux.cli.server_cmd import server_cmd
+from phux.cli.status_cmd import audit_cmd, doctor_cmd, status_cmd
 from phux.cli.verbs import VERBS
 
 HELP = """phux: a terminal server for AI agents and the people beside them.
@@ -48,3 +49,6 @@ cli.add_command(server_cmd)
 cli.add_command(mcp_cmd)
 cli.add_command(attach_cmd)
 cli.add_command(proxy_cmd)
+cli.add_command(status_cmd)
+cli.add_command(doctor_cmd)
+cli.add_command(audit_cmd)
