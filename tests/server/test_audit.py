@@ -142,3 +142,18 @@ def test_server_publishes_its_facts(server: ServerProcess) -> None:
             assert changed.value == b"2"
         changed = next_of(conn, MetadataChanged, Deadline.after(T), key="phux.server.clients")
         assert changed.value == b"1"
+
+
+def test_no_audit_keeps_nothing(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, "--no-audit")
+    server.start()
+    try:
+        with server.connect() as conn:
+            send(conn, spawn(conn, ["cat"]), b"quiet")
+            listing = conn.call_expect(
+                lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(T)
+            )
+    finally:
+        server.stop()
+    assert "phux.server.audit_file" not in {e.key for e in listing.global_metadata}
+    assert not list(tmp_path.glob("audit-*"))

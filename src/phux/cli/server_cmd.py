@@ -72,6 +72,11 @@ from phux.runtime_paths import default_audit_path, default_log_path, resolve_soc
     help="The input audit, JSON lines (default: audit-<socket hash>.jsonl beside the log).",
 )
 @click.option(
+    "--no-audit",
+    is_flag=True,
+    help="Keep no input audit (`phux audit` then has nothing of this server).",
+)
+@click.option(
     "--audit-max-bytes",
     type=click.IntRange(min=1),
     default=None,
@@ -96,6 +101,7 @@ def server_cmd(
     shell_integration: bool | None,
     log_file: Path | None,
     audit_file: Path | None,
+    no_audit: bool,
     audit_max_bytes: int | None,
     audit_data: bool | None,
 ) -> None:
@@ -106,7 +112,9 @@ def server_cmd(
 
     path = Path(resolve_socket_path(socket_path)).absolute()
     log_path = (log_file or Path(default_log_path())).absolute()
-    audit_path = (audit_file or Path(default_audit_path(path, log_path))).absolute()
+    audit_path = None
+    if not no_audit:
+        audit_path = (audit_file or Path(default_audit_path(path, log_path))).absolute()
     config = ServerConfig(
         socket_path=path,
         log_file=log_path,
