@@ -56,9 +56,11 @@ def server(directory: Path, *args: str) -> Iterator[Path]:
             time.sleep(0.02)
         yield sock
     finally:
-        with contextlib.suppress(Exception):
-            with Connection.open(sock, Deadline.after(5), "bench") as conn:
-                conn.call(lambda rid: Shutdown(request_id=rid), Deadline.after(5))
+        with (
+            contextlib.suppress(Exception),
+            Connection.open(sock, Deadline.after(5), "bench") as conn,
+        ):
+            conn.call(lambda rid: Shutdown(request_id=rid), Deadline.after(5))
         proc.wait(10)
 
 
