@@ -64,7 +64,6 @@ def test_killed_but_not_reaped(conn: Conn, cleanup: list[int]) -> None:
         isinstance(f, TerminalClosed) and f.terminal == tid.terminal for f in conn.backlog
     ):
         assert info.exit is None, "exit is listed before TERMINAL_CLOSED was sent"
-        assert info.metadata == []
     rid = conn.rid()
     check_error(
         conn.request(Input(request_id=rid, terminal=tid.terminal, data=b"x")),
@@ -225,16 +224,26 @@ def test_a_closed_terminal_is_forgotten_after_retention(short_retention_socket: 
     answers TERMINAL_NOT_FOUND."""
     with Conn(short_retention_socket) as conn:
         conn.hello()
-        tid = spawn(conn, [], ["sh", "-c", "exit 3"]).terminal
+        sub = conn.rid()
+        assert conn.request(MetaSubscribe(request_id=sub, prefix="conf.ret")) == Ok(request_id=sub)
+        tid = spawn(conn, [], ["sh", "-c", "exit 3"], metadata={"conf.ret": b"kept"}).terminal
         stream = subscribe(conn, tid)
         if stream.alive:
             stream.read_until_closed(conn)
         info = _info(conn, tid)
         assert info is not None and not info.alive, "a closed terminal is listed at first"
+        # L3.md §1: its metadata stays readable until it is forgotten...
+        rid = conn.rid()
+        kept = conn.request(MetaGet(request_id=rid, key="conf.ret", terminal=tid))
+        assert kept == MetadataValue(request_id=rid, key="conf.ret", value=b"kept")
         deadline = time.monotonic() + RETENTION_S + 5
         while _info(conn, tid) is not None:
             assert time.monotonic() < deadline, "still listed long after the retention period"
             conn.poll(0.1)
+        # ...and subscribers see its deletion then, once.
+        changes = [f for f in conn.backlog if isinstance(f, MetadataChanged)]
+        assert changes[-1] == MetadataChanged(subscription=sub, key="conf.ret", terminal=tid)
+        assert [c for c in changes if c.value is None] == [changes[-1]]
         rid = conn.rid()
         check_error(
             conn.request(Subscribe(request_id=rid, terminal=tid)),

@@ -143,8 +143,8 @@ def test_a_closed_terminal_has_no_foreground(conn: Conn, cleanup: list[int]) -> 
 def test_a_client_of_an_older_minor_is_served_without_newer_frames(
     connect: Connect, cleanup: list[int]
 ) -> None:
-    old = connect(hello=False)
-    old.send(Hello(client_name="old", major=MAJOR, minor=MINOR - 1, patch=0))
+    old = connect(hello=False)  # a 1.0 client: TERMINAL_STATE and field 12 came with 1.1
+    old.send(Hello(client_name="old", major=MAJOR, minor=0, patch=0))
     ok = old.expect(lambda f: True, what="HELLO_OK")
     assert isinstance(ok, HelloOk) and ok.major == MAJOR
     follow_events(old)

@@ -28,13 +28,16 @@ def test_creates_directory_0700(tmp_path: Path) -> None:
     assert (sock.parent.stat().st_mode & 0o777) == 0o700
 
 
-def test_world_writable_directory_without_sticky_bit_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o770])
+def test_shared_directory_is_refused_even_sticky(tmp_path: Path, mode: int) -> None:
+    """In a sticky /tmp-like directory another user can still plant the socket's
+    name, its lock file or a symlink first (issue 15, item 10)."""
     bad = tmp_path / "open"
     bad.mkdir()
-    bad.chmod(0o777)
+    bad.chmod(mode)
     with pytest.raises(SocketDirError, match="writable by group or others"):
         check_socket_dir(bad)
-    bad.chmod(0o1777)
+    bad.chmod(0o700)
     check_socket_dir(bad)
 
 

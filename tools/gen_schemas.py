@@ -9,7 +9,8 @@ The schemas come from ``msgspec.json.schema`` with two corrections that make
 them describe what the encoder really writes:
 
 - a field with a default is still always written unless its Struct sets
-  ``omit_defaults``, so such fields are listed as required;
+  ``omit_defaults`` or the default is ``UNSET``, so such fields are listed as
+  required;
 - ``schema_version`` is pinned (``const``) to the version the code emits;
 
 and without the Structs' Python docstrings (each file has its own description).
@@ -64,6 +65,12 @@ SHAPES: tuple[Shape, ...] = (
         "new_result",
         models.NewResult,
         "`phux new --json -s NAME`: the created session and its first pane (no schema_version).",
+    ),
+    Shape(
+        "new_pane_result",
+        models.NewPaneResult,
+        "`phux new-window --json` and `phux split --json` (MCP `phux_new_window`, "
+        "`phux_split`): the created pane.",
     ),
     Shape(
         "watch_event",
@@ -151,8 +158,16 @@ def schema_for(shape: Shape) -> dict[str, Any]:
         definition.pop("description", None)
         props: dict[str, Any] = definition.get("properties", {})
         if not struct.cls.__struct_config__.omit_defaults:
+            # ...except a field left UNSET, which the encoder leaves out.
+            unset = {
+                f.encode_name
+                for f in struct.fields
+                if not f.required
+                and f.default is msgspec.NODEFAULT
+                and f.default_factory is msgspec.NODEFAULT
+            }
             required = list(definition.get("required", []))
-            required += [name for name in props if name not in required]
+            required += [name for name in props if name not in required and name not in unset]
             definition["required"] = required
         if shape.schema_version is not None and "schema_version" in props:
             props["schema_version"] = {"const": shape.schema_version, "type": "integer"}

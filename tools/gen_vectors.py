@@ -161,6 +161,8 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ("DETACH", f.Detach()),
         ("INPUT", f.Input(request_id=7, terminal=1, data=b"echo hi\r")),
         ("INPUT empty data", f.Input(request_id=8, terminal=1, data=b"")),
+        ("INPUT piece of a unit", f.Input(request_id=9, terminal=1, data=b"make", more=True)),
+        ("INPUT urgent", f.Input(request_id=10, terminal=1, data=b"\x03", urgent=True)),
         ("SPAWN defaults", f.Spawn(request_id=1)),
         (
             "SPAWN full",

@@ -104,3 +104,11 @@ def test_to_json_is_compact_and_keeps_unicode() -> None:
     assert to_json({"a": "é"}) == '{"a":"é"}'
     doc = json.loads(to_json(screen()))
     assert doc["schema_version"] == 4 and "cells" not in doc and "styles" not in doc
+
+
+def test_box_keeps_emoji_joiners_but_not_bidi_overrides() -> None:
+    family = "\U0001f468\u200d\U0001f4bb"
+    text = box_screen(screen(lines=[family, "a\u202eb"]))
+    assert family in text and "\ufffd" in text.splitlines()[2]
+    assert "\u202e" not in text
+    assert {display_width(row) for row in text.splitlines()} == {14}

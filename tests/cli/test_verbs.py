@@ -441,10 +441,12 @@ def test_every_verb_has_helpful_help(capsys: pytest.CaptureFixture[str], verb: s
     assert code == 0
     assert "Exit codes:" in out
     assert "--socket" in out
-    if verb not in ("ls", "new", "rename"):
+    if verb not in ("ls", "new", "rename", "new-window"):
         assert "name:N.M" in out and "#tag" in out and "@N" in out
-    if verb in ("run", "send-keys"):
+    if verb in ("run", "send-keys", "tag", "untag"):
         assert "Options go before TARGET" in out
+    elif verb in ("split", "new-window"):
+        assert "Options may come anywhere before `--`" in out
     elif verb not in ("ls", "new"):
         assert "Options may come anywhere" in out
 

@@ -108,7 +108,7 @@ def test_resolution() -> None:
     ("text", "needle"),
     [
         ("nope", "no session named 'nope'"),
-        ("gone", "no session named 'gone'"),
+        ("gone:1", "no window 1"),
         ("work:9", "no window 9"),
         ("work:zzz", "window named 'zzz'"),
         ("work:0.9", "no pane 9"),
@@ -123,10 +123,18 @@ def test_misses(text: str, needle: str) -> None:
     assert info.value.code == "target_not_found"
 
 
-def test_last_is_an_error_outside_attach() -> None:
+def test_a_retained_sessions_name_reaches_its_closed_pane() -> None:
+    """L3.md §2: no live session named `gone`, so the name selects its retained pane."""
+    assert resolve("gone", snap(), {}).terminal == 7
+    assert resolve("gone:0.0", snap(), {}).terminal == 7
+
+
+def test_last_is_the_pane_used_before_the_last_one() -> None:
+    """`=` is tmux's last pane: the second greatest phux.focus_ms among live panes."""
+    assert resolve("=", snap(), {}).terminal == 4
     with pytest.raises(LastNotAvailable) as info:
-        resolve("=", snap(), {})
-    assert "attached client" in info.value.message
+        resolve("=", Snapshot.from_wire([term(1, session="a", focus_ms="5")]), {})
+    assert info.value.code == "no_last_pane"
 
 
 def test_current_without_sessions() -> None:

@@ -30,7 +30,7 @@ EXPECTED_FAILURES = {
     "conformance/test_handshake.py::test_a_newer_minor_is_refused_and_closed",
     "conformance/test_clarified.py::test_metadata_lists_are_sorted_by_key",
     "conformance/test_metadata.py::test_global_get_set_delete_list",
-    "conformance/test_metadata.py::test_terminal_scope_is_separate_and_vanishes_with_terminal",
+    "conformance/test_metadata.py::test_terminal_scope_is_separate_and_read_only_once_closed",
 }
 
 

@@ -81,6 +81,9 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
             "phux_wait",
             "phux_new",
             "phux_history",
+            "phux_new_window",
+            "phux_split",
+            "phux_tag",
         ]
         for tool in listing.tools:
             assert tool.input_schema["type"] == "object"
@@ -123,6 +126,20 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
             session, "phux_wait", target="mcpa", until="no-such-text-xyz", timeout_secs=0.5
         )
         assert missed["outcome"] == "timed_out"
+
+        # Windows, panes and tags, then every selector form reaches them.
+        win = await ok(session, "phux_new_window", session="mcpa", name="logs", command=["/bin/sh"])
+        assert (win["session"], win["window"], win["pane"]) == ("mcpa", 1, 0)
+        split = await ok(session, "phux_split", target="mcpa:logs", command=["/bin/sh"])
+        assert (split["window"], split["pane"]) == (1, 1)
+        tagged = await ok(session, "phux_tag", target="mcpa:1.1", tags=["mcptag"])
+        assert tagged == {"tags": ["mcptag"]}
+        for target, tid in (("#mcptag", split["terminal_id"]), ("mcpa:1.0", win["terminal_id"])):
+            snap = await ok(session, "phux_snapshot", target=target)
+            assert snap["pane"] == tid, target
+        assert (await ok(session, "phux_snapshot", target="="))["pane"] == split["terminal_id"]
+        untagged = await ok(session, "phux_tag", target="#mcptag", tags=["mcptag"], remove=True)
+        assert untagged == {"tags": []}
 
         # Tool failures: results with isError and a readable text.
         text, is_error = await call(session, "phux_new", name="mcpa")

@@ -176,6 +176,9 @@ def test_catalog_schemas(mcp: McpProcess) -> None:
         "phux_wait",
         "phux_new",
         "phux_history",
+        "phux_new_window",
+        "phux_split",
+        "phux_tag",
     ]
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"

@@ -309,6 +309,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_wait",
         "phux_new",
         "phux_history",
+        "phux_new_window",
+        "phux_split",
+        "phux_tag",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -325,6 +328,9 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_wait": [],
         "phux_new": ["name"],
         "phux_history": ["target"],
+        "phux_new_window": ["session"],
+        "phux_split": ["target"],
+        "phux_tag": ["target", "tags"],
     }
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from phux.client.connection import Connection
@@ -13,7 +14,7 @@ from phux.engine import Terminal
 from phux.wire.frames import Resize
 from server.harness import Stream, read_until, spawn, subscribe
 
-from .helpers import program, read_bootstrap, replica_server, send
+from .helpers import ASK, program, read_bootstrap, replica_server, send
 from .state import diff, engine_state
 
 BOUND = 32 * 1024
@@ -88,36 +89,87 @@ def test_resizes_across_compaction(tmp_path: Path) -> None:
 
 
 def _replica_pid(server_pid: int) -> int:
+    """The live replica process's pid (0 while there is none)."""
     with open(f"/proc/{server_pid}/task/{server_pid}/children") as f:
         for pid in map(int, f.read().split()):
-            with open(f"/proc/{pid}/cmdline", "rb") as cmd:
-                if b"phux.server.replica" in cmd.read():
+            with open(f"/proc/{pid}/cmdline", "rb") as cmd, open(f"/proc/{pid}/stat") as st:
+                if b"phux.server.replica" in cmd.read() and st.read().split(") ")[1][0] != "Z":
                     return pid
-    raise AssertionError("no replica process")
+    return 0
 
 
-def test_server_carries_on_when_the_replica_process_dies(tmp_path: Path) -> None:
+# A header above a scrolling region, numbered lines below it on demand, and a
+# DA1 query whose answer it prints back.
+SUPERVISED = (
+    ASK
+    + """
+w(b"\\x1b[H\\x1b[2J== HEADER ==\\x1b[3;20r\\x1b[3;1H")
+n = 0
+while True:
+    c = os.read(0, 1)
+    if c == b"q":
+        w(b"<DA:" + ask(b"\\x1b[c", b"c", timeout=10) + b">")
+        continue
+    for _ in range((c[0] - 48) * 120):
+        n += 1
+        w(b"\\x1b[3%dmrow %d\\x1b[0m %s\\r\\n" % (n % 8, n, b"=" * (n % 90)))
+    w(b"<%d>" % (c[0] - 48))
+"""
+)
+DA1 = b"<DA:\x1b[?1;2c>"
+
+
+def _ask_da1(conn: Connection, stream: Stream) -> None:
+    marks = stream.data.count(b"<DA:")
+    send(conn, stream.terminal, b"q")
+    read_until(conn, stream, lambda s: s.data.count(b"<DA:") > marks, timeout=30)
+    read_until(conn, stream, lambda s: s.data.endswith(b">"), timeout=30)
+    assert stream.data.endswith(DA1), bytes(stream.data[-40:])
+
+
+def _wait_for(what: str, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_a_killed_replica_process_is_restarted_and_reseeded(tmp_path: Path) -> None:
     with (
         replica_server(tmp_path, "--journal-bytes", str(BOUND), history=100) as server,
         server.connect() as conn,
     ):
         assert server.proc is not None
-        tid = spawn(conn, program(PRINTER))
-        whole = Stream(tid)
-        subscribe(conn, tid)
-        read_until(conn, whole, lambda s: b"R" in s.data)
-        os.kill(_replica_pid(server.proc.pid), signal.SIGKILL)
+        old = spawn(conn, program(SUPERVISED), cols=80, rows=20)
+        whole = Stream(old)
+        subscribe(conn, old)
+        read_until(conn, whole, lambda s: b"HEADER" in s.data)
+        _print(conn, whole, b"9")  # past the journal bound: a checkpoint with the header
+        _ask_da1(conn, whole)
+        pid = server.proc.pid
+        first = _replica_pid(pid)
+        os.kill(first, signal.SIGKILL)
+        _wait_for("a new replica process", lambda: _replica_pid(pid) not in (0, first))
+        _wait_for("the restart is logged", lambda: "restarted" in server.log.read_text())
+        # Queries are answered again, for the old terminal and for a new one.
+        _ask_da1(conn, whole)
+        new = spawn(conn, program(SUPERVISED), cols=80, rows=20)
+        fresh = Stream(new)
+        subscribe(conn, new)
+        read_until(conn, fresh, lambda s: b"HEADER" in s.data)
+        _ask_da1(conn, fresh)
+        # The re-seeded replica compacts from the right state: the header survives.
         for _ in range(3):
             _print(conn, whole, b"9")
-        # Back to a plain journal: the newest bytes, bounded, and still exact from there.
         deadline = time.monotonic() + 30
         while True:
             with server.connect() as late:
-                boot = read_bootstrap(late, tid)
-            if len(boot.journal) <= BOUND:
+                boot = read_bootstrap(late, old)
+            if boot.checkpoint is not None and len(boot.journal) < BOUND:
                 break
-            assert time.monotonic() < deadline, "the journal is not trimmed"
+            assert time.monotonic() < deadline, "no compacted bootstrap"
             time.sleep(0.1)
-        assert boot.checkpoint is None
-        assert bytes(boot.journal) == bytes(whole.data)[boot.start_seq :]
         assert boot.ready is not None and boot.ready.next_seq == whole.next_seq
+        replayed = boot.engine(history=100)
+        assert replayed.screen.display[0].startswith("== HEADER ==")
+        assert not diff(engine_state(_replay(whole, 100)), engine_state(replayed))

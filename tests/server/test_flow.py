@@ -95,8 +95,12 @@ def started(conn: Connection, tid: int) -> Stream:
 def test_100mb_burst_arrives_byte_exact(tmp_path: Path) -> None:
     # The producer is unpaced and this machine has two shared cores: give the reader
     # headroom so that "keeps up" does not depend on the scheduler.
+    # Relay only: the producer's bytes (all 256 values, mostly control sequences to an
+    # engine) parse at about 2 MB/s, and a replica never skips what it has not parsed
+    # (tests/replica/test_lag.py), so with replicas this would measure the engine.
     total = 100 * MB
-    with running_server(tmp_path, "--subscriber-queue-bytes", str(128 << 20)) as server:
+    args = ("--subscriber-queue-bytes", str(128 << 20), "--replicas", "off")
+    with running_server(tmp_path, *args) as server:
         _burst(server, total)
 
 
@@ -110,9 +114,14 @@ def _burst(server: ServerProcess, total: int) -> None:
     assert digest == hashlib.sha256(pattern(0, total)).hexdigest()
 
 
-def test_bootstrap_plus_live_is_the_whole_stream(server: ServerProcess) -> None:
+def test_bootstrap_plus_live_is_the_whole_stream(tmp_path: Path) -> None:
     total = 3 * MB  # fits the 4 MiB journal
-    with server.connect() as conn, server.connect() as late:
+    # Relay only: a replica that keeps up (it may) would put a checkpoint first.
+    with (
+        running_server(tmp_path, "--replicas", "off") as server,
+        server.connect() as conn,
+        server.connect() as late,
+    ):
         tid = spawn(conn, producer(total, piece=32768, pause=0.002))
         early = Stream(tid)
         subscribe(conn, tid)
@@ -131,7 +140,10 @@ def test_stalled_subscriber_is_tombstoned_others_unaffected(tmp_path: Path) -> N
     # Paced (about 10 MB/s at most) with 8 MiB queues, so that the two Python readers
     # that keep up would need to stall for most of a second to be tombstoned, even on a
     # loaded machine; the stalled one overflows its queue long before the end.
-    with running_server(tmp_path, "--subscriber-queue-bytes", str(8 << 20)) as server:
+    # Relay only (see test_100mb_burst_arrives_byte_exact): with a replica the fresh
+    # bootstrap would start with a checkpoint, not with the producer's bytes.
+    args = ("--subscriber-queue-bytes", str(8 << 20), "--replicas", "off")
+    with running_server(tmp_path, *args) as server:
         _stalled(server, total=24 * MB)
 
 

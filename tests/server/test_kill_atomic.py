@@ -36,9 +36,9 @@ def test_atomic_kill_never_observed_partially(server: ServerProcess) -> None:
                 reply = listing(observer)
                 by_id = {t.terminal: t for t in reply.terminals}
                 states.append(tuple(i in by_id and by_id[i].alive for i in ids))
-                for i in ids:  # metadata goes in the same step as alive
+                for i in ids:  # metadata stays, read-only, while retained (L3.md §1)
                     if i in by_id:
-                        assert bool(by_id[i].metadata) == by_id[i].alive
+                        assert by_id[i].metadata
 
         thread = threading.Thread(target=observe)
         thread.start()

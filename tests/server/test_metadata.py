@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ from phux.wire.frames import (
     TerminalSpawned,
 )
 
-from .harness import ServerProcess, next_of, spawn
+from .harness import ServerProcess, next_of, running_server, spawn
 
 T = 10.0
 
@@ -101,8 +102,14 @@ def test_subscription_cap(server: ServerProcess) -> None:
         call(conn, lambda rid: MetaSubscribe(request_id=rid))
 
 
-def test_changes_are_pushed_and_terminal_keys_vanish(server: ServerProcess) -> None:
-    with server.connect() as conn, server.connect() as watcher:
+def test_changes_are_pushed_and_terminal_keys_vanish(tmp_path: Path) -> None:
+    """A closed terminal's keys stay readable (read-only) while it is retained, and
+    vanish, seen by subscribers, when it is forgotten (L3.md §1)."""
+    with (
+        running_server(tmp_path, "--retention", "0.5") as server,
+        server.connect() as conn,
+        server.connect() as watcher,
+    ):
         sub = watcher.submit(lambda rid: MetaSubscribe(request_id=rid, prefix="phux."))
         watcher.wait_reply(sub, Deadline.after(T))
         tid = spawn(
@@ -119,12 +126,15 @@ def test_changes_are_pushed_and_terminal_keys_vanish(server: ServerProcess) -> N
         assert seen == MetadataChanged(subscription=sub, key="phux.focus_ms", value=b"1")
         call(conn, lambda rid: MetaSet(request_id=rid, key="unwatched", value=b"1"))
         call(conn, lambda rid: Kill(request_id=rid, terminals=[tid]))
-        seen = next_of(watcher, MetadataChanged, Deadline.after(T))
-        assert seen == MetadataChanged(subscription=sub, key="phux.session", terminal=tid)
-        assert get(conn, "phux.session", tid) is None
+        assert get(conn, "phux.session", tid) == b"s"
         with pytest.raises(ServerError) as err:
             call(conn, lambda rid: MetaSet(request_id=rid, key="k", value=b"", terminal=tid))
         assert err.value.wire_code == ErrorCode.TERMINAL_EXITED
+        seen = next_of(watcher, MetadataChanged, Deadline.after(T))
+        assert seen == MetadataChanged(subscription=sub, key="phux.session", terminal=tid)
+        with pytest.raises(ServerError) as err:
+            get(conn, "phux.session", tid)
+        assert err.value.wire_code == ErrorCode.TERMINAL_NOT_FOUND
         call(watcher, lambda rid: MetaUnsubscribe(request_id=rid, subscription=sub))
         call(conn, lambda rid: MetaSet(request_id=rid, key="phux.focus_ms", value=b"2"))
         assert watcher.poll() is None

@@ -11,6 +11,10 @@ import time
 
 import pytest
 
+from phux.client import Deadline
+from phux.client.connection import Connection
+from phux.wire.frames import Input
+
 from .conftest import PhuxServer, Tmux, clean_env, needs_tmux
 
 pytestmark = needs_tmux
@@ -501,3 +505,37 @@ def test_a_tombstone_repaints_the_screen(small_queue_server: PhuxServer) -> None
         tmux.wait_for("after-tombstone\n")
     finally:
         tmux.kill()
+
+
+# Cooked mode (C-c is SIGINT), no echo, reads one line at a time, slowly.
+SLOW_READER = r"""
+import os, signal, termios, time
+def interrupted(signum, frame):
+    os.write(1, b"\r\nINTERRUPTED\r\n")
+    time.sleep(30)
+    os._exit(0)
+signal.signal(signal.SIGINT, interrupted)
+attrs = termios.tcgetattr(0)
+attrs[3] &= ~termios.ECHO
+termios.tcsetattr(0, termios.TCSANOW, attrs)
+os.write(1, b"READY\r\n")
+while os.read(0, 4096):
+    time.sleep(0.002)
+"""
+
+
+def test_person_interrupt_jumps_an_agent_paste(phux_server: PhuxServer, tmux: Tmux) -> None:
+    """A person's C-c goes ahead of the 36 MB an agent queued (issue 15, item 7)."""
+    tid = phux_server.new("slow", [sys.executable, "-c", SLOW_READER])
+    tmux.attach("slow")
+    tmux.wait_for("READY")
+    agent = Connection.open(phux_server.socket, Deadline.after(5))
+    try:
+        chunk = (b"q" * 999 + b"\n") * 1024
+        for _ in range(36):
+            agent.submit(lambda rid: Input(request_id=rid, terminal=tid, data=chunk))
+        time.sleep(0.2)  # the paste is queued and flowing
+        tmux.keys("C-c")
+        tmux.wait_for("INTERRUPTED", timeout=8)
+    finally:
+        agent.close()

@@ -321,7 +321,7 @@ def tmux_memory(directory: Path, count: int) -> tuple[float, float]:
         time.sleep(0.2)
         before = rss_kib(pid)
         for _ in range(count - 1):
-            tmux("new-window", "-d", "-t", "mem", "sleep 3600")
+            tmux("new-window", "-d", "-t", "mem:", "sleep 3600")  # "mem:": next free index
         time.sleep(0.5)
         after = rss_kib(pid)
         return (after - before) / (count - 1), after / 1024

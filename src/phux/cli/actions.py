@@ -147,6 +147,15 @@ def run(
     *, timeout: float, as_json: bool, socket: str | None, target: str, cmd: Sequence[str]
 ) -> NoReturn:
     command = " ".join(cmd)
+    if not command.strip():  # a bad argument: 2, as for every other usage error
+        fail(
+            "run",
+            "usage",
+            "run needs a non-empty CMD",
+            2,
+            "give the command line, e.g. phux run work 'make test'",
+            as_json,
+        )
     with reporting("run", as_json), open_client(socket) as client:
         result = client.run(
             target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)

@@ -10,12 +10,13 @@ TARGET_GRAMMAR = """\
 \b
 TARGET selects panes (resolved on the client from one server listing):
   .          the current pane: $PHUX_TERMINAL inside phux, else the last used
-  name       a session
+  =          the pane used before the last one (tmux's last-pane)
+  name       a session (an exited one's name works while the server keeps it)
   name:N     window N of a session
-  name:tag   the window of a session named `tag`
+  name:tag   the window of a session named `tag` (new-window -n)
   name:N.M   pane M of window N
   @N         terminal id N (as printed by `phux new --json` and `watch`)
-  #tag       the panes tagged `tag`
+  #tag       the panes tagged `tag` (phux tag)
 A TARGET naming several panes narrows to the most recently used one, else
 the first (kill takes them all)."""
 

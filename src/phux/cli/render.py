@@ -125,11 +125,18 @@ def display_width(text: str) -> int:
     return sum(char_width(ch) for ch in text)
 
 
+def _joiner(ch: str) -> bool:
+    """Invisible format characters that only join emoji sequences: ZWNJ, ZWJ and the
+    tag characters of flag sequences. Other format characters (bidi overrides) could
+    reorder the box's borders and stay replaced."""
+    return ch in "\u200c\u200d" or "\U000e0020" <= ch <= "\U000e007f"
+
+
 def _sanitize(text: str) -> str:
     """Control characters would move the cursor of whoever reads the view."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in text)
+    return "".join(ch if ch.isprintable() or ch == " " or _joiner(ch) else "\ufffd" for ch in text)
 
 
 def _cut(text: str, width: int) -> tuple[str, int]:

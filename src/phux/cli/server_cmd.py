@@ -54,6 +54,27 @@ from phux.runtime_paths import default_audit_path, default_log_path, resolve_soc
     "(default: $PHUX_HISTORY_LINES, else 2000).",
 )
 @click.option(
+    "--replica-lag-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Output a replica may fall behind before the terminal's reader waits for it "
+    "(default: $PHUX_REPLICA_LAG_BYTES, else 32 MiB).",
+)
+@click.option(
+    "--hello-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECS",
+    help="Close a connection that has not sent HELLO within SECS "
+    "(default: $PHUX_HELLO_TIMEOUT, else 10).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Refuse connections beyond this many (default: $PHUX_MAX_CONNECTIONS, else 1000).",
+)
+@click.option(
     "--shell-integration/--no-shell-integration",
     default=None,
     help="Whether shells started in panes get shell integration unless a pane opts out "
@@ -63,7 +84,8 @@ from phux.runtime_paths import default_audit_path, default_log_path, resolve_soc
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Server log (default $XDG_STATE_HOME/phux/server.log).",
+    help="Server log (default $XDG_STATE_HOME/phux/server.log for the default socket, "
+    "server-HASH.log, HASH from the socket's path, for any other).",
 )
 @click.option(
     "--audit-file",
@@ -98,6 +120,9 @@ def server_cmd(
     retention: float | None,
     replicas: str | None,
     history_lines: int | None,
+    replica_lag_bytes: int | None,
+    hello_timeout: float | None,
+    max_connections: int | None,
     shell_integration: bool | None,
     log_file: Path | None,
     audit_file: Path | None,
@@ -111,7 +136,7 @@ def server_cmd(
     from phux.server.daemon import daemonize
 
     path = Path(resolve_socket_path(socket_path)).absolute()
-    log_path = (log_file or Path(default_log_path())).absolute()
+    log_path = (log_file or Path(default_log_path(path))).absolute()
     audit_path = None
     if not no_audit:
         audit_path = (audit_file or Path(default_audit_path(path, log_path))).absolute()
@@ -135,6 +160,12 @@ def server_cmd(
         config = dataclasses.replace(config, replica_mode=replicas)
     if history_lines is not None:
         config = dataclasses.replace(config, history_lines=history_lines)
+    if replica_lag_bytes is not None:
+        config = dataclasses.replace(config, replica_lag_bytes=replica_lag_bytes)
+    if hello_timeout is not None:
+        config = dataclasses.replace(config, hello_timeout_s=hello_timeout)
+    if max_connections is not None:
+        config = dataclasses.replace(config, max_connections=max_connections)
     if shell_integration is not None:
         config = dataclasses.replace(config, shell_integration=shell_integration)
     if daemon:

@@ -224,23 +224,46 @@ def verb_epilog(*extra: str) -> str:
     ),
 )
 @json_option('Print SessionList JSON: {"schema_version", "sessions": [{name, windows, attached}]}.')
+@click.option(
+    "--panes",
+    "with_panes",
+    is_flag=True,
+    help="Also list each session's panes (with --json: a `panes` list per session: id, "
+    "window, window_name, index, cols, rows, tags, title, cwd, program).",
+)
 @deadline_option
 @socket_option
-def ls_cmd(as_json: bool, timeout: float, socket: str | None) -> None:
+def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) -> None:
     """List sessions, sorted by name: `name: N windows (attached)`.
 
     Never starts a server: with none running it says so and exits 1.
     """
+    panes = None
     with reporting("ls", as_json):
         deadline = deadline_after(timeout)
         with open_client(socket) as client:
-            sessions = sorted(client.ls(deadline=deadline), key=lambda s: s.name)
+            if with_panes:
+                found, panes = client.ls_panes(deadline=deadline)
+            else:
+                found = client.ls(deadline=deadline)
+            sessions = sorted(found, key=lambda s: s.name)
     if as_json:
         from phux.client.models import SessionList
 
-        write_out(to_json(SessionList.from_infos(sessions)) + "\n")
+        write_out(to_json(SessionList.from_infos(sessions, panes)) + "\n")
     elif sessions:
         write_out(session_lines(sessions))
+        if panes is not None:
+            from phux.client.models import PaneSummary
+
+            for session in sessions:
+                for pane in panes.get(session.name, []):
+                    row = PaneSummary.of(pane)
+                    tags = ",".join(row.tags) or "-"
+                    write_out(
+                        f"  {session.name}:{row.window}.{row.index}\t{row.id}\t"
+                        f"{row.cols}x{row.rows}\t{row.program or '-'}\t{tags}\t{row.cwd or '-'}\n"
+                    )
     else:
         write_err("phux ls: no sessions\n")
 
@@ -353,7 +376,10 @@ def send_keys_cmd(
     Literal text is typed as keystrokes, never as a bracketed paste (so
     `':wq' Enter` saves in vim); use `phux paste` to paste. Returns once the
     server has written the bytes to the terminal; it does not wait for the
-    program to react (use `phux wait` for that).
+    program to react (use `phux wait` for that). One call is typed as one piece
+    that no other client's input interleaves with; if it times out, none of it
+    that was still waiting is typed later. C-c, C-\\ or C-z alone go ahead of
+    input queued by others and discard it.
     """
     actions.send_keys(timeout=timeout, socket=socket, target=target, keys=keys, literal=literal)
 
@@ -448,7 +474,11 @@ def run_cmd(
         texts.exit_codes(
             ("0", "the condition holds"),
             ("124", "--timeout passed first (with --json the last screen is printed)"),
-            ("1", "no server / target not found / bad pattern"),
+            (
+                "1",
+                "no server / target not found / bad pattern / the pane exited (the"
+                " message gives its exit status)",
+            ),
         ),
         texts.JSON_ERRORS,
     ),
@@ -573,7 +603,14 @@ def watch_cmd(
             "raise --timeout",
             as_json,
         )
-    fail("watch", "stream_ended", f"the stream ended before a {until_event} event", 1, "", as_json)
+    fail(
+        "watch",
+        "stream_ended",
+        f"the stream ended before a {until_event} event",
+        1,
+        "the pane closed first: read its final screen with `phux snapshot TARGET`",
+        as_json,
+    )
 
 
 # ---------------------------------------------------------------- history
@@ -738,7 +775,7 @@ def new_cmd(
         texts.ORDERING,
         texts.exit_codes(
             ("0", "killed (with --server: also when no server was running)"),
-            ("1", "target not found / no server"),
+            ("1", "target not found or already exited / no server"),
             ("2", "the server refused / usage error"),
         ),
     ),
@@ -852,6 +889,149 @@ def signal_cmd(timeout: float, socket: str | None, target: str, name: str) -> No
         client.signal(target, name, deadline=deadline_after(timeout))
 
 
+# ---------------------------------------------------------------- windows, panes, tags
+
+
+class CommandVerb(Verb):
+    """A verb whose COMMAND starts after `--` (new-window, split): options may come
+    anywhere before it, as tmux's ``new-window -n NAME``; after `--` every word is
+    the program's argv."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.trailing = None
+        self.context_settings["allow_interspersed_args"] = True
+
+
+def _argv(command: tuple[str, ...]) -> list[str]:
+    """COMMAND: a leading `--` (when click left one) only separates it."""
+    return list(command[1:] if command[:1] == ("--",) else command)
+
+
+def _print_pane(result: Any, as_json: bool) -> None:
+    if as_json:
+        write_out(to_json(result) + "\n")
+    else:
+        write_out(f"{result.session}:{result.window}.{result.pane} @{result.terminal_id}\n")
+
+
+@click.command(
+    "new-window",
+    cls=CommandVerb,
+    short_help="Add a window to a session.",
+    epilog=verb_epilog(
+        "\b\nExamples:\n"
+        "  phux new-window build -n logs -- tail -f build.log\n"
+        "  phux snapshot build:logs        # or build:1, build:1.0",
+        "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
+        "before a COMMAND (every word after it is the program's argv).",
+        texts.exit_codes(("0", "created"), ("1", "no such session / bad name / failure")),
+        texts.JSON_ERRORS,
+    ),
+)
+@click.option("-n", "name", metavar="NAME", help="Window name, for NAME:WINDOW selectors.")
+@click.option("-c", "cwd", metavar="CWD", help="Working directory (default: the current one).")
+@json_option('Print {"session", "window", "pane", "terminal_id"}.')
+@deadline_option
+@socket_option
+@click.argument("session")
+@click.argument("command", nargs=-1)
+def new_window_cmd(
+    name: str | None,
+    cwd: str | None,
+    as_json: bool,
+    timeout: float,
+    socket: str | None,
+    session: str,
+    command: tuple[str, ...],
+) -> None:
+    """Add a window to SESSION running COMMAND (default: your shell); its pane is 0."""
+    with reporting("new-window", as_json), open_client(socket) as client:
+        result = client.new_window(
+            session,
+            name=name,
+            command=_argv(command),
+            cwd=os.path.abspath(cwd) if cwd is not None else None,
+            deadline=deadline_after(timeout),
+        )
+    _print_pane(result, as_json)
+
+
+@click.command(
+    "split",
+    cls=CommandVerb,
+    short_help="Add a pane to a window.",
+    epilog=verb_epilog(
+        "\b\nExample:\n  phux split build:0 -- htop     # then: phux snapshot build:0.1",
+        "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
+        "before a COMMAND (every word after it is the program's argv).",
+        texts.TARGET_GRAMMAR,
+        texts.exit_codes(("0", "created"), ("1", "target not found / failure")),
+        texts.JSON_ERRORS,
+    ),
+)
+@click.option("-c", "cwd", metavar="CWD", help="Working directory (default: the current one).")
+@json_option('Print {"session", "window", "pane", "terminal_id"}.')
+@deadline_option
+@socket_option
+@click.argument("target")
+@click.argument("command", nargs=-1)
+def split_cmd(
+    cwd: str | None,
+    as_json: bool,
+    timeout: float,
+    socket: str | None,
+    target: str,
+    command: tuple[str, ...],
+) -> None:
+    """Add a pane running COMMAND (default: your shell) to the window of TARGET's pane,
+    with the next pane index and the same size."""
+    with reporting("split", as_json), open_client(socket) as client:
+        result = client.split(
+            target,
+            command=_argv(command),
+            cwd=os.path.abspath(cwd) if cwd is not None else None,
+            deadline=deadline_after(timeout),
+        )
+    _print_pane(result, as_json)
+
+
+def _tag_verb(remove: bool) -> click.Command:
+    verb = "untag" if remove else "tag"
+
+    @click.command(
+        verb,
+        cls=Verb,
+        short_help=("Remove tags from a pane." if remove else "Tag a pane, for #TAG selectors."),
+        epilog=verb_epilog(
+            "Tags are words without `,`, `:`, `.` or spaces. Prints the pane's tags after.",
+            texts.TARGET_GRAMMAR,
+            texts.ORDERING_TRAILING,
+            texts.exit_codes(("0", "done"), ("1", "target not found / bad tag / failure")),
+        ),
+    )
+    @deadline_option
+    @socket_option
+    @click.argument("target")
+    @click.argument("tags", metavar="TAG...", nargs=-1, required=True)
+    def command(timeout: float, socket: str | None, target: str, tags: tuple[str, ...]) -> None:
+        with reporting(verb, False), open_client(socket) as client:
+            after = client.tag(target, list(tags), deadline_after(timeout), remove=remove)
+        write_out(",".join(after) + "\n")
+
+    command.help = (
+        "Remove each TAG from TARGET's pane."
+        if remove
+        else "Add each TAG to TARGET's pane: `#TAG` then selects it (and its siblings "
+        "tagged alike)."
+    )
+    return command
+
+
+tag_cmd = _tag_verb(remove=False)
+untag_cmd = _tag_verb(remove=True)
+
+
 VERBS: Sequence[click.Command] = (
     ls_cmd,
     snapshot_cmd,
@@ -866,4 +1046,8 @@ VERBS: Sequence[click.Command] = (
     rename_cmd,
     resize_cmd,
     signal_cmd,
+    new_window_cmd,
+    split_cmd,
+    tag_cmd,
+    untag_cmd,
 )

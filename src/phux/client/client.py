@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,6 +25,7 @@ from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import (
     ConnectionLost,
+    DeadlineExceeded,
     InvalidArgument,
     InvalidName,
     PhuxError,
@@ -39,7 +41,9 @@ from phux.client.selectors import (
     KEY_FOCUS,
     KEY_PANE,
     KEY_SESSION,
+    KEY_TAGS,
     KEY_WINDOW,
+    KEY_WINDOW_NAME,
     Pane,
     Session,
     Snapshot,
@@ -77,7 +81,13 @@ if TYPE_CHECKING:
     from typing import Any
 
     from phux.client.keys import KeyModes
-    from phux.client.models import HistoryResult, NewResult, ScreenState, WaitResult
+    from phux.client.models import (
+        HistoryResult,
+        NewPaneResult,
+        NewResult,
+        ScreenState,
+        WaitResult,
+    )
     from phux.client.run import RunOutcome
     from phux.client.watch import WatchStream
 
@@ -86,6 +96,8 @@ MAX_INPUT_FRAME = 8 * 1024 * 1024
 AUTO_NAME_ATTEMPTS = 64
 # Frames read per pump after the first one (a batch for wait's evaluation).
 MAX_BATCH_FRAMES = 256
+# Tags and window names appear in selectors (``#tag``, ``name:tag``, comma-joined).
+_TAG_FORBIDDEN = re.compile(r"[,:.\s\x00-\x1f\x7f]")
 
 Sink = Callable[[Frame], None]
 
@@ -455,22 +467,53 @@ class Client:
 
     # ------------------------------------------------------------ input
 
-    def write(self, pane: Pane, data: bytes, deadline: Deadline) -> None:
+    def write(self, pane: Pane, data: bytes, deadline: Deadline, *, urgent: bool = False) -> None:
         """Send bytes to a terminal; returns once the server acknowledged every write."""
+        self.write_unit(pane, [data], deadline, urgent=urgent)
+
+    def write_unit(
+        self, pane: Pane, writes: Sequence[bytes], deadline: Deadline, *, urgent: bool = False
+    ) -> None:
+        """Send ``writes`` as one input unit: the server writes them to the PTY one
+        after another (each its own write) with no other client's input in between,
+        however many INPUT frames they take. ``urgent`` (an interrupt key) jumps the
+        terminal's queue and discards what was queued before it (spec/L1.md §7).
+
+        Giving up (the deadline passes) closes the connection, which makes the
+        server drop whatever of it is still unwritten: input that timed out is
+        never typed later.
+        """
         with self._guard():
             conn = self.connection(deadline)
             tid = pane.terminal
-            pieces = [data[i : i + MAX_INPUT_FRAME] for i in range(0, len(data), MAX_INPUT_FRAME)]
+            pieces = [
+                data[i : i + MAX_INPUT_FRAME]
+                for data in writes
+                for i in range(0, len(data), MAX_INPUT_FRAME)
+            ] or [b""]
+            last = len(pieces) - 1
 
-            def make(piece: bytes) -> Callable[[int], Frame]:
-                return lambda rid: Input(request_id=rid, terminal=tid, data=piece)
+            def make(piece: bytes, more: bool) -> Callable[[int], Frame]:
+                return lambda rid: Input(
+                    request_id=rid, terminal=tid, data=piece, more=more, urgent=urgent
+                )
 
-            rids = [conn.submit(make(piece), deadline) for piece in pieces or [b""]]
-            for rid in rids:
-                try:
-                    conn.wait_reply(rid, deadline)
-                except ServerError as exc:
-                    raise self._terminal_error(exc, pane) from None
+            failed: ServerError | None = None
+            try:
+                rids = [
+                    conn.submit(make(piece, i < last and not urgent), deadline)
+                    for i, piece in enumerate(pieces)
+                ]
+                for rid in rids:  # every reply, so none is left behind unread
+                    try:
+                        conn.wait_reply(rid, deadline)
+                    except ServerError as exc:
+                        failed = failed or exc
+            except DeadlineExceeded:
+                self.close()
+                raise
+            if failed is not None:
+                raise self._terminal_error(failed, pane) from None
 
     def _one_shot(self, pane: Pane) -> bool:
         """No mirror of ``pane`` is kept or held: one reading, then unsubscribe."""
@@ -536,6 +579,25 @@ class Client:
             )
         return out
 
+    def ls_panes(self, deadline: Deadline) -> tuple[list[Session], dict[str, list[Pane]]]:
+        """:meth:`ls` and each session's live panes (window, pane, id order), from one
+        listing."""
+        snap = self.list_terminals(deadline)
+        sessions = snap.sessions()
+        return self._sessions_of(sessions), sessions
+
+    @staticmethod
+    def _sessions_of(sessions: dict[str, list[Pane]]) -> list[Session]:
+        return [
+            Session(
+                name=name,
+                window_count=len({p.window for p in panes}),
+                attached_client_count=max(p.primaries for p in panes),
+                terminals=[p.terminal for p in panes],
+            )
+            for name, panes in sessions.items()
+        ]
+
     def snapshot(
         self,
         target: str | None = None,
@@ -570,6 +632,7 @@ class Client:
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
+        self.used(pane, deadline)
         # A one-shot client asked for the viewport only never looks at history:
         # an engine without it skips building the rows a checkpoint's scrollback
         # (and any flood since) scrolls through, most of the replay's cost.
@@ -592,7 +655,13 @@ class Client:
         """Type KEYS into the pane ``target`` names, as one write; returns that pane once
         it was acknowledged (``SendKeysResult.of`` turns it into the JSON shape).
         ``literal``: every word is text, even one that names a key (tmux's ``-l``)."""
-        from phux.client.keys import KeyModes, encode_keys, needs_modes, validate_keys
+        from phux.client.keys import (
+            KeyModes,
+            encode_keys,
+            is_interrupt,
+            needs_modes,
+            validate_keys,
+        )
 
         if isinstance(keys, str):
             keys = [keys]
@@ -603,8 +672,11 @@ class Client:
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
+        self.used(pane, deadline)
         modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
-        self.write(pane, encode_keys(keys, modes, literal=literal), deadline)
+        data = encode_keys(keys, modes, literal=literal)
+        # One call, one unit (however many frames it takes); interrupt keys alone jump the queue.
+        self.write(pane, data, deadline, urgent=not literal and is_interrupt(data))
         return pane
 
     def paste(self, target: str, text: str | bytes, deadline: Deadline) -> Pane:
@@ -615,6 +687,7 @@ class Client:
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
+        self.used(pane, deadline)
         modes = self.modes(pane, deadline)
         self.write(pane, paste_bytes(text, modes), deadline)
         return pane
@@ -728,7 +801,11 @@ class Client:
                     taken.add(chosen)
                     continue
                 if exc.wire_code == ErrorCode.SPAWN_FAILED:
-                    raise InvalidArgument(f"cannot start the session: {exc.message}") from None
+                    raise InvalidArgument(
+                        f"cannot start the session: {exc.message}",
+                        remedy="check that COMMAND is an installed program and -c an "
+                        "existing directory",
+                    ) from None
                 raise
             return NewResult(session=chosen, terminal_id=reply.terminal)
         raise SessionExists("could not find a free numeric session name")
@@ -739,13 +816,16 @@ class Client:
             panes = self.resolve_all(target, deadline)
             if target == ".":
                 panes = [pick_pane(panes)]  # the current pane, never a whole session
-            ids = [p.terminal for p in panes]
+            if not any(p.alive for p in panes):
+                # Already killed or exited (retained): one answer by name and by id.
+                raise TerminalGone(f"{target} has already exited")
+            ids = [p.terminal for p in panes if p.alive]
             try:
                 with self._guard():
                     self.connection(deadline).call(_kill_request(ids), deadline)
             except ServerError as exc:
                 racy = exc.wire_code in (ErrorCode.TERMINAL_EXITED, ErrorCode.TERMINAL_NOT_FOUND)
-                if racy and attempt == 0 and len(ids) > 1:
+                if racy and attempt == 0:
                     continue  # a pane ended between the listing and the kill: list again
                 raise ServerRefused(f"the server refused to kill {target}: {exc.message}") from None
             return ids
@@ -762,7 +842,10 @@ class Client:
         if new_name == session:
             return
         if new_name in sessions:
-            raise SessionExists(f"session {new_name!r} already exists")
+            raise SessionExists(
+                f"session {new_name!r} already exists",
+                remedy="choose another NEW name (`phux ls` lists the taken ones)",
+            )
         with self._guard():
             conn = self.connection(deadline)
 
@@ -811,6 +894,157 @@ class Client:
         from phux.client.history import pane_history
 
         return pane_history(self, target, last=last, deadline=deadline)
+
+    def used(self, pane: Pane, deadline: Deadline) -> None:
+        """Record that a verb acts on ``pane`` (``phux.focus_ms``, spec/L3.md §2), so the
+        default target follows the pane last used.
+
+        Costs no round trip: the META_SET is only submitted. The server handles a
+        connection's requests in order, so whatever the verb awaits next (its
+        SUBSCRIBE, its INPUT) is answered after the use was recorded; the reply
+        itself is collected later and dropped (an exited pane refuses it).
+        """
+        if not pane.alive:
+            return
+        with self._guard():
+            conn = self.connection(deadline)
+            self._collect_unsubscribes()
+            stamp = str(_now_ms()).encode()
+            tid = pane.terminal
+            self._unsub_rids.append(
+                conn.submit(
+                    lambda rid: MetaSet(request_id=rid, key=KEY_FOCUS, value=stamp, terminal=tid),
+                    deadline,
+                )
+            )
+
+    # ------------------------------------------------------------ windows, panes, tags
+
+    def new_window(
+        self,
+        session: str,
+        *,
+        name: str | None = None,
+        command: Sequence[str] = (),
+        cwd: str | None = None,
+        deadline: Deadline,
+    ) -> NewPaneResult:
+        """Add a window to a live session: its pane 0 runs ``command`` (default: the
+        shell), sized like the session's focused pane (spec/L3.md §2)."""
+        panes = self.list_terminals(deadline).session(session)
+        if not panes:
+            raise TargetNotFound(f"no session named {session!r}")
+        if name is not None and (not name or _TAG_FORBIDDEN.search(name) or name.isdigit()):
+            raise InvalidName(
+                f"invalid window name {name!r}: non-numeric, no `:`, `.`, `,`, spaces"
+            )
+        window = max((p.window or 0) for p in panes) + 1
+        like = pick_pane(panes)
+        return self._spawn_pane(session, window, 0, name, like, command, cwd, deadline)
+
+    def split(
+        self,
+        target: str,
+        *,
+        command: Sequence[str] = (),
+        cwd: str | None = None,
+        deadline: Deadline,
+    ) -> NewPaneResult:
+        """Add a pane to the window of the pane ``target`` names (next pane index)."""
+        pane = self.resolve(target, deadline)
+        if not pane.alive:
+            raise TerminalGone(f"terminal {pane.id} has exited")
+        if pane.session is None:
+            raise InvalidArgument(f"terminal {pane.id} belongs to no session")
+        window = pane.window or 0
+        siblings = [
+            p
+            for p in self.list_terminals(deadline).session(pane.session)
+            if (p.window or 0) == window
+        ]
+        index = max((p.pane or 0) for p in siblings or [pane]) + 1
+        return self._spawn_pane(
+            pane.session, window, index, pane.window_name, pane, command, cwd, deadline
+        )
+
+    def _spawn_pane(
+        self,
+        session: str,
+        window: int,
+        index: int,
+        window_name: str | None,
+        like: Pane,
+        command: Sequence[str],
+        cwd: str | None,
+        deadline: Deadline,
+    ) -> NewPaneResult:
+        from phux.client.models import NewPaneResult
+
+        if isinstance(command, str):
+            command = [command]
+        metadata = [
+            MetaEntry(key=KEY_SESSION, value=session.encode()),
+            MetaEntry(key=KEY_WINDOW, value=str(window).encode()),
+            MetaEntry(key=KEY_PANE, value=str(index).encode()),
+            MetaEntry(key=KEY_FOCUS, value=str(_now_ms()).encode()),
+        ]
+        if window_name is not None:
+            metadata.append(MetaEntry(key=KEY_WINDOW_NAME, value=window_name.encode()))
+        workdir = cwd if cwd is not None else os.getcwd()
+        try:
+            with self._guard():
+                reply = self.connection(deadline).call_expect(
+                    lambda rid: Spawn(
+                        request_id=rid,
+                        argv=list(command),
+                        cwd=workdir,
+                        env=[],
+                        cols=like.cols,
+                        rows=like.rows,
+                        metadata=sorted(metadata, key=lambda e: e.key),
+                    ),
+                    TerminalSpawned,
+                    deadline,
+                )
+        except ServerError as exc:
+            if exc.wire_code == ErrorCode.SPAWN_FAILED:
+                raise InvalidArgument(
+                    f"cannot start the pane: {exc.message}",
+                    remedy="check that COMMAND is an installed program and -c an "
+                    "existing directory",
+                ) from None
+            raise
+        return NewPaneResult(session=session, window=window, pane=index, terminal_id=reply.terminal)
+
+    def tag(
+        self, target: str, tags: Sequence[str], deadline: Deadline, *, remove: bool = False
+    ) -> list[str]:
+        """Add (or with ``remove``, take away) tags on the pane ``target`` names, for
+        ``#tag`` and ``name:tag`` selectors; returns the pane's tags after."""
+        for tag in tags:
+            if not tag or _TAG_FORBIDDEN.search(tag):
+                raise InvalidName(
+                    f"invalid tag {tag!r}: tags are non-empty, without `,`, `:`, `.` or spaces"
+                )
+        pane = self.resolve(target, deadline)
+        if not pane.alive:
+            raise TerminalGone(f"terminal {pane.id} has exited")
+        if remove:
+            after = [t for t in pane.tags if t not in tags]
+        else:
+            after = list(dict.fromkeys([*pane.tags, *tags]))
+        value = ",".join(after).encode()
+        with self._guard():
+            try:
+                self.connection(deadline).call(
+                    lambda rid: MetaSet(
+                        request_id=rid, key=KEY_TAGS, value=value, terminal=pane.terminal
+                    ),
+                    deadline,
+                )
+            except ServerError as exc:
+                raise self._terminal_error(exc, pane) from None
+        return after
 
     def focus(self, pane: Pane, deadline: Deadline) -> None:
         """Record that a client focused/used this pane (``phux.focus_ms``)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import _socket  # the C socket type: the socket module's wrapper costs ~3 ms to import
 import contextlib
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 
@@ -23,7 +24,9 @@ from phux.client.errors import (
     NoServer,
     ProtocolError,
     ServerError,
+    UnsafeSocket,
 )
+from phux.runtime_paths import SocketDirError, check_socket_trust
 from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Detach, Error, Frame, Hello, HelloOk
 from phux.wire.framing import FrameReader, encode_frame
@@ -92,17 +95,29 @@ class Connection:
     def _open_once(
         cls, path: str | os.PathLike[str], deadline: Deadline, client_name: str, minor: int
     ) -> Connection:
+        """One connection attempt announcing ``minor``.
+
+        Nothing is sent to a socket another user could be behind: the socket
+        and its directory must be this user's and private, and the listening
+        process must run as this user (the server trusts only its own uid too).
+        """
+        try:
+            if not check_socket_trust(path):
+                raise NoServer(f"no server running on {path}")
+        except SocketDirError as exc:
+            raise UnsafeSocket(f"refusing to connect: {exc}") from None
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(deadline.remaining())
             sock.connect(os.fspath(path))
+            _check_peer(sock, os.fspath(path))
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
             raise NoServer(f"no server running on {path}") from None
         except TimeoutError:
             sock.close()
             raise DeadlineExceeded(f"timed out connecting to {path}") from None
-        except DeadlineExceeded:
+        except (DeadlineExceeded, UnsafeSocket):
             sock.close()
             raise
         except OSError as exc:
@@ -331,6 +346,23 @@ class Connection:
             if not data:
                 raise self._lost("the server closed the connection")
             self._reader.feed(data)
+
+
+def _check_peer(sock: _socket.socket, path: str) -> None:
+    """Refuse a listener that runs as another user (Linux: SO_PEERCRED)."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:  # not Linux: the path checks above are all there is
+        return
+    # struct ucred {pid_t pid; uid_t uid; gid_t gid}: three native 32-bit ints
+    # (read without struct, which would cost the one-shot verbs its import).
+    raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
+    pid = int.from_bytes(raw[0:4], sys.byteorder, signed=True)
+    uid = int.from_bytes(raw[4:8], sys.byteorder)
+    if uid != os.geteuid():
+        raise UnsafeSocket(
+            f"refusing to talk to {path}: the process listening on it "
+            f"(pid {pid}) runs as uid {uid}, not as you (uid {os.geteuid()})"
+        )
 
 
 def connect(

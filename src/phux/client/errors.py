@@ -25,16 +25,30 @@ class NoServer(PhuxError):
     remedy = "start one with `phux server --daemon` or `phux new`"
 
 
+class UnsafeSocket(PhuxError):
+    """The socket (or its directory) belongs to, or is writable by, another user,
+    or the process listening on it runs as another user: nothing was sent."""
+
+    code = "unsafe_socket"
+    remedy = (
+        "check who created it; use a private directory of your own "
+        "(set $XDG_RUNTIME_DIR, or --socket / $PHUX_SOCKET in a 0700 directory you own)"
+    )
+
+
 class DeadlineExceeded(PhuxError):
     code = "timeout"
+    remedy = "raise --timeout (timeout_secs in MCP); if the server is wedged, see its log"
 
 
 class ConnectionLost(PhuxError):
     code = "connection_lost"
+    remedy = "the server stopped or dropped us: check `phux ls`, then retry"
 
 
 class ProtocolError(PhuxError):
     code = "protocol_error"
+    remedy = "client and server disagree on the wire: run the same phux version for both"
 
 
 class ServerError(PhuxError):
@@ -47,7 +61,7 @@ class ServerError(PhuxError):
             name = ErrorCode(wire_code).name.lower()
         except ValueError:
             name = f"error_{wire_code}"
-        super().__init__(message)
+        super().__init__(message, remedy="the server refused the request; the message says why")
         self.wire_code = wire_code
         self.code = name
 
@@ -62,13 +76,6 @@ class SelectorSyntax(PhuxError):
     remedy = "targets are `.`, `name`, `name:N`, `name:tag`, `name:N.M`, `@N` or `#tag`"
 
 
-class LastNotAvailable(SelectorSyntax):
-    """`=` (the last pane) only means something inside an attached client."""
-
-    code = "no_last_pane"
-    remedy = "use `.`, a session name or `@N` outside an attached client"
-
-
 class TargetNotFound(PhuxError):
     """A selector that names nothing on the server."""
 
@@ -76,10 +83,32 @@ class TargetNotFound(PhuxError):
     remedy = "list what exists with `phux ls`"
 
 
+class LastNotAvailable(TargetNotFound):
+    """`=` (the pane used before the last one) names nothing: fewer than two panes used."""
+
+    code = "no_last_pane"
+    remedy = "use `.`, a session name or `@N`; `=` needs two panes used before"
+
+
 class TerminalGone(PhuxError):
     """The resolved terminal has exited (or exits during the operation)."""
 
     code = "terminal_exited"
+    remedy = (
+        "read its final screen with `phux snapshot TARGET` while the server retains it; "
+        "start a new one with `phux new`"
+    )
+
+
+def describe_exit(status: object) -> str:
+    """``exited with status 3`` / ``was killed by signal 9`` / ``exited`` for an ExitStatus."""
+    code = getattr(status, "code", None)
+    if code is not None:
+        return f"exited with status {code}"
+    sig = getattr(status, "signal", None)
+    if sig is not None:
+        return f"was killed by signal {sig}"
+    return "exited"
 
 
 class SessionExists(PhuxError):
@@ -102,6 +131,7 @@ class UnknownKey(PhuxError):
 
 class InvalidArgument(PhuxError):
     code = "invalid_argument"
+    remedy = "see the verb's --help (the MCP tool's description) for the accepted values"
 
 
 class ServerRefused(PhuxError):
@@ -113,6 +143,7 @@ class ServerRefused(PhuxError):
 
 class ServerStartFailed(PhuxError):
     code = "server_start_failed"
+    remedy = "run `phux server` in the foreground to see why, or read its log"
 
 
 class RunTimedOut(PhuxError):

@@ -31,6 +31,7 @@ def pane_history(
     if last is not None and last < 0:
         raise InvalidArgument("-n must be a non-negative number of commands")
     pane = client.resolve(target, deadline)
+    client.used(pane, deadline)
     mirror = client.mirror(pane, deadline, history=DEFAULT_HISTORY)
     try:
         engine = mirror.engine

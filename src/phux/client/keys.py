@@ -200,6 +200,15 @@ def needs_modes(keys: Sequence[str]) -> bool:
     return any(token in _CURSOR for token in keys)
 
 
+INTERRUPT_BYTES = b"\x03\x1c\x1a"
+"""C-c, C-\\ and C-z: the keys a tty turns into SIGINT, SIGQUIT and SIGTSTP."""
+
+
+def is_interrupt(data: bytes) -> bool:
+    """Input made only of interrupt keys: sent urgent, ahead of queued input."""
+    return bool(data) and not data.strip(INTERRUPT_BYTES)
+
+
 def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES, *, literal: bool = False) -> bytes:
     """The bytes KEYS type, in order, as one write: key names become their sequences,
     anything else (every word, with ``literal``) is typed as its UTF-8 text, never

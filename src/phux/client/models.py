@@ -33,12 +33,63 @@ LS_SCHEMA_VERSION = 1
 ERROR_SCHEMA_VERSION = 1
 
 
+class PaneSummary(msgspec.Struct, kw_only=True):
+    """One pane of a session in ``phux ls --json --panes``."""
+
+    id: str
+    """The pane as a selector, ``@N``."""
+    window: int
+    window_name: str | None
+    index: int
+    cols: int
+    rows: int
+    tags: list[str]
+    title: str | None
+    """Not tracked without replaying the pane: always null here; ``phux snapshot``
+    reports the title."""
+    cwd: str | None
+    """The working directory of the pane's foreground process, read from /proc
+    (null when unreadable)."""
+    program: str | None
+    """The foreground program's name, as the server reads it from the PTY."""
+
+    @classmethod
+    def of(cls, pane: Pane) -> PaneSummary:
+        fg = pane.foreground
+        return cls(
+            id=pane.id,
+            window=pane.window or 0,
+            window_name=pane.window_name,
+            index=pane.pane or 0,
+            cols=pane.cols,
+            rows=pane.rows,
+            tags=list(pane.tags),
+            title=None,
+            cwd=_proc_cwd(fg.pgrp if fg is not None else None, pane.pid),
+            program=(fg.name or None) if fg is not None else None,
+        )
+
+
+def _proc_cwd(*pids: int | None) -> str | None:
+    import os
+
+    for pid in pids:
+        if pid:
+            try:
+                return os.readlink(f"/proc/{pid}/cwd")
+            except OSError:
+                continue
+    return None
+
+
 class SessionSummary(msgspec.Struct, kw_only=True):
     """One row of ``phux ls --json``."""
 
     name: str
     windows: int
     attached: bool
+    panes: list[PaneSummary] | msgspec.UnsetType = msgspec.UNSET
+    """Only with ``--panes``: every live pane, ordered by window, then index."""
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
@@ -68,12 +119,18 @@ class SessionList(msgspec.Struct, kw_only=True):
     sessions: list[SessionSummary] = msgspec.field(default_factory=list)
 
     @classmethod
-    def from_infos(cls, infos: Iterable[Session]) -> SessionList:
+    def from_infos(
+        cls, infos: Iterable[Session], panes: dict[str, list[Pane]] | None = None
+    ) -> SessionList:
+        """``panes`` (session name -> its panes) adds each session's ``panes`` list."""
         rows = [
             SessionSummary(
                 name=info.name,
                 windows=info.window_count,
                 attached=info.attached_client_count > 0,
+                panes=msgspec.UNSET
+                if panes is None
+                else [PaneSummary.of(p) for p in panes.get(info.name, [])],
             )
             for info in infos
         ]
@@ -99,6 +156,15 @@ class RunResult(msgspec.Struct, kw_only=True):
             duration_ms=outcome.duration_ms,
             truncated=outcome.truncated,
         )
+
+
+class NewPaneResult(msgspec.Struct, kw_only=True):
+    """``phux new-window --json`` / ``phux split --json``: the pane created."""
+
+    session: str
+    window: int
+    pane: int
+    terminal_id: int
 
 
 class NewResult(msgspec.Struct, kw_only=True):
@@ -347,9 +413,11 @@ __all__ = [
     "HistoryEntry",
     "HistoryResult",
     "Idle",
+    "NewPaneResult",
     "NewResult",
     "PaneClosed",
     "PaneSpawned",
+    "PaneSummary",
     "RunResult",
     "SendKeysResult",
     "ServerStatus",

@@ -24,10 +24,11 @@ How it works:
   frame carrying the end marker is read: the client blocks on the socket, no
   poll interval.
 * Concurrency. Runs on one terminal are serialised with an advisory ``flock``
-  on a per-terminal lock file next to the server's socket (released by the
-  kernel if the holder dies), so three agents running on one pane never type
-  into each other's commands. The lock is held from before typing until the
-  end marker arrived (or the run gave up).
+  on a per-terminal lock file in a private directory beside the server's
+  socket (released by the kernel if the holder dies; the file is removed when
+  the terminal closes, the directory when the server exits), so three agents
+  running on one pane never type into each other's commands. The lock is held
+  from before typing until the end marker arrived (or the run gave up).
 """
 
 from __future__ import annotations
@@ -39,8 +40,16 @@ import re
 import time
 
 from phux.client.deadline import Deadline
-from phux.client.errors import DeadlineExceeded, InvalidArgument, RunTimedOut, TerminalGone
+from phux.client.errors import (
+    DeadlineExceeded,
+    InvalidArgument,
+    RunTimedOut,
+    TerminalGone,
+    UnsafeSocket,
+    describe_exit,
+)
 from phux.record import Record
+from phux.runtime_paths import SocketDirError, open_run_lock
 from phux.wire.frames import Exited, ExitStatus
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
@@ -299,20 +308,23 @@ def _status_code(status: ExitStatus | None) -> int:
 
 
 class RunLock:
-    """An advisory per-terminal flock; the kernel drops it if the holder dies."""
+    """An advisory per-terminal flock; the kernel drops it if the holder dies.
+
+    The file lives in the server's private run-lock directory beside the
+    socket (``phux.runtime_paths.run_lock_dir``), opened without following
+    symlinks; the server removes it when the terminal closes.
+    """
 
     def __init__(self, socket_path: str, terminal: int) -> None:
-        name = f".{os.path.basename(socket_path)}.run-{terminal}.lock"
-        directory = os.path.dirname(os.path.abspath(socket_path))
-        if not os.access(directory, os.W_OK):
-            import tempfile  # rarely needed: keep it (and shutil, random) off the import path
-
-            directory = tempfile.gettempdir()
-        self.path = os.path.join(directory, name)
+        self.socket_path = socket_path
+        self.terminal = terminal
         self.fd: int | None = None
 
     def acquire(self, deadline: Deadline) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fd = open_run_lock(self.socket_path, self.terminal)
+        except SocketDirError as exc:
+            raise UnsafeSocket(str(exc)) from None
         delay = 0.002
         try:
             while True:
@@ -356,7 +368,9 @@ def run_command(
     deadline: Deadline,
 ) -> RunOutcome:
     if not command.strip():
-        raise InvalidArgument("run needs a command")
+        raise InvalidArgument(
+            "run needs a command", remedy="give the command line, e.g. phux run work 'make test'"
+        )
     if "\x00" in command:
         raise InvalidArgument("the command contains a NUL byte")
     started = time.monotonic()
@@ -364,6 +378,7 @@ def run_command(
     pane = client.resolve(target, deadline)
     if not pane.alive:
         raise TerminalGone(f"terminal {pane.id} has exited")
+    client.used(pane, deadline)
     token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
     scanner = MarkerScanner(token, pane.cols, pane.rows)
     lock = RunLock(client.local_anchor, pane.terminal)
@@ -409,6 +424,15 @@ def run_command(
         exit_code = scanner.exit_code if scanner.exit_code is not None else 255
         data = scanner.output
         done_at = scanner.done_at or time.monotonic()
+    elif mirror.exit is not None and not isinstance(mirror.exit, Exited):
+        # A signal ended the pane's shell (`kill -9 $$`, `phux kill`): the command
+        # never reported a status, and 128+N would read as if it had exited so.
+        raise TerminalGone(
+            f"the pane {pane.id} died during run: its shell {describe_exit(mirror.exit)}"
+            " before the command finished",
+            remedy="read what it left with `phux snapshot TARGET`; start a new pane with "
+            "`phux new`",
+        )
     else:
         # The shell ended before printing the end marker (the command ran `exit`).
         exit_code = _status_code(mirror.exit)

@@ -4,8 +4,10 @@ Grammar (one TARGET string):
 
     .            the current pane: ``$PHUX_TERMINAL`` when it names a live terminal of
                  this server, else the focused pane of the most recently focused session
-    =            the last pane: only meaningful inside an attached client (an error here)
-    NAME         a session (all its panes)
+    =            the last pane: the live pane used before the most recent one (the
+                 second greatest ``phux.focus_ms``), like tmux's last-pane
+    NAME         a session (all its panes); when no live session has that name, the
+                 closed panes of one the server still retains
     NAME:N       window index N of a session
     NAME:TAG     the window(s) of a session whose ``phux.window_name`` is TAG
     NAME:W.M     pane index M of window W (an index or a window name)
@@ -246,6 +248,12 @@ class Snapshot:
     def session(self, name: str) -> list[Pane]:
         return self.sessions().get(name, [])
 
+    def retained_session(self, name: str) -> list[Pane]:
+        """The closed, still retained panes that were session ``name`` (the server keeps
+        a closed terminal's metadata readable until it forgets it, spec/L3.md §1)."""
+        panes = [p for p in self.panes if not p.alive and p.session == name]
+        return sorted(panes, key=Pane.order_key)
+
     def last_session(self) -> str | None:
         """The session of the most recently focused pane (else the newest session)."""
         best: tuple[int, int] | None = None
@@ -284,7 +292,13 @@ def expand(
     """Every pane the selector names (in order); raises TargetNotFound on a miss."""
     env = os.environ if env is None else env
     if isinstance(selector, Last):
-        raise LastNotAvailable("`=` (the last pane) only works inside an attached client")
+        used = sorted(
+            (p for p in snap.live() if p.focus_ms is not None),
+            key=lambda p: (p.focus_ms or 0, p.terminal),
+        )
+        if len(used) < 2:
+            raise LastNotAvailable("`=` (the pane used before the last one): no such pane yet")
+        return [used[-2]]
     if isinstance(selector, ById):
         pane = snap.by_id.get(selector.terminal)
         if pane is None:
@@ -305,7 +319,9 @@ def expand(
         if name is None:
             raise TargetNotFound("no current pane: there are no sessions")
         return snap.session(name)
-    panes = snap.session(selector.session)
+    # A live session wins; else the name still reaches the panes of a session whose
+    # programs exited, while the server retains them (final screen, exit status).
+    panes = snap.session(selector.session) or snap.retained_session(selector.session)
     if not panes:
         raise TargetNotFound(f"no session named {selector.session!r}")
     if selector.window is None:

@@ -141,7 +141,9 @@ def audit(
         if target is not None:
             raise
         # The file a server started here with the default log would write.
-        path = default_audit_path(client.socket_path, default_log_path(client.env))
+        path = default_audit_path(
+            client.socket_path, default_log_path(client.socket_path, client.env)
+        )
         return AuditResult(audit_file=path, entries=read_audit(audit_files(path)))
     _, facts = server_facts(client, deadline)
     published = facts.get("audit_file")

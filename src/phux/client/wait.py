@@ -6,6 +6,8 @@ match logical lines (soft-wrapped rows joined): the viewport, plus the rows
 that scrolled into history since the previous check, so text that appears and
 scrolls away within one batch still counts. Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
+A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
+says so with its exit status.
 ``--until`` / ``--regex`` take precedence over ``--idle``.
 """
 
@@ -16,7 +18,7 @@ import time
 from typing import TYPE_CHECKING
 
 from phux.client.deadline import Deadline
-from phux.client.errors import DeadlineExceeded, InvalidArgument, TerminalGone
+from phux.client.errors import DeadlineExceeded, InvalidArgument, TerminalGone, describe_exit
 from phux.client.models import WaitResult
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ def wait_for(
     limit = deadline.earliest(Deadline.after(timeout))
 
     pane = client.resolve(target, deadline)
+    client.used(pane, deadline)
     mirror = client.mirror(pane, deadline)
     fresh_rows = 0
 
@@ -81,11 +84,17 @@ def wait_for(
                 if matches():
                     return _result(True, checks, mirror.engine, pane.terminal)
                 if not mirror.alive:
-                    raise TerminalGone(f"terminal {pane.id} exited before the condition was met")
+                    raise TerminalGone(
+                        f"terminal {pane.id} {describe_exit(mirror.exit)} before the condition"
+                        " was met"
+                    )
                 wake = limit
             else:
+                if not mirror.alive:
+                    # Quiet, but because it is gone: say so, with its status.
+                    raise TerminalGone(f"terminal {pane.id} {describe_exit(mirror.exit)}")
                 quiet_until = mirror.last_output + idle_s
-                if time.monotonic() >= quiet_until or not mirror.alive:
+                if time.monotonic() >= quiet_until:
                     return _result(True, checks, mirror.engine, pane.terminal)
                 wake = limit.earliest(Deadline(at=quiet_until))
             try:

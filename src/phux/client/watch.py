@@ -5,7 +5,8 @@ From the bytes (the engine's events): ``title_changed`` (OSC 0/2), ``bell``
 ``command_finished`` (OSC 133 D: exit code, duration, command line; from the
 shell integration phux injects, or any shell printing OSC 133). From the
 stream itself: ``dirty`` (once per batch of output), ``idle`` (no output for
-``idle_ms`` after a dirty batch, default 500 ms). From the server's lifecycle:
+``idle_ms``, default 500 ms, since the watch began or since a dirty batch).
+From the server's lifecycle:
 ``pane_spawned`` (a new terminal joined the watched pane's session) and
 ``pane_closed`` (the watched terminal ended; the stream ends after it).
 
@@ -73,13 +74,16 @@ class WatchStream(Iterator[WatchEvent]):
         self._closed_emitted = False
         self.pane: Pane = client.resolve(target, deadline)
         self._name = self.pane.id
+        client.used(self.pane, deadline)
         client.subscribe_events(deadline)
         self._mirror: Mirror | None = client.mirror(self.pane, deadline)
         self._mirror.event_consumers += 1
         engine = self._mirror.engine
         if engine is not None:
             engine.take_events()  # history, not news
-        self._dirty_since: float | None = None
+        # Armed from the start: a pane already quiet is idle once idle_ms pass with
+        # no output (else `--until idle` on an idle pane would wait forever).
+        self._dirty_since: float | None = self._mirror.last_output
         self._seen_frames = self._mirror.output_frames
         client.add_sink(self._on_frame)
 

@@ -108,6 +108,25 @@ class NewArgs(_Args):
     shell_integration: bool = True
 
 
+class NewWindowArgs(_Args):
+    session: Annotated[str, msgspec.Meta(min_length=1)]
+    name: str | None = None
+    command: list[str] = msgspec.field(default_factory=list)
+    cwd: str | None = None
+
+
+class SplitArgs(_Args):
+    target: str
+    command: list[str] = msgspec.field(default_factory=list)
+    cwd: str | None = None
+
+
+class TagArgs(_Args):
+    target: str
+    tags: Annotated[list[str], msgspec.Meta(min_length=1)]
+    remove: bool = False
+
+
 class BadArguments(Exception):
     pass
 
@@ -270,9 +289,11 @@ def _error_text(exc: BaseException) -> str:
 
 
 _TARGET_GRAMMAR = (
-    "TARGET grammar (resolved client-side, as in the CLI): `.` current, `=` last, `name` "
-    "session, `name:N` or `name:tag` window, `name:N.M` pane, `@N` pane id. A target that "
-    "names several panes narrows to the focused one, else the first."
+    "TARGET grammar (resolved client-side, as in the CLI): `.` current (the pane last used), "
+    "`=` the pane used before that, `name` session (an exited session's name still works "
+    "while the server keeps its panes), `name:N` or `name:tag` window, `name:N.M` pane, "
+    "`@N` pane id, `#tag` tagged panes (phux_tag). A target that names several panes narrows "
+    "to the most recently used one, else the first."
 )
 _SOCKET_PROP = {
     "type": "string",
@@ -428,6 +449,38 @@ class PhuxTools:
 
         return self._invoke(NewArgs, arguments, work, retry_stale=False)
 
+    def new_window(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: NewWindowArgs) -> Any:
+            return client.new_window(
+                args.session,
+                name=args.name,
+                command=args.command,
+                cwd=args.cwd,
+                deadline=Deadline.after(CALL_DEADLINE),
+            )
+
+        return self._invoke(NewWindowArgs, arguments, work, retry_stale=False)
+
+    def split(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: SplitArgs) -> Any:
+            return client.split(
+                args.target,
+                command=args.command,
+                cwd=args.cwd,
+                deadline=Deadline.after(CALL_DEADLINE),
+            )
+
+        return self._invoke(SplitArgs, arguments, work, retry_stale=False)
+
+    def tag(self, arguments: dict[str, Any]) -> ToolResult:
+        def work(client: Client, args: TagArgs) -> Any:
+            after = client.tag(
+                args.target, args.tags, Deadline.after(CALL_DEADLINE), remove=args.remove
+            )
+            return {"tags": after}
+
+        return self._invoke(TagArgs, arguments, work, retry_stale=False)
+
     # ------------------------------------------------------------ catalog
 
     def catalog(self, *, read_only: bool = False) -> list[Tool]:
@@ -439,6 +492,9 @@ class PhuxTools:
             Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
             Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
             Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
+            Tool("phux_new_window", NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
+            Tool("phux_split", SPLIT_DOC, SPLIT_SCHEMA, self.split),
+            Tool("phux_tag", TAG_DOC, TAG_SCHEMA, self.tag),
         ]
         if read_only:
             tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
@@ -616,6 +672,63 @@ NEW_SCHEMA = _schema(
         },
     },
     ["name"],
+)
+
+_ARGV_PROP = {
+    "type": "array",
+    "items": {"type": "string"},
+    "description": "argv of the new pane; omit or [] for the default shell.",
+}
+_CWD_PROP = {"type": "string", "description": "Working directory of the new pane."}
+
+NEW_WINDOW_DOC = (
+    "Add a window to a live session: its pane 0 runs command (default: the server's shell), "
+    "sized like the session's last used pane. name names the window for `session:name` "
+    'targets. Returns {"session", "window", "pane", "terminal_id"}; target it as '
+    "session:WINDOW.0 or @N. Returns at once (at most 30 s)."
+)
+NEW_WINDOW_SCHEMA = _schema(
+    {
+        "session": {"type": "string", "minLength": 1, "description": "An existing session."},
+        "name": {"type": "string", "description": "Window name (not a number; no `:` `.` `,`)."},
+        "command": _ARGV_PROP,
+        "cwd": _CWD_PROP,
+    },
+    ["session"],
+)
+
+SPLIT_DOC = (
+    "Add a pane to the window of the pane target names, with the next pane index and the "
+    'same size, running command (default: the server\'s shell). Returns {"session", "window", '
+    '"pane", "terminal_id"}; target it as session:W.P or @N. Returns at once (at most 30 s). '
+    + _TARGET_GRAMMAR
+)
+SPLIT_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "command": _ARGV_PROP,
+        "cwd": _CWD_PROP,
+    },
+    ["target"],
+)
+
+TAG_DOC = (
+    "Tag the pane target names (or with remove=true, untag it), so `#tag` selects it. "
+    'Returns {"tags": [...]}: the pane\'s tags after. Tags have no `,` `:` `.` or spaces. '
+    "Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+)
+TAG_SCHEMA = _schema(
+    {
+        "target": {"type": "string", "description": "Pane selector."},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "Tags to add (or remove).",
+        },
+        "remove": {"type": "boolean", "description": "Remove the tags instead (default false)."},
+    },
+    ["target", "tags"],
 )
 
 INSTRUCTIONS = (

@@ -26,10 +26,12 @@ spec/). Modules, from the outside in:
 Defaults (``config.ServerConfig``): journal 4 MiB per terminal after its
 newest checkpoint (``--journal-bytes``), replicas in a helper process
 (``$PHUX_REPLICAS``: process, thread or off) keeping 2000 scrollback rows
-(``$PHUX_HISTORY_LINES``), a checkpoint after 64 KiB of output, a replica
-restarted when 32 MiB behind, subscriber queue 4 MiB (``--subscriber-queue-bytes``),
+(``$PHUX_HISTORY_LINES``), a checkpoint after 64 KiB of output, a terminal's
+reader paused while its replica is 32 MiB behind (``--replica-lag-bytes``),
+subscriber queue 4 MiB (``--subscriber-queue-bytes``),
 closed-terminal retention 60 s (``--retention``), metadata values 64 KiB,
 256 terminal and 256 metadata subscriptions per connection, SIGKILL 2 s after
-a KILL's SIGHUP, 64 MiB of unacknowledged input per connection before the
-server stops reading it, 64 MiB of unread replies before it drops the client.
+a KILL's SIGHUP, 16 MiB of unacknowledged input per connection before the
+server stops reading it, and the limits of issue 15 (HELLO deadline, connection
+and terminal counts, input and reply queues, work per frame): see ``config``.
 """

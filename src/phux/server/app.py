@@ -17,11 +17,12 @@ from pathlib import Path
 
 import trio
 
-from phux.runtime_paths import SocketDirError, ensure_socket_dir
+from phux.runtime_paths import SocketDirError, ensure_socket_dir, open_lock_file, run_lock_dir
 from phux.server.config import ServerConfig
 from phux.server.connection import ClientConnection
 from phux.server.log import log, setup_logging
-from phux.server.pty_process import raise_fd_limit
+from phux.server.memory import return_freed_memory
+from phux.server.pty_process import raise_fd_limit, session_groups, signal_group
 from phux.server.state import ServerState
 from phux.wire.errors import DetachReason
 
@@ -43,13 +44,41 @@ def _lock_path(path: Path) -> Path:
 
 def acquire_lock(path: Path) -> int:
     """Hold an exclusive lock beside the socket for the server's life (one server per path)."""
-    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fd = open_lock_file(_lock_path(path))
+    except OSError as exc:
+        raise ServerStartError(f"cannot open the lock file {_lock_path(path)}: {exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
         raise ServerStartError(f"a phux server is already running on {path}") from None
     return fd
+
+
+def reset_run_locks(path: Path) -> None:
+    """An empty, private run-lock directory (a crashed server's lock files removed)."""
+    directory = run_lock_dir(path)
+    remove_run_locks(path)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(directory, 0o700)
+
+
+def remove_run_locks(path: Path) -> None:
+    """Remove the run-lock directory and the lock files in it (never following a link)."""
+    directory = run_lock_dir(path)
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(directory)
+        return
+    for entry in os.scandir(directory):
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+    with contextlib.suppress(OSError):
+        os.rmdir(directory)
 
 
 def clear_stale_socket(path: Path) -> None:
@@ -171,17 +200,33 @@ async def _shutdown(
     await listener.aclose()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
+    with contextlib.suppress(OSError):
+        remove_run_locks(path)
     terminals = [t for t in state.terminals.values() if not t.closed]
+    # Every process in a terminal's session, background jobs in their own groups
+    # included, gets SIGHUP (and SIGCONT, so a stopped one sees it), then SIGKILL if
+    # it is still there when the grace period is over: nothing outlives the server.
+    sessions = {t.pid for t in state.terminals.values()}
     for term in terminals:
         term.hangup()
+    for pgrp in session_groups(sessions):
+        signal_group(pgrp, signal.SIGHUP)
+        signal_group(pgrp, signal.SIGCONT)
     for conn in list(state.connections):
         conn.close_with(DetachReason.SERVER_SHUTDOWN, "the server is shutting down")
-    with trio.move_on_after(SHUTDOWN_GRACE_S):
+    end = trio.current_time() + SHUTDOWN_GRACE_S
+    with trio.move_on_at(end):
         while state.connections or state.live_terminals:
             await state.activity.wait()
     for term in terminals:
         if not term.closed:
             term.force_kill()
+    while (left := session_groups(sessions)) and trio.current_time() < end:
+        await trio.sleep(0.05)
+    if left:
+        log.info("shutdown: SIGKILL to %d process groups that survived SIGHUP", len(left))
+    for pgrp in left:
+        signal_group(pgrp, signal.SIGKILL)
 
 
 def _publish_facts(state: ServerState, server_id: str) -> None:
@@ -209,6 +254,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
     lock_fd = acquire_lock(path)
     try:
         clear_stale_socket(path)
+        reset_run_locks(path)
         raw = bind_socket(path)
         inode = path.stat().st_ino
         server_id = uuid.uuid4().hex
@@ -220,6 +266,8 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                 _publish_facts(state, server_id)
                 accepting = await nursery.start(_accept_loop, listener, state, server_id)
                 nursery.start_soon(_watch_signals, state)
+                if config.trim_interval_s > 0:
+                    nursery.start_soon(return_freed_memory, config.trim_interval_s)
                 if config.exit_after_idle_s is not None:
                     nursery.start_soon(_exit_when_idle, state, config.exit_after_idle_s)
                 await trio.sleep(0)  # the signal receiver is installed before we say ready
@@ -235,6 +283,8 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
             with contextlib.suppress(FileNotFoundError):
                 if path.stat().st_ino == inode:
                     path.unlink()
+            with contextlib.suppress(OSError):
+                remove_run_locks(path)
     finally:
         os.close(lock_fd)
         log.info("server stopped")

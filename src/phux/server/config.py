@@ -13,6 +13,14 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name) or default
 
 
+def _env_int(name: str, default: int) -> int:
+    return int(_env(name, str(default)))
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(_env(name, str(default)))
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     socket_path: Path
@@ -35,10 +43,13 @@ class ServerConfig:
     """A caught-up replica writes a checkpoint once this much output followed the last one,
     so a bootstrap replays at most about this much output after its checkpoint (replaying
     64 KiB of full-screen output takes a client engine about 25 ms)."""
-    replica_lag_bytes: int = 32 * MiB
-    """Output a replica may have queued and not parsed; beyond it the replica is restarted
-    from the journal's newest bytes and its backlog dropped (memory stays bounded in a
-    flood, and the program is never slowed down for the replica)."""
+    replica_lag_bytes: int = field(
+        default_factory=lambda: _env_int("PHUX_REPLICA_LAG_BYTES", 32 * MiB)
+    )
+    """Output a replica may have queued and not parsed (``$PHUX_REPLICA_LAG_BYTES``,
+    ``--replica-lag-bytes``); beyond it the terminal's reader pauses until the replica
+    has caught up to half of it, so memory stays bounded in a flood and every byte is
+    parsed (a bootstrap never starts mid-stream)."""
     subscriber_queue_bytes: int = 4 * MiB
     """Output a subscription may have queued before it is tombstoned."""
     retention_s: float = 60.0
@@ -49,10 +60,55 @@ class ServerConfig:
     """After the child is reaped, wait at most this long for the PTY to reach EOF."""
     max_metadata_value: int = 64 * 1024
     max_subscriptions: int = 256
-    max_input_backlog: int = 64 * MiB
-    """Unacknowledged INPUT bytes per connection before the server stops reading it."""
-    max_control_backlog: int = 64 * MiB
-    """Queued non-output frames for a connection that does not read before it is dropped."""
+    max_input_backlog: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_INPUT_BACKLOG", 16 * MiB)
+    )
+    """Unacknowledged INPUT bytes per connection before the server stops reading it
+    (``$PHUX_MAX_INPUT_BACKLOG``): a fast paste waits for the program, it is not refused."""
+    max_terminal_input: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_TERMINAL_INPUT", 32 * MiB)
+    )
+    """INPUT bytes queued for one terminal (``$PHUX_MAX_TERMINAL_INPUT``): an INPUT that
+    would pass it while some is queued gets RESOURCE_EXHAUSTED (a program not reading)."""
+    max_input_total: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_INPUT_TOTAL", 128 * MiB)
+    )
+    """INPUT bytes queued for all terminals together (``$PHUX_MAX_INPUT_TOTAL``); the
+    INPUT that would pass it gets RESOURCE_EXHAUSTED."""
+    max_control_backlog: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_REPLY_BACKLOG", 16 * MiB)
+    )
+    """Queued replies and events (not output) for a connection that does not read
+    (``$PHUX_MAX_REPLY_BACKLOG``); past it the connection gets DETACHED(SLOW_CONSUMER)."""
+    max_connection_queue: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_CONNECTION_QUEUE", 64 * MiB)
+    )
+    """Everything queued for one connection, output of all its subscriptions included
+    (``$PHUX_MAX_CONNECTION_QUEUE``); past it the connection gets DETACHED(SLOW_CONSUMER)."""
+    max_queued_total: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_QUEUED_TOTAL", 512 * MiB)
+    )
+    """Bytes queued for all connections together (``$PHUX_MAX_QUEUED_TOTAL``). Output
+    that would pass it detaches the connection with the most queued (SLOW_CONSUMER);
+    a reply or event that passes it detaches its own connection."""
+    max_connections: int = field(default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS", 1000))
+    """Open client connections (``$PHUX_MAX_CONNECTIONS``, ``--max-connections``); the one
+    over it gets ERROR RESOURCE_EXHAUSTED and is closed."""
+    max_terminals: int = field(default_factory=lambda: _env_int("PHUX_MAX_TERMINALS", 4096))
+    """Live terminals (``$PHUX_MAX_TERMINALS``); SPAWN over it gets RESOURCE_EXHAUSTED."""
+    hello_timeout_s: float = field(default_factory=lambda: _env_float("PHUX_HELLO_TIMEOUT", 10.0))
+    """A connection that has not sent HELLO this long after connecting gets ERROR
+    HANDSHAKE_REQUIRED and is closed (``$PHUX_HELLO_TIMEOUT``, ``--hello-timeout``)."""
+    max_hello_frame: int = 64 * 1024
+    """The largest frame accepted before HELLO (HELLO and PING are small); a longer
+    length is FRAME_TOO_LARGE at once instead of a partial frame held in memory."""
+    max_frame_items: int = 65536
+    """Fields and list elements one client frame may hold, nested ones included
+    (decoding is linear in them: a frame of millions of empty fields would stall the
+    loop); over it the frame is MALFORMED_MESSAGE."""
+    trim_interval_s: float = field(default_factory=lambda: _env_float("PHUX_TRIM_INTERVAL", 5.0))
+    """How often the server looks whether its RSS grew and gives freed heap back to the
+    system (``malloc_trim``; ``$PHUX_TRIM_INTERVAL``, 0: never)."""
     exit_after_idle_s: float | None = None
     shell_integration: bool = field(
         default_factory=lambda: os.environ.get("PHUX_SHELL_INTEGRATION") != "0"

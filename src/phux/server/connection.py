@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import struct
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -71,8 +73,27 @@ RECEIVE_BYTES = 256 * 1024
 SEND_BATCH_BYTES = 256 * 1024
 FLUSH_TIMEOUT_S = 2.0
 """How long a closing connection may take to receive its last frames."""
+SLOW_CONSUMER_LINGER_S = 30.0
+"""How long a client detached for not reading has to come back and read its DETACHED
+(its queue is dropped first: what waits is that frame, a socket and an fd)."""
 
 _CLIENT_TYPES = frozenset(CLIENT_FRAMES)
+
+PEER_CHECK_S = 0.05
+"""While a connection's input backlog is full its frames are not read, so its EOF
+is not seen either: how often to look whether the peer hung up meanwhile."""
+
+
+def _peer_hung_up(sock: trio.socket.SocketType) -> bool:
+    """Whether the peer closed its end, even with unread data still queued (Linux)."""
+    rdhup = getattr(select, "POLLRDHUP", 0)
+    poller = select.poll()
+    poller.register(sock.fileno(), rdhup | select.POLLHUP | select.POLLERR)
+    try:
+        events = poller.poll(0)
+    except OSError:
+        return True
+    return any(mask & (rdhup | select.POLLHUP | select.POLLERR) for _, mask in events)
 
 
 def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
@@ -96,16 +117,24 @@ class ClientConnection:
             self.config.subscriber_queue_bytes,
             _closed_frame,
             control_limit=self.config.max_control_backlog,
+            total_limit=self.config.max_connection_queue,
             on_overflow=self._overflowed,
+            budget=state.queue_budget,
         )
         self.handshake = ServerHandshake()
         self.subs: dict[int, Subscription] = {}
         self.meta_subs: dict[int, MetaSubscription] = {}
         self.wants_events = False
         self.pending_input = 0
+        self.input_terminals: weakref.WeakSet[Terminal] = weakref.WeakSet()
+        """Terminals this connection sent INPUT to: its queued input is dropped on close
+        (weak: a long-lived connection must not keep forgotten terminals alive)."""
         self._input_room = trio.Event()
+        self._awaited: set[Terminal] = set()
         self._reading = True
         self._cancel: trio.CancelScope | None = None
+        self._reader: FrameReader | None = None
+        self._lingering = FLUSH_TIMEOUT_S
         self.peer = "?"
         self.peer_pid = 0
         self.peer_uid = -1
@@ -138,15 +167,27 @@ class ClientConnection:
     async def run(self) -> None:
         if not await self._check_peer():
             return
+        limit = self.config.max_connections
+        if len(self.state.connections) >= limit:
+            log.warning("refused connection from %s: %d connections already", self.peer, limit)
+            await self._refuse_early(
+                Error(
+                    code=ErrorCode.RESOURCE_EXHAUSTED,
+                    message=f"too many connections: the server's limit is {limit}",
+                )
+            )
+            return
         self.state.connections.add(self)
         self.state.touch()
         try:
             async with trio.open_nursery() as nursery:
                 self._cancel = nursery.cancel_scope
                 nursery.start_soon(self._send_loop)
+                nursery.start_soon(self._hello_deadline)
                 await self._receive_loop()
                 if self.outbox.closing:  # let the last frames out, within a bound
-                    nursery.cancel_scope.deadline = trio.current_time() + FLUSH_TIMEOUT_S
+                    deadline = trio.current_time() + self._lingering
+                    nursery.cancel_scope.deadline = min(nursery.cancel_scope.deadline, deadline)
                 else:  # the peer went away
                     nursery.cancel_scope.cancel()
             if self.outbox.closing:
@@ -186,16 +227,33 @@ class ClientConnection:
             code=ErrorCode.PERMISSION_DENIED,
             message=f"uid {uid} may not use this server (it belongs to uid {os.geteuid()})",
         )
+        await self._refuse_early(err)
+        return False
+
+    async def _refuse_early(self, err: Error) -> None:
+        """Send one ERROR and close, before the connection is served at all."""
         with trio.move_on_after(FLUSH_TIMEOUT_S):
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 await self.stream.send_all(encode_frame(err))
         self.outbox.closing = True
         await self._linger_close()
         self.stream.socket.close()
-        return False
+
+    async def _hello_deadline(self) -> None:
+        timeout = self.config.hello_timeout_s
+        await trio.sleep(timeout)
+        if not self.handshake.done and not self.outbox.closing:
+            log.info("closing %s: no HELLO within %gs", self.peer, timeout)
+            self.outbox.push(
+                Error(code=ErrorCode.HANDSHAKE_REQUIRED, message=f"no HELLO within {timeout:g}s")
+            )
+            self._close_soon()
 
     def _cleanup(self) -> None:
         state = self.state
+        for term in list(self.input_terminals):
+            term.drop_input(self)
+        self.input_terminals.clear()
         for sub in self.subs.values():
             if sub in sub.terminal.subscribers:
                 sub.terminal.subscribers.remove(sub)
@@ -203,7 +261,7 @@ class ClientConnection:
         for msub in self.meta_subs.values():
             state.meta.subscriptions.discard(msub)
         self.meta_subs.clear()
-        self.outbox.entries.clear()
+        self.outbox.clear()
         self.outbox.closing = True
         state.connections.discard(self)
         state.touch()
@@ -211,9 +269,19 @@ class ClientConnection:
     def close_with(self, reason: DetachReason, message: str = "") -> None:
         """Queue DETACHED, then close once it is sent; stop reading requests."""
         self.outbox.push(Detached(reason=reason, message=message))
+        linger = SLOW_CONSUMER_LINGER_S if reason is DetachReason.SLOW_CONSUMER else None
+        self._close_soon(linger)
+
+    def _close_soon(self, linger: float | None = None) -> None:
+        """Close once what is queued is sent, or after ``linger`` (FLUSH_TIMEOUT_S) if the
+        peer does not read it (the receive loop may be waiting for bytes that never come)."""
         self.outbox.push_close()
         self._reading = False
+        self._lingering = linger or FLUSH_TIMEOUT_S
         self._input_room.set()
+        if self._cancel is not None:
+            deadline = trio.current_time() + self._lingering
+            self._cancel.deadline = min(self._cancel.deadline, deadline)
 
     def abort(self) -> None:
         if self._cancel is not None:
@@ -232,11 +300,21 @@ class ClientConnection:
         self.abort()
 
     async def _receive_loop(self) -> None:
-        reader = FrameReader(MAX_FRAME, peer_types=CLIENT_TYPES)
+        # Until HELLO only small frames are expected: a client cannot make the server
+        # hold a 16 MiB partial frame before it has said who it is.
+        reader = FrameReader(
+            self.config.max_hello_frame,
+            peer_types=CLIENT_TYPES,
+            max_items=self.config.max_frame_items,
+        )
+        self._reader = reader
         while self._reading:
-            while self.pending_input > self.config.max_input_backlog and self._reading:
+            while self._input_backlog_full() and self._reading:
                 self._input_room = trio.Event()
-                await self._input_room.wait()
+                with trio.move_on_after(PEER_CHECK_S):
+                    await self._input_room.wait()
+                if _peer_hung_up(self.stream.socket):
+                    return  # its queued input is dropped: nobody waits for it any more
             try:
                 data = await self.stream.receive_some(RECEIVE_BYTES)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
@@ -309,20 +387,40 @@ class ClientConnection:
         else:
             self.reply_error(request_id, ErrorCode.TERMINAL_EXITED, exited)
 
+    def _input_backlog_full(self) -> bool:
+        limit = self.config.max_input_backlog
+        if self._awaited:
+            # A terminal waits for this connection's next piece of a unit: read on
+            # (to twice the limit), or a unit could wait on input stuck behind another.
+            limit *= 2
+        return self.pending_input > limit
+
+    def awaiting_unit(self, term: Terminal, waiting: bool) -> None:
+        """``term`` is (or no longer is) waiting for this connection's next piece."""
+        if waiting:
+            self._awaited.add(term)
+            self._input_room.set()
+        else:
+            self._awaited.discard(term)
+
+    def input_cancelled(self, request_id: int, size: int, message: str) -> None:
+        """An INPUT was discarded unwritten (or part-written): an urgent INPUT came first."""
+        self.pending_input -= size
+        self._input_room.set()
+        self.reply_error(request_id, ErrorCode.INPUT_CANCELLED, message)
+
     def _overflowed(self) -> None:
-        log.warning(
-            "dropping %s: over %d bytes of replies and events it does not read",
-            self.peer,
-            self.config.max_control_backlog,
-        )
-        self.outbox.entries.clear()
-        self.outbox.closing = True
-        self.abort()
+        why = self.outbox.overflow_reason
+        log.warning("detaching %s: it does not read: %s", self.peer, why)
+        self.outbox.clear()
+        self.close_with(DetachReason.SLOW_CONSUMER, f"the client does not read: {why}")
 
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
         self.client_name = frame.client_name
+        if self._reader is not None:
+            self._reader.max_frame = MAX_FRAME
         major, minor, patch = PROTOCOL_VERSION
         self.outbox.push(
             HelloOk(
@@ -356,9 +454,11 @@ class ClientConnection:
 
     def _input(self, frame: Input) -> None:
         term = self.state.get_alive(frame.terminal)
+        self.state.check_input_room(term, len(frame.data))
         self.state.audit_input(self, term, frame.data)
         self.pending_input += len(frame.data)
-        term.queue_input(self, frame.request_id, frame.data)
+        self.input_terminals.add(term)
+        term.queue_input(self, frame.request_id, frame.data, more=frame.more, urgent=frame.urgent)
 
     def _resize(self, frame: Resize) -> None:
         term = self.state.get_alive(frame.terminal)

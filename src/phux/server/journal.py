@@ -8,10 +8,10 @@ changes after it.
 Without a replica (``compacting`` false) the journal keeps the newest
 ``limit`` bytes and drops the oldest, so a bootstrap may start mid-stream.
 With one, nothing is dropped except by :meth:`compact`, which replaces
-everything before a checkpoint's sequence number by the checkpoint. While
-the replica lags (a flood) the tail may outgrow ``limit``: a bootstrap is
-then the newest ``limit`` bytes without a checkpoint, as without a replica,
-until the next checkpoint (the terminal bounds the lag by pausing its reader).
+everything before a checkpoint's sequence number by the checkpoint, so a
+bootstrap is always exact. While the replica lags (a flood) the tail may
+outgrow ``limit``; the terminal bounds it by pausing its reader once the
+replica is ``replica_lag_bytes`` behind.
 """
 
 from __future__ import annotations
@@ -164,8 +164,6 @@ class Journal:
         self.start_cols, self.start_rows = self.cols, self.rows
 
     def bootstrap(self) -> Bootstrap:
-        if self._bytes > self.limit and self.compacting:
-            return self._recent()
         return Bootstrap(
             start_seq=self.start_seq,
             cols=self.start_cols,
@@ -174,26 +172,3 @@ class Journal:
             items=list(self._items),
             checkpoint=self.checkpoint,
         )
-
-    def _recent(self) -> Bootstrap:
-        """The newest ``limit`` bytes, without a checkpoint (the replica lags)."""
-        cols, rows = self.start_cols, self.start_rows
-        skip = self._bytes - self.limit
-        items: list[JournalItem] = []
-        start = self.next_seq
-        for item in self._items:
-            if isinstance(item, SizeChange):
-                if items:
-                    items.append(item)
-                else:
-                    cols, rows = item.cols, item.rows
-            elif items:
-                items.append(item)
-            elif len(item.data) <= skip:
-                skip -= len(item.data)
-            else:
-                first = Chunk(item.seq + skip, item.data[skip:]) if skip else item
-                items.append(first)
-                start = first.seq
-                skip = 0
-        return Bootstrap(start_seq=start, cols=cols, rows=rows, next_seq=self.next_seq, items=items)

@@ -94,6 +94,32 @@ def signal_group(pgrp: int, signum: int) -> None:
         os.killpg(pgrp, signum)
 
 
+def session_groups(sessions: set[int]) -> set[int]:
+    """The process groups of every live process in one of ``sessions`` (each terminal's
+    program leads its own session, so its sid is its pid). Background jobs in groups
+    of their own are in it; a process that left the session (``setsid``) is not."""
+    groups: set[int] = set()
+    if not sessions:
+        return groups
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return groups
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces and parens
+        fields = stat.rsplit(b")", 1)[-1].split()
+        if len(fields) > 3 and fields[0] != b"Z" and int(fields[3]) in sessions:
+            groups.add(int(fields[2]))
+    return groups
+
+
 def describe_spawn_error(argv: Sequence[str], cwd: str | None, exc: OSError) -> str:
     reason = exc.strerror or str(exc)
     missing = isinstance(exc, FileNotFoundError | NotADirectoryError)

@@ -12,12 +12,13 @@ The replicas do two things, and nothing else:
   ``phux.engine.checkpoint``) at the sequence number it has reached. The loop
   then replaces the journal before that point by the checkpoint, so a
   bootstrap is the newest checkpoint plus a short tail. The journal never
-  drops output a checkpoint does not cover. While the replica lags in a
-  flood, relay goes on at full speed (the program is never slowed down for
-  the replica) and a bootstrap is the newest ``journal_bytes`` without a
-  checkpoint (exact again after the next checkpoint). A replica that falls
-  ``replica_lag_bytes`` behind is restarted from the journal's newest bytes,
-  its backlog dropped unparsed, so memory stays bounded.
+  drops output a checkpoint does not cover, so a bootstrap is always exact.
+  While the replica lags in a flood, relay goes on at full speed until it is
+  ``replica_lag_bytes`` behind; then the terminal's reader waits until it has
+  caught up to half of that (the program blocks on a full PTY, as on a slow
+  terminal). Memory stays bounded and nothing is parsed from mid-stream: a
+  replica restarted from the journal's newest bytes once checkpointed a row-10
+  rewrite onto row 0 for good.
 * **Answers to terminal queries.** DA1, DA2, DSR 5, DSR 6 and DECXCPR are
   answered by the engine at the point of the stream where they occur (so a
   cursor position report reflects all output before the query, however late
@@ -75,9 +76,10 @@ if TYPE_CHECKING:
     from phux.server.terminal import Terminal
 
 # Messages to the worker: (kind, terminal id, seq, cols, rows, data). A replica
-# restarted from the journal (it fell too far behind) has a new generation:
-# FEED carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the
-# seq up to which answers are not sent (they were, or were skipped, before).
+# re-seeded in a new helper (the old one died) has a new generation: FEED
+# carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the seq up
+# to which answers are not sent (they were, or were lost with the old helper,
+# before), followed by the checkpoint that recreates the state at ``seq``.
 NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
 # Results from the worker. PROGRESS: every byte before ``seq`` was parsed
 # (generation in ``cols``).
@@ -142,6 +144,16 @@ class WorkerCore:
                 fresh.quiet_until = int.from_bytes(data[:8], "little")
                 self.gens[tid] = int.from_bytes(data[8:10], "little")
             self.replicas[tid] = fresh
+            if len(data) > 10:  # re-seeded from a checkpoint: the state at ``seq``
+                engine = fresh.engine
+                assert isinstance(engine, Engine)
+                try:
+                    engine.feed(data[10:])
+                except Exception as exc:
+                    fresh.failed = True
+                    out.append((FAILED, tid, seq, 0, 0, repr(exc).encode()))
+                engine.take_replies()
+                engine.take_events()
             return
         rep = self.replicas.get(tid)
         if rep is None or rep.failed:
@@ -231,10 +243,6 @@ class _ThreadWorker:
     def stop(self) -> None:
         self._queue.put((STOP, 0, 0, 0, 0, b""))
 
-    def restarted(self, tid: int, gen: int) -> None:
-        """Let the thread skip the stale backlog of ``tid`` unparsed."""
-        self._core.gens[tid] = gen
-
     def _run(self) -> None:
         try:
             self._serve()
@@ -316,21 +324,39 @@ class _ProcessWorker:
         """(terminal, kind, header, data) not yet written to the pipe."""
         self._wake = trio.Event()
         self._stopping = False
-        nursery.start_soon(self._writer)
-        nursery.start_soon(self._reader)
+        self._scope = trio.CancelScope()
+        nursery.start_soon(self._run)
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    async def _run(self) -> None:
+        try:
+            with self._scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._writer)
+                    nursery.start_soon(self._reader)
+        finally:
+            # Reap it (no zombie) and close our ends of its pipes, whatever ended us.
+            with contextlib.suppress(OSError):
+                self._proc.kill()
+            with trio.CancelScope(shield=True), trio.move_on_after(5):
+                await trio.to_thread.run_sync(self._proc.wait)
+            for pipe in (self._proc.stdin, self._proc.stdout):
+                with contextlib.suppress(OSError):
+                    if pipe is not None:
+                        pipe.close()
 
     def send(self, msg: Message) -> None:
         kind, tid, seq, cols, rows, data = msg
         self._pending.append((tid, kind, _HEADER.pack(kind, tid, seq, cols, rows, len(data)), data))
         self._wake.set()
 
-    def restarted(self, tid: int, gen: int) -> None:
-        """Drop what is still queued for ``tid``'s old generation (never parsed)."""
-        self._pending = deque(e for e in self._pending if e[0] != tid or e[1] not in (FEED, RESIZE))
-
     def _gone(self, why: str) -> None:
         if not self._stopping:
             self._stopping = True
+            self._scope.cancel()
             log.error("replica process %d gone: %s", self._proc.pid, why)
             self._deliver([_DEAD])
 
@@ -435,11 +461,16 @@ class _Link:
 
     term: Terminal
     gen: int = 0
-    """Bumped when the replica is restarted from the journal (it fell too far behind)."""
+    """Generation of the replica's messages (RESET starts a new one)."""
     fed: int = 0
     """Seq after the last byte sent to the replica."""
     done: int = 0
     """Seq after the last byte the replica (of this generation) reported parsed."""
+
+
+RESTART_WINDOW_S = 60.0
+MAX_RESTARTS = 5
+"""More worker deaths than this within the window and it is not restarted again."""
 
 
 class ReplicaHost:
@@ -458,7 +489,10 @@ class ReplicaHost:
         self._worker: _ThreadWorker | _ProcessWorker | None = None
         self.checkpoints = 0
         self.replies = 0
-        self.restarts = 0
+        self.pauses = 0
+        self.worker_restarts = 0
+        self._deaths: list[float] = []
+        """Times a terminal's reader waited for its replica (it was too far behind)."""
 
     @property
     def enabled(self) -> bool:
@@ -493,8 +527,17 @@ class ReplicaHost:
             return
         worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
         link.fed = chunk.end
-        if link.fed - link.done > self.config.replica_lag_bytes:
-            self._restart(link)
+        if link.fed - link.done > self.config.replica_lag_bytes and not term.reading_paused:
+            # Never drop what the replica has not parsed: a replica restarted mid-stream
+            # would checkpoint a wrong screen for good. The program waits instead.
+            self.pauses += 1
+            term.pause_reading()
+
+    def _progress(self, link: _Link, seq: int) -> None:
+        link.done = max(link.done, seq)
+        term = link.term
+        if term.reading_paused and link.fed - link.done <= self.config.replica_lag_bytes // 2:
+            term.resume_reading()
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)
@@ -506,30 +549,52 @@ class ReplicaHost:
         if self._worker is not None and term.id in self._links:
             self._worker.send((CLOSE, term.id, 0, 0, 0, b""))
 
-    def _restart(self, link: _Link) -> None:
-        """The replica fell more than ``replica_lag_bytes`` behind (a flood it cannot
-        parse as fast as it arrives): drop its backlog unparsed and start it again
-        from the journal's newest ``journal_bytes``, as a new subscriber would.
+    def _dead(self) -> None:
+        """The worker is gone (killed, crashed): start a new one and re-seed every live
+        terminal's replica from its newest checkpoint plus the journal after it, so
+        checkpoints and answers to queries go on from a right state. A worker that keeps
+        dying is given up on: terminals go back to plain byte-bounded journals."""
+        self._worker = None
+        now = trio.current_time()
+        self._deaths = [t for t in self._deaths if now - t < RESTART_WINDOW_S]
+        self._deaths.append(now)
+        if len(self._deaths) > MAX_RESTARTS:
+            log.error(
+                "replicas died %d times in %.0fs: not restarted; no more checkpoints or "
+                "answers to terminal queries",
+                len(self._deaths),
+                RESTART_WINDOW_S,
+            )
+            self._give_up()
+            return
+        self.worker_restarts += 1
+        core = self._core  # a thread's core may hold the dead one's half-done state
+        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes)
+        worker = self._start()
+        for link in list(self._links.values()):
+            if link.term.closed:  # nothing more will come: its journal stays as it is
+                del self._links[link.term.id]
+                continue
+            self._reseed(worker, link)
+        log.error(
+            "replicas restarted (%s, restart %d): %d terminals re-seeded from their checkpoints",
+            f"process {worker.pid}" if isinstance(worker, _ProcessWorker) else "thread",
+            self.worker_restarts,
+            len(self._links),
+        )
 
-        Until its next checkpoint, bootstraps are the journal's newest bytes (as
-        without replicas); queries in the dropped backlog are not answered.
-        """
+    def _reseed(self, worker: _ThreadWorker | _ProcessWorker, link: _Link) -> None:
         from phux.server.journal import Chunk as JournalChunk
 
-        worker = self._worker
         term = link.term
-        if worker is None:
-            return
-        self.restarts += 1
-        lag = link.fed - link.done
-        link.gen = (link.gen + 1) & 0xFFFF
-        worker.restarted(term.id, link.gen)
         journal = term.journal
-        journal.stop_compacting()
-        boot = journal.bootstrap()
-        quiet = journal.next_seq.to_bytes(8, "little") + link.gen.to_bytes(2, "little")
-        worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, quiet))
+        boot = journal.bootstrap()  # exact: the newest checkpoint and everything after it
+        link.gen = (link.gen + 1) & 0xFFFF
         gen = link.gen.to_bytes(2, "little")
+        # Queries before next_seq were answered by the old helper, or were lost with it:
+        # answering them now could type a second answer into the program.
+        head = journal.next_seq.to_bytes(8, "little") + gen + (boot.checkpoint or b"")
+        worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, head))
         for item in boot.items:
             if isinstance(item, JournalChunk):
                 worker.send((FEED, term.id, item.seq, link.gen, 0, item.data))
@@ -537,18 +602,8 @@ class ReplicaHost:
                 worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
         link.fed = journal.next_seq
         link.done = boot.start_seq
-        journal.compacting = True
-        log.info(
-            "terminal %d: replica %d bytes behind: restarted at seq %d",
-            term.id,
-            lag,
-            boot.start_seq,
-        )
 
-    def _dead(self) -> None:
-        """The worker is gone: every terminal goes back to a plain byte-bounded journal
-        (and no more queries are answered); new terminals get no replica."""
-        self._worker = None
+    def _give_up(self) -> None:
         self.mode = "failed"
         for link in self._links.values():
             link.term.replica_failed()
@@ -578,10 +633,11 @@ class ReplicaHost:
             term = link.term
             if kind == PROGRESS:
                 if cols == link.gen:
-                    link.done = max(link.done, seq)
+                    self._progress(link, seq)
             elif kind == CHECKPOINT:
                 self.checkpoints += 1
                 term.apply_checkpoint(seq, cols, rows, data)
+                self._progress(link, seq)
             elif kind == REPLIES:
                 self.replies += 1
                 term.queue_reply(data)

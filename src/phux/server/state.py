@@ -8,6 +8,7 @@ multi-terminal kill rely on exactly that.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from phux.runtime_paths import run_lock_path
 from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
 from phux.server.log import log
@@ -22,6 +24,7 @@ from phux.server.metadata import MetadataHub, RequestError, check_key, check_val
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
 from phux.server.replica import ReplicaHost
 from phux.server.shell_integration import VARIABLE, inject, wanted
+from phux.server.subscriber import QueueBudget
 from phux.server.terminal import Terminal
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
@@ -61,6 +64,8 @@ class ServerState:
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
         self.replicas = ReplicaHost(config, nursery)
+        self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
+        """Bytes queued in every connection's outbox together."""
         self.server_id = ""
         self.audit: AuditLog | None = None
         if config.audit_file is not None:
@@ -123,10 +128,44 @@ class ServerState:
             raise RequestError(ErrorCode.TERMINAL_EXITED, f"terminal {tid} has exited")
         return term
 
+    # ------------------------------------------------------------ limits
+
+    def _relieve_queues(self) -> None:
+        """All queues together are full: the client with the most queued (the one not
+        reading, as a rule) is detached, not whoever queues next."""
+        biggest = max(self.connections, key=lambda c: c.outbox.queued_bytes, default=None)
+        if biggest is not None and biggest.outbox.queued_bytes > 0:
+            limit = self.config.max_queued_total
+            biggest.outbox.overflow(f"the {limit} bytes the server queues for all are used")
+
+    def check_input_room(self, term: Terminal, size: int) -> None:
+        """Refuse INPUT that would pass the terminal's or the server's input cap (the
+        program is not reading). Input to a terminal with nothing queued always fits
+        its own cap, so one INPUT of any size can reach a program that reads."""
+        config = self.config
+        if term.queued_input and term.queued_input + size > config.max_terminal_input:
+            raise RequestError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"terminal {term.id} is not reading its input: {term.queued_input} bytes "
+                f"queued, at most {config.max_terminal_input}",
+            )
+        total = sum(t.queued_input for t in self.terminals.values())
+        if total + size > config.max_input_total:
+            raise RequestError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"the server has {total} bytes of input queued for programs that do not "
+                f"read it, at most {config.max_input_total}",
+            )
+
     # ------------------------------------------------------------ spawn
 
     def spawn(self, req: Spawn) -> Terminal:
         check_size(req.cols, req.rows)
+        if self.live_terminals >= self.config.max_terminals:
+            raise RequestError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"too many terminals: the server's limit is {self.config.max_terminals}",
+            )
         metadata: dict[str, bytes] = {}
         for entry in req.metadata:
             check_key(entry.key)
@@ -209,20 +248,17 @@ class ServerState:
             raise RequestError(ErrorCode.INVALID_COMMAND, "KILL names no terminal")
         terms = [self.get_alive(tid) for tid in ids]
         for term in dict.fromkeys(terms):
-            dropped = term.metadata
             term.kill(self.nursery)
-            for key in sorted(dropped):
-                self.meta.changed(key, term.id, None)
             log.info("terminal %d killed", term.id)
         self.touch()
 
     def _closed(self, term: Terminal) -> None:
         """A terminal's process was reaped and its output drained."""
         log.info("terminal %d closed: %r", term.id, term.exit_status)
-        dropped = term.metadata
-        term.metadata = {}
-        for key in sorted(dropped):
-            self.meta.changed(key, term.id, None)
+        with contextlib.suppress(OSError):  # `run` locks of a closed terminal are moot
+            os.unlink(run_lock_path(self.config.socket_path, term.id))
+        # Its metadata stays readable (read-only) while it is retained: its session
+        # name is how an agent finds the final screen and exit status (spec/L3.md §1).
         closed = term.encode_closed()
         subscribed = {sub.outbox for sub in term.subscribers}
         for conn in self.connections:
@@ -260,6 +296,9 @@ class ServerState:
         await trio.sleep(self.config.retention_s)
         self.terminals.pop(term.id, None)
         self.replicas.forget(term.id)
+        dropped, term.metadata = term.metadata, {}
+        for key in sorted(dropped):
+            self.meta.changed(key, term.id, None)
         log.info("terminal %d forgotten", term.id)
 
     # ------------------------------------------------------------ list

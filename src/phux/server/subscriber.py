@@ -87,6 +87,8 @@ class Subscription:
     def push_output(self, chunk: Chunk) -> None:
         if self.state is SubState.LIVE:
             self.outbox.push_output(self, chunk)
+        elif self.state is SubState.LAGGING:
+            self.outbox.dropped(len(chunk.data))
 
     def push_frame(self, encoded: bytes) -> None:
         """A frame ordered with this subscription's output (RESIZED, TERMINAL_CLOSED,
@@ -96,17 +98,56 @@ class Subscription:
 
 
 @dataclass(eq=False)
+class QueueBudget:
+    """Bytes queued in all connections' outboxes together, and their bound."""
+
+    limit: int
+    used: int = 0
+    relieve: Callable[[], None] | None = None
+    """Called when output would pass the bound: drops the biggest queue (its client is
+    detached), so a client that does not read cannot take the budget from the others."""
+
+    @property
+    def full(self) -> bool:
+        return self.used > self.limit
+
+
+@dataclass(eq=False)
 class Outbox:
     queue_limit: int
     render_closed: Callable[[Terminal], bytes]
     """Encodes the TERMINAL_CLOSED that follows a bootstrap of a terminal closed meanwhile."""
     control_limit: int = 64 * 1024 * 1024
+    total_limit: int | None = None
+    """Everything queued for the connection (all its subscriptions' output and the
+    rest); past it, as past ``control_limit``, ``on_overflow`` is called."""
     on_overflow: Callable[[], None] | None = None
-    """Called when queued non-output frames pass ``control_limit`` (a client not reading)."""
+    """Called (once) when queued non-output frames pass ``control_limit``, or the shared
+    budget is full when one is queued (a client not reading)."""
+    budget: QueueBudget | None = None
     entries: deque[Entry] = field(default_factory=deque)
     control_bytes: int = 0
+    queued_bytes: int = 0
+    """Every queued frame and output byte (what the budget is charged)."""
     closing: bool = False
+    overflowed: bool = False
+    overflow_reason: str = ""
+    dropped_unsent: int = 0
+    """Output dropped for lag since the sender last took anything: a client that does
+    not read at all has its subscriptions tombstoned with nothing queued, so this is
+    what shows it (bounded like the queue, by ``total_limit``)."""
     _wake: trio.Event = field(default_factory=trio.Event)
+
+    def _charge(self, n: int) -> None:
+        self.queued_bytes += n
+        if self.budget is not None:
+            self.budget.used += n
+
+    def clear(self) -> None:
+        """Forget everything queued (the connection is going away)."""
+        self.entries.clear()
+        self._charge(-self.queued_bytes)
+        self.control_bytes = 0
 
     # ------------------------------------------------------------ producers
 
@@ -118,8 +159,20 @@ class Outbox:
             return
         self.entries.append(Entry(Kind.FRAME, data))
         self.control_bytes += len(data)
+        self._charge(len(data))
         self._wake.set()
-        if self.control_bytes > self.control_limit and self.on_overflow is not None:
+        if self.control_bytes > self.control_limit:
+            self.overflow(f"over {self.control_limit} bytes of replies and events queued")
+        elif self.total_limit is not None and self.queued_bytes > self.total_limit:
+            self.overflow(f"over {self.total_limit} bytes queued for it")
+        elif self.budget is not None and self.budget.full:
+            self.overflow(f"the {self.budget.limit} bytes the server queues for all are used")
+
+    def overflow(self, why: str) -> None:
+        """The client does not read: ``on_overflow`` detaches it (once)."""
+        if self.on_overflow is not None and not self.overflowed:
+            self.overflowed = True
+            self.overflow_reason = why
             self.on_overflow()
 
     def push_close(self) -> None:
@@ -135,16 +188,40 @@ class Outbox:
         self._wake.set()
 
     def push_output(self, sub: Subscription, chunk: Chunk) -> None:
+        if self.closing:  # nothing after the close is ever sent
+            return
         n = len(chunk.data)
-        if sub.queued and sub.queued + n > self.queue_limit:
-            self.lag(sub)
+        budget = self.budget
+        if budget is not None and budget.used + n > budget.limit and budget.relieve is not None:
+            budget.relieve()
+            if self.closing:
+                return
+        if self.total_limit is not None and self.queued_bytes + n > self.total_limit:
+            self.overflow(f"over {self.total_limit} bytes queued for it")
+            return
+        if sub.queued and (
+            sub.queued + n > self.queue_limit
+            or (budget is not None and budget.used + n > budget.limit)
+        ):
+            self.dropped(sub.queued + n)
+            if not self.closing:
+                self.lag(sub)
             return
         sub.queued += n
+        self._charge(n)
         self.entries.append(Entry(Kind.OUTPUT, chunk.data, sub, chunk.seq))
         self._wake.set()
 
+    def dropped(self, n: int) -> None:
+        self.dropped_unsent += n
+        if self.total_limit is not None and self.dropped_unsent > self.total_limit:
+            self.overflow(f"{self.dropped_unsent} bytes of output dropped unread")
+
     def push_sub_frame(self, sub: Subscription, encoded: bytes) -> None:
+        if self.closing:
+            return
         sub.queued += len(encoded)
+        self._charge(len(encoded))
         self.entries.append(Entry(Kind.SUB_FRAME, encoded, sub))
         self._wake.set()
 
@@ -161,11 +238,15 @@ class Outbox:
         ``keep_bootstrap`` keeps a pending bootstrap: it is the reply to a SUBSCRIBE,
         and every request gets its reply even when UNSUBSCRIBE follows at once.
         """
-        self.entries = deque(
-            entry
-            for entry in self.entries
-            if entry.sub is not sub or (keep_bootstrap and entry.kind is Kind.BOOTSTRAP)
-        )
+        kept: deque[Entry] = deque()
+        dropped = 0
+        for entry in self.entries:
+            if entry.sub is not sub or (keep_bootstrap and entry.kind is Kind.BOOTSTRAP):
+                kept.append(entry)
+            else:
+                dropped += len(entry.data)
+        self.entries = kept
+        self._charge(-dropped)
         sub.queued = 0
 
     # ------------------------------------------------------------ the sender
@@ -179,6 +260,7 @@ class Outbox:
         while not self.entries:
             self._wake = trio.Event()
             await self._wake.wait()
+        self.dropped_unsent = 0  # it reads: lag is handled by tombstones
         out: list[bytes] = []
         size = 0
         entries = self.entries
@@ -202,6 +284,7 @@ class Outbox:
                     parts.append(more)
                     length += len(more)
                 sub.queued -= length
+                self._charge(-length)
                 sub.sent_seq = entry.seq + length
                 data = parts[0] if len(parts) == 1 else b"".join(parts)
                 frame = encode_frame(Output(terminal=sub.terminal.id, seq=entry.seq, data=data))
@@ -209,11 +292,13 @@ class Outbox:
                 size += len(frame)
             elif kind is Kind.FRAME:
                 self.control_bytes -= len(entry.data)
+                self._charge(-len(entry.data))
                 out.append(entry.data)
                 size += len(entry.data)
             elif kind is Kind.SUB_FRAME:
                 assert entry.sub is not None
                 entry.sub.queued -= len(entry.data)
+                self._charge(-len(entry.data))
                 out.append(entry.data)
                 size += len(entry.data)
             elif kind is Kind.CLOSE:

@@ -32,6 +32,7 @@ from phux.wire.frames import (
     TerminalClosed,
     TerminalState,
 )
+from phux.wire.handshake import MINOR_INPUT_UNITS
 
 if TYPE_CHECKING:
     from phux.server.connection import ClientConnection
@@ -52,6 +53,7 @@ _FOLLOW_UP_S = 0.02
 """After a change, look again this soon: a forked child runs the shell's code until it execs."""
 
 _WRITE_SLICE = 64 * 1024
+"""Input is written in slices of at most this; a cancelled INPUT stops between two."""
 
 
 @dataclass(slots=True)
@@ -60,6 +62,10 @@ class PendingInput:
     conn: ClientConnection | None
     """None: the server's own answer to a terminal query."""
     request_id: int
+    more: bool = False
+    """Not the last piece of its connection's input unit."""
+    cancelled: bool = False
+    """Set while being written: stop between slices (its sender was answered or is gone)."""
 
 
 class Terminal:
@@ -93,9 +99,18 @@ class Terminal:
         self.final_seq = 0
         self._on_closed = on_closed
         self._inputs: deque[PendingInput] = deque()
+        self.queued_input = 0
+        """Bytes of clients' INPUT queued and not yet written (ServerConfig's input caps)."""
         self._input_wake = trio.Event()
+        self._writing: PendingInput | None = None
+        self._holder: ClientConnection | None = None
+        """The connection whose unit is being written: only its input goes next."""
+        self._cancelled_units: set[ClientConnection] = set()
+        """Connections whose unit an urgent INPUT cut: its later pieces are refused."""
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
+        self._read_gate: trio.Event | None = None
+        """Set while the reader waits for the replica to catch up (see pause_reading)."""
         self._on_state = on_state
         self._interested = interested
         self._fg_key: fgread.Key | None = None
@@ -154,6 +169,8 @@ class Terminal:
     async def _reader(self) -> None:
         fd = self.master_fd
         while True:
+            if self._read_gate is not None:
+                await self._read_gate.wait()
             await trio.lowlevel.wait_readable(fd)
             if not self._drain():
                 self._eof.set()
@@ -223,8 +240,15 @@ class Terminal:
             return
         self.exit_status = status
         self.final_seq = self.journal.next_seq
-        while self._inputs:
-            item = self._inputs.popleft()
+        pending = list(self._inputs)
+        self._inputs.clear()
+        current = self._writing
+        if current is not None and not current.cancelled:  # a cancelled one was answered
+            current.cancelled = True
+            pending.insert(0, current)
+        for item in pending:
+            if item.conn is not None:
+                self.queued_input -= len(item.data)
             if item.conn is not None:
                 item.conn.input_done(item.request_id, len(item.data), self._exited_msg())
         for close_hook in list(self.close_hooks):
@@ -251,7 +275,6 @@ class Terminal:
     def kill(self, grace_nursery: trio.Nursery) -> None:
         """Mark closed for observers and hang up its process groups (one synchronous step)."""
         self.killed = True
-        self.metadata = {}
         self._signal_all(signal.SIGHUP)
         grace_nursery.start_soon(self._kill_after_grace)
 
@@ -386,23 +409,120 @@ class Terminal:
     def replica_failed(self) -> None:
         """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
         self.journal.stop_compacting()
+        self.resume_reading()
+
+    def pause_reading(self) -> None:
+        """Stop reading output (the replica is too far behind): the program blocks on a
+        full PTY, as it would on a slow terminal, and nothing it wrote is dropped."""
+        if self._read_gate is None:
+            self._read_gate = trio.Event()
+
+    def resume_reading(self) -> None:
+        if self._read_gate is not None:
+            self._read_gate.set()
+            self._read_gate = None
+
+    @property
+    def reading_paused(self) -> bool:
+        return self._read_gate is not None
 
     # ------------------------------------------------------------ input
 
-    def queue_input(self, conn: ClientConnection, request_id: int, data: bytes) -> None:
-        self._inputs.append(PendingInput(data, conn, request_id))
+    def queue_input(
+        self,
+        conn: ClientConnection,
+        request_id: int,
+        data: bytes,
+        *,
+        more: bool = False,
+        urgent: bool = False,
+    ) -> None:
+        """Queue one INPUT (spec/L1.md §7): pieces of a unit (``more``) are written
+        together; an urgent one goes first and discards what was queued before it."""
+        if conn in self._cancelled_units and not urgent:
+            if not more:
+                self._cancelled_units.discard(conn)
+            conn.input_cancelled(request_id, len(data), "the rest of this input was cancelled")
+            return
+        item = PendingInput(data, conn, request_id, more=more and not urgent)
+        if urgent:
+            self._flush_for_urgent(conn)
+            self._inputs.appendleft(item)
+        else:
+            self._inputs.append(item)
+        self.queued_input += len(data)
         self._input_wake.set()
+
+    def _flush_for_urgent(self, by: ClientConnection) -> None:
+        """An interrupt: like a tty's ISIG, throw away the input typed ahead of it."""
+        dropped = [item for item in self._inputs if _cancellable(item)]
+        # Kept: the server's own answers to terminal queries (the program waits for
+        # them), and input of clients too old to be told INPUT_CANCELLED.
+        self._inputs = deque(item for item in self._inputs if not _cancellable(item))
+        self.queued_input -= sum(len(item.data) for item in dropped)
+        current = self._writing
+        if current is not None and _cancellable(current):
+            current.cancelled = True
+            dropped.insert(0, current)
+        self._holder = None
+        message = "an interrupt from another client discarded this queued input"
+        for item in dropped:
+            assert item.conn is not None
+            if item.more:
+                self._cancelled_units.add(item.conn)
+            else:
+                self._cancelled_units.discard(item.conn)
+            item.conn.input_cancelled(item.request_id, len(item.data), message)
+        if dropped:
+            log.info("terminal %d: urgent input discarded %d queued inputs", self.id, len(dropped))
+
+    def drop_input(self, conn: ClientConnection) -> None:
+        """``conn`` has gone: nothing it queued is written, not even the rest of a piece."""
+        kept = [item for item in self._inputs if item.conn is not conn]
+        dropped = len(self._inputs) - len(kept)
+        if dropped:
+            self.queued_input -= sum(len(i.data) for i in self._inputs if i.conn is conn)
+            self._inputs = deque(kept)
+        current = self._writing
+        if current is not None and current.conn is conn:
+            current.cancelled = True
+            dropped += 1
+        if self._holder is conn:
+            self._holder = None
+        self._cancelled_units.discard(conn)
+        self._input_wake.set()
+        if dropped:
+            log.info("terminal %d: dropped %d inputs of a closed connection", self.id, dropped)
+
+    def _next_input(self) -> PendingInput | None:
+        holder = self._holder
+        if holder is None:
+            return self._inputs.popleft() if self._inputs else None
+        for i, item in enumerate(self._inputs):
+            if item.conn is holder:
+                del self._inputs[i]
+                return item
+        return None  # the unit's next piece has not arrived: everyone else waits
 
     async def _writer(self) -> None:
         fd = self.master_fd
         while True:
-            while not self._inputs:
-                self._input_wake = trio.Event()
-                await self._input_wake.wait()
-            item = self._inputs[0]
+            item = self._next_input()
+            while item is None:
+                holder = self._holder
+                if holder is not None:  # its next piece must be read, whatever its backlog
+                    holder.awaiting_unit(self, True)
+                try:
+                    self._input_wake = trio.Event()
+                    await self._input_wake.wait()
+                finally:
+                    if holder is not None:
+                        holder.awaiting_unit(self, False)
+                item = self._next_input()
+            self._writing = item
             view = memoryview(item.data)
             offset = 0
-            while offset < len(view):
+            while offset < len(view) and not item.cancelled:
                 try:
                     offset += os.write(fd, view[offset : offset + _WRITE_SLICE])
                 except BlockingIOError:
@@ -412,11 +532,20 @@ class Terminal:
                     log.info("terminal %d: input write failed: %s", self.id, exc)
                     await trio.sleep_forever()  # the reaper closes the terminal
                 await trio.lowlevel.checkpoint()
-            self._inputs.popleft()
+            self._writing = None
             if item.conn is not None:
-                item.conn.input_done(item.request_id, len(item.data))
+                self.queued_input -= len(item.data)
             if self._fg_armed:
                 self._fg_wake.set()
+            if item.cancelled or item.conn is None:
+                continue  # a cancelled item's sender was answered, or is gone
+            self._holder = item.conn if item.more else None
+            item.conn.input_done(item.request_id, len(item.data))
+
+
+def _cancellable(item: PendingInput) -> bool:
+    """Whether an urgent INPUT may discard ``item`` (its sender understands INPUT_CANCELLED)."""
+    return item.conn is not None and item.conn.minor >= MINOR_INPUT_UNITS
 
 
 def _readable_now(fd: int) -> bool:

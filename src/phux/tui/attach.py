@@ -65,6 +65,7 @@ from phux.client.errors import (
     ProtocolError,
     ServerError,
 )
+from phux.client.keys import is_interrupt
 from phux.tui.keys import DetachKey, InputSplitter, parse_detach_key
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.queries import QueryFilter
@@ -531,7 +532,11 @@ class Session:
                     self.last_takeover = now
                     self.send_resize()
             tid = self.terminal
-            self.acks.append(self._send(lambda r: Input(request_id=r, terminal=tid, data=payload)))
+            # An interrupt key jumps ahead of (and discards) input queued by others.
+            urgent = is_interrupt(payload)
+            self.acks.append(
+                self._send(lambda r: Input(request_id=r, terminal=tid, data=payload, urgent=urgent))
+            )
             now = time.monotonic()
             if now - self.last_focus > FOCUS_REFRESH:
                 self.last_focus = now

@@ -67,6 +67,7 @@ class ErrorCode(_IntEnumBody):
     SPAWN_FAILED = 106
     UNIQUE_CONFLICT = 107
     NOT_SUBSCRIBED = 108
+    INPUT_CANCELLED = 109
     INVALID_COMMAND = 200
     PERMISSION_DENIED = 201
     RESOURCE_EXHAUSTED = 202
@@ -83,6 +84,8 @@ class DetachReason(_IntEnumBody):
     REPLACED = 3
     PROTOCOL_ERROR = 4
     PERMISSION_DENIED = 5
+    SLOW_CONSUMER = 6
+    """The client did not read: what the server queued for it passed a limit."""
     INTERNAL_ERROR = 255
 
 
@@ -106,6 +109,7 @@ class DecodeReason(_EnumBody):
     BAD_COUNT = "bad count"
     UNKNOWN_UNION_TAG = "unknown union tag"
     UNKNOWN_WIRE_TYPE = "unknown wire type"
+    TOO_MANY_ITEMS = "too many fields"
 
     @property
     def code(self) -> ErrorCode:

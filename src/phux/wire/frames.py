@@ -159,12 +159,20 @@ class Detach(Frame):
 
 
 class Input(Frame):
-    """Bytes for a terminal's PTY. Answered by OK once all of them are written."""
+    """Bytes for a terminal's PTY. Answered by OK once all of them are written.
+
+    ``more``: not the last piece of an input unit; the server writes the
+    pieces of a unit with nothing else in between (spec/L1.md §7).
+    ``urgent``: an interrupt; written ahead of all queued input, which is
+    discarded (its INPUTs fail with INPUT_CANCELLED).
+    """
 
     TYPE: ClassVar[int] = 0x13
     request_id: U32
     terminal: U32
     data: bytes
+    more: bool = False
+    urgent: bool = False
 
 
 class Spawn(Frame):

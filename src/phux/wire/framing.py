@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from phux.wire.errors import DecodeReason, WireError
 from phux.wire.frames import FRAMES_BY_TYPE, Frame
-from phux.wire.tlv import decode_struct, encode_struct, spec_name
+from phux.wire.tlv import decode_struct, encode_struct, item_budget, spec_name
 
 MAX_FRAME = 16 * 1024 * 1024
 """Largest allowed length field (type byte plus body)."""
@@ -58,11 +58,27 @@ class FrameReader:
     the type byte before the body is looked at (spec/proto.md §2.1).
     """
 
-    def __init__(self, max_frame: int = MAX_FRAME, *, peer_types: range | None = None) -> None:
+    def __init__(
+        self,
+        max_frame: int = MAX_FRAME,
+        *,
+        peer_types: range | None = None,
+        max_items: int | None = None,
+    ) -> None:
         self._buf = bytearray()
         self._max = max_frame
+        self._items = max_items
         self._broken: WireError | None = None
         self._peer_types = peer_types
+
+    @property
+    def max_frame(self) -> int:
+        """The largest length accepted from now on (a server raises it after HELLO)."""
+        return self._max
+
+    @max_frame.setter
+    def max_frame(self, value: int) -> None:
+        self._max = value
 
     @property
     def buffered(self) -> int:
@@ -92,7 +108,10 @@ class FrameReader:
             raise _wrong_direction(frame_type)
         body = bytes(buf[HEADER + 1 : HEADER + length])
         del buf[: HEADER + length]
-        return decode_body(frame_type, body, 0, len(body))
+        if self._items is None:
+            return decode_body(frame_type, body, 0, len(body))
+        with item_budget(self._items):
+            return decode_body(frame_type, body, 0, len(body))
 
     def frames(self) -> list[Frame]:
         """Every whole frame buffered so far (raises on the first bad one)."""

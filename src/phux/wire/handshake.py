@@ -6,11 +6,14 @@ from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Error, Frame, Hello, Ping
 from phux.wire.tlv import spec_name
 
-PROTOCOL_VERSION = (1, 1, 0)
+PROTOCOL_VERSION = (1, 2, 0)
 """major.minor.patch of the wire this package implements (spec/proto.md §10)."""
 
 MINOR_TERMINAL_STATE = 1
 """The minor that added Foreground, TerminalInfo.foreground and TERMINAL_STATE."""
+
+MINOR_INPUT_UNITS = 2
+"""The minor that added INPUT.more, INPUT.urgent and the INPUT_CANCELLED error."""
 
 
 def compatible(major: int, minor: int) -> bool:

@@ -10,6 +10,7 @@ decoding from that plan.
 
 from __future__ import annotations
 
+import _thread
 import enum
 import types
 from collections.abc import Callable
@@ -84,6 +85,43 @@ else:
 
     class I64(IntSpec):
         width, signed = 8, True
+
+
+class _Budget(_thread._local):
+    left: int | None = None
+    """Fields and list elements the decode in progress (in this thread) may still visit;
+    None: not counted."""
+
+
+_budget = _Budget()
+
+
+class item_budget:  # lower case: used like a function, ``with item_budget(n):``
+    """Within it, decoding (in this thread) visits at most ``limit`` fields and list
+    elements in all; past that it fails with TOO_MANY_ITEMS. Decoding is linear in
+    them, so this bounds the work one frame can cost a server."""
+
+    __slots__ = ("_limit", "_saved")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._saved: int | None = None
+
+    def __enter__(self) -> None:
+        self._saved = _budget.left
+        _budget.left = self._limit
+
+    def __exit__(self, *exc: object) -> None:
+        _budget.left = self._saved
+
+
+def _spend(n: int) -> None:
+    left = _budget.left
+    if left is not None:
+        left -= n
+        if left < 0:
+            raise WireError(DecodeReason.TOO_MANY_ITEMS, "over the limit of fields per frame")
+        _budget.left = left
 
 
 MAX_VARINT_BYTES = 10
@@ -294,6 +332,8 @@ def _list_leaf(item: Leaf) -> Leaf:
         # remaining bytes cannot hold is rejected before anything is built.
         if count > end - pos:
             raise WireError(DecodeReason.BAD_COUNT, f"count {count} exceeds {end - pos} bytes")
+        if _budget.left is not None:
+            _spend(count)
         out = []
         for _ in range(count):
             length, pos = decode_varint(buf, pos, end)
@@ -450,7 +490,10 @@ def decode_struct(cls: type[S], buf: bytes, start: int, end: int) -> S:
     values: dict[str, Any] = {}
     pos = start
     by_id = plan.by_id
+    counted = _budget.left is not None
     while pos < end:
+        if counted:
+            _spend(1)
         field_id, pos = decode_varint(buf, pos, end)
         if pos >= end:
             raise WireError(DecodeReason.TRUNCATED, "wire type")

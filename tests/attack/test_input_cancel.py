@@ -1,0 +1,155 @@
+"""Input is cancellable (issue 15, item 7): what a client gave up on, or left
+behind when it went away, is never typed later, and an interrupt key jumps the
+queue of pasted data."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from phux.client import Client, Deadline
+from phux.client.connection import Connection
+from phux.client.errors import DeadlineExceeded
+from phux.wire.frames import Input
+
+from .input_server import (
+    GATED_READER,
+    SLOW_LINE_READER,
+    SLOW_RAW_READER,
+    file_size,
+    running_server,
+    start,
+    wait_for,
+)
+
+CLI = [sys.executable, "-m", "phux"]
+PASTE = 36 * 1024 * 1024  # the issue's paste
+PIECE = 1024 * 1024
+
+
+@pytest.fixture
+def sock() -> Iterator[Path]:
+    with running_server() as path:
+        yield path
+
+
+def terminal_of(client: Client, name: str) -> int:
+    return client.resolve(name, Deadline.after(5)).terminal
+
+
+def test_send_keys_that_timed_out_is_not_typed_later(sock: Path, tmp_path: Path) -> None:
+    """The retry scenario: the program is not reading, `send-keys` times out, the
+    agent retries; once the program reads, it must see the retry only."""
+    gate, out = tmp_path / "gate", tmp_path / "out"
+    with Client(sock, env={}) as client:
+        start(client, "gated", GATED_READER, str(gate), str(out))
+        wait_for("the reader", Path(f"{out}.ready").exists, 10)
+        tid = terminal_of(client, "gated")
+        # Another client's paste fills the PTY: input for it queues in the server.
+        filler = Connection.open(sock, Deadline.after(5))
+        filler.submit(lambda rid: Input(request_id=rid, terminal=tid, data=b"f" * PIECE))
+        # The CLI gives up (and exits) ...
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "phux",
+                "send-keys",
+                "--socket",
+                str(sock),
+                "--timeout",
+                "0.5",
+                "gated",
+                "RETRYMARK1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode != 0 and "timed out" in done.stderr, done.stderr
+        # ... and so does a long-lived library client, which stays around.
+        patient = Client(sock, env={})
+        try:
+            with pytest.raises(DeadlineExceeded):
+                patient.send_keys("gated", ["RETRYMARK2"], Deadline.after(0.5))
+            gate.touch()
+            filler.wait_reply(1, Deadline.after(30))
+            client.send_keys("gated", ["END"], Deadline.after(30))
+            wait_for("END", lambda: out.exists() and b"END" in out.read_bytes(), 30)
+        finally:
+            patient.close()
+            filler.close()
+    data = out.read_bytes()
+    assert data == b"f" * PIECE + b"END", data.replace(b"f" * 64, b"")[:200]
+
+
+ATTACKER = r"""
+import sys
+from phux.client.connection import Connection
+from phux.client.deadline import Deadline
+from phux.wire.frames import Input
+sock, tid, total, piece = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+conn = Connection.open(sock, Deadline.after(10))
+chunk = b"z" * piece
+for _ in range(total // piece):
+    conn.submit(lambda rid: Input(request_id=rid, terminal=tid, data=chunk))
+print("sent", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_paste_from_a_killed_client_stops_promptly(sock: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with Client(sock, env={}) as client:
+        start(client, "slow", SLOW_RAW_READER, str(out))
+        wait_for("the reader", Path(f"{out}.ready").exists, 10)
+        tid = terminal_of(client, "slow")
+        attacker = subprocess.Popen(
+            [sys.executable, "-c", ATTACKER, str(sock), str(tid), str(PASTE), str(PIECE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        try:
+            assert attacker.stdout is not None
+            assert attacker.stdout.readline() == b"sent\n"
+            wait_for("the paste to start", lambda: file_size(out) >= PIECE, 20)
+        finally:
+            attacker.send_signal(signal.SIGKILL)
+            attacker.wait(timeout=10)
+        # What the kernel already holds still arrives; nothing after it.
+        time.sleep(1.0)
+        settled = file_size(out)
+        time.sleep(0.5)
+        assert file_size(out) == settled, "the dead client's paste is still being typed"
+        assert settled < PASTE // 4
+
+
+def test_interrupt_jumps_a_queued_paste(sock: Path, tmp_path: Path) -> None:
+    """C-c reaches a slow reader ahead of a 36 MB paste queued before it."""
+    out = tmp_path / "out"
+    line = b"q" * 999 + b"\n"
+    with Client(sock, env={}) as client:
+        start(client, "lines", SLOW_LINE_READER, str(out))
+        wait_for("the reader", Path(f"{out}.ready").exists, 10)
+        tid = terminal_of(client, "lines")
+        paster = Connection.open(sock, Deadline.after(5))
+        try:
+            chunk = line * (PIECE // len(line))
+            for _ in range(PASTE // len(chunk)):
+                paster.submit(lambda rid: Input(request_id=rid, terminal=tid, data=chunk))
+            time.sleep(0.2)  # the paste is queued and flowing
+            began = time.monotonic()
+            client.send_keys("lines", ["C-c"], Deadline.after(10))
+            wait_for("SIGINT", Path(f"{out}.sigint").exists, 8)
+            assert time.monotonic() - began < 8
+        finally:
+            paster.close()
+    assert os.path.exists(f"{out}.sigint")

@@ -1,0 +1,340 @@
+"""The server's limits, attacked on a real server with small configured limits.
+
+Each test is an attack from issue 15, scaled down: the limit is set low (by
+environment, as a deployment would) so the attack is quick, and the test checks
+that whoever hits the limit gets a clear answer while everyone else is served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from phux.wire import encode_frame
+from phux.wire.errors import DetachReason, ErrorCode
+from phux.wire.frames import (
+    BootstrapChunk,
+    Detached,
+    Error,
+    Hello,
+    HelloOk,
+    Input,
+    ListTerminals,
+    MetaGet,
+    MetaSet,
+    Ok,
+    Output,
+    Ping,
+    Pong,
+    Spawn,
+    Subscribe,
+    TerminalSpawned,
+    Tombstone,
+    Unsubscribe,
+)
+from server.harness import RawClient, ServerProcess
+
+KiB = 1024
+
+
+@contextlib.contextmanager
+def limited_server(directory: Path, *args: str, **env: str) -> Iterator[ServerProcess]:
+    server = ServerProcess(directory, *args, env=dict(os.environ, **env))
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+def _until_eof(client: RawClient, timeout: float = 5.0) -> list[object]:
+    """Every frame until the server closes (the deadline is a failure)."""
+    frames: list[object] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no EOF within {timeout}s; got {frames}"
+        frame = client.recv(timeout=left)
+        if frame is None:
+            return frames
+        frames.append(frame)
+
+
+def _ping(client: RawClient, token: int = 7) -> None:
+    client.send(Ping(token=token))
+    while True:
+        frame = client.recv(timeout=5)
+        assert frame is not None, "connection closed"
+        if isinstance(frame, Pong):
+            assert frame.token == token
+            return
+
+
+def test_a_connection_without_hello_is_closed_with_an_error(tmp_path: Path) -> None:
+    with limited_server(tmp_path, "--hello-timeout", "0.5") as server:
+        idle = RawClient(server.socket)
+        talker = RawClient(server.socket)
+        talker.hello()
+        frames = _until_eof(idle, timeout=5)
+        assert [type(f) for f in frames] == [Error], frames
+        err = frames[0]
+        assert isinstance(err, Error) and err.code == ErrorCode.HANDSHAKE_REQUIRED
+        assert "HELLO" in err.message
+        _ping(talker)  # a client that said HELLO is not affected, however long it idles
+        time.sleep(0.7)
+        _ping(talker, 8)
+
+
+def _admitted(server: ServerProcess, timeout: float = 5.0) -> RawClient:
+    """A connection past HELLO; refused ones are retried while the server has not yet
+    seen an earlier connection (the harness's readiness probe) go."""
+    deadline = time.monotonic() + timeout
+    while True:
+        client = RawClient(server.socket)
+        client.send(Hello(client_name="raw", major=1, minor=0, patch=0))
+        reply = client.recv()
+        if isinstance(reply, HelloOk):
+            return client
+        client.close()
+        assert time.monotonic() < deadline, reply
+        time.sleep(0.05)
+
+
+def test_the_connection_over_the_limit_gets_an_error_others_carry_on(tmp_path: Path) -> None:
+    with limited_server(tmp_path, "--max-connections", "3") as server:
+        clients = [_admitted(server) for _ in range(3)]
+        extra = RawClient(server.socket)
+        frames = _until_eof(extra)
+        assert len(frames) == 1 and isinstance(frames[0], Error), frames
+        assert frames[0].code == ErrorCode.RESOURCE_EXHAUSTED
+        assert "3" in frames[0].message
+        for i, client in enumerate(clients):
+            _ping(client, i)
+        clients.pop().close()
+        deadline = time.monotonic() + 5
+        while True:  # the closed one's slot frees once the server saw it go
+            again = RawClient(server.socket)
+            again.send(Ping(token=99))
+            frame = again.recv()
+            if isinstance(frame, Pong):
+                break
+            again.close()
+            assert time.monotonic() < deadline, frame
+            time.sleep(0.05)
+        again.close()
+        for client in clients:
+            client.close()
+
+
+def test_a_huge_frame_before_hello_is_refused_at_once(tmp_path: Path) -> None:
+    with limited_server(tmp_path) as server:
+        client = RawClient(server.socket)
+        # A 16 MiB LIST_TERMINALS, of which only the first KiB ever comes.
+        kind = encode_frame(ListTerminals(request_id=1))[4:5]
+        client.send((16 * 1024 * 1024).to_bytes(4, "big") + kind + b"\x00" * KiB)
+        frames = _until_eof(client)
+        assert any(isinstance(f, Error) and f.code == ErrorCode.FRAME_TOO_LARGE for f in frames)
+
+
+def test_a_client_that_never_reads_its_replies_is_detached_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    with limited_server(tmp_path, PHUX_MAX_REPLY_BACKLOG=str(256 * KiB)) as server:
+        client = RawClient(server.socket)
+        client.hello()
+        other = RawClient(server.socket)
+        other.hello()
+        client.send(MetaSet(request_id=1, terminal=None, key="big", value=b"x" * 60 * KiB))
+        # 300 replies of 60 KiB, none read: far over the socket buffers and the cap.
+        burst = b"".join(
+            encode_frame(MetaGet(request_id=i, terminal=None, key="big")) for i in range(2, 302)
+        )
+        client.sock.sendall(burst)
+        _ping(other)
+        time.sleep(0.5)  # let the server queue what it will before we start reading
+        frames = _until_eof(client, timeout=10)
+        detached = [f for f in frames if isinstance(f, Detached)]
+        assert detached and detached[-1].reason == DetachReason.SLOW_CONSUMER, frames[-3:]
+        assert isinstance(frames[-1], Detached)
+        _ping(other, 2)
+
+
+def _spawn(client: RawClient, argv: list[str]) -> int:
+    client.send(Spawn(request_id=1, argv=argv))
+    while True:
+        frame = client.recv()
+        if isinstance(frame, TerminalSpawned) and frame.request_id == 1:
+            return frame.terminal
+        assert not isinstance(frame, Error), frame
+
+
+DEAF = ["python3", "-c", "import os, time, tty; tty.setraw(0); os.write(1, b'R'); time.sleep(60)"]
+"""Raw mode (a canonical tty drops what overflows its line; a raw one stops taking
+bytes), then never reads."""
+
+
+def _deaf(client: RawClient, argv: list[str] = DEAF) -> int:
+    """A terminal whose program has put its tty in raw mode (it printed R)."""
+    tid = _spawn(client, argv)
+    client.send(Subscribe(request_id=2, terminal=tid))
+    seen = b""
+    while b"R" not in seen:
+        frame = client.recv()
+        assert frame is not None
+        if isinstance(frame, BootstrapChunk | Output) and frame.terminal == tid:
+            seen += frame.data
+    client.send(Unsubscribe(request_id=3, terminal=tid))
+    _reply(client, 3)
+    return tid
+
+
+def _reply(client: RawClient, request_id: int, timeout: float = 5.0) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        frame = client.recv(timeout=max(0.01, deadline - time.monotonic()))
+        assert frame is not None, "closed"
+        if getattr(frame, "request_id", None) == request_id:
+            return frame
+
+
+def test_input_for_a_program_that_never_reads_is_capped(tmp_path: Path) -> None:
+    # A PTY takes about 68 KiB (its buffers) before a writer blocks: 256 KiB chunks.
+    chunk = b"y" * (256 * KiB)
+    env = {
+        "PHUX_MAX_TERMINAL_INPUT": str(384 * KiB),
+        "PHUX_MAX_INPUT_TOTAL": str(640 * KiB),
+    }
+    with limited_server(tmp_path, **env) as server:
+        a, b, c = (RawClient(server.socket) for _ in range(3))
+        for client in (a, b, c):
+            client.hello()
+        deaf, deaf2, deaf3 = _deaf(a), _deaf(a), _deaf(a)
+        a.send(Input(request_id=10, terminal=deaf, data=chunk))
+        _ping(a)  # frames on one connection are handled in order: A's input is queued
+        # A second writer to the same deaf terminal passes its cap: a clear error.
+        b.send(Input(request_id=11, terminal=deaf, data=chunk))
+        err = _reply(b, 11)
+        assert isinstance(err, Error) and err.code == ErrorCode.RESOURCE_EXHAUSTED, err
+        assert f"terminal {deaf} " in err.message
+        # Other terminals, each under its own cap, but together over the server's.
+        b.send(Input(request_id=12, terminal=deaf2, data=chunk))
+        _ping(b)
+        c.send(Input(request_id=13, terminal=deaf3, data=chunk))
+        err = _reply(c, 13)
+        assert isinstance(err, Error) and err.code == ErrorCode.RESOURCE_EXHAUSTED, err
+        assert "server" in err.message
+        # Nobody else is affected: the others' requests are answered.
+        for client in (a, b, c):
+            _ping(client)
+        c.send(ListTerminals(request_id=14))
+        _reply(c, 14)
+        # Input that fits goes through to a program that reads.
+        reader = _spawn(c, ["cat"])
+        c.send(Input(request_id=15, terminal=reader, data=b"hello\n"))
+        assert isinstance(_reply(c, 15), Ok)
+
+
+def test_terminals_are_capped(tmp_path: Path) -> None:
+    with limited_server(tmp_path, PHUX_MAX_TERMINALS="2") as server:
+        client = RawClient(server.socket)
+        client.hello()
+        for rid in (1, 2, 3):
+            client.send(Spawn(request_id=rid, argv=["sleep", "60"]))
+            reply = _reply(client, rid)
+            if rid < 3:
+                assert isinstance(reply, TerminalSpawned), reply
+            else:
+                assert isinstance(reply, Error) and reply.code == ErrorCode.RESOURCE_EXHAUSTED
+
+
+def test_unread_connections_do_not_lock_others_out(tmp_path: Path) -> None:
+    """Many idle half-open connections (the 20,000-connection attack, scaled down)."""
+    with limited_server(tmp_path, "--hello-timeout", "0.3", "--max-connections", "50") as server:
+        idle = []
+        for _ in range(50):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(os.fspath(server.socket))
+            idle.append(sock)
+        deadline = time.monotonic() + 10
+        while True:  # the idle ones are dropped at their HELLO deadline
+            try:
+                late = RawClient(server.socket)
+                late.hello()
+                break
+            except (AssertionError, OSError):
+                assert time.monotonic() < deadline, "locked out"
+                time.sleep(0.1)
+        _ping(late)
+        for sock in idle:
+            sock.close()
+
+
+def test_one_huge_frame_of_empty_fields_does_not_stall_other_clients(tmp_path: Path) -> None:
+    """A 16 MiB LIST_TERMINALS of 5.5 M empty unknown fields blocked the loop for seconds."""
+    with limited_server(tmp_path) as server:
+        attacker = RawClient(server.socket, timeout=30)
+        attacker.hello()
+        probe = RawClient(server.socket)
+        probe.hello()
+        head = encode_frame(ListTerminals(request_id=5))
+        body = head[5:] + b"\x63\x04\x00" * 5_500_000
+        frame = (len(body) + 1).to_bytes(4, "big") + head[4:5] + body
+        sender = threading.Thread(target=attacker.sock.sendall, args=(frame,))
+        sender.start()
+        try:
+            worst = 0.0
+            for token in range(40):  # while the frame is received and decoded
+                start = time.monotonic()
+                _ping(probe, token)
+                worst = max(worst, time.monotonic() - start)
+                time.sleep(0.02)
+        finally:
+            sender.join(30)
+        err = attacker.recv(timeout=30)
+        assert isinstance(err, Error) and err.code == ErrorCode.MALFORMED_MESSAGE, err
+        _ping(attacker)  # the connection goes on: the frame was consumed
+        assert worst < 1.0, worst
+
+
+FLOOD = [
+    "python3",
+    "-c",
+    "import os, tty; tty.setraw(0); os.write(1, b'R'); os.read(0, 1)\n"
+    "v = memoryview(b'x' * 8_000_000)\n"
+    "while v: v = v[os.write(1, v):]\n",
+]
+
+
+def test_a_subscriber_that_never_reads_is_detached_others_get_everything(
+    tmp_path: Path,
+) -> None:
+    args = ("--subscriber-queue-bytes", str(1024 * KiB), "--replicas", "off")
+    env = {"PHUX_MAX_CONNECTION_QUEUE": str(2048 * KiB)}
+    with limited_server(tmp_path, *args, **env) as server:
+        reader = RawClient(server.socket, timeout=30)
+        reader.hello()
+        deaf = RawClient(server.socket, timeout=30)
+        deaf.hello()
+        tids = [_deaf(reader, FLOOD) for _ in range(3)]  # each waits for one byte
+        for i, tid in enumerate(tids):
+            deaf.send(Subscribe(request_id=100 + i, terminal=tid))
+        reader.send(Subscribe(request_id=200, terminal=tids[0]))
+        time.sleep(0.3)  # the deaf client's bootstraps are queued before the floods
+        for i, tid in enumerate(tids):
+            reader.send(Input(request_id=300 + i, terminal=tid, data=b"g"))
+        got = 0
+        while got < 8_000_000:
+            frame = reader.recv(timeout=30)
+            assert frame is not None and not isinstance(frame, Tombstone), frame
+            if isinstance(frame, Output) and frame.terminal == tids[0]:
+                got += len(frame.data)
+        frames = _until_eof(deaf, timeout=40)
+        assert isinstance(frames[-1], Detached), frames[-3:]
+        assert frames[-1].reason == DetachReason.SLOW_CONSUMER
+        assert "does not read" in frames[-1].message
+        _ping(reader)

@@ -1,0 +1,222 @@
+"""Targets as an agent uses them (issue 14, "Targets"), end to end through
+``python -m phux VERB`` against a real server: the default target follows last
+use, names of exited panes stay resolvable while retained, windows, panes and
+tags made from the CLI are reachable by every selector form."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from .schemas import validate
+from .test_e2e import STEP_TIMEOUT, Phux, phux  # noqa: F401  (the module-scoped server fixture)
+
+
+def _until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def _pane_of_default(phux: Phux) -> int:  # noqa: F811
+    res = phux("snapshot", "--json")
+    assert res.code == 0, res.err
+    return int(res.json()["pane"])
+
+
+def test_the_default_target_follows_last_use(phux: Phux) -> None:  # noqa: F811
+    """After work on `used`, a bare snapshot reads `used`, not the newer session."""
+    used = phux.new("lastuse-a")
+    phux.settle("lastuse-a")
+    newer = phux.new("lastuse-b")
+    phux.settle("lastuse-b")  # wait: also a use, of the newer one
+    assert _pane_of_default(phux) == newer
+    for verb in (
+        ("send-keys", "lastuse-a", "echo hi", "Enter"),
+        ("run", "lastuse-a", "true"),
+        ("paste", "lastuse-a", " "),
+        ("snapshot", "lastuse-a"),
+        ("wait", "--timeout", "5", "--regex", ".", "lastuse-a"),
+        ("history", "lastuse-a"),
+    ):
+        assert phux("snapshot", "lastuse-b").code == 0  # the other one was used last...
+        assert _pane_of_default(phux) == newer
+        res = phux(*verb)
+        assert res.code == 0, (verb, res.err)
+        assert _pane_of_default(phux) == used, verb  # ...until this verb used `used`
+    assert phux("snapshot", "lastuse-b").code == 0
+    assert phux("watch", "--until", "dirty", "--timeout", "0.3", "lastuse-a").code in (0, 124)
+    assert _pane_of_default(phux) == used
+    res = phux("snapshot", "--json", ".")
+    assert res.code == 0 and int(res.json()["pane"]) == used
+
+
+def test_an_exited_sessions_name_stays_resolvable(phux: Phux) -> None:  # noqa: F811
+    tid = phux.new("jobdone", "sh", "-c", "echo final words; exit 7")
+    res = phux("wait", "--json", "--until", "never", "--timeout", "10", "jobdone")
+    # The pane exits: wait says so with its exit status rather than waiting on.
+    assert res.code == 1, res.err
+    assert "exit" in res.err and "7" in res.err
+    idle = phux("wait", "--idle", "100", "jobdone")  # by its name, after it exited
+    assert idle.code == 1 and "exited with status 7" in idle.err, idle.err
+    snap = phux("snapshot", "--json", "jobdone")
+    assert snap.code == 0, snap.err
+    assert int(snap.json()["pane"]) == tid
+    assert any("final words" in line for line in snap.json()["lines"])
+    # A live session of the same name wins over the retained one.
+    again = phux.new("jobdone")
+    assert int(phux("snapshot", "--json", "jobdone").json()["pane"]) == again
+    assert phux("kill", "jobdone").code == 0
+
+
+def test_killing_twice_is_one_answer(phux: Phux) -> None:  # noqa: F811
+    tid = phux.new("killtwice")
+    assert phux("kill", "killtwice").code == 0
+    by_name = phux("kill", "killtwice")
+    by_id = phux("kill", f"@{tid}")
+    assert by_name.code == by_id.code == 1, (by_name.err, by_id.err)
+    assert "exited" in by_name.err and "exited" in by_id.err
+
+
+def test_watch_until_idle_on_an_idle_pane_ends(phux: Phux) -> None:  # noqa: F811
+    phux.new("idlewatch", "sh", "-c", "echo quiet; exec sleep 60")
+    assert phux("wait", "--until", "quiet", "--timeout", "10", "idlewatch").code == 0
+    started = time.monotonic()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "phux",
+            "watch",
+            "--json",
+            "--until",
+            "idle",
+            "--timeout",
+            "10",
+            "idlewatch",
+        ],
+        env=phux.env,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - started < 8
+    events = [json.loads(line)["event"] for line in proc.stdout.splitlines()]
+    assert events[-1] == "idle"
+    assert phux("kill", "idlewatch").code == 0
+
+
+def test_windows_panes_and_tags_from_the_cli(phux: Phux) -> None:  # noqa: F811
+    """Every selector form can match once windows, panes and tags can be made."""
+    seed = phux.new("layout", "sh", "-c", "echo seed-pane; exec sleep 60")
+    res = phux(
+        "new-window",
+        "--json",
+        "layout",
+        "-n",  # tmux's order: options after SESSION, up to `--`
+        "logs",
+        "--",
+        "sh",
+        "-c",
+        "echo win-one; exec sleep 60",
+    )
+    assert res.code == 0, res.err
+    validate("new_pane_result", res.json())
+    win = res.json()
+    assert (win["session"], win["window"], win["pane"]) == ("layout", 1, 0)
+    res = phux("split", "layout:1", "--json", "--", "sh", "-c", "echo split-pane; exec sleep 60")
+    assert res.code == 0, res.err
+    split = res.json()
+    assert (split["window"], split["pane"]) == (1, 1)
+    res = phux("tag", "layout:1.1", "builder", "ci")
+    assert (res.code, res.out) == (0, "builder,ci\n"), res.err
+    for target, marker, tid in (
+        ("layout:0", "seed-pane", seed),
+        ("layout:1.0", "win-one", win["terminal_id"]),
+        ("layout:logs.1", "split-pane", split["terminal_id"]),
+        ("#builder", "split-pane", split["terminal_id"]),
+        (f"@{win['terminal_id']}", "win-one", win["terminal_id"]),
+    ):
+        res = phux("wait", "--json", "--until", marker, "--timeout", "10", target)
+        assert res.code == 0, (target, res.err)
+        assert res.json()["pane"] == tid, target
+    # `=`: the pane used before the last one (the last one was @win above).
+    res = phux("snapshot", "--json", "=")
+    assert res.code == 0, res.err
+    assert res.json()["pane"] == split["terminal_id"]
+    assert phux("untag", "layout:1.1", "builder").out == "ci\n"
+    assert phux("snapshot", "#builder").code == 1
+    listing = phux("ls", "--json", "--panes")
+    assert listing.code == 0, listing.err
+    validate("session_list", listing.json())
+    (row,) = [s for s in listing.json()["sessions"] if s["name"] == "layout"]
+    assert row["windows"] == 2
+    panes = {p["id"]: p for p in row["panes"]}
+    assert list(panes) == [f"@{seed}", f"@{win['terminal_id']}", f"@{split['terminal_id']}"]
+    pane = panes[f"@{split['terminal_id']}"]
+    assert (pane["window"], pane["window_name"], pane["index"], pane["tags"]) == (
+        1,
+        "logs",
+        1,
+        ["ci"],
+    )
+    assert (pane["cols"], pane["rows"]) == (80, 24)
+    assert pane["program"] == "sleep" and pane["cwd"] == str(phux.root)
+    assert "panes" not in phux("ls", "--json").json()["sessions"][0]
+    assert phux("new-window", "no-such-session").code == 1
+    assert phux("kill", "layout").code == 0
+
+
+def test_boxed_snapshot_keeps_zero_width_joiners(phux: Phux) -> None:  # noqa: F811
+    """An emoji ZWJ sequence (man + ZWJ + laptop) is shown as such, not with U+FFFD."""
+    phux.new(
+        "zwj",
+        "sh",
+        "-c",
+        r"printf 'dev: \360\237\221\250\342\200\215\360\237\222\273 ok\n'; exec sleep 60",
+    )
+    assert phux("wait", "--until", "ok", "--timeout", "10", "zwj").code == 0
+    res = phux("snapshot", "zwj")
+    assert res.code == 0, res.err
+    assert "\ufffd" not in res.out
+    assert "\U0001f468\u200d\U0001f4bb" in res.out
+    assert phux("kill", "zwj").code == 0
+
+
+def test_run_says_the_pane_died(phux: Phux) -> None:  # noqa: F811
+    phux.new("runkill")
+    phux.settle("runkill")
+    res = phux("run", "runkill", "kill -9 $$")
+    assert res.code == 1, (res.code, res.err)
+    assert "died" in res.err and "signal 9" in res.err
+
+
+def test_run_with_an_empty_command_is_a_usage_error(phux: Phux) -> None:  # noqa: F811
+    res = phux("run", "--json", "anything", "")
+    assert (res.code, res.out) == (2, "")
+    doc = res.err_json()
+    assert doc["remedy"]
+
+
+def test_remedies_are_never_empty(phux: Phux) -> None:  # noqa: F811
+    tid = phux.new("remedy", "true")
+    _until(lambda: phux("send-keys", f"@{tid}", "x").code != 0)
+    for args in (
+        ("send-keys", "--json", f"@{tid}", "x"),  # terminal_exited
+        ("new", "--json", "-s", "remedy2", "--", "/no/such/program"),  # invalid_argument
+        ("wait", "--json", "--timeout", "0.2", "--until", "never", "remedy2"),  # miss
+    ):
+        res = phux(*args)
+        assert res.code != 0
+        doc = res.err_json()
+        assert doc["remedy"], args
+    phux.new("remedy3")
+    res = phux("rename", "remedy3", "remedy3b")
+    assert res.code == 0
+    phux.new("remedy4")
+    res = phux("rename", "remedy4", "remedy3b")
+    assert res.code == 1 and "-s" not in res.err

@@ -1,0 +1,57 @@
+"""A replica that falls behind in a flood must never leave a wrong screen behind.
+
+A program paints a header once, then rewrites row 10 many times, far more than
+the replica may lag (lowered here so the test is quick). Every later snapshot
+and every fresh bootstrap must still show the header on row 1: the replica
+parses every byte (the terminal's reader waits for it when it is too far
+behind), so a checkpoint is never taken from a replica that started mid-stream.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from phux.client import Client, Deadline
+from server.harness import spawn
+
+from .helpers import read_bootstrap, replica_server
+
+KiB = 1024
+JOURNAL = 16 * KiB
+LAG = 64 * KiB
+ROWS = 60000  # 60000 x 87 bytes: about 5 MB, some 80 times the allowed lag
+
+HEADER_PROGRAM = f"""
+import os
+def w(b):
+    v = memoryview(b)
+    while v:
+        v = v[os.write(1, v):]
+w(b"\\x1b[H\\x1b[2J== HEADER painted once ==")
+for i in range({ROWS}):
+    row = (b"\\x1b[10;1H\\x1b[2K" + (b"%06d " % i) * 12)[:87]
+    w(row)
+w(b"\\x1b[12;1HDONE")
+import time
+time.sleep(60)
+"""
+
+
+def test_header_survives_a_flood_past_the_replica_lag(tmp_path: Path) -> None:
+    args = ("--journal-bytes", str(JOURNAL), "--replica-lag-bytes", str(LAG))
+    with replica_server(tmp_path, *args, history=50) as server, server.connect() as conn:
+        tid = spawn(conn, ["python3", "-c", HEADER_PROGRAM], cols=80, rows=24)
+        with Client(server.socket, env={}) as client:
+            deadline = Deadline.after(60)
+            while True:
+                state = client.snapshot(f"@{tid}", deadline=Deadline.after(30))
+                if state.lines[11].startswith("DONE"):
+                    break
+                assert not deadline.expired(), state.lines
+            assert state.lines[0].startswith("== HEADER painted once =="), state.lines
+            assert state.lines[9].startswith(f"{ROWS - 1:06d}"), state.lines
+        boot = read_bootstrap(conn, tid)
+        screen = boot.engine(history=50).screen
+        assert screen.display[0].startswith("== HEADER painted once =="), screen.display
+        log = server.log.read_text()
+        assert "restarted" not in log, log
