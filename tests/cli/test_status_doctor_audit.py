@@ -215,6 +215,8 @@ def test_audit_names_the_cli_and_the_mcp_adapter(home: Path) -> None:
     assert result.entries[0].pid != result.entries[1].pid  # two processes
     everything = audit(home)
     assert len(everything.entries) == 3
+    assert audit(home, "--last", "1").entries == everything.entries[-1:]
+    assert audit(home, "--last", "0").entries == []
     text = phux(home, "audit", "w").stdout
     assert text.startswith(f"# {result.audit_file} (read on this machine)")
     assert "phux-mcp/" in text and "w:0.0" in text

@@ -157,10 +157,19 @@ def audit_line(entry: AuditEntry) -> str:
     ),
 )
 @json_option("Print AuditResult JSON (spec/schemas/audit_result.schema.json).")
+@click.option(
+    "--last",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Only the newest N entries.",
+)
 @deadline_option
 @socket_option
 @click.argument("target", required=False)
-def audit_cmd(as_json: bool, timeout: float, socket: str | None, target: str | None) -> None:
+def audit_cmd(
+    as_json: bool, last: int | None, timeout: float, socket: str | None, target: str | None
+) -> None:
     """Show the input audit of TARGET's pane: each INPUT with its time, the
     client's name (from its HELLO), pid and uid, the byte count and SHA-256
     (and the bytes, when the server runs with --audit-data).
@@ -175,6 +184,8 @@ def audit_cmd(as_json: bool, timeout: float, socket: str | None, target: str | N
         from phux.client.server_info import audit
 
         result = audit(client, target, deadline_after(timeout))
+    if last is not None:
+        result.entries = result.entries[len(result.entries) - last :]
     if as_json:
         write_out(to_json(result) + "\n")
         return

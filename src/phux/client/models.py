@@ -341,8 +341,10 @@ class DoctorReport(msgspec.Struct, kw_only=True):
 class AuditEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One INPUT as the server's audit file records it (one JSON line each).
 
-    ``client`` is the name the client gave in HELLO (``phux-cli/0.1.0``);
-    ``pid`` and ``uid`` are its process's, from the socket (SO_PEERCRED).
+    ``client`` is the name the client gave in HELLO (``phux-cli/0.1.0``; a
+    claim, not a proof); ``pid`` and ``uid`` are its process's, from the
+    kernel (SO_PEERCRED): for a client over ``--host``, the ``phux proxy``
+    process on the server's machine.
     ``target`` is the pane's ``session:window.pane`` then, None outside a
     session. ``data_base64`` is present only when the server keeps input bytes.
     """
