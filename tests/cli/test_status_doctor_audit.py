@@ -243,3 +243,5 @@ def test_audit_refuses_a_remote_server(home: Path) -> None:
     assert done.returncode == 1 and done.stdout == ""
     err = json.loads(done.stderr)
     assert "ssh example.invalid phux audit" in err["remedy"]
+    done = phux(home, "audit", "far.invalid/w")
+    assert done.returncode == 1 and "ssh far.invalid phux audit" in done.stderr

@@ -130,10 +130,13 @@ def audit(
 ) -> AuditResult:
     """The audit entries of TARGET's terminal on the running server, or with no
     TARGET every entry of the file (every terminal, every server run)."""
-    if client.host is not None:
+    host = client.host
+    if host is None and target is not None and "/" in target:
+        host = target.partition("/")[0]  # HOST/selector
+    if host is not None:
         raise InvalidArgument(
-            f"the input audit is a file on {client.host}; phux reads it only on this machine",
-            remedy=f"run `ssh {client.host} phux audit` there",
+            f"the input audit is a file on {host}; phux reads it only on this machine",
+            remedy=f"run `ssh {host} phux audit` there",
         )
     try:
         client.connection(deadline)
