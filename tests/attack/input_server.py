@@ -20,11 +20,13 @@ from phux.client.errors import NoServer
 
 
 @contextlib.contextmanager
-def running_server() -> Iterator[Path]:
-    """A server on a socket in a fresh private directory; yields the socket path."""
+def running_server(**extra_env: str) -> Iterator[Path]:
+    """A server on a socket in a fresh private directory (``extra_env`` in its
+    environment); yields the socket path."""
     directory = Path(tempfile.mkdtemp(prefix="phux-in-", dir="/tmp"))  # short: sun_path
     sock = directory / "s"
     env = {k: v for k, v in os.environ.items() if k not in ("PHUX_SOCKET", "PHUX_TERMINAL")}
+    env.update(extra_env)
     argv = [sys.executable, "-m", "phux", "server", "--socket", str(sock)]
     with open(directory / "server.err", "wb") as err:
         proc = subprocess.Popen(

@@ -106,7 +106,17 @@ sys.stdin.read()
 """
 
 
-def test_paste_from_a_killed_client_stops_promptly(sock: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def roomy_sock() -> Iterator[Path]:
+    """A server that takes a whole 36 MB paste into its queue (its input caps raised),
+    so that the paste is still queued there when its client dies."""
+    roomy = str(64 * 1024 * 1024)
+    with running_server(PHUX_MAX_INPUT_BACKLOG=roomy, PHUX_MAX_TERMINAL_INPUT=roomy) as path:
+        yield path
+
+
+def test_paste_from_a_killed_client_stops_promptly(roomy_sock: Path, tmp_path: Path) -> None:
+    sock = roomy_sock
     out = tmp_path / "out"
     with Client(sock, env={}) as client:
         start(client, "slow", SLOW_RAW_READER, str(out))

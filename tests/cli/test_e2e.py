@@ -179,6 +179,11 @@ def test_ls(phux: Phux) -> None:
     assert row == {"name": "ls-a", "windows": 1, "attached": False}
     text = phux("ls")
     assert "ls-a: 1 window\n" in text.out
+    doc = phux("ls", "--json", "--panes").json()
+    validate("session_list", doc)
+    row = next(s for s in doc["sessions"] if s["name"] == "ls-a")
+    assert [(p["index"], p["state"]) for p in row["panes"]] == [(0, "prompt")]
+    assert row["panes"][0]["program"]
 
 
 # ---------------------------------------------------------------- run
@@ -189,9 +194,7 @@ def test_run_mirrors_the_exit_code(phux: Phux, child: int) -> None:
     name = f"run-{child}"
     phux.new(name)
     phux.settle(name)
-    res = phux(
-        "run", "--json", "--timeout", "10", name, "echo", "out-$((40+2));", "(exit", f"{child})"
-    )
+    res = phux("run", "--json", "--timeout", "10", name, f"echo out-$((40+2)); (exit {child})")
     assert res.code == child, res.err
     doc = res.json()
     validate("run_result", doc)

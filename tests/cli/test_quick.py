@@ -88,9 +88,12 @@ def test_quick_parse_agrees_with_click(verb: str, args: list[str]) -> None:
         ["send-keys", "--socket", "/tmp/s", "work", "--json"],
         ["run", "bench", "true"],
         ["run", "--timeout", "120", "--json", "build", "cargo", "test"],
+        ["run", "--force", "build", "echo", "it's"],
         ["wait", "--until", "passed", "--timeout", "120", "build"],
         ["wait", "--idle", "200", "--timeout", "10", "bench"],
         ["wait", "--regex", "^ok", "--json"],
+        ["wait", "--prompt", "--timeout", "60", "build"],
+        ["wait", "--exit", "--json", "@3"],
         # Seed 001's own examples: options after TARGET where no CMD/KEYS follows.
         ["snapshot", "build", "--json", "--scrollback", "200"],
         ["wait", "build", "--until", "test result:", "--timeout", "120"],
@@ -164,6 +167,7 @@ def test_after_double_dash_option_words_are_literal() -> None:
     assert click_params("run", ["--", "build", "echo", "--json"]) == {
         "timeout": actions.RUN_TIMEOUT,
         "as_json": False,
+        "force": False,
         "socket": None,
         "target": "build",
         "cmd": ("echo", "--json"),

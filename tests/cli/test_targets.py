@@ -191,7 +191,7 @@ def test_run_says_the_pane_died(phux: Phux) -> None:  # noqa: F811
     phux.new("runkill")
     phux.settle("runkill")
     res = phux("run", "runkill", "kill -9 $$")
-    assert res.code == 1, (res.code, res.err)
+    assert res.code == 5, (res.code, res.err)  # pane_exited: not the command's own status
     assert "died" in res.err and "signal 9" in res.err
 
 

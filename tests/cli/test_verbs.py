@@ -290,21 +290,43 @@ def test_run_mirrors_the_child(
     code, out, _ = invoke(capsys, "run", "--json", "w", "exit", str(child))
     assert code == mirrored
     assert json.loads(out)["exit_code"] == child
-    assert fake.calls[0][1] == ("w", f"exit {child}")
+    assert fake.calls[0][1] == ("w", ["exit", str(child)])
     code, out, _ = invoke(capsys, "run", "w", "x")
     assert (code, out) == (mirrored, "out\n")
 
 
-def test_run_joins_cmd_and_keeps_late_words_in_it(
+def test_run_passes_cmd_words_and_keeps_late_options_in_them(
     fake: FakeClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = invoke(capsys, "run", "--timeout", "3", "w", "ls", "-l", "--color")
     assert (code, out) == (0, "ok\n")
-    assert fake.calls == [("run", ("w", "ls -l --color"), {"timeout": 3.0})]
+    assert fake.calls == [("run", ("w", ["ls", "-l", "--color"]), {"timeout": 3.0, "force": False})]
     # After --, even the verb's own option names are part of CMD.
     code, out, _ = invoke(capsys, "run", "--timeout", "3", "--", "w", "echo", "--json")
     assert (code, out) == (0, "ok\n")
-    assert fake.calls[-1] == ("run", ("w", "echo --json"), {"timeout": 3.0})
+    assert fake.calls[-1] == ("run", ("w", ["echo", "--json"]), {"timeout": 3.0, "force": False})
+    fake.calls.clear()
+    invoke(capsys, "run", "--force", "w", "ls")
+    assert fake.calls == [("run", ("w", ["ls"]), {"timeout": 30.0, "force": True})]
+
+
+@pytest.mark.parametrize(
+    ("error", "exit_code"),
+    [
+        (errors.PaneBusy("vim holds the pane", holder="vim", state="tui"), 3),
+        (errors.IncompleteCommand("more input"), 4),
+        (errors.PaneDied("died", status=137), 5),
+    ],
+)
+def test_run_refusals_have_their_own_exit_codes(
+    fake: FakeClient, capsys: pytest.CaptureFixture[str], error: Exception, exit_code: int
+) -> None:
+    fake.replies["run"] = error
+    code, out, err = invoke(capsys, "run", "--json", "w", "true")
+    assert (code, out) == (exit_code, "")
+    report = json.loads(err)
+    assert report["exit_code"] == exit_code
+    assert report["error"]["code"] == error.code  # type: ignore[attr-defined]
 
 
 def test_run_timeout_is_125_without_json(
@@ -329,7 +351,14 @@ def test_wait_met_and_timeout(fake: FakeClient, capsys: pytest.CaptureFixture[st
     assert fake.calls[-1] == (
         "wait",
         ("w",),
-        {"until": "done", "regex": None, "idle_ms": None, "timeout": 2.0},
+        {
+            "until": "done",
+            "regex": None,
+            "idle_ms": None,
+            "timeout": 2.0,
+            "prompt": False,
+            "exit": False,
+        },
     )
     fake.replies["wait"] = m.WaitResult(met=False, checks=3, screen=SCREEN)
     code, out, err = invoke(capsys, "wait", "--json", "--regex", "d.ne", "w")
@@ -338,6 +367,18 @@ def test_wait_met_and_timeout(fake: FakeClient, capsys: pytest.CaptureFixture[st
     assert json.loads(err)["exit_code"] == 124
     code, out, err = invoke(capsys, "wait", "--idle", "100")
     assert (code, out) == (124, "") and "timed out" in err
+    code, out, err = invoke(capsys, "wait", "--prompt", "w")
+    assert code == 124 and "idle prompt" in err
+    assert fake.calls[-1][2]["prompt"] is True
+
+
+def test_wait_exit_mirrors_the_status(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.replies["wait"] = m.WaitResult(met=True, checks=1, screen=SCREEN, exit_code=42)
+    code, out, _ = invoke(capsys, "wait", "--exit", "w")
+    assert (code, out) == (42, "")
+    assert fake.calls[-1][2]["exit"] is True
+    code, _, _ = invoke(capsys, "wait", "--exit", "--prompt", "w")
+    assert code == 2
 
 
 def test_wait_until_and_regex_are_exclusive(

@@ -153,3 +153,31 @@ def test_plain_rendering_is_used_for_plain_rows() -> None:
     assert _render_plain(b"x" * 10, 10) is None  # would reach the margin
     assert _render_plain(b"a\nb", 10) is None
     assert _render_plain(b"\x1b[1ma", 10) is None
+
+
+def test_a_flood_followed_live_is_fed_in_one_go_and_ends_as_drawn() -> None:
+    # Output is held until the engine is read: one feed, whose rows beyond the
+    # history the engine skips; the state is the same as feeding frame by frame.
+    from phux.engine import Terminal
+
+    m = Mirror(1, history=100)
+    m.request_id = 5
+    m.handle(BootstrapBegin(request_id=5, terminal=1, start_seq=0, cols=20, rows=5))
+    m.handle(BootstrapReady(terminal=1, next_seq=0, cols=20, rows=5))
+    reference = Terminal(20, 5, history=100)
+    reference.stream.bulk = False
+    seq = 0
+    for i in range(3000):
+        data = b"line %d \x1b[1;3%dmhot\x1b[0m\r\n" % (i, i % 8)
+        if i == 1500:
+            m.handle(Resized(terminal=1, seq=seq, cols=24, rows=6))
+            reference.resize(24, 6)
+        m.handle(Output(terminal=1, seq=seq, data=data))
+        reference.feed(data)
+        seq += len(data)
+    assert m._held  # nothing drawn yet
+    engine = m.engine
+    assert engine is not None and not m._held
+    assert engine.project(scrollback=0) == reference.project(scrollback=0)
+    assert engine.scrolled_off == reference.scrolled_off == 3000 - 5
+    assert engine.screen.cursor.attrs == reference.screen.cursor.attrs

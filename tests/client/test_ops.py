@@ -52,6 +52,11 @@ def test_new_ls_rename_kill(client: Client) -> None:
     listing = msgspec.json.decode(to_json(SessionList.from_infos(sessions.values())))
     assert listing["schema_version"] == 1
     assert {"name": a, "windows": 1, "attached": False} in listing["sessions"]
+    infos, panes = client.ls_panes(Deadline.after(5))
+    with_panes = msgspec.json.decode(to_json(SessionList.from_infos(infos, panes)))
+    row = next(r for r in with_panes["sessions"] if r["name"] == a)
+    assert [(p["id"], p["state"]) for p in row["panes"]] == [(f"@{made.terminal_id}", "prompt")]
+    assert row["panes"][0]["program"] in ("sh", "dash")
     names = [row["name"] for row in listing["sessions"]]
     assert names == sorted(names)
 
@@ -205,6 +210,8 @@ def test_one_mebibyte_paste(client: Client) -> None:
     assert client.wait(name, idle_ms=100, timeout=10, deadline=Deadline.after(15)).met
     client.paste(name, text, Deadline.after(30))
     client.send_keys(name, ["C-d"], Deadline.after(5))
+    # run refuses while cat (echo off) still holds the pane: wait for the shell.
+    assert client.wait(name, prompt=True, timeout=20, deadline=Deadline.after(25)).met
     result = client.run(
         name,
         "wc -c < /tmp/phux-paste-$$; rm -f /tmp/phux-paste-$$",

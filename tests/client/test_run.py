@@ -8,6 +8,7 @@ import pytest
 
 from phux.client import Client, Deadline, RunTimedOut
 from phux.client.connection import Connection
+from phux.client.errors import PaneDied
 from phux.wire.frames import BootstrapReady, Resized, Role, Subscribe
 
 from .conftest import BASH, SH, new_shell
@@ -128,9 +129,13 @@ def test_non_utf8_output(client: Client) -> None:
 
 
 def test_command_that_exits_the_shell(client: Client) -> None:
+    """The shell itself ending is the pane dying, not the command's status."""
     name = new_shell(client, SH)
-    result = client.run(name, "echo bye; exit 6", timeout=10, deadline=Deadline.after(15))
-    assert result.exit_code == 6
+    with pytest.raises(PaneDied) as info:
+        client.run(name, "echo bye; exit 6", timeout=10, deadline=Deadline.after(15))
+    assert info.value.exit_code == 5
+    assert info.value.status == 6
+    assert "died" in info.value.message and "status 6" in info.value.message
 
 
 def test_reads_never_resize(client: Client) -> None:

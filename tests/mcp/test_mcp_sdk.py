@@ -95,7 +95,8 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
 
         ls = await ok(session, "phux_ls")
         row = next(s for s in ls["sessions"] if s["name"] == "mcpa")
-        assert set(row) == {"name", "window_count", "attached_client_count"}
+        assert set(row) == {"name", "window_count", "attached_client_count", "panes"}
+        assert [(p["id"], p["state"]) for p in row["panes"]] == [(pane, "prompt")]
         jsonschema.validate(row, json.loads(SESSION_INFO_SCHEMA.read_text()))
         assert row["window_count"] >= 1 and row["attached_client_count"] == 0
 
@@ -107,6 +108,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
 
         snap = await ok(session, "phux_snapshot", target="mcpa")
         assert snap["schema_version"] == 4 and snap["pane"] == new["terminal_id"]
+        assert snap["state"] == "prompt" and snap["program"] in ("sh", "dash")
         assert any(line.strip() == "hello" for line in snap["lines"])
         assert "cells" not in snap and snap["scrollback"] == []
         snap = await ok(session, "phux_snapshot", target=pane, scrollback=0, cells=True)
@@ -121,6 +123,8 @@ def test_every_tool_against_a_real_server(server: PhuxServer) -> None:
         assert timed["outcome"] == "timed_out" and timed["command"] == "sleep 30"
         assert isinstance(timed["duration_ms"], int)
         await ok(session, "phux_send_keys", target="mcpa", keys=["C-c"])
+        ready = await ok(session, "phux_wait", target="mcpa", prompt=True, timeout_secs=10)
+        assert ready["outcome"] == "met" and ready["state"] == "prompt"
 
         missed = await ok(
             session, "phux_wait", target="mcpa", until="no-such-text-xyz", timeout_secs=0.5

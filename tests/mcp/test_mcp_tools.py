@@ -62,6 +62,9 @@ class FakeClient:
             Session(name="abc", window_count=2, attached_client_count=1, terminals=[1, 2]),
         ]
 
+    def ls_panes(self, *, deadline: Any) -> tuple[list[Session], dict[str, list[Pane]]]:
+        return self.ls(deadline=deadline), {}
+
     def snapshot_data(self, target: str | None, **kw: Any) -> dict[str, Any]:
         self._call("snapshot", target, **kw)
         data: dict[str, Any] = msgspec.to_builtins(SCREEN)
@@ -71,8 +74,16 @@ class FakeClient:
         self._call("send_keys", target, list(keys))
         return Pane(terminal=7, alive=True, cols=80, rows=24, pid=1, session=target)
 
-    def run(self, target: str, command: str, *, timeout: float | None, deadline: Any) -> RunOutcome:
-        self._call("run", target, command, timeout=timeout)
+    def run(
+        self,
+        target: str,
+        command: str,
+        *,
+        timeout: float | None,
+        force: bool = False,
+        deadline: Any,
+    ) -> RunOutcome:
+        self._call("run", target, command, timeout=timeout, **({"force": True} if force else {}))
         if command == "sleep":
             raise RunTimedOut(command, 1234)
         return RunOutcome(command=command, exit_code=0, output="hi", duration_ms=5, truncated=False)
@@ -114,8 +125,8 @@ def test_ls_raw_counts_sorted(tools: PhuxTools) -> None:
     body = ok(tools.ls({}))
     assert body == {
         "sessions": [
-            {"name": "abc", "window_count": 2, "attached_client_count": 1},
-            {"name": "zed", "window_count": 1, "attached_client_count": 0},
+            {"name": "abc", "window_count": 2, "attached_client_count": 1, "panes": []},
+            {"name": "zed", "window_count": 1, "attached_client_count": 0, "panes": []},
         ]
     }
 
@@ -162,15 +173,31 @@ def test_run_result_and_timeout_body(tools: PhuxTools, made: list[FakeClient]) -
     }
     ok(tools.run({"target": "w", "command": "x", "timeout_secs": 0}))
     assert made[0].calls[-1][1][1] == {"timeout": None}
+    ok(tools.run({"target": "w", "command": "x", "force": True}))
+    assert made[0].calls[-1][1][1] == {"timeout": 600.0, "force": True}
 
 
 def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
     assert ok(tools.wait({"until": "done", "timeout_secs": 5})) == {"outcome": "met", "polls": 3}
-    assert made[0].calls[-1][1][1] == {"until": "done", "idle_ms": None, "timeout": 5.0}
+    assert made[0].calls[-1][1][1] == {
+        "until": "done",
+        "idle_ms": None,
+        "prompt": False,
+        "exit": False,
+        "timeout": 5.0,
+    }
     assert ok(tools.wait({"until": "never"})) == {"outcome": "timed_out", "polls": 3}
     assert made[0].calls[-1][1][1]["timeout"] is None
     ok(tools.wait({"target": "w", "idle_ms": 300}))
-    assert made[0].calls[-1][1] == (("w",), {"until": None, "idle_ms": 300, "timeout": None})
+    assert made[0].calls[-1][1] == (
+        ("w",),
+        {"until": None, "idle_ms": 300, "prompt": False, "exit": False, "timeout": None},
+    )
+    body = ok(tools.wait({"target": "w", "exit": True}))
+    assert body["outcome"] == "met" and "exit_code" in body and "state" in body
+    assert made[0].calls[-1][1][1]["exit"] is True
+    text = tools.wait({"target": "w", "exit": True, "prompt": True})
+    assert text.is_error and "one of" in text.text
 
 
 def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:

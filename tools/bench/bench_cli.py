@@ -24,6 +24,11 @@ the wait process's exit. Its baseline is the issue's 20 ms target.
 
 Targets (from the issue): snapshot --json <= 80 ms, send-keys <= 70 ms,
 run 'true' <= 150 ms, wait --until <= 20 ms after the output reaches the PTY.
+
+``run true`` goes to a pane whose ``sh`` has phux's shell integration (it types
+only ``true`` and reads the OSC 133 marks); ``run true (markers)`` to the same
+shell started with ``--no-shell-integration`` (printed markers): the
+``(integration)`` row compares the two.
 """
 
 from __future__ import annotations
@@ -97,6 +102,9 @@ class _Fixture:
         _wait_for(self.sock.exists, 20, "the phux server socket")
         self.phux("new", "--json", "-s", "bench", "--", "sh")
         self.phux("wait", "--idle", "200", "--timeout", "10", "bench", check=False)
+        # The same shell without integration: `run` brackets the command with markers.
+        self.phux("new", "--json", "--no-shell-integration", "-s", "markers", "--", "sh")
+        self.phux("wait", "--idle", "200", "--timeout", "10", "markers", check=False)
         lines = HISTORY_BYTES // 60 + 1
         fill = f"seq -f '%058g' 1 {lines}"  # 59-byte lines: just over 1 MB in all
         self.phux("run", "--timeout", "120", "bench", fill, timeout=180)
@@ -195,6 +203,7 @@ def _verb_runs(bindir: Path, env: dict[str, str], suffix: str) -> dict[str, Call
         f"snapshot --json{suffix}": _cmd([*phux, "snapshot", "--json", "bench"], env),
         f"send-keys{suffix}": _cmd([*phux, "send-keys", "bench", "C-u"], env),
         f"run true{suffix}": _cmd([*phux, "run", "bench", "true"], env),
+        f"run true (markers){suffix}": _cmd([*phux, "run", "markers", "true"], env),
         f"--version{suffix}": _cmd([*phux, "--version"], env),
     }
 
@@ -232,6 +241,22 @@ def run(quick: bool) -> list[Measurement]:
     }
     out: list[Measurement] = []
     for suffix in ("", DEV):
+        marked = medians.get(f"run true (markers){suffix}")
+        typed = medians.get(f"run true{suffix}")
+        if marked is not None and typed is not None:
+            # run with shell integration (types only the command, reads OSC 133
+            # marks) against the marker path on the same shell opted out.
+            out.append(
+                Measurement(
+                    BENCH,
+                    f"run true{suffix} (integration)",
+                    "ms",
+                    typed * 1e3,
+                    f"run true (markers){suffix}",
+                    marked * 1e3,
+                    higher_is_better=False,
+                )
+            )
         floor = medians.pop(f"python -c pass{suffix}", None)
         if floor is None:
             continue

@@ -14,12 +14,24 @@ cold (first projection after the history filled).
 
 Times are CPU time (``time.process_time``), with phux and stock runs
 alternating, so that other load on a shared machine skews neither figure.
+
+Floods (issue 17): plain text, ``ls --color``-style output and base64 lines
+wider than the pane, fed as the server's replica feeds a flood (its batches
+of PTY reads joined up to four times the journal bound, 16 MiB; the server's
+history of 2000 rows), against the rate at which a process reads the same bytes from a
+real PTY (a child writes them to the slave in raw mode, the parent reads the
+master as fast as it can), both in wall time, alternating, the best run of
+each (the least disturbed by other load on a shared machine). Target: at
+least half the PTY's rate.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gc
+import os
+import pty
 import random
 import statistics
 import time
@@ -148,6 +160,12 @@ def _cjk(size: int) -> bytes:
         out.append(encoded)
         n += len(encoded)
     return b"".join(out)
+
+
+def _base64_wide(size: int, width: int = 160) -> bytes:
+    """``base64 -w 160 /dev/urandom`` through a PTY: lines wider than the pane."""
+    raw = base64.b64encode(random.Random(7).randbytes(size * 3 // 4))
+    return b"".join(raw[i : i + width] + b"\r\n" for i in range(0, len(raw), width))
 
 
 def _capture(name: str, size: int) -> bytes:
@@ -363,5 +381,82 @@ def _projection(quick: bool) -> list[Measurement]:
     ]
 
 
+FLOOD_HISTORY = 2000  # ServerConfig.history_lines: what a replica keeps
+FLOOD_FEED = 16 << 20  # four times ServerConfig.journal_bytes: a replica's largest feed
+
+
+def _pty_read(data: bytes) -> float:
+    """Wall seconds for a parent to read ``data`` off a PTY's master while a child
+    writes it to the slave (raw mode: the bytes read are the bytes written)."""
+    import tty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: write everything, then go
+        try:
+            tty.setraw(1)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(1, view) :]
+        finally:
+            os._exit(0)
+    got = 0
+    start = time.perf_counter()
+    try:
+        while got < len(data):
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except OSError:  # EIO: the child closed the slave
+                break
+            if not chunk:
+                break
+            got += len(chunk)
+        seconds = time.perf_counter() - start
+    finally:
+        os.close(fd)
+        os.waitpid(pid, 0)
+    if got != len(data):
+        raise RuntimeError(f"read {got} of {len(data)} bytes from the PTY")
+    return seconds
+
+
+def _flood_feed(data: bytes) -> float:
+    """Wall seconds for an engine to take ``data`` in the replica's feeds."""
+    t = Terminal(COLS, ROWS, history=FLOOD_HISTORY)
+    start = time.perf_counter()
+    for i in range(0, len(data), FLOOD_FEED):
+        t.feed(data[i : i + FLOOD_FEED])
+    return time.perf_counter() - start
+
+
+def _floods(quick: bool) -> list[Measurement]:
+    size = 8_000_000 if quick else 32_000_000
+    repeat = 3 if quick else 5
+    workloads: list[tuple[str, Callable[[int], bytes]]] = [
+        ("plain text", _plain),
+        ("ls --color", _ls_color),
+        ("base64 -w 160 (wider than the pane)", _base64_wide),
+    ]
+    out = []
+    for name, make in workloads:
+        data = make(size)
+        engine: list[float] = []
+        reads: list[float] = []
+        for _ in range(repeat):
+            engine.append(_flood_feed(data))
+            reads.append(_pty_read(data))
+        out.append(
+            Measurement(
+                bench="engine",
+                name=f"flood {name}, {FLOOD_FEED >> 20} MiB feeds, history {FLOOD_HISTORY}",
+                unit="MB/s",
+                value=_mbps(data, min(engine)),
+                baseline_name="PTY read of the same bytes",
+                baseline=_mbps(data, min(reads)),
+                target=">= 0.5x",
+            )
+        )
+    return out
+
+
 def run(quick: bool) -> list[Measurement]:
-    return _throughput(quick) + _projection(quick)
+    return _throughput(quick) + _floods(quick) + _projection(quick)

@@ -6,6 +6,14 @@
   project) and the bootstrap bytes a new client receives. Baseline: the same
   with replicas off (the bootstrap is the last 4 MiB of output, replayed).
   Target: under 150 ms.
+- **snapshot right after a 50 MB flood** (issue 17): a terminal prints 50 MB
+  (12 MB with --quick) of base64 lines wider than the pane (``base64 -w 120``
+  on 80 columns); from 1 s after its last byte went out, the median wall time
+  of ``phux snapshot --json``, against replicas off, and the replica's lag at
+  the flood's end: the journal bytes a bootstrap carries after the newest
+  checkpoint at that moment (what the replica had not yet parsed, to within a
+  checkpoint; 4 MiB without a checkpoint means it fell behind and restarted).
+  Target: under 150 ms.
 - **snapshot of top**: ``top -d 0.05`` running for 60 s (15 s with --quick; as
   many refreshes as 10 minutes of ``top -d 0.5``), measured the same way.
   ``PHUX_BENCH_TOP_SECONDS=600`` runs it for the issue's full 10 minutes.
@@ -20,6 +28,7 @@ default replicas (a process).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import random
@@ -28,11 +37,19 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from phux.client.deadline import Deadline
-from phux.wire.frames import BootstrapBegin, BootstrapChunk, BootstrapReady, Subscribe
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    ListTerminals,
+    Subscribe,
+    TerminalList,
+)
 from tools.bench import bench_server as bs
 from tools.bench.harness import Measurement, median_seconds
 from tools.bench.installed import installed_bin
@@ -56,6 +73,90 @@ def make_log(path: Path, size: int) -> None:
             block = b"".join(lines)
             f.write(block)
             written += len(block)
+
+
+def make_base64(path: Path, size: int, width: int = 120) -> int:
+    """``base64 -w WIDTH /dev/urandom | head -c SIZE``; the number of line feeds."""
+    rng = random.Random(9)
+    feeds = 0
+    with path.open("wb") as f:
+        written = 0
+        while written < size:
+            raw = base64.b64encode(rng.randbytes(width * 3 // 4 * 1000))
+            block = b"".join(raw[i : i + width] + b"\n" for i in range(0, len(raw), width))
+            block = block[: size - written]
+            f.write(block)
+            written += len(block)
+            feeds += block.count(b"\n")
+    return feeds
+
+
+def _next_seq(sock: Path, tid: int) -> int:
+    with bs.connect(sock) as conn:
+        reply = conn.call_expect(
+            lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(10)
+        )
+    return next(t.next_seq for t in reply.terminals if t.terminal == tid)
+
+
+def after_flood(
+    path: Path, feeds: int, mode: str, repeat: int, phux: list[str]
+) -> tuple[float, int, float | None]:
+    """``(median ms, lag bytes, catch-up s)``: ``phux snapshot --json`` from 1 s after
+    a terminal ``cat``s ``path`` (replicas ``mode``); the journal bytes after the
+    newest checkpoint in a bootstrap taken as its last byte went out; and when
+    the replica had parsed all of it, after that (None: never, or no replica).
+
+    The program ends the flood with a cursor position query: the replica answers
+    it once it has parsed everything before it, and the answer, echoed by the
+    PTY, shows up as more output."""
+    # The PTY turns each LF into CR LF: the flood (and query) ends at this seq.
+    total = path.stat().st_size + feeds + len(b"\x1b[6n")
+    os.environ["PHUX_REPLICAS"] = mode
+    with (
+        tempfile.TemporaryDirectory(prefix="phux-bench-") as tmp,
+        bs.phux_server(Path(tmp)) as (sock, _proc),
+    ):
+        os.environ.pop("PHUX_REPLICAS", None)
+        with bs.connect(sock) as conn:
+            tid = bs.spawn(conn, ["sh", "-c", f"cat {path}; printf '\\033[6n'; exec sleep 3600"])
+        deadline = time.monotonic() + 300
+        seen = -1
+        stable = 0.0
+        while True:
+            seq = _next_seq(sock, tid)
+            if seq >= total or (seq == seen and time.monotonic() > stable + 0.5):
+                break  # (or no CR LF translation: output stopped growing)
+            if seq != seen:
+                seen, stable = seq, time.monotonic()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the flood did not end: {seq} of {total} bytes")
+            time.sleep(0.01)
+        end = time.monotonic()
+        answered: list[float] = []
+
+        def wait_answer() -> None:
+            while time.monotonic() < end + 60:
+                if _next_seq(sock, tid) > total:
+                    answered.append(time.monotonic() - end)
+                    return
+                time.sleep(0.02)
+
+        watcher = threading.Thread(target=wait_answer, daemon=True)
+        if mode != "off":
+            watcher.start()
+        _checkpoint, lag = bootstrap_bytes(sock, tid)
+        time.sleep(max(0.0, end + 1.0 - time.monotonic()))
+        env = {**os.environ, "PHUX_SOCKET": str(sock)}
+        cmd = [*phux, "snapshot", "--json", f"@{tid}"]
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            subprocess.run(cmd, env=env, capture_output=True, check=True, timeout=60)
+            samples.append(time.perf_counter() - start)
+        if mode != "off":
+            watcher.join()
+    return statistics.median(samples) * 1000, lag, answered[0] if answered else None
 
 
 def bootstrap_bytes(sock: Path, tid: int) -> tuple[int, int]:
@@ -152,6 +253,38 @@ def run(quick: bool) -> list[Measurement]:
                 target="< 150 ms",
             )
         )
+        flood = Path(tmp) / "base64.txt"
+        feeds = make_base64(flood, big)
+        flood_ms, lag, catch_up = after_flood(flood, feeds, "process", repeat, phux)
+        off_ms, _, _ = after_flood(flood, feeds, "off", repeat, phux)
+        caught = "never" if catch_up is None else f"{catch_up:.2f} s after it"
+        print(
+            f"# base64 flood: replica lag at its end {lag} bytes, caught up {caught}",
+            file=sys.stderr,
+        )
+        results.append(
+            Measurement(
+                BENCH,
+                f"snapshot --json from 1 s after a {big // MB} MB base64 flood",
+                "ms",
+                flood_ms,
+                "replicas off",
+                off_ms,
+                higher_is_better=False,
+                target="< 150 ms",
+            )
+        )
+        results.append(
+            Measurement(
+                BENCH,
+                f"replica lag at the end of a {big // MB} MB base64 flood",
+                "bytes",
+                lag,
+                "bytes in the flood",
+                flood.stat().st_size + feeds,
+                higher_is_better=False,
+            )
+        )
         top = ["top", "-d", "0.05"]
         (on_ms, on_bytes), (off_ms, off_bytes) = snapshot_pair(top, top_s, repeat, phux)
         print(f"# top: bootstrap {on_bytes} bytes (replicas off: {off_bytes})", file=sys.stderr)
@@ -169,6 +302,17 @@ def run(quick: bool) -> list[Measurement]:
         )
         floor = snapshot_floor(repeat, phux)
     print(f"# snapshot --json of an idle, empty terminal: {floor:.0f} ms", file=sys.stderr)
+    results.append(
+        Measurement(
+            BENCH,
+            f"snapshot --json from 1 s after a {big // MB} MB base64 flood",
+            "ms",
+            flood_ms,
+            "snapshot of an idle, empty terminal",
+            floor,
+            higher_is_better=False,
+        )
+    )
     results.extend(relay_and_latency(quick))
     return results
 

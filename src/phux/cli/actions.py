@@ -32,7 +32,7 @@ GRACE = 5.0
 # Error exit codes each verb may use (seed 001 §5.2); anything else becomes 1.
 _ERROR_EXITS: dict[str, frozenset[int]] = {
     "kill": frozenset({1, 2}),
-    "run": frozenset({1, 125}),
+    "run": frozenset({1, 3, 4, 5, 125}),
     "wait": frozenset({1, 124}),
 }
 
@@ -144,7 +144,13 @@ def send_keys(
 
 
 def run(
-    *, timeout: float, as_json: bool, socket: str | None, target: str, cmd: Sequence[str]
+    *,
+    timeout: float,
+    as_json: bool,
+    force: bool = False,
+    socket: str | None,
+    target: str,
+    cmd: Sequence[str],
 ) -> NoReturn:
     command = " ".join(cmd)
     if not command.strip():  # a bad argument: 2, as for every other usage error
@@ -158,7 +164,11 @@ def run(
         )
     with reporting("run", as_json), open_client(socket) as client:
         result = client.run(
-            target, command, timeout=timeout, deadline=deadline_after(timeout + GRACE)
+            target,
+            list(cmd),
+            timeout=timeout,
+            force=force,
+            deadline=deadline_after(timeout + GRACE),
         )
     if as_json:
         from phux.client.models import RunResult
@@ -219,6 +229,8 @@ def wait(
     as_json: bool,
     socket: str | None,
     target: str | None,
+    prompt: bool = False,
+    exit_: bool = False,
 ) -> NoReturn:
     with reporting("wait", as_json), open_client(socket) as client:
         result = client.wait(
@@ -227,16 +239,23 @@ def wait(
             regex=regex,
             idle_ms=idle,
             timeout=timeout,
+            prompt=prompt,
+            exit=exit_,
             deadline=deadline_after(timeout + GRACE),
         )
     if as_json:
         write_out(to_json(result.screen) + "\n")
     if result.met:
-        finish(0)
+        # --exit mirrors the program's status, as `run` mirrors a command's.
+        finish(result.exit_code if exit_ and result.exit_code is not None else 0)
     if until is not None:
         what = f"text {until!r}"
     elif regex is not None:
         what = f"regex {regex!r}"
+    elif prompt:
+        what = "the shell to be at an idle prompt"
+    elif exit_:
+        what = "the pane's program to exit"
     else:
         what = "the pane to go idle"
     write_err(

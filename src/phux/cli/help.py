@@ -46,6 +46,21 @@ and writes one JSON line to stderr: {"error": {"code", "message"},
 "exit_code", "remedy", "schema_version": 1}."""
 
 
+RUN_RULES = """\
+With shell integration (panes phux starts with bash, zsh, fish or sh/dash,
+unless `phux new --no-shell-integration`), run types exactly the command and
+Enter, reads the output and exit code from the shell's OSC 133 marks, and
+returns once the next prompt is drawn (a command of several lines goes as one
+bracketed paste and Enter when the shell takes pastes). It refuses at once (exit 3) when the
+pane is not at an idle prompt: another program holds it (vim, less, python3,
+cat), the shell waits at a continuation prompt, input is pending, or echo is
+off (a password or `read -s` prompt). An unbalanced quote is interrupted with
+C-c and reported (exit 4). Without integration (a shell phux did not start,
+ssh in the pane) it brackets the command with printed markers, and types only
+when the foreground program is a shell (bash zsh fish sh dash ksh mksh ash
+yash posh) or a remote one (ssh mosh-client et)."""
+
+
 def exit_codes(*rows: tuple[str, str]) -> str:
     """A preformatted exit-code table; usage errors (exit 2) are always added."""
     lines = ["\b", "Exit codes:"]

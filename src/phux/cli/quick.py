@@ -84,8 +84,13 @@ SPECS: dict[str, Spec] = {
     ),
     "run": Spec(
         actions.run,
-        {"--timeout": ("timeout", SECONDS), "--json": ("as_json", FLAG), **_SOCKET},
-        {"timeout": actions.RUN_TIMEOUT, "as_json": False, "socket": None},
+        {
+            "--timeout": ("timeout", SECONDS),
+            "--json": ("as_json", FLAG),
+            "--force": ("force", FLAG),
+            **_SOCKET,
+        },
+        {"timeout": actions.RUN_TIMEOUT, "as_json": False, "force": False, "socket": None},
         target_required=True,
         rest="cmd",
     ),
@@ -95,6 +100,8 @@ SPECS: dict[str, Spec] = {
             "--until": ("until", TEXT),
             "--regex": ("regex", TEXT),
             "--idle": ("idle", COUNT),
+            "--prompt": ("prompt", FLAG),
+            "--exit": ("exit_", FLAG),
             "--timeout": ("timeout", SECONDS_OR_ZERO),
             "--json": ("as_json", FLAG),
             **_SOCKET,
@@ -103,6 +110,8 @@ SPECS: dict[str, Spec] = {
             "until": None,
             "regex": None,
             "idle": None,
+            "prompt": False,
+            "exit_": False,
             "timeout": actions.WAIT_TIMEOUT,
             "as_json": False,
             "socket": None,
@@ -209,4 +218,8 @@ def parse(args: Sequence[str]) -> Call | None:
         params["target"] = positionals[0] if positionals else None
     if spec.exclusive and all(params[name] is not None for name in spec.exclusive):
         return None
+    if spec.verb is actions.wait:
+        text = params["until"] is not None or params["regex"] is not None
+        if text + params["prompt"] + params["exit_"] > 1:
+            return None  # conflicting conditions: click's usage error
     return spec.verb, params

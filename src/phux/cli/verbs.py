@@ -229,7 +229,7 @@ def verb_epilog(*extra: str) -> str:
     "with_panes",
     is_flag=True,
     help="Also list each session's panes (with --json: a `panes` list per session: id, "
-    "window, window_name, index, cols, rows, tags, title, cwd, program).",
+    "window, window_name, index, cols, rows, tags, title, cwd, program, state).",
 )
 @deadline_option
 @socket_option
@@ -423,14 +423,22 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     cls=Verb,
     short_help="Run a shell command in a pane; mirror its exit code.",
     epilog=verb_epilog(
-        "\b\nExample:\n  phux run --timeout 120 --json build cargo test",
+        "\b\nExamples:\n"
+        "  phux run --timeout 120 --json build 'cargo test 2>&1 | tail'\n"
+        '  phux run build echo "it\'s"        # several words: each one quoted',
+        texts.RUN_RULES,
         texts.TARGET_GRAMMAR,
         texts.ORDERING_TRAILING,
         texts.exit_codes(
             ("0-255", "the command's own exit code (clamped to 0..255)"),
+            ("3", "pane_busy: refused, the pane is not at an idle shell prompt; nothing typed"),
+            ("4", "incomplete_command: the shell asked for more input; interrupted, nothing ran"),
+            ("5", "pane_exited: the pane's program died while the command ran"),
             ("125", "phux gave up waiting (--timeout); no JSON is printed"),
-            ("1", "no server / target not found / refused"),
+            ("1", "no server / target not found / other failure"),
         ),
+        "Codes 3, 4, 5 and 125 can also be a command's own: with --json, a failure\n"
+        "of phux itself prints no document and writes its one JSON line to stderr.",
         texts.JSON_ERRORS,
     ),
 )
@@ -443,20 +451,32 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     help="Give up (exit 125) when the command has not finished after SECS seconds.",
 )
 @json_option("Print RunResult JSON: {command, exit_code, output, duration_ms, truncated}.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Type the command even when the pane is not at an idle shell prompt.",
+)
 @socket_option
 @click.argument("target")
 @click.argument("cmd", nargs=-1, required=True)
 def run_cmd(
-    timeout: float, as_json: bool, socket: str | None, target: str, cmd: tuple[str, ...]
+    timeout: float,
+    as_json: bool,
+    force: bool,
+    socket: str | None,
+    target: str,
+    cmd: tuple[str, ...],
 ) -> None:
-    """Run CMD (its words joined with spaces) in the shell of TARGET.
+    """Run CMD in the shell of TARGET and mirror its exit code.
 
-    The command is bracketed with printed markers, so the pane must run a POSIX
-    shell (sh, bash, zsh) at its prompt. Prints the command's output (or, with
-    --json, a RunResult) and exits with the command's own exit code, so
-    `phux run work make && next` composes like a shell.
+    One CMD word is a shell command line, typed as is; several words are each
+    quoted, so `phux run work echo "it's"` prints it's. Prints the command's
+    whole output (or, with --json, a RunResult) and exits with the command's
+    own exit code, so `phux run work make && next` composes like a shell.
     """
-    actions.run(timeout=timeout, as_json=as_json, socket=socket, target=target, cmd=cmd)
+    actions.run(
+        timeout=timeout, as_json=as_json, force=force, socket=socket, target=target, cmd=cmd
+    )
 
 
 # ---------------------------------------------------------------- wait
@@ -465,14 +485,18 @@ def run_cmd(
 @click.command(
     "wait",
     cls=Verb,
-    short_help="Wait until a pane shows TEXT or goes idle.",
+    short_help="Wait until a pane shows TEXT, goes idle, is at a prompt or exits.",
     epilog=verb_epilog(
         "--until matches any visible row, including the shell's echo of the command\n"
         "you just typed: match text that only the command's output contains.",
         texts.TARGET_GRAMMAR,
         texts.ORDERING,
+        "--prompt: with shell integration, until the shell's prompt is drawn with\n"
+        "nothing typed after it; without (no OSC 133 marks), until the shell holds\n"
+        "the terminal and the pane has printed nothing for --idle MS (default 500).",
         texts.exit_codes(
             ("0", "the condition holds"),
+            ("0-255", "--exit: the program's own exit status (128+N: killed by signal N)"),
             ("124", "--timeout passed first (with --json the last screen is printed)"),
             (
                 "1",
@@ -493,6 +517,18 @@ def run_cmd(
     "(the default condition when neither --until nor --regex is given).",
 )
 @click.option(
+    "--prompt",
+    is_flag=True,
+    help="Wait until the pane's shell is at an idle prompt (its program's state is `prompt`).",
+)
+@click.option(
+    "--exit",
+    "exit_",
+    is_flag=True,
+    help="Wait until the pane's program exits; exit with its status. Name the pane by @N: "
+    "an exited pane is no longer part of its session.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0),
     default=WAIT_TIMEOUT,
@@ -507,19 +543,24 @@ def wait_cmd(
     until: str | None,
     regex: str | None,
     idle: int | None,
+    prompt: bool,
+    exit_: bool,
     timeout: float,
     as_json: bool,
     socket: str | None,
     target: str | None,
 ) -> None:
-    """Wait until TARGET's screen shows --until TEXT or matches --regex RE,
-    or (with neither) until it has been idle for --idle MS.
+    """Wait until TARGET's screen shows --until TEXT or matches --regex RE, its
+    shell is at an idle prompt (--prompt), its program exited (--exit), or (with
+    none of these) until it has been idle for --idle MS.
 
     TARGET defaults to the last used session. The read neither attaches nor
     resizes the pane.
     """
     if until is not None and regex is not None:
         raise click.UsageError("--until and --regex are exclusive: give one")
+    if sum((until is not None or regex is not None, prompt, exit_)) > 1:
+        raise click.UsageError("give one condition: --until/--regex, --prompt or --exit")
     actions.wait(
         until=until,
         regex=regex,
@@ -528,6 +569,8 @@ def wait_cmd(
         as_json=as_json,
         socket=socket,
         target=target,
+        prompt=prompt,
+        exit_=exit_,
     )
 
 

@@ -417,6 +417,12 @@ class Client:
         mirror.last_output = time.monotonic()
         return mirror
 
+    def scan_mirror(self, pane: Pane, deadline: Deadline) -> Mirror:
+        """A mirror without an engine that keeps its bootstrap's bytes (``mirror.raw``)
+        for a caller that scans them, as a one-shot ``run`` does; release it after."""
+        with self._guard():
+            return self._subscribe(pane, deadline, engine=False, history=0, raw=True)
+
     def release(self, mirror: Mirror) -> None:
         """Done with a mirror: keep it warm (LRU) or unsubscribe."""
         tid = mirror.terminal
@@ -639,13 +645,20 @@ class Client:
         history = 0 if self._one_shot(pane) and scrollback is None else DEFAULT_HISTORY
         mirror = self.mirror(pane, deadline, history=history)
         try:
+            from phux.client.pane_state import project_mirror
+
             assert mirror.engine is not None
             try:
-                return mirror.engine.project_data(
+                data = mirror.engine.project_data(
                     pane=pane.terminal, scrollback=scrollback, cells=cells, version=version
                 )
             except ValueError as exc:  # an unknown schema version
                 raise InvalidArgument(str(exc)) from None
+            program, state = project_mirror(pane, mirror)
+            if program is not None:
+                data["program"] = program
+            data["state"] = state
+            return data
         finally:
             self.release(mirror)
 
@@ -693,13 +706,24 @@ class Client:
         return pane
 
     def run(
-        self, target: str, command: str, *, timeout: float | None = None, deadline: Deadline
+        self,
+        target: str,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        force: bool = False,
+        deadline: Deadline,
     ) -> RunOutcome:
-        """Run a command in a POSIX shell (:mod:`phux.client.run`); ``RunResult.of``
-        turns the outcome into the JSON shape."""
+        """Run a command in the pane's shell (:mod:`phux.client.run`); ``RunResult.of``
+        turns the outcome into the JSON shape.
+
+        ``command``: a string is a shell command line; a sequence of several words
+        is quoted word by word. Refuses (PaneBusy) unless the pane is at an idle
+        shell prompt, or ``force``.
+        """
         from phux.client.run import run_command
 
-        return run_command(self, target, command, timeout=timeout, deadline=deadline)
+        return run_command(self, target, command, timeout=timeout, deadline=deadline, force=force)
 
     def wait(
         self,
@@ -709,8 +733,13 @@ class Client:
         regex: str | None = None,
         idle_ms: int | None = None,
         timeout: float | None = None,
+        prompt: bool = False,
+        exit: bool = False,
         deadline: Deadline,
     ) -> WaitResult:
+        """Block until a condition holds (:mod:`phux.client.wait`): text, a regex,
+        idle output, the shell at an idle prompt (``prompt``) or the pane's program
+        exited (``exit``, with its status in ``exit_code``)."""
         from phux.client.wait import wait_for
 
         return wait_for(
@@ -721,6 +750,8 @@ class Client:
             idle_ms=idle_ms,
             timeout=timeout,
             deadline=deadline,
+            prompt=prompt,
+            exit=exit,
         )
 
     def watch(

@@ -158,3 +158,43 @@ class RunTimedOut(PhuxError):
         self.command = command
         self.duration_ms = duration_ms
         self.screen = screen
+
+
+class PaneBusy(PhuxError):
+    """`run` refused before typing anything: the pane is not at an idle shell prompt
+    (another program holds it, the shell waits at a continuation prompt, input is
+    pending, or a hidden-input prompt is up). CLI exit 3."""
+
+    code = "pane_busy"
+    exit_code = 3
+    remedy = (
+        "drive the program with send-keys and wait, or finish/clear what holds the pane "
+        "(check it with `phux snapshot`); --force types anyway"
+    )
+
+    def __init__(self, message: str, *, holder: str, state: str) -> None:
+        super().__init__(message)
+        self.holder = holder
+        self.state = state
+
+
+class IncompleteCommand(PhuxError):
+    """`run` typed the command, the shell asked for more (a continuation prompt:
+    an unbalanced quote or bracket), and `run` interrupted it with C-c. CLI exit 4."""
+
+    code = "incomplete_command"
+    exit_code = 4
+    remedy = "balance the quotes and brackets of the command (nothing was run)"
+
+
+class PaneDied(PhuxError):
+    """The pane's program (its shell) exited while `run` waited for the command, so
+    there is no exit code of the command to report. CLI exit 5."""
+
+    code = "pane_exited"
+    exit_code = 5
+    remedy = "the pane is gone; create a new one with `phux new`"
+
+    def __init__(self, message: str, *, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status

@@ -4,7 +4,10 @@ The mirror is fed frames (by the Client, which owns the connection and routes
 pushed frames by terminal id) and keeps:
 
 * ``engine``: a ``phux.engine.Terminal`` holding the replayed state (optional:
-  a capture-only mirror, as ``run`` uses, skips the engine entirely);
+  a capture-only mirror, as ``run`` uses, skips the engine entirely). Output
+  is held back and fed when ``engine`` is next read (or ``HOLD_BYTES`` pile
+  up), in one feed: in a flood the engine then skips drawing the rows that
+  scroll out of its history, and a mirror nobody reads costs little;
 * ``raw`` (when asked for): every byte a fresh engine would have been fed,
   from the last reset (BOOTSTRAP_BEGIN or a checkpoint chunk) on;
 * ``next_seq``: the sequence number of the next output byte it expects;
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
     from phux.engine import Terminal
 
 DEFAULT_HISTORY = 10_000
+# Output held back for the engine at most; a feed this big mostly skips drawing.
+HOLD_BYTES = 4 << 20
 
 BytesHook = Callable[[int, bytes], None]
 ResizeHook = Callable[[int, int, int], None]
@@ -70,7 +75,9 @@ class Mirror:
         self.terminal = terminal
         self.history = history
         self.with_engine = engine
-        self.engine: Terminal | None = None
+        self._engine: Terminal | None = None
+        self._held: list[bytes] = []
+        self._held_bytes = 0
         self.raw: bytearray | None = bytearray() if raw else None
         self.state = Mirror.SUBSCRIBING
         self.request_id = 0
@@ -104,20 +111,40 @@ class Mirror:
     def caught_up_to(self) -> int:
         return self.next_seq
 
+    @property
+    def engine(self) -> Terminal | None:
+        """The replayed state, with every byte received so far fed."""
+        if self._held:
+            self._flush()
+        return self._engine
+
     def _new_engine(self, cols: int, rows: int) -> None:
         self.cols, self.rows = cols, rows
         if self.raw is not None:
             self.raw.clear()
+        self._held.clear()
+        self._held_bytes = 0
         if not self.with_engine:
             return
         from phux.engine import Terminal
 
-        self.engine = Terminal(max(cols, 1), max(rows, 1), history=self.history)
+        self._engine = Terminal(max(cols, 1), max(rows, 1), history=self.history)
 
     def _feed(self, data: bytes) -> None:
         if self.raw is not None:
             self.raw += data
-        engine = self.engine
+        if self._engine is not None:
+            self._held.append(data)
+            self._held_bytes += len(data)
+            if self._held_bytes >= HOLD_BYTES:
+                self._flush()
+
+    def _flush(self) -> None:
+        held = self._held
+        data = held[0] if len(held) == 1 else b"".join(held)
+        held.clear()
+        self._held_bytes = 0
+        engine = self._engine
         if engine is not None:
             engine.feed(data)
             # The server answers terminal queries; a mirror never does.
@@ -127,8 +154,9 @@ class Mirror:
 
     def _resize(self, cols: int, rows: int) -> None:
         self.cols, self.rows = cols, rows
-        if self.engine is not None and cols >= 1 and rows >= 1:
-            self.engine.resize(cols, rows)
+        engine = self.engine  # (what came before the resize is fed first)
+        if engine is not None and cols >= 1 and rows >= 1:
+            engine.resize(cols, rows)
 
     # ------------------------------------------------------------ frames
 

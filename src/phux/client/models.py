@@ -33,6 +33,9 @@ LS_SCHEMA_VERSION = 1
 ERROR_SCHEMA_VERSION = 1
 
 
+PaneStateName = typing.Literal["prompt", "running", "hidden_input", "tui", "exited"]
+
+
 class PaneSummary(msgspec.Struct, kw_only=True):
     """One pane of a session in ``phux ls --json --panes``."""
 
@@ -52,9 +55,14 @@ class PaneSummary(msgspec.Struct, kw_only=True):
     (null when unreadable)."""
     program: str | None
     """The foreground program's name, as the server reads it from the PTY."""
+    state: PaneStateName
+    """What the pane is doing (``phux.client.pane_state``): from the PTY's foreground
+    and tty modes alone here (``phux snapshot`` adds its replay of the marks)."""
 
     @classmethod
     def of(cls, pane: Pane) -> PaneSummary:
+        from phux.client.pane_state import project
+
         fg = pane.foreground
         return cls(
             id=pane.id,
@@ -67,6 +75,7 @@ class PaneSummary(msgspec.Struct, kw_only=True):
             title=None,
             cwd=_proc_cwd(fg.pgrp if fg is not None else None, pane.pid),
             program=(fg.name or None) if fg is not None else None,
+            state=project(pane, None)[1],  # type: ignore[arg-type]
         )
 
 
@@ -102,13 +111,16 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     name: str
     window_count: int
     attached_client_count: int
+    panes: list[PaneSummary] = msgspec.field(default_factory=list)
+    """Every live pane of the session (as ``phux ls --json --panes`` lists them)."""
 
     @classmethod
-    def of(cls, session: Session) -> SessionInfo:
+    def of(cls, session: Session, panes: Iterable[Pane] = ()) -> SessionInfo:
         return cls(
             name=session.name,
             window_count=session.window_count,
             attached_client_count=session.attached_client_count,
+            panes=[PaneSummary.of(p) for p in panes],
         )
 
 
@@ -187,11 +199,14 @@ class SendKeysResult(msgspec.Struct, kw_only=True):
 
 
 class WaitResult(msgspec.Struct, kw_only=True):
-    """``met`` false means the timeout passed; ``screen`` is the last state seen."""
+    """``met`` false means the timeout passed; ``screen`` is the last state seen;
+    ``exit_code`` the pane's exit status once its program exited (``wait --exit``:
+    the code, or 128 + the signal), else null."""
 
     met: bool
     checks: int
     screen: ScreenState
+    exit_code: int | None = None
 
 
 # ---------------------------------------------------------------- watch events

@@ -43,6 +43,7 @@ from phux.client.deadline import Deadline
 from phux.client.errors import (
     DeadlineExceeded,
     InvalidArgument,
+    PhuxError,
     RunTimedOut,
     TerminalGone,
     UnsafeSocket,
@@ -54,7 +55,13 @@ from phux.wire.frames import Exited, ExitStatus
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from phux.client.client import Client
+    from phux.client.errors import PaneDied
+    from phux.client.mirror import Mirror
+    from phux.client.selectors import Pane
+    from phux.client.shell_scan import ShellView
     from phux.engine import ScreenState
 
 # Rows of rendered output kept in memory at most (the "history limit" of run).
@@ -320,18 +327,22 @@ class RunLock:
         self.terminal = terminal
         self.fd: int | None = None
 
-    def acquire(self, deadline: Deadline) -> None:
+    def acquire(self, deadline: Deadline) -> bool:
+        """Take the lock; returns whether another run held it first (so what was
+        read about the pane before may be stale)."""
         try:
             fd = open_run_lock(self.socket_path, self.terminal)
         except SocketDirError as exc:
             raise UnsafeSocket(str(exc)) from None
         delay = 0.002
+        waited = False
         try:
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
+                    waited = True
                     left = deadline.remaining()  # raises DeadlineExceeded when past
                     time.sleep(delay if left is None else min(delay, left))
                     delay = min(delay * 2, 0.05)
@@ -339,6 +350,7 @@ class RunLock:
             os.close(fd)
             raise
         self.fd = fd
+        return waited
 
     def release(self) -> None:
         if self.fd is not None:
@@ -346,6 +358,770 @@ class RunLock:
                 fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
+
+
+# ---------------------------------------------------------------- the command line
+
+
+_SAFE_WORD = re.compile(r"[A-Za-z0-9@+=:,./_-]+")
+
+
+def quote_word(word: str, *, fish: bool = False) -> str:
+    """``word`` as one literal shell word (shlex.quote's rule; fish's own quoting for fish).
+
+    A word starting with ``=`` is quoted too (zsh expands ``=cmd``), and ``%`` always
+    (fish expands ``%self``).
+    """
+    if _SAFE_WORD.fullmatch(word) and not word.startswith("="):
+        return word
+    if fish:  # fish reads \\ and \' inside single quotes
+        return "'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def command_line(command: str | Sequence[str], shell: str | None = None) -> str:
+    """What ``run`` types: one word is a shell command line as given; several words
+    are each quoted, so ``run t echo "it's"`` prints ``it's``."""
+    if isinstance(command, str):
+        return command
+    words = list(command)
+    if len(words) == 1:
+        return words[0]
+    fish = shell == "fish"
+    return " ".join(quote_word(word, fish=fish) for word in words)
+
+
+# ---------------------------------------------------------------- OSC 133 marks
+
+
+_MARK_MAX = 1 << 20
+"""Longest mark (its command line included) looked for across reads."""
+_MARK = re.compile(rb"\x1b\]133;([A-D])([^\x07\x1b]*)(?:\x07|\x1b\\)")
+
+
+class Mark(Record):
+    """One OSC 133 mark in the captured stream (offsets are absolute capture offsets)."""
+
+    kind: str
+    params: str
+    start: int
+    end: int
+    at: float
+
+
+class MarkScanner:
+    """Keeps every output byte after the command was typed and finds the OSC 133 marks.
+
+    The bytes between a C mark and its D mark are the command's output: they are
+    replayed into a fresh engine of the terminal's size (RESIZED frames at their
+    offsets) like the marker path's capture, so the output is whole, not the
+    viewport, however long it is.
+    """
+
+    def __init__(self, cols: int, rows: int) -> None:
+        self.buf = bytearray()
+        self.base = 0  # bytes dropped from the front of buf
+        self.scan = 0  # absolute offset scanning resumes at
+        self.marks: list[Mark] = []
+        self.scan_seq: int | None = None
+        self.size = (cols, rows)
+        self.start_size = (cols, rows)
+        self.resizes: list[tuple[int, int, int]] = []
+        self.lost: list[int] = []  # absolute offsets where bytes were lost or dropped
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.buf)
+
+    def start(self, seq: int) -> None:
+        self.scan_seq = seq
+
+    def feed(self, seq: int, data: bytes) -> None:
+        if self.scan_seq is None:
+            return
+        stop = seq + len(data)
+        if stop <= self.scan_seq:
+            return
+        if seq > self.scan_seq:
+            self.lost.append(self.end)
+        skip = self.scan_seq - seq
+        if skip > 0:
+            data = data[skip:]
+        self.scan_seq = stop
+        self.buf += data
+        if len(self.buf) > RUN_CAPTURE_BYTES:
+            cut = len(self.buf) - RUN_CAPTURE_BYTES // 2
+            self.start_size = self._size_at(self.base + cut)
+            del self.buf[:cut]
+            self.base += cut
+            self.lost.append(self.base)
+        self._find()
+
+    def _find(self) -> None:
+        buf, base = self.buf, self.base
+        pos = max(self.scan, base) - base
+        now = time.monotonic()
+        for match in _MARK.finditer(buf, pos):
+            self.marks.append(
+                Mark(
+                    kind=match.group(1).decode(),
+                    params=match.group(2).decode("utf-8", "replace"),
+                    start=base + match.start(),
+                    end=base + match.end(),
+                    at=now,
+                )
+            )
+            pos = match.end()
+        # Resume at an unterminated OSC (a mark split between reads), else near the end.
+        pending = buf.rfind(b"\x1b", pos)
+        if pending >= 0 and len(buf) - pending < _MARK_MAX:
+            self.scan = base + pending
+        else:
+            self.scan = base + len(buf)
+
+    def resize(self, seq: int, cols: int, rows: int) -> None:
+        self.size = (cols, rows)
+        self.resizes.append((self.end, cols, rows))
+
+    def gap(self, lost_seq: int) -> None:
+        self.lost.append(self.end)
+
+    def _size_at(self, offset: int) -> tuple[int, int]:
+        size = self.start_size
+        for o, c, r in self.resizes:
+            if o <= offset:
+                size = (c, r)
+        return size
+
+    def render(self, start: int, stop: int) -> tuple[str, bool]:
+        """The rendered logical lines of the bytes in [start, stop); and whether some were lost."""
+        lost = any(start < o <= stop for o in self.lost) or start < self.base
+        start = max(start, self.base)
+        data = bytes(self.buf[start - self.base : max(start, stop) - self.base])
+        cols, rows = self._size_at(start)
+        resizes = [(o - start, c, r) for (o, c, r) in self.resizes if start < o < stop]
+        output, dropped = render_output(data, cols, rows, resizes)
+        return output, lost or dropped
+
+
+def _mark_status(mark: Mark) -> int | None:
+    first = mark.params.lstrip(";").split(";", 1)[0]
+    try:
+        return min(max(int(first), 0), 255) if first and "=" not in first else None
+    except ValueError:
+        return None
+
+
+def _continuation(mark: Mark) -> bool:
+    return "k=s" in mark.params.split(";")
+
+
+# ---------------------------------------------------------------- before typing
+
+
+def _holder_text(
+    pane: Pane, mirror: Mirror, view: ShellView, force: bool
+) -> tuple[str, str | None]:
+    """``(path, refusal)``: ``path`` is "shell" (integration: marks seen, the pane's own
+    shell holds the foreground) or "markers"; ``refusal`` says what holds the pane when
+    it is not at an idle shell prompt (None when it is, or with ``force``)."""
+    from phux.client.pane_state import REMOTE, SHELLS, TUI, project_parts
+
+    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    phase = view.shell_phase
+    own_shell = fg is None or fg.pgrp == pane.pid
+    path = "shell" if phase != "none" and own_shell else "markers"
+    if force:
+        return path, None
+    program, state = project_parts(mirror.alive, pane.pid, fg, view)
+    name = program or "the program"
+    if state == "hidden_input":
+        return path, (
+            f"the pane waits for hidden input ({name} turned echo off: a password or "
+            "`read -s` prompt)"
+        )
+    if fg is not None and not own_shell and fg.name not in SHELLS | REMOTE:
+        kind = "a full-screen program" if state == TUI else "a running program"
+        return path, f"{name} holds the pane ({kind}), not the shell"
+    if view.alternate:
+        return path, f"{name} shows a full-screen program (the alternate screen is up)"
+    if path == "markers":
+        return path, None
+    if phase == "continuation":
+        return path, "the shell waits at a continuation prompt (an unfinished command line)"
+    if phase == "running":
+        what = ""
+        if view.commands:
+            what = f": {getattr(view.commands[-1], 'command', '')!r}"
+        return path, f"the shell is running a command{what}"
+    pending = view.pending_input
+    if pending:
+        return path, f"input is pending at the prompt: {pending!r}"
+    return path, None
+
+
+# ---------------------------------------------------------------- run
+
+
+_FISH_GRACE = 1.0
+"""fish draws no continuation prompt: no mark this long after Enter means it waits for more."""
+_INTERRUPT_GRACE = 1.0
+"""How long an interrupted continuation may take to draw its next prompt before
+``run`` presses C-c again (three times at most)."""
+_FIRST_PROMPT_AGE_MS = 10_000
+"""A pane younger than this with no mark yet may still be starting its integrated shell."""
+_FIRST_PROMPT_QUIET = 0.1
+
+
+def run_command(
+    client: Client,
+    target: str,
+    command: str | Sequence[str],
+    *,
+    timeout: float | None,
+    deadline: Deadline,
+    force: bool = False,
+) -> RunOutcome:
+    text = command if isinstance(command, str) else " ".join(command)
+    if not text.strip():
+        raise InvalidArgument(
+            "run needs a command", remedy="give the command line, e.g. phux run work 'make test'"
+        )
+    if "\x00" in text:
+        raise InvalidArgument("the command contains a NUL byte")
+    started = time.monotonic()
+    run_deadline = deadline.earliest(Deadline.after(timeout))
+    pane = client.resolve(target, deadline)
+    if not pane.alive:
+        raise TerminalGone(f"terminal {pane.id} has exited")
+    client.used(pane, deadline)
+    lock = RunLock(client.local_anchor, pane.terminal)
+    shown = command_line(command, pane.foreground.name if pane.foreground else None)
+    try:
+        waited = lock.acquire(run_deadline)
+    except DeadlineExceeded:
+        raise RunTimedOut(shown, int((time.monotonic() - started) * 1000)) from None
+    try:
+        if waited:  # another run typed meanwhile: what the listing said is stale
+            pane = client.resolve(pane.id, run_deadline)
+            if not pane.alive:
+                raise TerminalGone(f"terminal {pane.id} has exited")
+        return _run_locked(client, pane, command, run_deadline, started, force)
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    client: Client,
+    pane: Pane,
+    command: str | Sequence[str],
+    run_deadline: Deadline,
+    started: float,
+    force: bool,
+) -> RunOutcome:
+    fg = pane.foreground
+    shell = fg.name if fg is not None else None
+    try:
+        if client._one_shot(pane):
+            # No engine: the checks read the bootstrap's bytes (phux.client.shell_scan)
+            # and the output renders from the bytes, so a one-shot run of a command
+            # with plain output never imports the engine.
+            mirror = client.scan_mirror(pane, run_deadline)
+        else:
+            mirror = client.mirror(pane, run_deadline)
+    except DeadlineExceeded:
+        raise RunTimedOut(command_line(command, shell), _ms_since(started)) from None
+    try:
+        if not mirror.alive:
+            raise TerminalGone(f"terminal {pane.id} has exited")
+        _await_first_prompt(client, pane, mirror, run_deadline, started, command)
+        view = _view(mirror)
+        path, refusal = _holder_text(pane, mirror, view, force)
+        if refusal is not None:
+            # Keys typed just before (send-keys '…' Enter, or C-c) may be mid-way:
+            # echoed but not yet run, a program not yet ended. Let the output settle
+            # once (TERMINAL_STATE keeps the foreground current) before refusing.
+            limit = run_deadline.earliest(Deadline.after(_SETTLE_MAX))
+            _settle(client, mirror, run_deadline, limit)
+            view = _view(mirror)
+            path, refusal = _holder_text(pane, mirror, view, force)
+            # The shell holds the terminal but its marks say a command runs: it
+            # may be about to print the command's end (a program just ended by
+            # C-c or a signal; the shell not yet scheduled). Give it the rest of
+            # the second; a builtin still running (`read`) is refused after it.
+            while refusal is not None and _shell_finishing(pane, mirror, view):
+                try:
+                    client.pump(limit)
+                except DeadlineExceeded:
+                    if run_deadline.expired():
+                        raise
+                    break
+                view = _view(mirror)
+                path, refusal = _holder_text(pane, mirror, view, force)
+        mirror.raw = None  # read: stop keeping the bytes
+        if refusal is not None:
+            from phux.client.errors import PaneBusy
+            from phux.client.pane_state import project_parts
+
+            fg_now = mirror.foreground if mirror.foreground_known else pane.foreground
+            program, state = project_parts(mirror.alive, pane.pid, fg_now, view)
+            raise PaneBusy(
+                f"not typing into {pane.id}: {refusal}", holder=program or "", state=state
+            )
+        if path == "shell":
+            return _run_integrated(
+                client, pane, mirror, view, command, shell, run_deadline, started
+            )
+        return _run_markers(client, pane, mirror, command, shell, run_deadline, started)
+    finally:
+        client.release(mirror)
+
+
+_SETTLE_QUIET = 0.15
+_SETTLE_MAX = 1.0
+
+
+def _shell_finishing(pane: Pane, mirror: Mirror, view: ShellView) -> bool:
+    """The pane may be about to be back at its prompt: the shell holds the terminal
+    but has not printed the command's end yet, or the foreground group's leader has
+    exited (its name is gone) and the shell is about to take the terminal back."""
+    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    if not mirror.alive or fg is None:
+        return False
+    if fg.pgrp != pane.pid:
+        return not fg.name
+    return view.shell_phase == "running"
+
+
+def _settle(client: Client, mirror: Mirror, deadline: Deadline, limit: Deadline) -> None:
+    """Pump until no output for ``_SETTLE_QUIET`` (at most until ``limit``)."""
+    mirror.last_output = time.monotonic()
+    while mirror.alive and not limit.expired():
+        quiet_at = mirror.last_output + _SETTLE_QUIET
+        if time.monotonic() >= quiet_at:
+            return
+        try:
+            client.pump(limit.earliest(Deadline(at=quiet_at)))
+        except DeadlineExceeded:
+            if deadline.expired():
+                raise
+
+
+def _view(mirror: Mirror) -> ShellView:
+    from phux.client.shell_scan import view, view_of_engine
+
+    if mirror.engine is not None:
+        return view_of_engine(mirror.engine)
+    return view(bytes(mirror.raw or b""), mirror.cols, mirror.rows)
+
+
+def _marks_seen(mirror: Mirror) -> bool:
+    if mirror.engine is not None:
+        return str(getattr(mirror.engine, "shell_phase", "none")) != "none"
+    return mirror.raw is not None and b"\x1b]133;" in mirror.raw
+
+
+def _ms_since(t: float) -> int:
+    return max(0, int((time.monotonic() - t) * 1000))
+
+
+def _await_first_prompt(
+    client: Client,
+    pane: Pane,
+    mirror: Mirror,
+    deadline: Deadline,
+    started: float,
+    command: str | Sequence[str],
+) -> None:
+    """A pane just created may not have drawn its first prompt yet: until the first
+    mark, wait for output that then settles, so that ``run`` does not take a shell
+    about to draw its first prompt for one without integration (a young pane without
+    marks costs up to ``_FIRST_PROMPT_QUIET`` once it printed)."""
+    fg = pane.foreground
+    if fg is not None and fg.pgrp != pane.pid:
+        return
+    if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
+        return
+    try:
+        while not _marks_seen(mirror) and mirror.alive:
+            if mirror.next_seq > 0:
+                quiet_at = mirror.last_output + _FIRST_PROMPT_QUIET
+                if time.monotonic() >= quiet_at:
+                    return
+                wake = deadline.earliest(Deadline(at=quiet_at))
+            else:
+                wake = deadline
+            try:
+                client.pump(wake)
+            except DeadlineExceeded:
+                if deadline.expired():
+                    raise
+    except DeadlineExceeded:
+        shown = command_line(command, fg.name if fg else None)
+        raise RunTimedOut(shown, _ms_since(started)) from None
+
+
+def _died(pane: Pane, mirror: Mirror) -> PaneDied:
+    from phux.client.errors import PaneDied
+
+    status = mirror.exit
+    how = describe_exit(status) if status is not None else "ended"
+    return PaneDied(
+        f"the pane {pane.id} died while the command ran (its program {how}): "
+        "no exit code of the command to report",
+        status=None if status is None else _status_code(status),
+    )
+
+
+def _run_integrated(
+    client: Client,
+    pane: Pane,
+    mirror: Mirror,
+    view: ShellView,
+    command: str | Sequence[str],
+    shell: str | None,
+    deadline: Deadline,
+    started: float,
+) -> RunOutcome:
+    """Type the command line and Enter, nothing else; read the result from the marks."""
+    from phux.client.errors import IncompleteCommand
+
+    line = command_line(command, shell)
+    lines = line.split("\n")
+    paste = len(lines) > 1 and view.bracketed_paste
+    if paste:
+        # One command line of several lines: as a paste the shell's editor takes it
+        # whole (one history entry, one prompt), as a person pasting it would.
+        from phux.client.keys import KeyModes, paste_bytes
+
+        data = paste_bytes(line, KeyModes(bracketed_paste=True)) + b"\r"
+        prompts_needed = 1
+    else:
+        data = line.replace("\n", "\r").encode() + b"\r"
+        prompts_needed = len(lines)
+    scanner = MarkScanner(mirror.cols, mirror.rows)
+    mirror.bytes_hooks.append(scanner.feed)
+    mirror.resize_hooks.append(scanner.resize)
+    mirror.gap_hooks.append(scanner.gap)
+    submitted: float | None = None
+    interrupted_at: float | None = None
+    interrupts = 0
+    try:
+        scanner.start(mirror.next_seq)
+        submitted = time.monotonic()
+        try:
+            client.write(pane, data, deadline)
+        except DeadlineExceeded:
+            raise RunTimedOut(line, _ms_since(started)) from None
+        since = 0  # marks before this index came before the last C-c
+        own = line  # the command line our C mark names ("": take any)
+        foreign_wake: Deadline | None = None
+        while True:
+            if interrupted_at is None:
+                done = _integrated_progress(scanner, prompts_needed, own)
+                foreign = _foreign_done_at(scanner, own)
+                if done is None and foreign is not None:
+                    if time.monotonic() - foreign > _FOREIGN_GRACE:
+                        # No C naming our line came after all (a shell that records
+                        # it differently): the command it ran was ours.
+                        own = ""
+                        continue
+                    foreign_wake = Deadline(at=foreign + _FOREIGN_GRACE)
+            else:
+                done = _redrawn(scanner, since)
+            if interrupted_at is not None:
+                late = time.monotonic() - interrupted_at > _INTERRUPT_GRACE
+                if (done == "continuation" or (done is None and late)) and interrupts < 3:
+                    # The C-c came before the editor read again (the shell asked
+                    # anew), or bash took it without drawing a prompt: once more.
+                    client.write(pane, b"\x03", deadline)
+                    interrupts += 1
+                    interrupted_at = time.monotonic()
+                    since = len(scanner.marks)
+                    continue
+                if done is not None or late:
+                    raise IncompleteCommand(
+                        "the shell asked for more input (an unbalanced quote or bracket?): "
+                        "interrupted it with C-c; nothing ran"
+                    )
+            elif done == "continuation":
+                client.write(pane, b"\x03", deadline)
+                interrupted_at = time.monotonic()
+                interrupts = 1
+                since = len(scanner.marks)
+                continue
+            elif done is not None:
+                break
+            if not mirror.alive:
+                raise _died(pane, mirror)
+            wake = deadline
+            if foreign_wake is not None:
+                wake = wake.earliest(foreign_wake)
+                foreign_wake = None
+            fish_watch = shell == "fish" and interrupted_at is None and not scanner.marks
+            if fish_watch:
+                wake = deadline.earliest(Deadline(at=submitted + _FISH_GRACE))
+            if interrupted_at is not None:
+                wake = deadline.earliest(Deadline(at=interrupted_at + _INTERRUPT_GRACE))
+            try:
+                client.pump(wake)
+            except DeadlineExceeded:
+                if deadline.expired():
+                    raise RunTimedOut(line, _ms_since(submitted), _screen(mirror, pane)) from None
+                if fish_watch and not scanner.marks and _fish_waits(client, pane, deadline):
+                    client.write(pane, b"\x03", deadline)
+                    interrupted_at = time.monotonic()
+                    interrupts = 1
+                    since = len(scanner.marks)
+    finally:
+        mirror.bytes_hooks.remove(scanner.feed)
+        mirror.resize_hooks.remove(scanner.resize)
+        mirror.gap_hooks.remove(scanner.gap)
+    return _integrated_outcome(scanner, line, own, submitted, prompts_needed)
+
+
+def _redrawn(scanner: MarkScanner, since: int) -> str | None:
+    """After a C-c: "done" once a prompt's B mark is drawn (fish redraws its prompt
+    without a new A), "continuation" when that prompt is a continuation prompt."""
+    cont = False
+    for mark in scanner.marks[since:]:
+        if mark.kind == "A":
+            cont = _continuation(mark)
+        elif mark.kind == "B":
+            return "continuation" if cont else "done"
+    return None
+
+
+_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+def _cmdline(mark: Mark) -> str | None:
+    """A C mark's ``cmdline_url``, decoded; None when it has none."""
+    for param in mark.params.split(";"):
+        key, eq, value = param.partition("=")
+        if eq and key == "cmdline_url":
+            raw = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), value.encode())
+            return raw.decode("utf-8", "replace")
+    return None
+
+
+_FOREIGN_GRACE = 0.5
+"""How long after another command's prompt ``run`` waits for a C naming its own line."""
+
+
+def _foreign_done_at(scanner: MarkScanner, line: str) -> float | None:
+    """When the prompt after the last command not ours was drawn (None: none was)."""
+    if not line or "\n" in line:
+        return None
+    at = None
+    foreign = False
+    for mark in scanner.marks:
+        if mark.kind == "C":
+            named = _cmdline(mark)
+            foreign = named is not None and named.strip() != line.strip()
+            if not foreign:
+                at = None  # ours (or unnamed) came after: nothing to give up on
+        elif mark.kind == "B" and foreign:
+            at = mark.at
+            foreign = False
+    return at
+
+
+def _own_marks(scanner: MarkScanner, line: str) -> list[Mark]:
+    """The marks of our command line: without a command someone typed just before
+    ours (send-keys 'x' Enter, then run) that the shell ran first. Such a command
+    shows as a C naming another command line; its marks up to the B of the prompt
+    after it are dropped. Only a one-line command is compared: the shell may
+    rewrite a command of several lines (bash's history joins them)."""
+    marks = scanner.marks
+    if not line or "\n" in line or not any(m.kind == "C" for m in marks):
+        return marks
+    out: list[Mark] = []
+    foreign = False
+    for mark in marks:
+        if foreign:
+            if mark.kind == "B":
+                foreign = False
+            continue
+        if mark.kind == "C":
+            named = _cmdline(mark)
+            if named is not None and named.strip() != line.strip():
+                foreign = True
+                continue
+        out.append(mark)
+    return out
+
+
+def _answers(marks: list[Mark], prompts_needed: int) -> tuple[list[Mark], Mark | None]:
+    """The marks up to the prompt answering the last line typed, and that prompt's A.
+
+    Each line typed is answered by one prompt: the continuation prompt of an
+    unfinished command, or the next primary prompt, which follows the command's
+    C or D mark. A primary prompt with neither since the last one is the same
+    prompt drawn again (readline redraws it on SIGWINCH): it answers nothing.
+    """
+    prompts = 0
+    active = False
+    upto: list[Mark] = []
+    for mark in marks:
+        upto.append(mark)
+        if mark.kind in "CD":
+            active = True
+        elif mark.kind == "A" and (active or _continuation(mark)):
+            prompts += 1
+            active = False
+            if prompts == prompts_needed:
+                return upto, mark
+    return upto, None
+
+
+def _integrated_progress(scanner: MarkScanner, prompts_needed: int, line: str = "") -> str | None:
+    """None while the command runs; "continuation" when the shell asked for more input
+    after the last line; "done" once the prompt after the command has drawn its B mark.
+    """
+    marks = _own_marks(scanner, line)
+    upto, final = _answers(marks, prompts_needed)
+    if final is None:
+        return None
+    for mark in marks[len(upto) :]:
+        if mark.kind == "B":
+            # Drawn (the shell's editor reads again): a C-c now reaches it.
+            return "continuation" if _continuation(final) else "done"
+    return None
+
+
+def _fish_waits(client: Client, pane: Pane, deadline: Deadline) -> bool:
+    """fish still holds the foreground at its editor (its own pgrp, raw tty): it took the
+    Enter as a newline inside an unfinished command line."""
+    try:
+        now = client.resolve(pane.id, deadline)
+    except PhuxError:
+        return False
+    fg = now.foreground
+    return bool(now.alive and fg is not None and fg.pgrp == now.pid and not fg.canonical)
+
+
+def _integrated_outcome(
+    scanner: MarkScanner, line: str, own: str, submitted: float | None, prompts_needed: int
+) -> RunOutcome:
+    upto, _ = _answers(_own_marks(scanner, own), prompts_needed)
+    pieces: list[str] = []
+    lost = False
+    status: int | None = None
+    open_c: Mark | None = None
+    finished_at: float | None = None
+    saw_c = any(m.kind == "C" for m in upto)
+    for mark in upto:
+        if mark.kind == "C":
+            # A second C before the D: one command line holding several commands
+            # (bash's hook fires per command): the output runs from the first.
+            if open_c is None:
+                open_c = mark
+        elif mark.kind == "D" and (open_c is not None or not saw_c):
+            start = open_c.end if open_c is not None else _echo_end(scanner, line, mark)
+            text, was_lost = scanner.render(start, mark.start)
+            pieces.append(text)
+            lost = lost or was_lost
+            status = _mark_status(mark)
+            finished_at = mark.at
+            open_c = None
+    output = "\n".join(p for p in pieces if p) if len(pieces) > 1 else "".join(pieces)
+    end = finished_at if finished_at is not None else time.monotonic()
+    return RunOutcome(
+        command=line,
+        exit_code=status if status is not None else 0,
+        output=output,
+        duration_ms=max(0, int((end - (submitted or end)) * 1000)),
+        truncated=lost,
+    )
+
+
+def _echo_end(scanner: MarkScanner, line: str, d_mark: Mark) -> int:
+    """Where the output starts in a shell that prints no C mark (dash): after the tty's
+    echo of the typed lines, and after the last continuation prompt before ``d_mark``."""
+    start = scanner.base
+    buf = scanner.buf
+    pos = 0
+    for _ in range(line.count("\n") + 1):
+        nl = buf.find(b"\n", pos)
+        if nl < 0 or scanner.base + nl >= d_mark.start:
+            break
+        pos = nl + 1
+    start = scanner.base + pos
+    for mark in scanner.marks:
+        if mark.kind == "B" and start <= mark.end <= d_mark.start:
+            start = mark.end
+    return start
+
+
+def _screen(mirror: Mirror, pane: Pane) -> ScreenState | None:
+    engine = mirror.engine
+    return engine.project(pane=pane.terminal) if engine is not None else None
+
+
+# ---------------------------------------------------------------- markers (no integration)
+
+
+def wrap_fish(command: str, token: str) -> str:
+    return (
+        f" printf '__phx%s_%s__\\n' B {token}; begin; {command}\n"
+        f"end; printf '__phx%s_%s_%s__\\n' E {token} $status\n"
+    )
+
+
+def _run_markers(
+    client: Client,
+    pane: Pane,
+    mirror: Mirror,
+    command: str | Sequence[str],
+    shell: str | None,
+    deadline: Deadline,
+    started: float,
+) -> RunOutcome:
+    """A shell phux did not start (no marks): bracket the command with printed markers."""
+    line = command_line(command, shell)
+    token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
+    scanner = MarkerScanner(token, mirror.cols, mirror.rows)
+    submitted: float | None = None
+
+    def gave_up() -> RunTimedOut:
+        since = submitted if submitted is not None else started
+        return RunTimedOut(line, _ms_since(since), _timeout_screen(scanner, pane.terminal))
+
+    wrapped = wrap_fish(line, token) if shell == "fish" else wrap_command(line, token)
+    mirror.bytes_hooks.append(scanner.feed)
+    mirror.resize_hooks.append(scanner.resize)
+    mirror.gap_hooks.append(scanner.gap)
+    try:
+        scanner.start(mirror.next_seq)
+        submitted = time.monotonic()
+        try:
+            client.write(pane, wrapped.encode(), deadline)
+            while scanner.phase != DONE and mirror.alive:
+                client.pump(deadline)
+        except DeadlineExceeded:
+            raise gave_up() from None
+    finally:
+        mirror.bytes_hooks.remove(scanner.feed)
+        mirror.resize_hooks.remove(scanner.resize)
+        mirror.gap_hooks.remove(scanner.gap)
+    if scanner.phase != DONE:
+        raise _died(pane, mirror)
+    exit_code = scanner.exit_code if scanner.exit_code is not None else 255
+    data = scanner.output
+    done_at = scanner.done_at or time.monotonic()
+    lead = 2 if data.startswith(b"\r\n") else 1 if data.startswith(b"\n") else 0
+    data = data[lead:]
+    resizes = [(max(0, o - lead), c, r) for (o, c, r) in scanner.resizes]
+    cols, rows = scanner.begin_size
+    output, dropped = render_output(data, cols, rows, resizes)
+    return RunOutcome(
+        command=line,
+        exit_code=exit_code,
+        output=output,
+        duration_ms=max(0, int((done_at - (submitted or started)) * 1000)),
+        truncated=scanner.truncated or dropped,
+    )
 
 
 def _timeout_screen(scanner: MarkerScanner, pane_id: int) -> ScreenState | None:
@@ -357,97 +1133,3 @@ def _timeout_screen(scanner: MarkerScanner, pane_id: int) -> ScreenState | None:
     engine = Terminal(max(cols, 1), max(rows, 1), history=1000)
     engine.feed(bytes(scanner.capture[-1_000_000:]))
     return engine.project(pane=pane_id)
-
-
-def run_command(
-    client: Client,
-    target: str,
-    command: str,
-    *,
-    timeout: float | None,
-    deadline: Deadline,
-) -> RunOutcome:
-    if not command.strip():
-        raise InvalidArgument(
-            "run needs a command", remedy="give the command line, e.g. phux run work 'make test'"
-        )
-    if "\x00" in command:
-        raise InvalidArgument("the command contains a NUL byte")
-    started = time.monotonic()
-    run_deadline = deadline.earliest(Deadline.after(timeout))
-    pane = client.resolve(target, deadline)
-    if not pane.alive:
-        raise TerminalGone(f"terminal {pane.id} has exited")
-    client.used(pane, deadline)
-    token = os.urandom(8).hex()  # what secrets.token_hex(8) does, without importing it
-    scanner = MarkerScanner(token, pane.cols, pane.rows)
-    lock = RunLock(client.local_anchor, pane.terminal)
-    submitted: float | None = None
-
-    def gave_up() -> RunTimedOut:
-        since = submitted if submitted is not None else started
-        elapsed = int((time.monotonic() - since) * 1000)
-        return RunTimedOut(command, elapsed, _timeout_screen(scanner, pane.terminal))
-
-    try:
-        lock.acquire(run_deadline)
-    except DeadlineExceeded:
-        raise gave_up() from None
-    try:
-        try:
-            mirror = client.mirror(pane, run_deadline, engine=False)
-        except DeadlineExceeded:
-            raise gave_up() from None
-        try:
-            scanner.size = scanner.begin_size = (mirror.cols, mirror.rows)
-            mirror.bytes_hooks.append(scanner.feed)
-            mirror.resize_hooks.append(scanner.resize)
-            mirror.gap_hooks.append(scanner.gap)
-            scanner.start(mirror.next_seq)
-            if not mirror.alive:
-                raise TerminalGone(f"terminal {pane.id} has exited")
-            submitted = time.monotonic()
-            try:
-                client.write(pane, wrap_command(command, token).encode(), run_deadline)
-                while scanner.phase != DONE and mirror.alive:
-                    client.pump(run_deadline)
-            except DeadlineExceeded:
-                raise gave_up() from None
-        finally:
-            mirror.bytes_hooks.remove(scanner.feed)
-            mirror.resize_hooks.remove(scanner.resize)
-            mirror.gap_hooks.remove(scanner.gap)
-            client.release(mirror)
-    finally:
-        lock.release()
-    if scanner.phase == DONE:
-        exit_code = scanner.exit_code if scanner.exit_code is not None else 255
-        data = scanner.output
-        done_at = scanner.done_at or time.monotonic()
-    elif mirror.exit is not None and not isinstance(mirror.exit, Exited):
-        # A signal ended the pane's shell (`kill -9 $$`, `phux kill`): the command
-        # never reported a status, and 128+N would read as if it had exited so.
-        raise TerminalGone(
-            f"the pane {pane.id} died during run: its shell {describe_exit(mirror.exit)}"
-            " before the command finished",
-            remedy="read what it left with `phux snapshot TARGET`; start a new pane with "
-            "`phux new`",
-        )
-    else:
-        # The shell ended before printing the end marker (the command ran `exit`).
-        exit_code = _status_code(mirror.exit)
-        data = bytes(scanner.capture)
-        done_at = time.monotonic()
-    lead = 2 if data.startswith(b"\r\n") else 1 if data.startswith(b"\n") else 0
-    data = data[lead:]
-    resizes = [(max(0, o - lead), c, r) for (o, c, r) in scanner.resizes]
-    cols, rows = scanner.begin_size
-    output, dropped = render_output(data, cols, rows, resizes)
-    duration_ms = max(0, int((done_at - (submitted or started)) * 1000))
-    return RunOutcome(
-        command=command,
-        exit_code=exit_code,
-        output=output,
-        duration_ms=duration_ms,
-        truncated=scanner.truncated or dropped,
-    )

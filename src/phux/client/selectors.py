@@ -165,6 +165,7 @@ class Pane(Record):
     primaries: int = 0
     viewers: int = 0
     next_seq: int = 0
+    created_ms: int = 0
     exit: ExitStatus | None = None
     metadata: Mapping[str, bytes] = field(default_factory=dict)
     foreground: Foreground | None = None
@@ -200,6 +201,7 @@ class Pane(Record):
             primaries=info.primaries,
             viewers=info.viewers,
             next_seq=info.next_seq,
+            created_ms=info.created_ms,
             exit=info.exit,
             metadata=meta,
             foreground=info.foreground,

@@ -1,4 +1,5 @@
-"""``wait``: block until the screen shows text (or matches a regex), or goes idle.
+"""``wait``: block until the screen shows text (or matches a regex), goes idle, the
+shell is at an idle prompt (``prompt``), or the pane's program exits (``exit``).
 
 The condition is re-evaluated after each batch of output frames (everything
 readable when the socket wakes us), never on a poll timer. Text conditions
@@ -9,6 +10,14 @@ scrolls away within one batch still counts. Idle means no output for
 A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
 says so with its exit status.
 ``--until`` / ``--regex`` take precedence over ``--idle``.
+
+``prompt``: the pane's own shell holds the foreground (the PTY says so, kept
+current by TERMINAL_STATE) and is at an idle primary prompt: with shell
+integration, its prompt's B mark is drawn, nothing is typed after it and
+nothing printed for 100 ms (keys sent just before may still be on their way);
+without (no OSC 133 mark seen), the pane has printed nothing for ``idle_ms``
+(default 500 ms). ``exit``: the pane's program has exited; the
+result carries its status (``exit_code``: the code, or 128 + the signal).
 """
 
 from __future__ import annotations
@@ -25,6 +34,9 @@ if TYPE_CHECKING:
     from phux.client.client import Client
 
 DEFAULT_IDLE_MS = 500
+PROMPT_QUIET_S = 0.1
+"""``prompt`` with shell integration: how long the drawn prompt must stay quiet (keys
+sent just before the wait may still be on their way to the shell)."""
 
 
 def wait_for(
@@ -36,9 +48,17 @@ def wait_for(
     idle_ms: int | None,
     timeout: float | None,
     deadline: Deadline,
+    prompt: bool = False,
+    exit: bool = False,
 ) -> WaitResult:
     if until is not None and regex is not None:
         raise InvalidArgument("give either --until or --regex, not both")
+    if sum((until is not None or regex is not None, prompt, exit)) > 1:
+        raise InvalidArgument("give one condition: --until/--regex, --prompt or --exit")
+    if prompt or exit:
+        if idle_ms is not None and idle_ms < 0:
+            raise InvalidArgument("--idle must be a non-negative number of milliseconds")
+        return _wait_shell(client, target, prompt, idle_ms, timeout, deadline)
     if until == "":
         raise InvalidArgument("--until needs non-empty text")
     pattern: re.Pattern[str] | None = None
@@ -113,11 +133,102 @@ def wait_for(
         client.release(mirror)
 
 
-def _result(met: bool, checks: int, engine: object, pane: int) -> WaitResult:
+def _result(
+    met: bool,
+    checks: int,
+    engine: object,
+    pane: int,
+    state: tuple[str | None, str] | None = None,
+    exit_code: int | None = None,
+) -> WaitResult:
     from phux.client import models
     from phux.engine import Terminal
+    from phux.engine.screen_state import screen_state
 
     models.ScreenState  # noqa: B018 - make the annotation resolvable for msgspec
 
     assert isinstance(engine, Terminal)
-    return WaitResult(met=met, checks=checks, screen=engine.project(pane=pane))
+    data = engine.project_data(pane=pane)
+    if state is not None:
+        program, name = state
+        if program is not None:
+            data["program"] = program
+        data["state"] = name
+    return WaitResult(met=met, checks=checks, screen=screen_state(data), exit_code=exit_code)
+
+
+def _prompt_drawn(engine: object) -> bool:
+    """The engine's last OSC 133 mark is a primary prompt's B with nothing typed after."""
+    from phux.engine import Terminal
+
+    assert isinstance(engine, Terminal)
+    if engine.shell_phase != "prompt" or engine.pending_input:
+        return False
+    cycle = engine.screen.shell.cycle
+    return bool(cycle) and cycle[-1][0] == "B"
+
+
+def _wait_shell(
+    client: Client,
+    target: str | None,
+    prompt: bool,
+    idle_ms: int | None,
+    timeout: float | None,
+    deadline: Deadline,
+) -> WaitResult:
+    from phux.client.pane_state import project_mirror
+    from phux.client.run import _status_code
+
+    idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
+    limit = deadline.earliest(Deadline.after(timeout))
+    pane = client.resolve(target, deadline)
+    mirror = client.mirror(pane, deadline)
+    checks = 0
+    mirror.last_output = time.monotonic()
+
+    def status() -> int | None:
+        return _status_code(mirror.exit) if not mirror.alive else None
+
+    try:
+        while True:
+            checks += 1
+            wake = limit
+            if not prompt:
+                met = not mirror.alive
+            elif not mirror.alive:
+                raise TerminalGone(f"terminal {pane.id} exited before its shell was at a prompt")
+            else:
+                fg = mirror.foreground if mirror.foreground_known else pane.foreground
+                own = fg is None or fg.pgrp == pane.pid
+                engine = mirror.engine
+                marks = engine is not None and engine.shell_phase != "none"
+                # Keys sent just before may not be echoed yet: the prompt must also
+                # have stayed quiet a moment (without marks: for idle_ms).
+                quiet_at = mirror.last_output + (PROMPT_QUIET_S if marks else idle_s)
+                drawn = _prompt_drawn(engine) if marks else True
+                met = own and drawn and time.monotonic() >= quiet_at
+                if own and drawn and not met:
+                    wake = limit.earliest(Deadline(at=quiet_at))
+            if met:
+                return _result(
+                    True,
+                    checks,
+                    mirror.engine,
+                    pane.terminal,
+                    project_mirror(pane, mirror),
+                    status(),
+                )
+            try:
+                client.pump(wake)
+            except DeadlineExceeded:
+                if limit.expired():
+                    return _result(
+                        False,
+                        checks,
+                        mirror.engine,
+                        pane.terminal,
+                        project_mirror(pane, mirror),
+                        status(),
+                    )
+    finally:
+        client.release(mirror)

@@ -16,11 +16,14 @@ through the names exported here::
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
     t.drain_history()                 # (rows, wrapped flags), and forget them
     t.generation                      # changes whenever bytes arrive or the size changes
+    t.scrolled_off                    # rows that left the top of the main screen, ever
     t.modes.app_cursor, t.modes.bracketed_paste, t.alternate, t.title, t.cwd, ...
 
 Inside: ``_stream.EngineStream`` (a regex tokenizer over pyte's ``Stream``)
 drives ``_screen.EngineScreen`` (a pyte ``Screen`` subclass that leaves stock
 pyte's exact state wherever stock pyte is right, and fixes it elsewhere).
+``_bulk`` skips drawing the rows of a long feed that would scroll out of the
+history, leaving the state drawing them would.
 
 The ScreenState Structs (and msgspec with them) are imported on first use,
 so ``phux snapshot --json`` can print a projection without them.

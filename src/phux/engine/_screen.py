@@ -812,8 +812,9 @@ class EngineScreen(pyte.Screen):
 
         The common flood (``seq``, logs, compiler output) scrolls the whole screen
         once per line; here, whenever the cursor sits at the start of an empty
-        bottom row, the lines that fit on a row are built as rows directly and
-        the screen is shifted once for all of them.
+        bottom row, the lines are built as rows directly (lines wider than the
+        screen as the rows autowrap cuts them into) and the screen is shifted
+        once for all of them.
         """
         cursor = self.cursor
         bottom = self.lines - 1
@@ -827,7 +828,8 @@ class EngineScreen(pyte.Screen):
         ):
             buffer = self.buffer
             cols = self.columns
-            all_fit = n > 0 and max(map(len, texts)) <= cols
+            # Without autowrap a long line overwrites the last column: drawn.
+            all_fit = mo.DECAWM in self.mode or (n > 0 and max(map(len, texts)) <= cols)
             while i < n:
                 if cursor.x == 0 and cursor.y == bottom and not buffer.get(bottom):
                     j = n
@@ -849,15 +851,46 @@ class EngineScreen(pyte.Screen):
             self.index()
         self.last_char = ""
 
+    def skip_scrolls(self, scrolls: int, x: int) -> None:
+        """Account for ``scrolls`` full-screen scrolls of the main screen whose rows are
+        never drawn, ending with the cursor at column ``x`` of a fresh bottom row.
+
+        Only for the bulk path (``_bulk``), which calls it when at least a screen
+        and a history's worth of further scrolls follow: those push every row
+        above the bottom one out of the history whatever it holds, so the rows
+        are left as they are instead of being moved. Counters move as if drawn.
+        """
+        self.scrolled_off += scrolls
+        if self.history_size:
+            self._unrendered += scrolls
+        bottom = self.lines - 1
+        self.buffer[bottom] = self._new_line()
+        self.cursor.x = x
+        self.cursor.y = bottom
+        self.last_char = ""
+
     def _scroll_lines(self, texts: list[str], start: int, stop: int) -> None:
-        """``texts[start:stop]`` (none wider than the screen) each drawn, then CR LF,
-        from (0, bottom) on an empty row: one full-screen scroll per line."""
+        """``texts[start:stop]`` each drawn, then CR LF, from (0, bottom) on an empty
+        row: one full-screen scroll per row (a line wider than the screen, with
+        autowrap on, is the rows it wraps into, all but the first soft-wrapped)."""
         attrs: Cell = self.cursor.attrs  # type: ignore[assignment]
         glyphs = self._glyphs if attrs is self._glyph_attrs else self._select_glyphs(attrs)
         glyph = glyphs.__getitem__
         default = self.default_char
         buffer = self.buffer
         lines = self.lines
+        cols = self.columns
+        wrapped: list[bool] | None = None
+        if max(map(len, texts[start:stop])) > cols:
+            pieces: list[str] = []
+            wrapped = []
+            for text in texts[start:stop]:
+                pieces.append(text[:cols])
+                wrapped.append(False)
+                for x in range(cols, len(text), cols):
+                    pieces.append(text[x : x + cols])
+                    wrapped.append(True)
+            texts, start, stop = pieces, 0, len(pieces)
         k = stop - start
         history = 0 if self.alternate else self.history_size
         # Rows that would scroll out of the screen and the history within this
@@ -870,12 +903,15 @@ class EngineScreen(pyte.Screen):
         append = rows.append
         new = _new_row
         fill = _dict_update  # a _TextLine's own update() would drop the text
-        for text in texts[start + 1 + skip : stop]:
+        for i in range(start + 1 + skip, stop):
+            text = texts[i]
             line = new(_TextLine)  # without a Python-level __init__
             if default is not BLANK:
                 line.default = default
             fill(line, enumerate(map(glyph, text)))
             line.text = text
+            if wrapped is not None and wrapped[i]:
+                line.wrapped = True
             append(line)
         append(Line(default))
         pushed = k - skip

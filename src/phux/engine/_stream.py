@@ -167,8 +167,19 @@ _merged_runs: dict[str, str] = {}
 _MERGED_RUNS_LIMIT = 4096
 
 
+# Shorter feeds never try the bulk path (_bulk): too few rows to skip any.
+_BULK_MIN = 2048
+# How many times one feed tries the bulk path again further on (each try reads
+# the rest of the feed once).
+_BULK_RETRIES = 2
+
+
 class EngineStream(pyte.Stream):
     """Feeds decoded text into an :class:`EngineScreen`."""
+
+    bulk = True
+    """Whether a long feed may skip drawing rows that would scroll out of the
+    history (``_bulk``); off only to compare with drawing every byte."""
 
     def __init__(self, screen: EngineScreen) -> None:
         super().__init__(screen)
@@ -179,6 +190,7 @@ class EngineStream(pyte.Stream):
         self._string_parts: list[str] = []
         self._string_len = 0
         self._string_esc = False
+        self._retries = 0
         s = screen
         self._controls: dict[str, Callable[[], None]] = {
             "\x07": s.bell,
@@ -260,6 +272,20 @@ class EngineStream(pyte.Stream):
                 data = ESC + data
             pos = self._continue_string(data, 0)
         n = len(data)
+        if n - pos > _BULK_MIN and self.bulk:
+            from phux.engine._bulk import skip  # (not imported for short feeds)
+
+            pos, later = skip(self, data, pos, retry=self._retries < _BULK_RETRIES)
+            if later:
+                # Something near the start does more than scroll (a prompt, the
+                # header of a checkpoint): drawn exactly, then the rest tried again.
+                self._retries += 1
+                try:
+                    self.feed(data[pos:later])
+                    self.feed(data[later:])
+                finally:
+                    self._retries -= 1
+                return
         match = _TOKEN.match
         # Floods: printable ASCII lines in ASCII text; in other text the whole
         # class's, or _lines_end until the class is compiled.

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from operator import itemgetter
 from typing import cast
 
 from phux.engine._pyte import Savepoint
@@ -66,6 +67,7 @@ from phux.engine._screen import (
     Cell,
     EngineScreen,
     Line,
+    _TextLine,
 )
 from phux.engine._shell import (
     CONTINUATION,
@@ -170,6 +172,9 @@ class _Writer:
         self.out.append(f"\x1b[{y + 1};{x + 1}H")
 
 
+_DATA = itemgetter(0)
+
+
 def _is_wide(data: str) -> bool:
     return char_width(data[0]) == 2
 
@@ -183,6 +188,47 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
     if not line:
         return "", 0
     w = _Writer()
+    out = w.out
+    pen = w.pen
+    text = _plain_text(line)
+    if text is not None and _one_pen(line):
+        # A row of width-1 characters from column 0 in one pen (most of a flood's
+        # history): its text as it is, without a look at each cell.
+        pen(line[0])
+        out.append(text[:cols])
+        pos = min(len(text), cols)
+    else:
+        pos = _cells_body(line, cols, w)
+    if w.attrs != _BLANK_TAIL:
+        out.append("\x1b[0m")
+    if w.semantic != SEM_OUTPUT:
+        out.append(_OSC133[SEM_OUTPUT])
+    return "".join(out), pos
+
+
+def _one_pen(line: Line) -> bool:
+    """Whether every cell of ``line`` has the same attributes (and OSC 133 mark)."""
+    columns = zip(*line.values(), strict=True)  # each field of every cell
+    next(columns)  # (the characters)
+    return all(column.count(column[0]) == len(column) for column in columns)
+
+
+def _plain_text(line: Line) -> str | None:
+    """The text of a row whose cells run from column 0 without gaps and hold one
+    width-1 character each (None for any other row)."""
+    if line.__class__ is _TextLine:
+        return line.text
+    n = len(line)
+    keys = list(line)
+    if keys[-1] != n - 1 or keys != list(range(n)):
+        return None
+    text = "".join(map(_DATA, line.values()))
+    # (ASCII: no wide characters, no pads or stubs, no combining marks)
+    return text if len(text) == n and text.isascii() else None
+
+
+def _cells_body(line: Line, cols: int, w: _Writer) -> int:
+    """Append the row's cells to ``w`` (see :func:`_row_body`); the column after them."""
     out = w.out
     pen = w.pen
     pos = 0
@@ -203,11 +249,7 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
             data, wide = " ", False
         out.append(data)
         pos = min(x + (2 if wide else 1), cols)
-    if w.attrs != _BLANK_TAIL:
-        out.append("\x1b[0m")
-    if w.semantic != SEM_OUTPUT:
-        out.append(_OSC133[SEM_OUTPUT])
-    return "".join(out), pos
+    return pos
 
 
 class Checkpointer:

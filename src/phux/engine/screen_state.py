@@ -24,8 +24,15 @@ Keys added to the seed's shape:
   version 3's per-cell ``cells``, which is still produced for one version on
   request (``schema_version`` 3; every other key is the same).
 
-``styles`` and ``cells`` are absent (not ``null``) when not requested; every
-other key is always present.
+* ``program`` and ``state`` (added without a bump, as new keys are): what the
+  pane is doing, when the reader knows (``phux snapshot`` and ``wait`` do; a
+  bare engine does not). ``program`` is the foreground program's name
+  (``bash``, ``vim``), absent when unknown or once the pane exited; ``state``
+  is ``prompt``, ``running``, ``hidden_input``, ``tui`` or ``exited``
+  (``phux.client.pane_state`` says how each is decided).
+
+``styles`` and ``cells`` are absent (not ``null``) when not requested,
+``program`` and ``state`` when unknown; every other key is always present.
 """
 
 from __future__ import annotations
@@ -111,10 +118,11 @@ class Cursor(msgspec.Struct, frozen=True, kw_only=True):
 
 class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The seed's ScreenState, schema_version 4, plus ``title``, ``wrapped``,
-    ``alternate`` and ``styles`` (version 3: ``cells`` instead of ``styles``).
+    ``alternate``, ``styles`` (version 3: ``cells`` instead of ``styles``),
+    ``program`` and ``state``.
 
-    Every field but ``cells`` and ``styles`` is required so that
-    ``omit_defaults`` only ever drops those two (when they are ``None``).
+    Every field but ``cells``, ``styles``, ``program`` and ``state`` is required
+    so that ``omit_defaults`` only ever drops those (when they are ``None``).
     """
 
     schema_version: int
@@ -129,6 +137,8 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     title: str
     wrapped: list[int]
     alternate: bool
+    program: str | None = None
+    state: Literal["prompt", "running", "hidden_input", "tui", "exited"] | None = None
 
 
 def screen_state(data: Data) -> ScreenState:

@@ -170,6 +170,13 @@ class Terminal:
         return len(self.screen.scrollback)
 
     @property
+    def scrolled_off(self) -> int:
+        """Rows that have left the top of the main screen (into history or past its
+        limit, drawn or skipped by the bulk path): add it to a viewport row's index
+        for an absolute row number that stays put while output scrolls."""
+        return self.screen.scrolled_off
+
+    @property
     def modes(self) -> Modes:
         mode = self.screen.mode
         return Modes(

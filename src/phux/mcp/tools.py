@@ -87,12 +87,15 @@ class RunArgs(_Args):
     target: str
     command: str
     timeout_secs: Timeout = RUN_DEFAULT_TIMEOUT
+    force: bool = False
 
 
 class WaitArgs(_Args):
     target: str | None = None
     until: str | None = None
     idle_ms: IdleMs | None = None
+    prompt: bool = False
+    exit: bool = False
     timeout_secs: Timeout | None = None
 
 
@@ -372,9 +375,9 @@ class PhuxTools:
 
     def ls(self, arguments: dict[str, Any]) -> ToolResult:
         def work(client: Client, args: LsArgs) -> Any:
-            infos = client.ls(deadline=Deadline.after(CALL_DEADLINE))
+            infos, panes = client.ls_panes(deadline=Deadline.after(CALL_DEADLINE))
             rows = sorted(infos, key=lambda info: info.name)
-            return {"sessions": [SessionInfo.of(info) for info in rows]}
+            return {"sessions": [SessionInfo.of(info, panes.get(info.name, [])) for info in rows]}
 
         return self._invoke(LsArgs, arguments, work, retry_stale=True)
 
@@ -403,7 +406,9 @@ class PhuxTools:
             timeout = args.timeout_secs or None  # 0 waits indefinitely
             deadline = Deadline.after(None if timeout is None else timeout + GRACE)
             try:
-                outcome = client.run(args.target, args.command, timeout=timeout, deadline=deadline)
+                outcome = client.run(
+                    args.target, args.command, timeout=timeout, force=args.force, deadline=deadline
+                )
             except RunTimedOut as exc:
                 return {
                     "outcome": "timed_out",
@@ -422,11 +427,28 @@ class PhuxTools:
                 args.target,
                 until=args.until,
                 idle_ms=args.idle_ms,
+                prompt=args.prompt,
+                exit=args.exit,
                 timeout=timeout,
                 deadline=deadline,
             )
-            return {"outcome": "met" if result.met else "timed_out", "polls": result.checks}
+            body: dict[str, Any] = {
+                "outcome": "met" if result.met else "timed_out",
+                "polls": result.checks,
+            }
+            if args.prompt or args.exit:
+                body["state"] = result.screen.state
+                body["program"] = result.screen.program
+            if args.exit:
+                body["exit_code"] = result.exit_code
+            return body
 
+        if arguments.get("until") is not None and (
+            arguments.get("prompt") or arguments.get("exit")
+        ):
+            return ToolResult("invalid arguments: give one of until, prompt, exit", True)
+        if arguments.get("prompt") and arguments.get("exit"):
+            return ToolResult("invalid arguments: give one of until, prompt, exit", True)
         return self._invoke(WaitArgs, arguments, work, retry_stale=True)
 
     def history(self, arguments: dict[str, Any]) -> ToolResult:
@@ -512,14 +534,18 @@ def _render(value: Any) -> ToolResult:
 
 LS_DOC = (
     "List the sessions on the running phux server (does not start one). Returns "
-    '{"sessions": [{"name", "window_count", "attached_client_count"}]}, sorted by name. '
+    '{"sessions": [{"name", "window_count", "attached_client_count", "panes": [{"id", '
+    '"window", "window_name", "index", "cols", "rows", "tags", "title", "cwd", "program", '
+    '"state"}]}]}, sorted by name; a pane\'s program is its foreground program, its state '
+    "prompt | running | hidden_input | tui | exited. "
     "Note: these are the raw counts; the CLI's `ls --json` calls them windows/attached. "
     "Returns at once (at most 30 s against a wedged server)."
 )
 
 SNAPSHOT_DOC = (
     "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
-    "cursor, lines, scrollback, title, wrapped, alternate, and styles when asked). "
+    "cursor, lines, scrollback, title, wrapped, alternate, styles when asked, program = the "
+    "foreground program, state = prompt | running | hidden_input | tui | exited). "
     "Side-effect-free: never attaches or resizes. target is optional (default: the last used "
     "session). scrollback: absent = viewport only, 0 = all retained history, N = the newest N "
     "history rows; empty while alternate is true (a full-screen program: history belongs to "
@@ -528,6 +554,7 @@ SNAPSHOT_DOC = (
     "the old per-cell `cells` instead, for one version). Repeated snapshots of a pane are "
     "served from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
 )
+
 SNAPSHOT_SCHEMA = _schema(
     {
         "target": {"type": "string", "description": "Pane selector; default: last session."},
@@ -571,14 +598,21 @@ SEND_KEYS_SCHEMA = _schema(
 )
 
 RUN_DOC = (
-    "Run a shell command in a pane (POSIX shell assumed) and return its RunResult: "
-    '{"command", "exit_code", "output", "duration_ms", "truncated"}. Blocks until the command '
-    "finishes or timeout_secs pass (default 600, 0 = no limit); on timeout it returns "
-    '{"outcome": "timed_out", "command", "duration_ms"} and the command keeps running. '
+    "Run a shell command in a pane and return its RunResult: "
+    '{"command", "exit_code", "output", "duration_ms", "truncated"}. In panes phux started '
+    "with bash, zsh, fish or sh it types exactly the command and Enter (the shell's OSC 133 "
+    "marks give the output and exit code), else it brackets the command with printed "
+    "markers. It refuses at once, typing nothing, unless the pane is at an idle shell "
+    "prompt: an error `pane_busy` naming what holds the pane (vim, less, python3, cat, a "
+    "continuation prompt, pending input, a hidden-input prompt); force=true types anyway. "
+    "An unbalanced quote is interrupted with C-c and reported (`incomplete_command`); the "
+    "pane dying meanwhile is `pane_exited`. Blocks until the command finishes (and its next "
+    "prompt is drawn) or timeout_secs pass (default 600, 0 = no limit); on timeout it "
+    'returns {"outcome": "timed_out", "command", "duration_ms"} and the command keeps '
+    "running. "
     + _LONG_WAITS.replace("call again: state persists between calls", "keep checking")
     + ": for a command that may run longer, start it with phux_send_keys "
-    '[command, "Enter"] and poll with phux_wait (until = text its output ends with). '
-    + _TARGET_GRAMMAR
+    '[command, "Enter"] and poll with phux_wait (prompt = true). ' + _TARGET_GRAMMAR
 )
 RUN_SCHEMA = _schema(
     {
@@ -591,17 +625,25 @@ RUN_SCHEMA = _schema(
             "default": RUN_DEFAULT_TIMEOUT,
             "description": "Give up waiting after this long (default 600; 0 = no limit).",
         },
+        "force": {
+            "type": "boolean",
+            "default": False,
+            "description": "Type the command even when the pane is not at an idle shell prompt.",
+        },
     },
     ["target", "command"],
 )
 
 WAIT_DOC = (
-    "Block until a pane meets a condition: until = some visible line contains this text "
-    "(wins when given), else the screen has been still for idle_ms "
-    f"(default {DEFAULT_IDLE_MS} ms). "
-    'Returns {"outcome": "met" | "timed_out", "polls": N}; a timeout is an outcome, not an '
-    "error. Side-effect-free. Blocks up to timeout_secs (default: no limit, until the "
-    "condition holds). "
+    "Block until a pane meets a condition: until = some visible line contains this text; "
+    "prompt = true: the pane's shell is at an idle prompt (with shell integration: its "
+    "prompt drawn, nothing typed; without: the shell holds the terminal and the screen was "
+    "still for idle_ms); exit = true: the pane's program exited; else the screen has been "
+    f"still for idle_ms (default {DEFAULT_IDLE_MS} ms). Give at most one of until, prompt, "
+    'exit. Returns {"outcome": "met" | "timed_out", "polls": N}, plus "state" and '
+    '"program" with prompt or exit, and "exit_code" (the status, 128+N for signal N) with '
+    "exit; a timeout is an outcome, not an error. Side-effect-free. Blocks up to "
+    "timeout_secs (default: no limit, until the condition holds). "
     + _LONG_WAITS
     + " Tip: match text that only the command's output prints, not the command line you "
     "typed (its echo is visible too). target is optional (default: the last session). "
@@ -611,6 +653,16 @@ WAIT_SCHEMA = _schema(
     {
         "target": {"type": "string", "description": "Pane selector; default: last session."},
         "until": {"type": "string", "description": "Succeed once a visible line contains this."},
+        "prompt": {
+            "type": "boolean",
+            "default": False,
+            "description": "Succeed once the pane's shell is at an idle prompt.",
+        },
+        "exit": {
+            "type": "boolean",
+            "default": False,
+            "description": "Succeed once the pane's program exited (gives exit_code).",
+        },
         "idle_ms": {
             "type": "integer",
             "minimum": 0,

@@ -19,6 +19,8 @@ The replicas do two things, and nothing else:
   terminal). Memory stays bounded and nothing is parsed from mid-stream: a
   replica restarted from the journal's newest bytes once checkpointed a row-10
   rewrite onto row 0 for good.
+  To keep up, the worker parses a backlog in big feeds (``WorkerCore.coalesce``):
+  of a feed that only scrolls, the engine draws only the rows its history keeps.
 * **Answers to terminal queries.** DA1, DA2, DSR 5, DSR 6 and DECXCPR are
   answered by the engine at the point of the stream where they occur (so a
   cursor position report reflects all output before the query, however late
@@ -208,6 +210,53 @@ class WorkerCore:
         tid = msg[1]
         self.pending[tid] = self.pending.get(tid, 0) + 1
 
+    def coalesce(self, msgs: list[Message]) -> list[Message]:
+        """``msgs`` with each terminal's consecutive output chunks joined (up to
+        four times ``hard_bytes``, so checkpoints still come at least that often).
+
+        The engine skips drawing the rows of one feed that scroll out of its
+        history (``phux.engine._bulk``), so a replica behind in a flood catches
+        up fastest on big feeds: each feed still draws the rows it keeps, and
+        each checkpoint encodes them, once per feed. Chunks on either side of
+        a restart's ``quiet_until`` stay apart: answers before it are not sent
+        again.
+        """
+        out: list[Message] = []
+        parts: dict[int, list[bytes]] = {}  # index in out -> the chunks joined there
+        open_: dict[int, int] = {}  # terminal -> index in out of its last FEED
+        quiet = {tid: rep.quiet_until for tid, rep in self.replicas.items()}
+        limit = 4 * self.hard_bytes
+        for msg in msgs:
+            kind, tid, seq, gen, _rows, data = msg
+            if kind != FEED:
+                open_.pop(tid, None)
+                if kind in (NEW, RESET):
+                    quiet[tid] = int.from_bytes(data[:8], "little") if data else 0
+                out.append(msg)
+                continue
+            i = open_.get(tid)
+            if i is not None:
+                _k, _t, start, g, size, _d = out[i]
+                end = start + size
+                q = quiet.get(tid, 0)
+                if (
+                    g == gen
+                    and end == seq
+                    and size + len(data) <= limit
+                    and not start < q < seq + len(data)
+                ):
+                    parts[i].append(data)
+                    out[i] = (FEED, tid, start, gen, size + len(data), b"")
+                    continue
+            open_[tid] = len(out)
+            parts[len(out)] = [data]
+            # (rows, unused by FEED, holds the joined size until the join below)
+            out.append((FEED, tid, seq, gen, len(data), b""))
+        for i, chunks in parts.items():
+            kind, tid, seq, gen, _size, _ = out[i]
+            out[i] = (kind, tid, seq, gen, 0, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        return out
+
 
 def _unix_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -260,6 +309,7 @@ class _ThreadWorker:
             with contextlib.suppress(queue.Empty):
                 while len(local) < 4096:
                     local.append(get_nowait())
+            local = deque(core.coalesce(list(local)))
             for msg in local:
                 core.note(msg)
             results: list[Message] = []
@@ -416,6 +466,17 @@ class _ProcessWorker:
                 self._deliver(results)
 
 
+# What the helper process reads before parsing: a backlog this big is parsed in
+# few feeds, most of whose rows the engine skips in a flood (see coalesce).
+_BATCH_BYTES = 16 << 20
+# A read this big found the pipe full: the loop has more queued, so the worker
+# waits this long for each refill instead of parsing a pipe's worth at a time
+# (which is too little to skip anything).
+_PIPE_BYTES = 1 << 20
+_FULL_READ = 60 * 1024
+_REFILL_WAIT = 0.005
+
+
 def worker_main(argv: list[str]) -> None:
     """The helper process: frames in on stdin, results out on stdout, until stdin ends
     (the server closed it, or died). Ctrl-C at a foreground server is the server's to
@@ -426,6 +487,10 @@ def worker_main(argv: list[str]) -> None:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     core = WorkerCore(int(argv[0]), int(argv[1]), int(argv[2]))
     fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; the default is 64 KiB
+        import fcntl
+
+        fcntl.fcntl(fd_in, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     buf = bytearray()
     local: list[Message] = []
     while True:
@@ -433,12 +498,15 @@ def worker_main(argv: list[str]) -> None:
         if not data:
             return
         buf += data
-        while select.select([fd_in], [], [], 0)[0] and len(buf) < (1 << 20):
+        wait = _REFILL_WAIT if len(data) >= _FULL_READ else 0.0
+        while len(buf) < _BATCH_BYTES and select.select([fd_in], [], [], wait)[0]:
             more = os.read(fd_in, 1 << 20)
             if not more:
                 break
             buf += more
+            wait = _REFILL_WAIT if len(more) >= _FULL_READ else 0.0
         _parse(buf, local)
+        local[:] = core.coalesce(local)
         for msg in local:
             core.note(msg)
         results: list[Message] = []

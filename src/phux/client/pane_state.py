@@ -1,0 +1,117 @@
+"""What a pane is doing: ``state`` and ``program``, projected from two sources.
+
+* The PTY, through the server (``TerminalInfo.foreground``): which process
+  group holds the terminal, its program's name, and the tty's echo and
+  canonical modes. A fact about the terminal, read by the kernel, never
+  guessed from output.
+* The client's own engine: the OSC 133 marks the shell integration prints
+  (``Terminal.shell_phase``) and whether the alternate screen is up.
+
+``state`` is one of:
+
+``exited``        the pane's program has exited.
+``hidden_input``  echo off in canonical mode: a password or ``read -s`` prompt,
+                  whichever program asked (checked first: ``sudo`` or the
+                  shell's own ``read -s`` alike).
+``prompt``        the shell holds the foreground and waits for a command line
+                  (its primary prompt or a continuation prompt; see
+                  :func:`shell_holder` for what ``run`` asks of it).
+``running``       a command runs: another program holds the foreground in a
+                  line-oriented tty (``cat``, ``make``), or the shell itself
+                  runs one (a builtin, between C and D).
+``tui``           a program drives the screen itself: the alternate screen is
+                  up, or a non-shell program put the tty in raw mode (vim,
+                  less, top, a readline REPL such as python3).
+
+``program`` is the foreground program's name (``comm``: ``bash``, ``vim``,
+``python3``), None once the pane exited or when the server does not say.
+
+Remote shells: ``ssh`` (and ``mosh-client``) in the foreground means a shell on
+another machine that phux did not start. The tty is in raw mode whatever the
+remote side does, so the modes tell nothing: the state comes from the
+engine's marks when the remote shell prints OSC 133 itself (``prompt`` or
+``running``), else ``running``.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
+if TYPE_CHECKING:
+    from phux.client.mirror import Mirror
+    from phux.client.selectors import Pane
+    from phux.client.shell_scan import ShellView
+    from phux.engine import Terminal
+    from phux.wire.frames import Foreground
+
+PROMPT = "prompt"
+RUNNING = "running"
+HIDDEN_INPUT = "hidden_input"
+TUI = "tui"
+EXITED = "exited"
+STATES = (PROMPT, RUNNING, HIDDEN_INPUT, TUI, EXITED)
+
+SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "ash", "yash", "posh"})
+"""Programs that are a POSIX-ish (or fish) shell reading command lines."""
+REMOTE = frozenset({"ssh", "mosh-client", "et"})
+"""Programs that carry a remote shell: markers are the right fallback for ``run``."""
+
+
+def shell_phase(engine: Terminal | ShellView | None) -> str:
+    """The engine's OSC 133 phase (``none`` for an engine that predates it or no engine)."""
+    if engine is None:
+        return "none"
+    phase = getattr(engine, "shell_phase", "none")
+    return phase if isinstance(phase, str) else "none"
+
+
+def _alternate(engine: Terminal | ShellView | None) -> bool:
+    return bool(engine is not None and engine.alternate)
+
+
+def foreground_is_shell(pid: int, fg: Foreground | None) -> bool:
+    """The pane's own shell (pid ``pid``) holds the foreground, or another shell does."""
+    if fg is None:
+        return False
+    return fg.pgrp == pid or fg.name in SHELLS
+
+
+def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:
+    """``(program, state)`` of ``pane`` as listed; ``engine`` is the client's replay of it."""
+    return project_parts(pane.alive, pane.pid, pane.foreground, engine)
+
+
+def project_mirror(pane: Pane, mirror: Mirror) -> tuple[str | None, str]:
+    """``(program, state)`` from a live mirror: its engine, its lifecycle, and the
+    foreground of the last TERMINAL_STATE it got (else the listing's)."""
+    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    return project_parts(pane.alive and mirror.alive, pane.pid, fg, mirror.engine)
+
+
+def project_parts(
+    alive: bool, pid: int, fg: Foreground | None, engine: Terminal | ShellView | None
+) -> tuple[str | None, str]:
+    if not alive:
+        return None, EXITED
+    phase = shell_phase(engine)
+    if fg is None:
+        # An older server (or /proc unreadable): the engine alone.
+        if _alternate(engine):
+            return None, TUI
+        return None, PROMPT if phase in ("prompt", "continuation") else RUNNING
+    program = fg.name or None
+    if not fg.echo and fg.canonical:
+        return program, HIDDEN_INPUT
+    if foreground_is_shell(pid, fg):
+        if _alternate(engine):
+            return program, TUI  # a shell builtin or function drawing full-screen: rare
+        # The marks are the pane's own shell's: a shell started inside it (which
+        # the outer one runs as a command) reads command lines, whatever they say.
+        own = fg.pgrp == pid
+        return program, RUNNING if own and phase == "running" else PROMPT
+    if fg.name in REMOTE:
+        if _alternate(engine):
+            return program, TUI
+        return program, PROMPT if phase in ("prompt", "continuation") else RUNNING
+    if _alternate(engine) or not fg.canonical:
+        return program, TUI
+    return program, RUNNING

@@ -1,0 +1,316 @@
+"""The bulk path: rows of a flood that would scroll out of the history are not drawn.
+
+A flood (``cat`` of a big file, a build log, ``base64``) fed in large chunks
+holds far more rows than the screen plus the history keep. Drawing them only
+to push them out again is most of the cost of a flood, so :func:`skip` finds
+the longest stretch from the start of the text that only scrolls, and the last
+line feed in it after which at least ``lines - 1 + history`` more scrolls
+follow. Every row present at that point, drawn or not, is then pushed past the
+history's end by those scrolls, so nothing before it needs drawing: only what
+outlives it is computed, and the stream draws the rest exactly.
+
+"Only scrolls": text of width-1 characters, CR, LF, HT, BEL, SGR, EL and ECH
+(which change cells only) and complete OSC strings (title, working directory,
+hyperlinks, colour queries), on the main screen, with autowrap on, no scroll
+region, no insert mode and the plain charset. Anything else (cursor
+addressing, erasing the display, queries whose answers depend on where the
+cursor is, OSC 133 marks, which record where the cursor is, wide or
+zero-width characters, cut sequences) ends the stretch:
+from there the stream takes its exact path (and a long feed tries again
+further on, see ``EngineStream.feed``).
+
+What outlives the skipped text, all computed as drawing it would leave it:
+the cursor's column (wraps, tabs, CR), the rows' count (``scrolled_off`` and
+the rendering counter, via ``EngineScreen.skip_scrolls``), the SGR attributes
+in force (the SGRs from the last one that resets), and every event and
+answer (title, working directory, bells, colour reports) in order.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections import Counter
+from functools import cache
+from typing import TYPE_CHECKING
+
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import modes as mo
+from phux.engine._stream import _sgr_run
+from phux.engine._widths import narrow_class
+
+if TYPE_CHECKING:
+    from phux.engine._stream import EngineStream
+
+# An OSC string the stream would take whole, without controls inside; not OSC
+# 133, whose marks record where the cursor is (phux.engine._shell).
+_OSC = "\x1b\\](?!133)([^\x00-\x1f\x7f-\x9f]*)(\x07|\x1b\\\\)"
+_SGR = "\x1b\\[[0-9;:]*m"
+# SGR, and EL and ECH, which change cells only: a row not drawn need not be erased.
+_CELLS = "\x1b\\[[0-9;:]*[mKX]"
+# Feeds shorter than this are first checked to hold enough line feeds.
+_COUNT_BELOW = 1 << 18
+# What ASCII text that only scrolls holds besides ESC.
+_PLAIN = bytes(range(0x20, 0x7F)) + b"\x07\t\n\r"
+
+
+@cache
+def _scrolling(ascii_only: bool) -> re.Pattern[str]:
+    """Text that only scrolls, matched from where it starts to where it stops
+    (possessive: nothing is tried twice)."""
+    chars = "\x20-\x7e" if ascii_only else narrow_class()[1:-1]
+    return re.compile(f"(?:[\x07\t\n\r{chars}]++|{_CELLS}|{_OSC})*+")
+
+
+@cache
+def _escapes() -> re.Pattern[str]:
+    # One pass: removing one kind first could join what is left into the other.
+    return re.compile(f"{_CELLS}|{_OSC}")
+
+
+@cache
+def _events() -> re.Pattern[str]:
+    """What changes state (other than SGR) in text that only scrolls: OSC and BEL."""
+    return re.compile(f"{_OSC}|\x07")
+
+
+@cache
+def _state() -> re.Pattern[str]:
+    """Runs of SGR, OSC strings and BEL."""
+    return re.compile(f"((?:{_SGR})+)|{_OSC}|(\x07)")
+
+
+def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tuple[int, int]:
+    """Skip the part of ``data[pos:]`` whose drawing no final state shows, leaving the
+    state drawing it would: the position the stream goes on from (``pos`` if none),
+    and, if nothing was skipped, ``retry`` is true and the text only scrolls again
+    from somewhere later for long enough, the position to try again from (else 0).
+    """
+    screen = stream.screen
+    lines = screen.lines
+    cols = screen.columns
+    need = lines - 1 + screen.history_size
+    n = len(data)
+    # At most one scroll per line feed, plus one per screen width of text
+    # (counted only in short feeds: in long ones the split below tells).
+    if n - pos <= need or (
+        n - pos < _COUNT_BELOW and data.count("\n", pos) + (n - pos) // cols <= need
+    ):
+        return pos, 0
+    margins = screen.margins
+    mode = screen.mode
+    if (
+        screen.alternate
+        or (margins is not None and (margins.top != 0 or margins.bottom != lines - 1))
+        or mo.IRM in mode
+        or mo.DECAWM not in mode
+        or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
+    ):
+        return pos, _later(data, pos, need) if retry else 0
+    end = _stretch_end(data, pos)
+    seen = _visible(data[pos:end])
+    if seen is None:  # an escape sequence that does more than scroll
+        end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
+        seen = _visible(data[pos:end])
+        assert seen is not None
+    visible, events = seen
+    x0 = screen.cursor.x
+    found = _crlf_lines(visible, x0, cols, need) if "\t" not in visible else None
+    if found is None:
+        found = _any_lines(visible, x0, cols, need, sorted(screen.tabstops), mo.LNM in mode)
+    if found is None or found[1] < 0:
+        return pos, _later(data, end, need) if retry and end < n else 0
+    feeds, j, before, x = found
+    scrolls = screen.cursor.y + before - (lines - 1)
+    if scrolls < 1:
+        return pos, 0
+    # Where line feed j is in ``data``: count the later ones back from the end.
+    cut = end
+    for _ in range(feeds - j):
+        cut = data.rfind("\n", pos, cut)
+    cut += 1
+    _apply_state(stream, data, pos, cut, events)
+    screen.skip_scrolls(scrolls, x)
+    return cut, 0
+
+
+def _later(data: str, pos: int, need: int) -> int:
+    """Where to try again after something at ``pos`` that does more than scroll:
+    after the next line feed, if more than ``need`` follow it (else 0)."""
+    feed = data.find("\n", pos)
+    if feed < 0 or len(data) - feed <= need or data.count("\n", feed + 1) <= need:
+        return 0
+    return feed + 1
+
+
+def _visible(region: str) -> tuple[str, bool] | None:
+    """``region`` without its escape sequences and bells, and whether it held OSC
+    strings or bells; None if it holds an escape sequence that does more than scroll."""
+    events = False
+    visible = region
+    if "\x1b" in region:
+        # Coloured output (ls --color) is mostly SGR 0: a plain replace is ~5x
+        # faster than the regex. Replaced by NUL, which text that only scrolls
+        # never holds, so that no two pieces join into a sequence; removed last.
+        dense = region.count("\x1b") > len(region) >> 6
+        if dense:
+            visible = visible.replace("\x1b[0m", "\x00").replace("\x1b[m", "\x00")
+        visible = _escapes().sub("", visible)
+        if "\x1b" in visible:
+            return None
+        if dense:
+            visible = visible.replace("\x00", "")
+        # (the slower two-character search only where a bracket appears at all)
+        events = "]" in region and "\x1b]" in region
+    if "\x07" in visible:
+        visible = visible.replace("\x07", "")
+        events = True
+    return visible, events
+
+
+def _stretch_end(data: str, pos: int) -> int:
+    """Where the text from ``pos`` stops only scrolling, but for escape sequences
+    in ASCII text, which the caller checks."""
+    ascii_only = data.isascii()
+    # Deleting what may appear leaves any other control: faster than a match.
+    if ascii_only and not data[pos:].encode().translate(None, _PLAIN).strip(b"\x1b"):
+        return len(data)
+    return _scrolling(ascii_only).match(data, pos).end()  # type: ignore[union-attr]
+
+
+def _crlf_lines(visible: str, x0: int, cols: int, need: int) -> tuple[int, int, int, int] | None:
+    """:func:`_any_lines` for text whose every CR and LF is a CR LF (the common
+    flood): only the lines' lengths matter, and are counted in C. None if the
+    text is not like that, or too short."""
+    parts = visible.split("\r\n")
+    feeds = len(parts) - 1
+    if visible.count("\n") != feeds or visible.count("\r") != feeds or feeds < 1:
+        return None
+    # Every line but the first starts at column 0: wraps(len) extra rows each.
+    last = len(parts[-1])
+    acc = (last - 1) // cols if last > cols else 0
+    walked = 0  # the wraps of the lines walked over
+    j = feeds - 1
+    while acc < need and j > 0:
+        size = len(parts[j])
+        wraps = (size - 1) // cols if size > cols else 0
+        walked += wraps
+        acc += wraps + 1
+        j -= 1
+    if acc < need:
+        return feeds, -1, 0, 0
+    lengths = Counter(map(len, parts))
+    wraps = sum(count * ((size - 1) // cols) for size, count in lengths.items() if size > cols)
+    first = len(parts[0])
+    wraps -= (first - 1) // cols if first > cols else 0  # (counted below from x0)
+    wraps -= (last - 1) // cols if last > cols else 0  # (after the cut in any case)
+    wraps += (x0 + first - 1) // cols if first else 0  # the first line starts at x0
+    return feeds, j, j + 1 + wraps - walked, 0
+
+
+def _any_lines(
+    visible: str, x0: int, cols: int, need: int, stops: list[int], lnm: bool
+) -> tuple[int, int, int, int] | None:
+    """Where to cut ``visible`` (text that only scrolls, without escape sequences):
+    ``(feeds, j, before, x)``, the number of line feeds, the last one (``j``,
+    counted from 0) after which at least ``need`` scrolls follow, the scrolls up
+    to and including it, and the cursor's column after it. None if there is none."""
+    parts = visible.split("\n")
+    feeds = len(parts) - 1
+    if feeds + len(visible) // cols <= need:
+        return None
+    rows, xs, tail = _simulate(parts, x0, cols, stops, lnm)
+    acc = tail
+    j = feeds - 1
+    while j >= 0 and acc < need:
+        acc += rows[j]
+        j -= 1
+    if j < 0 or acc < need:
+        return None
+    return feeds, j, sum(rows[: j + 1]), xs[j]
+
+
+def _simulate(
+    parts: list[str], x: int, cols: int, stops: list[int], lnm: bool
+) -> tuple[list[int], list[int], int]:
+    """Scrolls and columns line by line, for lines with tabs, lone CRs or bare LFs."""
+    rows: list[int] = []
+    xs: list[int] = []
+    wraps = 0
+    for i, part in enumerate(parts):
+        wraps = 0
+        for k, seg in enumerate(part.split("\r")):
+            if k:
+                x = 0
+            for t, piece in enumerate(seg.split("\t")):
+                if t:
+                    at = bisect_right(stops, x)
+                    x = min(stops[at], cols - 1) if at < len(stops) else cols - 1
+                size = len(piece)
+                if size:
+                    wraps += (x + size - 1) // cols
+                    x = (x + size - 1) % cols + 1
+        if i < len(parts) - 1:
+            if lnm:
+                x = 0
+            rows.append(wraps + 1)
+            xs.append(x)
+    return rows, xs, wraps
+
+
+def _last_reset(data: str, start: int, stop: int) -> int:
+    """Where the last SGR that resets the attributes (``CSI m``, ``CSI 0 m``,
+    ``CSI 0 ; ... m``) in ``data[start:stop]`` starts, ``start`` if none does:
+    earlier SGRs cannot matter. Looked for near the end first, where it usually is."""
+    size = 4096
+    while True:
+        lo = max(start, stop - size)
+        found = max(
+            data.rfind("\x1b[m", lo, stop),
+            data.rfind("\x1b[0m", lo, stop),
+            data.rfind("\x1b[0;", lo, stop),
+        )
+        if found >= 0 or lo == start:
+            return max(found, start)
+        stop = lo + 3  # (a sequence across the window's edge)
+        size *= 4
+
+
+def _apply_state(stream: EngineStream, data: str, start: int, stop: int, events: bool) -> None:
+    """Run what in ``data[start:stop]`` (text that only scrolls) changes more than cells:
+    OSC strings and bells (if ``events``) in order, and the SGRs that decide the
+    attributes in force."""
+    screen = stream.screen
+    if data.find("\x1b", start, stop) < 0 and not events:
+        return
+    reset = _last_reset(data, start, stop)
+    osc = stream._osc  # (answers colour queries, then hands the rest to the screen)
+    bell = screen.bell
+    if reset > start and events:
+        for m in _events().finditer(data, start, reset):
+            try:
+                payload, end = m.group(1, 2)
+                if payload is None:
+                    bell()
+                else:
+                    osc(payload, end == "\x07")
+            except Exception:
+                stream.errors += 1
+    sgr = screen.sgr
+    for m in _state().finditer(data, reset, stop):
+        try:
+            run = m.group(1)
+            if run is not None:
+                inner = run[2:-1]
+                if "m\x1b[" not in inner:
+                    sgr(inner)
+                else:
+                    _sgr_run(sgr, inner)
+            else:
+                payload, end = m.group(2, 3)
+                if payload is None:
+                    bell()
+                else:
+                    osc(payload, end == "\x07")
+        except Exception:
+            stream.errors += 1

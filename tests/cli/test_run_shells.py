@@ -1,0 +1,92 @@
+"""`phux run`, `wait --prompt/--exit` and the pane state through the CLI, on real shells.
+
+What an agent sees: exit codes, stdout, the one JSON error line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .schemas import validate
+from .test_e2e import Phux, phux
+
+__all__ = ["phux"]
+
+
+def ready(phux: Phux, name: str) -> None:
+    res = phux("wait", "--prompt", "--timeout", "15", name)
+    assert res.code == 0, res.err
+
+
+def test_run_quotes_words_and_mirrors_codes(phux: Phux) -> None:
+    phux.new("sh-quote", "bash")
+    ready(phux, "sh-quote")
+    res = phux("run", "sh-quote", "echo", "it's", "two words")
+    assert (res.code, res.out) == (0, "it's two words\n"), res.err
+    res = phux("run", "--json", "sh-quote", "echo out; exit_with() { return $1; }; exit_with 42")
+    assert res.code == 42, res.err
+    doc = res.json()
+    validate("run_result", doc)
+    assert doc["output"] == "out" and doc["exit_code"] == 42
+    snap = phux("snapshot", "--json", "sh-quote").json()
+    validate("screen_state", snap)
+    assert (snap["program"], snap["state"]) == ("bash", "prompt")
+    assert not any("__phx" in line for line in snap["lines"])
+
+
+def test_run_refuses_busy_pane_with_exit_3(phux: Phux) -> None:
+    phux.new("sh-busy", "bash")
+    ready(phux, "sh-busy")
+    assert phux("send-keys", "sh-busy", "cat", "Enter").code == 0
+    assert phux("wait", "--idle", "300", "--timeout", "10", "sh-busy").code == 0
+    res = phux("run", "--json", "sh-busy", "echo nope")
+    assert (res.code, res.out) == (3, ""), res.err
+    report = json.loads(res.err)
+    validate("error_report", report)
+    assert report["error"]["code"] == "pane_busy" and "cat" in report["error"]["message"]
+    plain = phux("run", "sh-busy", "echo nope")
+    assert plain.code == 3 and "cat holds the pane" in plain.err
+    listing = phux("ls", "--json", "--panes").json()
+    validate("session_list", listing)
+    row = next(s for s in listing["sessions"] if s["name"] == "sh-busy")
+    assert [(p["program"], p["state"]) for p in row["panes"]] == [("cat", "running")]
+    assert phux("send-keys", "sh-busy", "C-d").code == 0
+    ready(phux, "sh-busy")
+    assert phux("run", "sh-busy", "echo yes").out == "yes\n"
+
+
+def test_unbalanced_quote_is_exit_4(phux: Phux) -> None:
+    phux.new("sh-quote4", "bash")
+    ready(phux, "sh-quote4")
+    res = phux("run", "--json", "sh-quote4", "echo 'open")
+    assert (res.code, res.out) == (4, ""), res.err
+    assert json.loads(res.err)["error"]["code"] == "incomplete_command"
+    assert phux("run", "sh-quote4", "echo closed").out == "closed\n"
+
+
+def test_pane_dying_is_exit_5(phux: Phux) -> None:
+    phux.new("sh-die", "bash")
+    ready(phux, "sh-die")
+    res = phux("run", "--json", "sh-die", "kill -9 $$")
+    assert (res.code, res.out) == (5, ""), res.err
+    report = json.loads(res.err)
+    assert report["error"]["code"] == "pane_exited" and "signal 9" in report["error"]["message"]
+
+
+def test_wait_exit_mirrors_the_status(phux: Phux) -> None:
+    tid = phux.new("sh-exit", "bash")
+    ready(phux, "sh-exit")
+    assert phux("send-keys", "sh-exit", "exit 9", "Enter").code == 0
+    res = phux("wait", "--exit", "--json", "--timeout", "10", f"@{tid}")
+    assert res.code == 9, res.err
+    doc = res.json()
+    validate("screen_state", doc)
+    assert doc["state"] == "exited" and "program" not in doc
+    alive = phux.new("sh-alive", "bash")
+    res = phux("wait", "--exit", "--timeout", "0.3", f"@{alive}")
+    assert res.code == 124
+
+
+def test_wait_conditions_are_exclusive(phux: Phux) -> None:
+    res = phux("wait", "--prompt", "--exit", "x")
+    assert res.code == 2 and "one condition" in res.err

@@ -1,0 +1,48 @@
+"""The pane-state projection's rules, on the records a listing carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from phux.client.pane_state import project, project_parts
+from phux.client.selectors import Pane
+from phux.client.shell_scan import ShellView
+from phux.wire.frames import Foreground
+
+PID = 100
+
+
+def fg(name: str, pgrp: int = 200, *, echo: bool = True, canonical: bool = True) -> Foreground:
+    return Foreground(pgrp=pgrp, name=name, argv=[name], echo=echo, canonical=canonical)
+
+
+SHELL_AT_READLINE = fg("bash", PID, echo=False, canonical=False)
+
+
+@pytest.mark.parametrize(
+    ("foreground", "view", "want"),
+    [
+        (SHELL_AT_READLINE, ShellView("prompt"), ("bash", "prompt")),
+        (SHELL_AT_READLINE, ShellView("none"), ("bash", "prompt")),
+        (fg("dash", PID), ShellView("prompt"), ("dash", "prompt")),
+        (SHELL_AT_READLINE, ShellView("running"), ("bash", "running")),
+        (fg("bash", PID, echo=False), ShellView("running"), ("bash", "hidden_input")),
+        (fg("sudo", echo=False), ShellView("running"), ("sudo", "hidden_input")),
+        (fg("cat"), ShellView("running"), ("cat", "running")),
+        (fg("vim", echo=False, canonical=False), ShellView("running"), ("vim", "tui")),
+        (fg("python3", echo=False, canonical=False), ShellView("running"), ("python3", "tui")),
+        (fg("less"), ShellView("running", alternate=True), ("less", "tui")),
+        (fg("ssh", echo=False, canonical=False), ShellView("running"), ("ssh", "running")),
+        (fg("ssh", echo=False, canonical=False), ShellView("prompt"), ("ssh", "prompt")),
+        (fg("zsh"), ShellView("running"), ("zsh", "prompt")),  # a nested shell
+        (None, ShellView("prompt"), (None, "prompt")),  # a server older than 1.1
+        (None, ShellView("running", alternate=True), (None, "tui")),
+    ],
+)
+def test_states(foreground: Foreground | None, view: ShellView, want: tuple[str, str]) -> None:
+    assert project_parts(True, PID, foreground, view) == want
+
+
+def test_exited() -> None:
+    pane = Pane(terminal=1, alive=False, cols=80, rows=24, pid=PID)
+    assert project(pane, None) == (None, "exited")

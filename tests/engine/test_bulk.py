@@ -1,0 +1,274 @@
+"""The bulk path (``_bulk``): a long feed that only scrolls skips drawing the rows
+that would scroll out of the history, and must end in exactly the state drawing
+every byte gives: cells, cursor, history, counters, marks, title, cwd, events,
+answers to queries, in any chunking and across resizes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phux.engine import Terminal, _bulk, _stream
+
+from .stock import assert_same_as_stock, stock_screen
+
+COLS, ROWS = 12, 5
+
+
+@pytest.fixture(autouse=True)
+def _bulk_on_every_feed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # Short feeds do not try the bulk path; these tests' floods are short.
+    monkeypatch.setattr(_stream, "_BULK_MIN", 0)
+    yield
+
+
+_WORDS = st.text(alphabet=st.sampled_from("abc XYZ 019.-_~éΩ─"), min_size=1, max_size=30)
+_LINE = st.builds(lambda text, end: text + end, _WORDS, st.sampled_from(["\r\n", "\n", "\r\n"]))
+_FLOOD = st.lists(_LINE, min_size=1, max_size=40).map("".join)
+
+# What a flood may hold and still only scroll, and what ends the bulk path.
+_SCROLLING = st.sampled_from(
+    [
+        "\r\n",
+        "\n",
+        "\r",
+        "\t",
+        "ab\tc",
+        "\x07",
+        "\x1b[31m",
+        "\x1b[1;44m",
+        "\x1b[0m",
+        "\x1b[m",
+        "\x1b[0;32m",
+        "\x1b[0m\x1b[01;34m",
+        "\x1b[38;5;100m",
+        "\x1b[48;2;1;2;3m",
+        "\x1b[38;5m\x1b[1m",
+        "\x1b[K",
+        "\x1b[2K",
+        "\x1b[1K",
+        "\x1b[3X",
+        "\x1b]0;title\x07",
+        "\x1b]2;other\x1b\\",
+        "\x1b]1;icon\x07",
+        "\x1b]7;file://host/tmp/a%20b\x07",
+        "\x1b]133;A\x07",
+        "\x1b]133;B\x07",
+        "\x1b]133;C\x07",
+        "\x1b]133;D;1\x07",
+        "\x1b]8;;http://x\x07",
+        "\x1b]52;c;Zm9v\x07",
+        "\x1b]11;?\x07",
+        "\x1b]10;?\x1b\\",
+    ]
+)
+_OTHER = st.sampled_from(
+    [
+        "\x1b[6n",
+        "\x1b[c",
+        "\x1b[3;4H",
+        "\x1b[2J",
+        "\x1b[?1049h",
+        "\x1b[?1049l",
+        "\x1b[2;4r",
+        "\x1b[r",
+        "\x1b[?7l",
+        "\x1b[?7h",
+        "\x1b[4h",
+        "\x1b[4l",
+        "\x1b[20h",
+        "\x1b[20l",
+        "\x1bH",
+        "\x1b[3g",
+        "\x1b[?5h",
+        "\x1b[?5l",
+        "\x1b(0",
+        "\x1b(B",
+        "\x0e",
+        "\x0f",
+        "\x08",
+        "中文",
+        "e\u0301",
+        "xyz\x1b[b",
+        "\x1bM",
+        "\x1b[2S",
+        "\x1b]0;cut",
+        "\x1b[3",
+        "\x1b]0;ti\x1b[1mtle\x07",  # an OSC cut short by an SGR
+        "\x1b\x1b]0;x\x07[1m",  # an ESC cut short by an OSC
+        "\x1b\x1b[0m[1m",  # an ESC cut short by an SGR
+        "\x1b]0;a\nb\x07",  # a line feed inside an OSC
+        "\x1b]2;x\x9cy",
+    ]
+)
+
+
+@st.composite
+def _session(draw: st.DrawFn, other: bool) -> list[bytes | tuple[int, int]]:
+    """Chunks of bytes, and resizes (cols, rows) between them."""
+    tokens = _FLOOD | _SCROLLING | _OTHER if other else _FLOOD | _SCROLLING
+    data = "".join(draw(st.lists(tokens, max_size=40))).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=4)))
+    out: list[bytes | tuple[int, int]] = []
+    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        out.append(data[a:b])
+        if draw(st.integers(0, 5)) == 0:
+            out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
+    return out
+
+
+def _run(session: list[bytes | tuple[int, int]], history: int, bulk: bool) -> Terminal:
+    t = Terminal(COLS, ROWS, history=history)
+    t.stream.bulk = bulk
+    for item in session:
+        if isinstance(item, tuple):
+            t.resize(*item)
+        else:
+            t.feed(item)
+    return t
+
+
+def _state(t: Terminal) -> tuple[Any, ...]:
+    s = t.screen
+
+    def rows(buffer: Any) -> list[tuple[dict[int, Any], bool, Any]]:
+        return [(dict(buffer[y]), buffer[y].wrapped, buffer[y].default) for y in range(s.lines)]
+
+    return (
+        rows(s.buffer),
+        rows(s.main_buffer) if s.main_buffer is not None else None,
+        [(dict(line), line.wrapped, line.default) for line in s.scrollback],
+        s.history_rows(),
+        s.history_rows(trimmed=True),
+        s._unrendered,
+        s.scrolled_off,
+        (s.cursor.x, s.cursor.y, s.cursor.attrs, s.cursor.hidden),
+        s.last_char,
+        s.alternate,
+        s.mode,
+        s.margins,
+        s.tabstops,
+        (s.title, s.icon_name, s.cwd, s.hyperlink, s.semantic, s.bell_count),
+        t.take_events(),
+        t.take_replies(),
+        t.stream.errors,
+        t.project_data(scrollback=0, cells=True),
+        # The shell's commands, rows included (times come from the clock: left out).
+        [
+            (r.command, r.cwd, r.exit_code, r.start_row, r.start_col, r.end_row, r.end_col)
+            for r in s.shell.commands
+        ],
+        (s.shell.phase, s.shell.cycle),
+    )
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_session(other=True), st.sampled_from([0, 1, 3, 20]))
+def test_bulk_path_same_as_drawing_every_byte(
+    session: list[bytes | tuple[int, int]], history: int
+) -> None:
+    fast = _run(session, history, bulk=True)
+    slow = _run(session, history, bulk=False)
+    assert _state(fast) == _state(slow)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_session(other=False), st.sampled_from([0, 3, 20]))
+def test_floods_that_only_scroll_same_as_drawing_every_byte(
+    session: list[bytes | tuple[int, int]], history: int
+) -> None:
+    fast = _run(session, history, bulk=True)
+    slow = _run(session, history, bulk=False)
+    assert _state(fast) == _state(slow)
+
+
+_STOCK_SAFE = st.sampled_from(
+    ["\r\n", "\n", "\r", "\x1b[31m", "\x1b[1;44m", "\x1b[0m", "\x1b[0;32m", "\x1b]0;t\x07"]
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_FLOOD | _STOCK_SAFE, max_size=30), st.sampled_from([0, 3, 20]))
+def test_bulk_path_same_as_stock(parts: list[str], history: int) -> None:
+    data = "".join(parts).encode()
+    t = Terminal(COLS, ROWS, history=history)
+    t.feed(data)
+    assert_same_as_stock(t, stock_screen(data, COLS, ROWS, history))
+
+
+def _flood(lines: int, width: int = 7) -> str:
+    return "".join(f"{i:0{width}d}\x1b[0;3{i % 8}mab\x1b[0m\r\n" for i in range(lines))
+
+
+@pytest.mark.parametrize("history", [0, 10, 100])
+def test_a_long_flood_is_skipped_not_drawn(history: int) -> None:
+    t = Terminal(COLS, ROWS, history=history)
+    text = _flood(1000)
+    pos, _later = _bulk.skip(t.stream, text, 0)
+    # Everything but what the screen and the history keep (one line is one row).
+    kept = ROWS - 1 + history
+    assert text.count("\n", pos) == kept
+    assert t.screen.scrolled_off == 1000 - kept - (ROWS - 1)
+    t.stream.feed(text[pos:])
+    assert t.screen.scrolled_off == 1000 - (ROWS - 1)
+    assert t.screen.history_rows(trimmed=True)[-1:] == ([] if not history else ["0000995ab"])
+
+
+def test_skipped_rows_are_counted_with_wraps_tabs_and_bare_line_feeds() -> None:
+    text = ("x" * 30 + "\r\n" + "a\tb\tc\n" + "\r" + "y" * 13 + "\r\n") * 200
+    fast = Terminal(COLS, ROWS, history=7)
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=7)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert fast.screen.scrolled_off == slow.screen.scrolled_off > 1000
+    assert _state(fast) == _state(slow)
+
+
+def test_nothing_is_skipped_when_a_query_needs_the_cursor() -> None:
+    t = Terminal(COLS, ROWS, history=3)
+    assert _bulk.skip(t.stream, "\x1b[6n" + _flood(100), 0) == (0, 0)
+    assert _bulk.skip(t.stream, _flood(100)[:50] + "\x1b[6n", 0) == (0, 0)  # too few rows before it
+    # Asked to, it says where the text only scrolls again for long enough.
+    assert _bulk.skip(t.stream, "\x1b[6n" + _flood(100), 0, retry=True) == (0, 26)
+    assert _bulk.skip(t.stream, "\x1b[6n" + _flood(6), 0, retry=True) == (0, 0)
+
+
+def test_a_flood_after_a_prompt_is_skipped_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The prompt's cursor report is drawn exactly; the flood after it is not drawn.
+    text = "$ \x1b[6n\x1b[?2004l\r\n" + _flood(1000) + "\x1b[?2004h$ \x1b]133;A\x07"
+    fast = Terminal(COLS, ROWS, history=10)
+    skipped: list[int] = []
+    skip_scrolls = fast.screen.skip_scrolls
+    monkeypatch.setattr(
+        fast.screen, "skip_scrolls", lambda n, x: (skipped.append(n), skip_scrolls(n, x))
+    )
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=10)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)
+    assert fast.screen.scrolled_off == 1001 - (ROWS - 1)
+    assert skipped == [1001 - 10 - (ROWS - 1) - (ROWS - 1)]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "\x1b]0;ti\x1b[1mtle\x07",  # an OSC cut short by an SGR: "tle" is drawn
+        "\x1b\x1b]0;x\x07[1m",  # an ESC cut short by an OSC: "[1m" is drawn
+        "\x1b\x1b[0m[1m" + "\x1b[0m" * 9,  # the same by SGR 0, amid many
+    ],
+)
+def test_text_left_by_a_broken_sequence_counts_for_wraps(odd: str) -> None:
+    text = ("x" * 10 + odd + "\r\n") * 100
+    fast = Terminal(COLS, ROWS, history=3)
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=3)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)
