@@ -91,6 +91,24 @@ SHAPES: tuple[Shape, ...] = (
         "The MCP `phux_send_keys` and `phux_paste` tools' result.",
     ),
     Shape(
+        "server_status",
+        models.ServerStatus,
+        "`phux status --json`: the running server.",
+        models.STATUS_SCHEMA_VERSION,
+    ),
+    Shape(
+        "doctor_report",
+        models.DoctorReport,
+        "`phux doctor --json`: each check with its status and remedy.",
+        models.DOCTOR_SCHEMA_VERSION,
+    ),
+    Shape(
+        "audit_result",
+        models.AuditResult,
+        "`phux audit --json`: who wrote input to which terminal, oldest first.",
+        models.AUDIT_SCHEMA_VERSION,
+    ),
+    Shape(
         "wait_result",
         models.WaitResult,
         "The client's wait result (the MCP `phux_wait` tool renders it).",

@@ -193,3 +193,11 @@ def default_log_path(socket: StrPath | None = None, env: Mapping[str, str] | Non
 
             name = f"server-{hashlib.sha256(path.encode()).hexdigest()[:12]}.log"
     return os.path.join(state, "phux", name)
+
+
+def default_audit_path(socket_path: StrPath, log_path: StrPath) -> str:
+    """The input audit file of the server on ``socket_path``: beside its log, one per socket."""
+    import hashlib
+
+    tag = hashlib.sha256(os.fsencode(os.path.abspath(socket_path))).hexdigest()[:16]
+    return os.path.join(os.path.dirname(os.path.abspath(log_path)), f"audit-{tag}.jsonl")

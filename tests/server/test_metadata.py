@@ -64,7 +64,8 @@ def test_global_and_terminal_scopes(server: ServerProcess) -> None:
         assert get(conn, "a.x") is None
         listing = call(conn, lambda rid: ListTerminals(request_id=rid))
         assert isinstance(listing, TerminalList)
-        assert listing.global_metadata == [MetaEntry(key="b", value=b"3")]
+        users = [e for e in listing.global_metadata if not e.key.startswith("phux.server.")]
+        assert users == [MetaEntry(key="b", value=b"3")]
         assert [e.key for e in listing.terminals[0].metadata] == ["a.y", "phux.session"]
 
 

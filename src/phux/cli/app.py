@@ -17,6 +17,7 @@ from phux.cli.proxy_cmd import proxy_cmd
 from phux.cli.record_cmd import record_cmd
 from phux.cli.server_cmd import server_cmd
 from phux.cli.skill_cmd import skill_cmd
+from phux.cli.status_cmd import audit_cmd, doctor_cmd, status_cmd
 from phux.cli.verbs import VERBS
 
 HELP = """phux: a terminal server for AI agents and the people beside them.
@@ -55,3 +56,6 @@ cli.add_command(proxy_cmd)
 cli.add_command(record_cmd)
 cli.add_command(skill_cmd)
 cli.add_command(completion_cmd)
+cli.add_command(status_cmd)
+cli.add_command(doctor_cmd)
+cli.add_command(audit_cmd)

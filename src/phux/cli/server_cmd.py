@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from phux.runtime_paths import default_log_path, resolve_socket_path
+from phux.runtime_paths import default_audit_path, default_log_path, resolve_socket_path
 
 
 @click.command("server")
@@ -87,6 +87,30 @@ from phux.runtime_paths import default_log_path, resolve_socket_path
     help="Server log (default $XDG_STATE_HOME/phux/server.log for the default socket, "
     "server-HASH.log, HASH from the socket's path, for any other).",
 )
+@click.option(
+    "--audit-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The input audit, JSON lines (default: audit-<socket hash>.jsonl beside the log).",
+)
+@click.option(
+    "--no-audit",
+    is_flag=True,
+    help="Keep no input audit (`phux audit` then has nothing of this server).",
+)
+@click.option(
+    "--audit-max-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Rotate the audit file at this size (default: $PHUX_AUDIT_MAX_BYTES, else 1 MiB; "
+    "$PHUX_AUDIT_KEEP old files are kept, default 3).",
+)
+@click.option(
+    "--audit-data/--no-audit-data",
+    default=None,
+    help="Also keep the input bytes in the audit, not only their count and SHA-256 "
+    "(default: on when $PHUX_AUDIT_DATA is 1). They include typed passwords.",
+)
 def server_cmd(
     socket_path: str | None,
     daemon: bool,
@@ -101,6 +125,10 @@ def server_cmd(
     max_connections: int | None,
     shell_integration: bool | None,
     log_file: Path | None,
+    audit_file: Path | None,
+    no_audit: bool,
+    audit_max_bytes: int | None,
+    audit_data: bool | None,
 ) -> None:
     """Run the phux server."""
     from phux.server.app import run_server
@@ -109,7 +137,19 @@ def server_cmd(
 
     path = Path(resolve_socket_path(socket_path)).absolute()
     log_path = (log_file or Path(default_log_path(path))).absolute()
-    config = ServerConfig(socket_path=path, log_file=log_path, exit_after_idle_s=exit_after_idle)
+    audit_path = None
+    if not no_audit:
+        audit_path = (audit_file or Path(default_audit_path(path, log_path))).absolute()
+    config = ServerConfig(
+        socket_path=path,
+        log_file=log_path,
+        exit_after_idle_s=exit_after_idle,
+        audit_file=audit_path,
+    )
+    if audit_max_bytes is not None:
+        config = dataclasses.replace(config, audit_max_bytes=audit_max_bytes)
+    if audit_data is not None:
+        config = dataclasses.replace(config, audit_data=audit_data)
     if journal_bytes is not None:
         config = dataclasses.replace(config, journal_bytes=journal_bytes)
     if retention is not None:

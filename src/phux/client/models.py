@@ -305,6 +305,88 @@ class HistoryResult(msgspec.Struct, kw_only=True):
     schema_version: int = HISTORY_SCHEMA_VERSION
 
 
+# ---------------------------------------------------------------- status, doctor, audit
+
+STATUS_SCHEMA_VERSION = 1
+DOCTOR_SCHEMA_VERSION = 1
+AUDIT_SCHEMA_VERSION = 1
+
+
+class ServerStatus(msgspec.Struct, kw_only=True):
+    """``phux status --json``: the running server.
+
+    ``pid``, ``server_id`` and ``protocol`` come from HELLO_OK, ``terminals``
+    (live ones) from TERMINAL_LIST, the rest from the server's published facts
+    (``phux.server.*`` global metadata, spec/L3.md §3): None when the server
+    does not publish them. ``clients`` counts this status request's own
+    connection. ``rss_bytes`` is the server process's resident memory, read
+    from /proc on this machine: None for a server on another host.
+    """
+
+    socket: str
+    host: str | None
+    pid: int
+    server_id: str
+    protocol: str
+    version: str | None
+    started_ms: int | None
+    uptime_s: float | None
+    terminals: int
+    clients: int | None
+    replicas: str | None
+    rss_bytes: int | None
+    audit_file: str | None
+    schema_version: int = STATUS_SCHEMA_VERSION
+
+
+class DoctorCheck(msgspec.Struct, kw_only=True):
+    """One check of ``phux doctor``: ``status`` ok, warning or failure; a remedy unless ok."""
+
+    name: str
+    status: str
+    message: str
+    remedy: str
+
+
+class DoctorReport(msgspec.Struct, kw_only=True):
+    """``phux doctor --json``; ``ok`` is false when some check failed (exit 1)."""
+
+    ok: bool
+    checks: list[DoctorCheck]
+    schema_version: int = DOCTOR_SCHEMA_VERSION
+
+
+class AuditEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One INPUT as the server's audit file records it (one JSON line each).
+
+    ``client`` is the name the client gave in HELLO (``phux-cli/0.1.0``; a
+    claim, not a proof); ``pid`` and ``uid`` are its process's, from the
+    kernel (SO_PEERCRED): for a client over ``--host``, the ``phux proxy``
+    process on the server's machine.
+    ``target`` is the pane's ``session:window.pane`` then, None outside a
+    session. ``data_base64`` is present only when the server keeps input bytes.
+    """
+
+    time_ms: int
+    server_id: str
+    terminal: int
+    target: str | None
+    client: str
+    pid: int
+    uid: int
+    bytes: int
+    sha256: str
+    data_base64: str | None = None
+
+
+class AuditResult(msgspec.Struct, kw_only=True):
+    """``phux audit --json``: entries oldest first, read from ``audit_file`` on this machine."""
+
+    audit_file: str
+    entries: list[AuditEntry]
+    schema_version: int = AUDIT_SCHEMA_VERSION
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -393,10 +475,14 @@ class TagResult(msgspec.Struct, kw_only=True):
 
 
 __all__ = [
+    "AuditEntry",
+    "AuditResult",
     "Bell",
     "CommandFinished",
     "CommandStarted",
     "Dirty",
+    "DoctorCheck",
+    "DoctorReport",
     "ErrorBody",
     "ErrorReport",
     "HistoryEntry",
@@ -412,6 +498,7 @@ __all__ = [
     "RunResult",
     "RunTimedOutResult",
     "SendKeysResult",
+    "ServerStatus",
     "SessionInfo",
     "SessionInfoList",
     "SessionList",

@@ -10,6 +10,7 @@ import signal
 import socket
 import stat
 import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -228,6 +229,21 @@ async def _shutdown(
         signal_group(pgrp, signal.SIGKILL)
 
 
+def _publish_facts(state: ServerState, server_id: str) -> None:
+    """What ``phux status`` and ``phux doctor`` read and the wire does not carry
+    (spec/L3.md §3); ``clients`` follows connections (ServerState.touch)."""
+    from phux import __version__
+
+    state.server_id = server_id
+    config = state.config
+    state.set_fact("version", __version__)
+    state.set_fact("started_ms", str(time.time_ns() // 1_000_000))
+    state.set_fact("replicas", config.replica_mode)
+    if config.audit_file is not None:
+        state.set_fact("audit_file", os.fspath(config.audit_file))
+    state.set_fact("clients", "0")
+
+
 async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None) -> None:
     path = config.socket_path
     try:
@@ -247,6 +263,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
         try:
             async with trio.open_nursery() as nursery:
                 state = ServerState(config, nursery)
+                _publish_facts(state, server_id)
                 accepting = await nursery.start(_accept_loop, listener, state, server_id)
                 nursery.start_soon(_watch_signals, state)
                 if config.trim_interval_s > 0:
@@ -259,6 +276,8 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                 await state.shutdown_requested.wait()
                 await _shutdown(state, listener, accepting, path)
                 state.replicas.stop()
+                if state.audit is not None:
+                    state.audit.close()
                 nursery.cancel_scope.cancel()
         finally:
             with contextlib.suppress(FileNotFoundError):

@@ -122,3 +122,14 @@ class ServerConfig:
     """Output and input trigger a foreground check at most once per this interval."""
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""
+    audit_file: Path | None = None
+    """The input audit's JSON-lines file (``phux audit``); None: no audit."""
+    audit_max_bytes: int = field(
+        default_factory=lambda: int(_env("PHUX_AUDIT_MAX_BYTES", str(MiB)))
+    )
+    """The audit file is rotated (``.1``, ``.2``, ...) before it would pass this size."""
+    audit_keep: int = field(default_factory=lambda: int(_env("PHUX_AUDIT_KEEP", "3")))
+    """Rotated audit files kept besides the current one."""
+    audit_data: bool = field(default_factory=lambda: os.environ.get("PHUX_AUDIT_DATA") == "1")
+    """Whether the audit keeps the input bytes themselves, not only their count and hash
+    (``$PHUX_AUDIT_DATA=1``): off by default, because input holds typed passwords."""

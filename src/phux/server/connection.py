@@ -136,6 +136,9 @@ class ClientConnection:
         self._reader: FrameReader | None = None
         self._lingering = FLUSH_TIMEOUT_S
         self.peer = "?"
+        self.peer_pid = 0
+        self.peer_uid = -1
+        self.client_name = ""
         self._handlers: dict[type[Frame], Callable[[Any], None]] = {
             Hello: self._hello,
             Ping: self._ping,
@@ -216,6 +219,7 @@ class ClientConnection:
             self.stream.socket.close()
             return False
         self.peer = f"pid {pid} uid {uid}"
+        self.peer_pid, self.peer_uid = pid, uid
         if uid == os.geteuid():
             return True
         log.warning("refused connection from %s: not the server's uid %d", self.peer, os.geteuid())
@@ -414,6 +418,7 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
+        self.client_name = frame.client_name
         if self._reader is not None:
             self._reader.max_frame = MAX_FRAME
         major, minor, patch = PROTOCOL_VERSION
@@ -450,6 +455,7 @@ class ClientConnection:
     def _input(self, frame: Input) -> None:
         term = self.state.get_alive(frame.terminal)
         self.state.check_input_room(term, len(frame.data))
+        self.state.audit_input(self, term, frame.data)
         self.pending_input += len(frame.data)
         self.input_terminals.add(term)
         term.queue_input(self, frame.request_id, frame.data, more=frame.more, urgent=frame.urgent)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from phux.runtime_paths import run_lock_path
+from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
 from phux.server.log import log
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
@@ -65,10 +66,47 @@ class ServerState:
         self.replicas = ReplicaHost(config, nursery)
         self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
+        self.server_id = ""
+        self.audit: AuditLog | None = None
+        if config.audit_file is not None:
+            self.audit = AuditLog(
+                config.audit_file, config.audit_max_bytes, config.audit_keep, config.audit_data
+            )
+
+    # ------------------------------------------------------------ facts about the server
+
+    def set_fact(self, name: str, value: str) -> None:
+        """Publish ``phux.server.NAME`` in the global metadata (spec/L3.md §3), on change."""
+        key = f"phux.server.{name}"
+        raw = value.encode()
+        if self.meta.global_scope.get(key) != raw:
+            self.meta.global_scope[key] = raw
+            self.meta.changed(key, None, raw)
+
+    def audit_input(self, conn: ClientConnection, term: Terminal, data: bytes) -> None:
+        if self.audit is None:
+            return
+        md = term.metadata
+        session = md.get("phux.session")
+        target = None
+        if session is not None:
+            window = md.get("phux.window", b"0").decode(errors="replace")
+            pane = md.get("phux.pane", b"0").decode(errors="replace")
+            target = f"{session.decode(errors='replace')}:{window}.{pane}"
+        self.audit.record(
+            server_id=self.server_id,
+            terminal=term.id,
+            target=target,
+            client=conn.client_name,
+            pid=conn.peer_pid,
+            uid=conn.peer_uid,
+            data=data,
+        )
 
     # ------------------------------------------------------------ activity
 
     def touch(self) -> None:
+        self.set_fact("clients", str(len(self.connections)))
         self.activity.set()
         self.activity = trio.Event()
 

@@ -1,0 +1,97 @@
+"""The input audit: who wrote which input to which terminal, and when.
+
+One JSON object a line (the shape is ``AuditEntry`` in phux.client.models,
+held to these lines by a test), appended to a file beside the server's log so
+it outlives the server, and rotated by size (``FILE.1`` the newest old file).
+A line is a few hundred bytes, written with one ``os.write`` on an
+``O_APPEND`` descriptor straight from the event loop: a page-cache append,
+microseconds, which is cheaper than handing it to a thread. The input bytes
+themselves are kept only when ``audit_data`` is on.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from phux.server.log import log
+
+
+class AuditLog:
+    def __init__(self, path: Path, max_bytes: int, keep: int, record_data: bool) -> None:
+        self.path = path
+        self.max_bytes = max(1, max_bytes)
+        self.keep = max(0, keep)
+        self.record_data = record_data
+        self._fd = -1
+        self._size = 0
+        self._broken = False
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._size = os.fstat(self._fd).st_size
+
+    def _rotate(self) -> None:
+        os.close(self._fd)
+        self._fd = -1
+        name = os.fspath(self.path)
+        if self.keep == 0:
+            os.unlink(name)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{name}.{self.keep}")
+            for n in range(self.keep - 1, 0, -1):
+                with contextlib.suppress(FileNotFoundError):
+                    os.rename(f"{name}.{n}", f"{name}.{n + 1}")
+            os.rename(name, f"{name}.1")
+        self._open()
+
+    def record(
+        self,
+        *,
+        server_id: str,
+        terminal: int,
+        target: str | None,
+        client: str,
+        pid: int,
+        uid: int,
+        data: bytes,
+    ) -> None:
+        if self._broken:
+            return
+        entry: dict[str, object] = {
+            "time_ms": time.time_ns() // 1_000_000,
+            "server_id": server_id,
+            "terminal": terminal,
+            "target": target,
+            "client": client,
+            "pid": pid,
+            "uid": uid,
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        if self.record_data:
+            entry["data_base64"] = base64.b64encode(data).decode("ascii")
+        line = (json.dumps(entry, separators=(",", ":")) + "\n").encode()
+        try:
+            if self._fd < 0:
+                self._open()
+            if self._size and self._size + len(line) > self.max_bytes:
+                self._rotate()
+            os.write(self._fd, line)
+            self._size += len(line)
+        except OSError as exc:
+            # The audit must never take input down with it: say so once and stop.
+            log.error("input audit disabled: cannot write %s: %s", self.path, exc)
+            self._broken = True
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1

@@ -1,0 +1,33 @@
+"""`phux status` and the input audit for a server reached over ssh (issue 19)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from .conftest import Remote
+
+
+def ok(res: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert res.returncode == 0, (res.returncode, res.stdout, res.stderr)
+    return res
+
+
+def test_status_and_audit_of_a_far_server(remote: Remote) -> None:
+    host = remote.b.alias
+    ok(remote.phux("new", "--host", host, "--json", "-s", "st", "--", "cat"))
+    ok(remote.phux("send-keys", "--host", host, "st", "over-ssh"))
+    st = json.loads(ok(remote.phux("status", "--host", host, "--json")).stdout)
+    assert st["host"] == host and st["terminals"] == 1
+    assert st["rss_bytes"] is None  # memory is read from /proc only for a local server
+    # Loopback: the "far" pid is visible here, and it is that host's server.
+    cmdline = Path(f"/proc/{st['pid']}/cmdline").read_bytes()
+    assert b"server" in cmdline and str(remote.b.socket).encode() in cmdline
+    # The far server audited the input; its pid is the `phux proxy` ssh started there.
+    lines = Path(st["audit_file"]).read_text().splitlines()
+    (entry,) = [json.loads(line) for line in lines]
+    assert entry["client"].startswith("phux-cli/") and entry["bytes"] == len("over-ssh")
+    refused = remote.phux("audit", "--host", host, "st")
+    assert refused.returncode == 1 and f"ssh {host} phux audit" in refused.stderr
+    ok(remote.phux("kill", "--host", host, "st"))
