@@ -12,11 +12,7 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -24,44 +20,18 @@ from pathlib import Path
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
-from phux.wire.frames import Input, Ok, Shutdown, Spawn, TerminalSpawned
+from phux.wire.frames import Input, Ok, Spawn, TerminalSpawned
+from tools.bench.bench_server import phux_server
 from tools.bench.harness import Measurement
 
 BENCH = "audit"
 WINDOW = 100
 
 
-def _accepts(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(os.fspath(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
-
-
 @contextlib.contextmanager
 def server(directory: Path, *args: str) -> Iterator[Path]:
-    sock = directory / "s"
-    argv = [sys.executable, "-m", "phux", "server", "--socket", str(sock), *args]
-    argv += ["--log-file", str(directory / "server.log"), "--replicas", "off"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while not _accepts(sock):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("phux server did not start")
-            time.sleep(0.02)
+    with phux_server(directory, *args, "--replicas", "off") as (sock, _):
         yield sock
-    finally:
-        with (
-            contextlib.suppress(Exception),
-            Connection.open(sock, Deadline.after(5), "bench") as conn,
-        ):
-            conn.call(lambda rid: Shutdown(request_id=rid), Deadline.after(5))
-        proc.wait(10)
 
 
 def inputs_seconds(sock: Path, count: int) -> float:

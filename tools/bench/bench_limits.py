@@ -57,11 +57,17 @@ from phux.wire.frames import (
     Hello,
     Kill,
     Output,
-    Shutdown,
     Subscribe,
     TerminalClosed,
 )
-from tools.bench.bench_server import Tmux, make_file, send, spawn, subscribe_ready
+from tools.bench.bench_server import (
+    Tmux,
+    make_file,
+    phux_server,
+    send,
+    spawn,
+    subscribe_ready,
+)
 from tools.bench.harness import Measurement
 
 BENCH = "limits"
@@ -114,39 +120,12 @@ def _fds(pid: int) -> int:
 
 @contextlib.contextmanager
 def _phux(directory: Path, **extra_env: str) -> Iterator[tuple[Path, int]]:
-    directory.mkdir(parents=True, exist_ok=True)
-    sock = directory / "phux.sock"
-    argv = [sys.executable, "-m", "phux", "server", "--socket", str(sock)]
-    argv += ["--log-file", str(directory / "server.log"), "--max-connections", "100000"]
-    env = {**os.environ, "SHELL": "/bin/sh", **extra_env}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while not sock.exists() or not _connects(sock):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("phux server did not start")
-            time.sleep(0.02)
+    with phux_server(directory, "--max-connections", "100000", extra_env=extra_env) as (
+        sock,
+        proc,
+    ):
         time.sleep(0.3)  # the replica helper starts with the first terminal; settle
         yield sock, proc.pid
-    finally:
-        with contextlib.suppress(Exception), _connect(sock) as conn:
-            conn.call(lambda rid: Shutdown(request_id=rid), Deadline.after(10))
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
-def _connects(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(os.fspath(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
 
 
 def _connect(sock: Path) -> Connection:

@@ -62,11 +62,15 @@ MB = 1_000_000
 
 
 @contextlib.contextmanager
-def phux_server(directory: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
+def phux_server(
+    directory: Path, *args: str, extra_env: dict[str, str] | None = None
+) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
+    """``phux server`` (with ``args``) on ``directory/phux.sock``; shut down on exit."""
+    directory.mkdir(parents=True, exist_ok=True)
     sock = directory / "phux.sock"
-    argv = [sys.executable, "-m", "phux", "server", "--socket", str(sock)]
+    argv = [sys.executable, "-m", "phux", "server", "--socket", str(sock), *args]
     argv += ["--log-file", str(directory / "server.log")]
-    env = {**os.environ, "SHELL": "/bin/sh"}
+    env = {**os.environ, "SHELL": "/bin/sh", **(extra_env or {})}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20

@@ -174,22 +174,31 @@ class _Writer:
 
 _DATA = itemgetter(0)
 
+Body = tuple[str, int, int, int]
+"""A row's encoding: text, cursor column after it, OSC 133 mark at its start and end."""
+
 
 def _is_wide(data: str) -> bool:
     return char_width(data[0]) == 2
 
 
-def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
-    """One row drawn from column 0 with the default pen, ending with the default pen.
+def _row_body(line: Line | None, cols: int) -> tuple[str, int, int, int]:
+    """One row drawn from column 0, from the default SGR back to it.
 
-    Returns the text and the cursor column after it (``cols``: a pending wrap).
-    Never-written cells are skipped with CHA, so they stay unwritten.
+    Returns the text, the cursor column after it (``cols``: a pending wrap), and
+    the OSC 133 mark the text expects the pen to hold when it starts and leaves it
+    holding: the mark is carried from row to row (:func:`_join_rows`), so rows of
+    one mark (a shell without a C mark leaves its output marked as input) cost no
+    marks of their own. Never-written cells are skipped with CHA, so they stay
+    unwritten.
     """
     if not line:
-        return "", 0
+        return "", 0, SEM_OUTPUT, SEM_OUTPUT
     w = _Writer()
     out = w.out
     pen = w.pen
+    first = next((line[x] for x in sorted(line) if x < cols and line[x].data), None)
+    start = w.semantic = first.semantic if first is not None else SEM_OUTPUT
     text = _plain_text(line)
     if text is not None and _one_pen(line):
         # A row of width-1 characters from column 0 in one pen (most of a flood's
@@ -201,9 +210,7 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int]:
         pos = _cells_body(line, cols, w)
     if w.attrs != _BLANK_TAIL:
         out.append("\x1b[0m")
-    if w.semantic != SEM_OUTPUT:
-        out.append(_OSC133[SEM_OUTPUT])
-    return "".join(out), pos
+    return "".join(out), pos, start, w.semantic
 
 
 def _one_pen(line: Line) -> bool:
@@ -260,21 +267,20 @@ class Checkpointer:
     """
 
     def __init__(self) -> None:
-        self._rows: dict[int, tuple[Line, int, str, int]] = {}
+        self._rows: dict[int, tuple[Line, int, Body]] = {}
         self._commands: dict[int, tuple[CommandRecord, str, str]] = {}
 
-    def _history(self, lines: list[Line], cols: int) -> list[tuple[str, int]]:
+    def _history(self, lines: list[Line], cols: int) -> list[Body]:
         cache = self._rows
-        fresh: dict[int, tuple[Line, int, str, int]] = {}
-        encoded: list[tuple[str, int]] = []
+        fresh: dict[int, tuple[Line, int, Body]] = {}
+        encoded: list[Body] = []
         for line in lines:
             key = id(line)
             hit = cache.get(key)
             if hit is None or hit[0] is not line or hit[1] != cols:
-                text, end = _row_body(line, cols)
-                hit = (line, cols, text, end)
+                hit = (line, cols, _row_body(line, cols))
             fresh[key] = hit
-            encoded.append((hit[2], hit[3]))
+            encoded.append(hit[2])
         self._rows = fresh
         return encoded
 
@@ -323,28 +329,35 @@ def _write_titles(screen: EngineScreen, out: list[str]) -> None:
         out.append(f"\x1b]7;{prefix}{quote(cwd, safe='/')}\x07")
 
 
-def _join_rows(
-    out: list[str], lines: list[Line | None], bodies: list[tuple[str, int]], cols: int
-) -> None:
+def _join_rows(out: list[str], lines: list[Line | None], bodies: list[Body], cols: int) -> None:
     """Draw rows from the cursor's row downwards: CR LF between rows, soft wraps kept.
 
     The first row's own soft-wrap flag cannot be recreated (the row it continued
-    is not drawn) and is dropped.
+    is not drawn) and is dropped. The OSC 133 mark is set only where it changes
+    from row to row; it is the default (output) again at the end.
     """
     prev: Line | None = None
     prev_end = 0
-    for i, (line, (text, end)) in enumerate(zip(lines, bodies, strict=True)):
+    mark = SEM_OUTPUT
+    for i, (line, (text, end, start, finish)) in enumerate(zip(lines, bodies, strict=True)):
         if i:
             if line is not None and line.wrapped:
-                _wrap_into(out, prev_end, cols, prev, line)
+                mark = _wrap_into(out, prev_end, cols, prev, line, mark)
             else:
                 out.append("\r\n")
+        if start != mark:
+            out.append(_OSC133[start])
         out.append(text)
-        prev, prev_end = line, end
+        prev, prev_end, mark = line, end, finish
+    if mark != SEM_OUTPUT:
+        out.append(_OSC133[SEM_OUTPUT])
 
 
-def _wrap_into(out: list[str], prev_end: int, cols: int, prev: Line | None, nxt: Line) -> None:
-    """Arrange for the next row to be a soft-wrap continuation of the one just drawn."""
+def _wrap_into(
+    out: list[str], prev_end: int, cols: int, prev: Line | None, nxt: Line, mark: int
+) -> int:
+    """Arrange for the next row to be a soft-wrap continuation of the one just drawn;
+    ``mark`` is the OSC 133 mark the pen holds. Returns the one it holds after."""
     first = nxt.get(0)
     if prev_end < cols:
         pad = prev.get(cols - 1) if prev is not None else None
@@ -360,13 +373,22 @@ def _wrap_into(out: list[str], prev_end: int, cols: int, prev: Line | None, nxt:
             # The wide character does not fit in the last column: it wraps and
             # leaves a pad there, styled like the cell it replaces.
             if pad[1:] != BLANK[1:]:
-                mark = _OSC133[pad.semantic] if pad.semantic != SEM_OUTPUT else ""
-                undo = _OSC133[SEM_OUTPUT] if mark else ""
-                out.append(f"{mark}{sgr(pad)} \x1b[{cols}G\x1b[0m{undo}")
-            return
-        out.append(" ")  # an unstyled blank in the last column: the wrap is pending
+                if pad.semantic != mark:
+                    out.append(_OSC133[pad.semantic])
+                    mark = pad.semantic
+                out.append(f"{sgr(pad)} \x1b[{cols}G\x1b[0m")
+            return mark
+        # An unstyled blank in the last column (the wrap is pending): unmarked too.
+        if mark != SEM_OUTPUT:
+            out.append(_OSC133[SEM_OUTPUT])
+            mark = SEM_OUTPUT
+        out.append(" ")
     if first is None or not first.data:
+        if mark != SEM_OUTPUT:
+            out.append(_OSC133[SEM_OUTPUT])
+            mark = SEM_OUTPUT
         out.append(" ")  # the wrap happens on a draw: an unstyled blank at column 0
+    return mark
 
 
 def _cursor_to(
@@ -461,7 +483,7 @@ def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, 
             # A throwaway row above, scrolled off the top (the alternate screen
             # keeps no history), so that the first row can wrap from it.
             alt_lines.insert(0, None)
-            bodies.insert(0, (" " * cols, cols))
+            bodies.insert(0, (" " * cols, cols, SEM_OUTPUT, SEM_OUTPUT))
         _join_rows(out, alt_lines, bodies, cols)
         alt_sp = saved.get(True)
         if alt_sp is not None:
