@@ -6,13 +6,14 @@ server; the same server is also reached through its local socket.
 - **snapshot --json** and **run true**: median wall time of the whole
   ``phux`` process with ``--host`` against the same command on the local
   socket (lower is better; the ratio is local / remote).
-- **relay**: a pane prints a file with ``cat``; seconds until a subscriber
-  over the link has every byte, against ``ssh HOST cat FILE`` of the same
-  file (the transport's own limit). 64 MB (8 MB with --quick).
+- **relay**: a pane prints a file of base64 lines with ``cat``; seconds until
+  a subscriber over the link has every byte, against ``ssh HOST cat FILE`` of
+  the same file (the transport's own limit). 64 MB (8 MB with --quick).
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -83,8 +84,8 @@ def run(quick: bool) -> list[Measurement]:
                 )
             size = (8 if quick else 64) * 1024 * 1024
             data = root / "payload"
-            with open(data, "wb") as f:
-                f.write(os.urandom(size // 2).hex().encode()[:size])
+            with open(data, "wb") as f:  # what `base64 FILE` prints: 76-column lines
+                f.write(base64.encodebytes(os.urandom(size * 3 // 4))[:size])
             over_link = _relay(sshd.alias, env, data)
             start = time.perf_counter()
             subprocess.run(
