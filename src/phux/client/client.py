@@ -51,6 +51,7 @@ from phux.client.selectors import (
     parse_selector,
     pick_pane,
     resolve,
+    split_host,
     validate_session_name,
 )
 from phux.runtime_paths import resolve_socket_path
@@ -206,9 +207,9 @@ class Client:
     def _target_host(self, target: str | None) -> str | None:
         """Take a ``HOST/`` prefix off ``target`` and point this client at that host
         (before its first connection; one client drives one server at a time)."""
-        if target is None or "/" not in target:
+        host, rest = split_host(target)
+        if host is None:
             return target
-        host, _, rest = target.partition("/")
         if host != self.host:
             if self._conn is not None and not self._conn.closed:
                 raise InvalidArgument(
@@ -218,7 +219,7 @@ class Client:
                 )
             self.host = host
             self.socket_path = f"ssh://{host}"
-        return rest or None
+        return rest
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:

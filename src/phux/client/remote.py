@@ -147,15 +147,3 @@ def explain(host: str, said: str, status: int | None, fallback: str) -> RemoteFa
         )
     detail = last or (f"ssh exited with status {status}" if status is not None else fallback)
     return RemoteFailed(f"{fallback} ({host}: {detail})", remedy=f"check `ssh {host} phux ls`")
-
-
-def host_of(env: Mapping[str, str]) -> str | None:
-    return env.get(HOST_ENV) or None
-
-
-def split_host(target: str | None) -> tuple[str | None, str | None]:
-    """``HOST/selector`` -> (HOST, selector); anything without a ``/`` has no host."""
-    if target is None or "/" not in target:
-        return None, target
-    host, _, rest = target.partition("/")
-    return host, rest or None

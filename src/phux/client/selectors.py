@@ -76,6 +76,16 @@ def _bad(text: str, why: str) -> SelectorSyntax:
     return SelectorSyntax(f"bad target {text!r}: {why}")
 
 
+def split_host(target: str | None) -> tuple[str | None, str | None]:
+    """``HOST/selector`` -> (HOST, selector): a pane on another machine, reached over
+    ssh (phux.client.remote); a target without ``/`` has no host. The selector after
+    the ``/`` may be empty (None: the default pane there)."""
+    if target is None or "/" not in target:
+        return None, target
+    host, _, rest = target.partition("/")
+    return host, rest or None
+
+
 def parse_selector(text: str) -> Selector:
     """Parse one TARGET string; raises SelectorSyntax with the reason."""
     if text == "":

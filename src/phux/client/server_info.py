@@ -23,6 +23,7 @@ from phux.client.client import Client
 from phux.client.deadline import Deadline
 from phux.client.errors import InvalidArgument, NoServer
 from phux.client.models import AuditEntry, AuditResult, ServerStatus
+from phux.client.selectors import split_host
 from phux.runtime_paths import default_audit_path, default_log_path
 from phux.wire.frames import ListTerminals, TerminalList
 
@@ -130,9 +131,7 @@ def audit(
 ) -> AuditResult:
     """The audit entries of TARGET's terminal on the running server, or with no
     TARGET every entry of the file (every terminal, every server run)."""
-    host = client.host
-    if host is None and target is not None and "/" in target:
-        host = target.partition("/")[0]  # HOST/selector
+    host = client.host or split_host(target)[0]
     if host is not None:
         raise InvalidArgument(
             f"the input audit is a file on {host}; phux reads it only on this machine",

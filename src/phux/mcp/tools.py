@@ -47,6 +47,7 @@ from phux.client.models import (
     WaitOutcome,
 )
 from phux.client.schemas import object_schema
+from phux.client.selectors import split_host
 from phux.client.wait import DEFAULT_IDLE_MS
 from phux.mcp.panes import PaneLocks, Ticket
 from phux.mcp.server import Place, Tool, ToolResult
@@ -423,11 +424,11 @@ class PhuxTools:
             return ToolResult(f"invalid arguments: {exc}", True)
         socket = getattr(args, "socket", None)
         host = getattr(args, "host", None)
-        target = getattr(args, "target", None)
-        if isinstance(target, str) and "/" in target:
+        prefix, target = split_host(getattr(args, "target", None))
+        if prefix is not None:
             # HOST/selector: a pane on another machine (one adapter drives many).
-            host, _, rest = target.partition("/")
-            args.target = rest or None  # type: ignore[attr-defined]
+            host = prefix
+            args.target = target  # type: ignore[attr-defined]
         try:
             for attempt in (1, 2):
                 try:
