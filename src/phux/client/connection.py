@@ -47,6 +47,19 @@ _RECV_SIZE = 256 * 1024
 _REPLY_FIELD = "request_id"
 
 
+def _stepping_down(attempt: Callable[[int], Connection], first: int) -> Connection:
+    """``attempt(minor)``, announcing the next older minor each time the server refuses
+    the version, down to 0 (a 1.0 server wants an exact match; spec/proto.md §4)."""
+    announce = first
+    while True:
+        try:
+            return attempt(announce)
+        except ServerError as exc:
+            if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE or announce <= 0:
+                raise
+            announce -= 1
+
+
 class Connection:
     def __init__(self, sock: _socket.socket, path: str, link: SshLink | None = None) -> None:
         self._sock = sock
@@ -82,14 +95,10 @@ class Connection:
         then is simply absent (spec/proto.md §4 rule 3). ``minor`` announces an
         older minor from the start (tests and benchmarks of older clients).
         """
-        announce = PROTOCOL_VERSION[1] if minor is None else minor
-        while True:
-            try:
-                return cls._open_once(path, deadline, client_name, announce)
-            except ServerError as exc:
-                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE or announce <= 0:
-                    raise
-                announce -= 1
+        first = PROTOCOL_VERSION[1] if minor is None else minor
+        return _stepping_down(
+            lambda announce: cls._open_once(path, deadline, client_name, announce), first
+        )
 
     @classmethod
     def _open_once(
@@ -142,33 +151,33 @@ class Connection:
     ) -> Connection:
         """Reach the server on ``host`` through ``ssh HOST phux proxy`` (phux.client.remote)
         and complete the handshake before ``deadline``; ``socket`` is the far side's."""
-        from phux.client.remote import open_ssh
+        from phux.client.remote import RemoteFailed, open_ssh
 
-        announce = PROTOCOL_VERSION[1]
-        while True:
+        def attempt(announce: int) -> Connection:
             link = open_ssh(host, socket, deadline, env)
             conn = cls(link.sock, f"ssh://{host}", link)
             try:
                 conn._handshake(deadline, client_name, announce)
                 return conn
-            except ServerError as exc:
+            except ServerError:
                 conn.close()
-                if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE:
-                    raise
-                if announce <= 0:
-                    from phux.client.remote import RemoteFailed
-
-                    raise RemoteFailed(
-                        f"phux on {host} speaks another protocol version: {exc.message}",
-                        remedy=f"install the same phux version here and on {host}",
-                    ) from None
-                announce -= 1
+                raise
             except (ConnectionLost, ProtocolError, DeadlineExceeded) as exc:
                 failure = link.failure(f"no phux server answered over ssh: {exc.message}")
                 conn.close()
                 if isinstance(exc, DeadlineExceeded) and link.proc.returncode is None:
                     raise
                 raise failure from None
+
+        try:
+            return _stepping_down(attempt, PROTOCOL_VERSION[1])
+        except ServerError as exc:
+            if exc.wire_code != ErrorCode.VERSION_INCOMPATIBLE:
+                raise
+            raise RemoteFailed(
+                f"phux on {host} speaks another protocol version: {exc.message}",
+                remedy=f"install the same phux version here and on {host}",
+            ) from None
 
     def _handshake(self, deadline: Deadline, client_name: str, minor: int) -> None:
         major, _, patch = PROTOCOL_VERSION
