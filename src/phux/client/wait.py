@@ -183,6 +183,11 @@ def _wait_shell(
     limit = deadline.earliest(Deadline.after(timeout))
     pane = client.resolve(target, deadline)
     mirror = client.mirror(pane, deadline)
+    if prompt and not mirror.foreground_known:
+        # TERMINAL_STATE reports changes from a listing taken after SUBSCRIBE
+        # (spec/L1.md §8.1): the one that resolved the target came before it, and
+        # the shell may have taken the terminal back in between.
+        pane = client.resolve(pane.id, deadline)
     checks = 0
     mirror.last_output = time.monotonic()
 
