@@ -39,6 +39,8 @@ def test_timeout_gives_up_with_125(client: Client) -> None:
     assert info.value.command == "sleep 30"
     assert 400 <= info.value.duration_ms < 5000
     client.send_keys(name, ["C-c"], Deadline.after(5))
+    # run refuses a pane the interrupted program still holds: await the prompt first.
+    assert client.wait(name, prompt=True, timeout=20, deadline=Deadline.after(25)).met
     assert run(client, name, "echo back") == (0, "back")
 
 
