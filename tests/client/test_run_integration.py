@@ -395,3 +395,21 @@ def test_a_prompt_redrawn_on_resize_is_not_the_commands_end(client: Client, bash
         client.resize(bash, 90 + i, 30, Deadline.after(5))
         out = run(client, bash, f"echo size-{i}; stty size")
         assert (out.exit_code, out.output) == (0, f"size-{i}\n30 {90 + i}")
+
+
+def test_a_listing_from_before_the_shell_took_the_terminal_back_is_not_trusted(
+    client: Client, bash: str
+) -> None:
+    """The listing that resolved the target came before SUBSCRIBE; TERMINAL_STATE
+    reports only changes after it (spec/L1.md §8.1). A program that ended in between
+    (C-c right before `run`) must not make `run` refuse a shell at its prompt."""
+    from phux.client.run import _run_locked
+
+    client.send_keys(bash, ["sleep 30", "Enter"], Deadline.after(5))
+    wait_foreground(client, bash, "sleep")
+    stale = client.resolve(bash, Deadline.after(5))  # says: sleep holds the pane
+    client.send_keys(bash, ["C-c"], Deadline.after(5))
+    wait_foreground(client, bash, "bash")
+    assert client.wait(bash, idle_ms=100, timeout=10, deadline=Deadline.after(15)).met
+    out = _run_locked(client, stale, "echo alive", Deadline.after(15), time.monotonic(), False)
+    assert (out.exit_code, out.output) == (0, "alive")

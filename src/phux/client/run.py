@@ -637,6 +637,12 @@ def _run_locked(
         _await_first_prompt(client, pane, mirror, run_deadline, started, command)
         view = _view(mirror)
         path, refusal = _holder_text(pane, mirror, view, force)
+        if refusal is not None and not mirror.foreground_known:
+            # TERMINAL_STATE reports changes from a listing taken after SUBSCRIBE
+            # (spec/L1.md §8.1): the one that resolved the target came before it,
+            # and a program may have ended in between (C-c just before `run`).
+            pane = client.resolve(pane.id, run_deadline)
+            path, refusal = _holder_text(pane, mirror, view, force)
         if refusal is not None:
             # Keys typed just before (send-keys '…' Enter, or C-c) may be mid-way:
             # echoed but not yet run, a program not yet ended. Let the output settle
