@@ -102,6 +102,15 @@ class ServerConfig:
     max_hello_frame: int = 64 * 1024
     """The largest frame accepted before HELLO (HELLO and PING are small); a longer
     length is FRAME_TOO_LARGE at once instead of a partial frame held in memory."""
+    max_partial_frames: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_PARTIAL_FRAMES", 256 * MiB)
+    )
+    """Bytes all connections together may hold in frames that have not fully arrived
+    (``$PHUX_MAX_PARTIAL_FRAMES``; a frame is counted at its announced length from its
+    first bytes on). A frame over ``max_hello_frame`` that would pass it gets ERROR
+    RESOURCE_EXHAUSTED (with its request id) and its connection is closed, so 1,000
+    connections each holding most of a 16 MiB frame cannot make the server hold
+    16 GiB; smaller frames always fit."""
     max_frame_items: int = 65536
     """Fields and list elements one client frame may hold, nested ones included
     (decoding is linear in them: a frame of millions of empty fields would stall the

@@ -66,6 +66,9 @@ class ServerState:
         self.replicas = ReplicaHost(config, nursery)
         self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
+        self.partial_bytes = 0
+        """Bytes the connections' incomplete incoming frames take, counted at their
+        announced lengths (``ServerConfig.max_partial_frames``)."""
         self.server_id = ""
         self.audit: AuditLog | None = None
         if config.audit_file is not None:
