@@ -19,7 +19,13 @@ from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
 from phux.server.journal import Bootstrap, Chunk, Journal, SizeChange
 from phux.server.log import log
-from phux.server.pty_process import PtyProcess, foreground_pgrp, set_winsize, signal_group
+from phux.server.pty_process import (
+    PtyProcess,
+    flush_unread_input,
+    foreground_pgrp,
+    set_winsize,
+    signal_group,
+)
 from phux.server.subscriber import Subscription
 from phux.wire import encode_frame
 from phux.wire.frames import (
@@ -66,6 +72,8 @@ class PendingInput:
     """Not the last piece of its connection's input unit."""
     cancelled: bool = False
     """Set while being written: stop between slices (its sender was answered or is gone)."""
+    written: int = 0
+    """Bytes of it written to the PTY so far."""
 
 
 class Terminal:
@@ -484,9 +492,17 @@ class Terminal:
             self.queued_input -= sum(len(i.data) for i in self._inputs if i.conn is conn)
             self._inputs = deque(kept)
         current = self._writing
+        cut = self._holder is conn  # pieces of its unit are in the tty: it is cut short
         if current is not None and current.conn is conn:
             current.cancelled = True
+            cut = cut or current.written > 0
             dropped += 1
+        if cut:
+            # The part of its unit in the tty's input queue would be read once the
+            # program reads again (a timed-out paste typed later, half a command line
+            # run): discard it, as a tty discards typed-ahead input on an interrupt.
+            flush_unread_input(self.master_fd)
+            log.info("terminal %d: flushed the unread input of a cut-short unit", self.id)
         if self._holder is conn:
             self._holder = None
         self._cancelled_units.discard(conn)
@@ -525,6 +541,7 @@ class Terminal:
             while offset < len(view) and not item.cancelled:
                 try:
                     offset += os.write(fd, view[offset : offset + _WRITE_SLICE])
+                    item.written = offset
                 except BlockingIOError:
                     await trio.lowlevel.wait_writable(fd)
                     continue
