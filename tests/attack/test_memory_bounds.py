@@ -9,13 +9,20 @@ that whoever would pass it gets a clear answer while everyone else is served.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import time
 from pathlib import Path
 
 from attack.test_server_limits import _ping, _reply, limited_server
+from phux.client import Client, Deadline
+from phux.client.connection import Connection
 from phux.wire import encode_frame
 from phux.wire.errors import ErrorCode
-from phux.wire.frames import Error, Input, Ping, Pong
-from server.harness import RawClient, ServerProcess
+from phux.wire.frames import Error, Input, ListTerminals, Ping, Pong, TerminalList
+from replica.helpers import read_bootstrap
+from server.harness import RawClient, ServerProcess, spawn
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -90,3 +97,123 @@ def test_partial_frames_past_the_global_bound_are_refused_others_carry_on(
         assert isinstance(reply, Error) and reply.code == ErrorCode.TERMINAL_NOT_FOUND, reply
         for client, _frame in clients:
             client.close()
+
+
+def _replica_pid(server: ServerProcess) -> int:
+    assert server.proc is not None
+    for task in Path(f"/proc/{server.proc.pid}/task").iterdir():
+        for child in map(int, (task / "children").read_text().split()):
+            with open(f"/proc/{child}/cmdline", "rb") as cmd:
+                if b"phux.server.replica" in cmd.read():
+                    return child
+    raise AssertionError("no replica process")
+
+
+FLOOD_ROWS = 30000  # 30000 x 87 bytes: about 2.6 MB each, under every per-terminal bound
+
+HEADER_FLOOD = f"""
+import os
+def w(b):
+    v = memoryview(b)
+    while v:
+        v = v[os.write(1, v):]
+w(b"\\x1b[H\\x1b[2J== HEADER painted once ==")
+for i in range({FLOOD_ROWS}):
+    w((b"\\x1b[10;1H\\x1b[2K" + (b"%06d " % i) * 12)[:87])
+w(b"\\x1b[12;1HDONE")
+import time
+time.sleep(60)
+"""
+
+
+def _next_seqs(conn: Connection, tids: list[int]) -> dict[int, int]:
+    listing = conn.call_expect(
+        lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(10)
+    )
+    return {t.terminal: t.next_seq for t in listing.terminals if t.terminal in tids}
+
+
+def _settled(conn: Connection, tids: list[int], timeout: float = 30) -> dict[int, int]:
+    """The terminals' output counts once they stopped growing for half a second."""
+    deadline = time.monotonic() + timeout
+    last = _next_seqs(conn, tids)
+    stable_since = time.monotonic()
+    while time.monotonic() - stable_since < 0.5:
+        assert time.monotonic() < deadline, last
+        time.sleep(0.05)
+        now = _next_seqs(conn, tids)
+        if now != last:
+            last, stable_since = now, time.monotonic()
+    return last
+
+
+def test_journals_past_the_global_budget_wait_for_their_replicas(tmp_path: Path) -> None:
+    """Three floods while the replicas are stopped (as if far behind): without a global
+    budget each journal keeps all 2.6 MB it is not allowed to drop; with one, the
+    largest wait for their replica, which then compacts them, and every screen and
+    bootstrap is still exact (the header painted once survives)."""
+    budget = 1 * MiB
+    env = dict(os.environ, PHUX_REPLICAS="process", PHUX_MAX_JOURNAL_TOTAL=str(budget))
+    server = ServerProcess(tmp_path, env=env)
+    server.start()
+    replica = 0
+    try:
+        with server.connect() as conn:
+            shell = spawn(conn, ["cat"])
+            replica = _replica_pid(server)
+            os.kill(replica, signal.SIGSTOP)
+            floods = [spawn(conn, ["python3", "-c", HEADER_FLOOD]) for _ in range(3)]
+            held = _settled(conn, floods)
+            # Over the budget, the floods wait (the replica parses nothing now) ...
+            assert sum(held.values()) < budget + 3 * 64 * KiB, held
+            # ... and nobody else does: a terminal with a small journal goes on.
+            before = _next_seqs(conn, [shell])[shell]
+            conn.call(
+                lambda rid: Input(request_id=rid, terminal=shell, data=b"still here\n"),
+                Deadline.after(10),
+            )
+            deadline = time.monotonic() + 10
+            while _next_seqs(conn, [shell])[shell] < before + 2 * len(b"still here\n"):
+                assert time.monotonic() < deadline, "the small terminal's output stalled"
+                time.sleep(0.02)
+            os.kill(replica, signal.SIGCONT)
+            with Client(server.socket, env={}) as client:
+                for tid in floods:
+                    deadline = time.monotonic() + 60
+                    while True:
+                        state = client.snapshot(f"@{tid}", deadline=Deadline.after(30))
+                        if state.lines[11].startswith("DONE"):
+                            break
+                        assert time.monotonic() < deadline, state.lines
+                        time.sleep(0.05)
+                    assert state.lines[0].startswith("== HEADER painted once =="), state.lines
+                    assert state.lines[9].startswith(f"{FLOOD_ROWS - 1:06d}"), state.lines
+            for tid in floods:
+                boot = read_bootstrap(conn, tid)
+                display = boot.engine(history=100).screen.display
+                assert display[0].startswith("== HEADER painted once =="), display
+                assert len(boot.journal) < budget, len(boot.journal)
+    finally:
+        if replica:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(replica, signal.SIGCONT)
+        server.stop()
+
+
+def test_journals_past_the_global_budget_lose_their_oldest_bytes_without_replicas(
+    tmp_path: Path,
+) -> None:
+    budget = 1 * MiB
+    env = dict(os.environ, PHUX_REPLICAS="off", PHUX_MAX_JOURNAL_TOTAL=str(budget))
+    server = ServerProcess(tmp_path, env=env)
+    server.start()
+    try:
+        with server.connect() as conn:
+            floods = [spawn(conn, ["python3", "-c", HEADER_FLOOD]) for _ in range(3)]
+            held = _settled(conn, floods)
+            assert all(seq > 2 * MiB for seq in held.values()), held  # nobody waited
+            sizes = [len(read_bootstrap(conn, tid).journal) for tid in floods]
+            assert sum(sizes) <= budget, sizes
+            assert min(sizes) > 0, sizes
+    finally:
+        server.stop()

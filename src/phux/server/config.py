@@ -33,6 +33,15 @@ class ServerConfig:
     checkpoint, bootstraps are the newest this-many bytes without one. With
     replicas off, the oldest bytes are dropped.
     """
+    max_journal_total: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_JOURNAL_TOTAL", 256 * MiB)
+    )
+    """Output bytes all terminals' journals may hold together (``$PHUX_MAX_JOURNAL_TOTAL``;
+    checkpoints are not counted: their size follows ``history_lines``). Past it the
+    largest journals shrink to 7/8 of it: a terminal whose replica lags waits (its
+    program blocks on a full PTY) until the replica has parsed all it was fed and
+    checkpointed, so the bytes before the checkpoint go and every bootstrap stays
+    exact; with replicas off, the largest journals lose their oldest bytes."""
     replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "process"))
     """Where the terminals' engine replicas run: "thread", "process" or "off"
     (``$PHUX_REPLICAS``). Off: no checkpoints, no answers to terminal queries."""

@@ -17,7 +17,7 @@ import trio
 
 from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
-from phux.server.journal import Bootstrap, Chunk, Journal, SizeChange
+from phux.server.journal import Bootstrap, Chunk, Journal, JournalBudget, SizeChange
 from phux.server.log import log
 from phux.server.pty_process import (
     PtyProcess,
@@ -88,13 +88,14 @@ class Terminal:
         on_closed: Callable[[Terminal], None],
         on_state: StateHook | None = None,
         interested: InterestCheck | None = None,
+        journal_budget: JournalBudget | None = None,
     ) -> None:
         self.id = tid
         self.process = process
         self.pid = process.pid
         self.master_fd = process.master_fd
         self.config = config
-        self.journal = Journal(config.journal_bytes, cols, rows)
+        self.journal = Journal(config.journal_bytes, cols, rows, journal_budget)
         self.created_ms = int(time.time() * 1000)
         self.metadata = metadata
         self.subscribers: list[Subscription] = []
@@ -119,6 +120,9 @@ class Terminal:
         self._cancel = trio.CancelScope()
         self._read_gate: trio.Event | None = None
         """Set while the reader waits for the replica to catch up (see pause_reading)."""
+        self._paused_for: set[str] = set()
+        """Why the reader waits: "lag" (the replica is too far behind), "budget" (the
+        journals together are over the server's budget: this one waits to be compacted)."""
         self._on_state = on_state
         self._interested = interested
         self._fg_key: fgread.Key | None = None
@@ -417,18 +421,25 @@ class Terminal:
     def replica_failed(self) -> None:
         """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
         self.journal.stop_compacting()
-        self.resume_reading()
+        for reason in list(self._paused_for):
+            self.resume_reading(reason)
 
-    def pause_reading(self) -> None:
-        """Stop reading output (the replica is too far behind): the program blocks on a
-        full PTY, as it would on a slow terminal, and nothing it wrote is dropped."""
+    def pause_reading(self, reason: str = "lag") -> None:
+        """Stop reading output until the replica has caught up (``reason``: see
+        ``_paused_for``): the program blocks on a full PTY, as it would on a slow
+        terminal, and nothing it wrote is dropped."""
+        self._paused_for.add(reason)
         if self._read_gate is None:
             self._read_gate = trio.Event()
 
-    def resume_reading(self) -> None:
-        if self._read_gate is not None:
+    def resume_reading(self, reason: str = "lag") -> None:
+        self._paused_for.discard(reason)
+        if self._read_gate is not None and not self._paused_for:
             self._read_gate.set()
             self._read_gate = None
+
+    def paused_for(self, reason: str) -> bool:
+        return reason in self._paused_for
 
     @property
     def reading_paused(self) -> bool:
