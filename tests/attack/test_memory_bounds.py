@@ -20,7 +20,16 @@ from phux.client import Client, Deadline
 from phux.client.connection import Connection
 from phux.wire import encode_frame
 from phux.wire.errors import ErrorCode
-from phux.wire.frames import Error, Input, ListTerminals, Ping, Pong, TerminalList
+from phux.wire.frames import (
+    Error,
+    Input,
+    ListTerminals,
+    MetaDelete,
+    MetaSet,
+    Ping,
+    Pong,
+    TerminalList,
+)
 from replica.helpers import read_bootstrap
 from server.harness import RawClient, ServerProcess, spawn
 
@@ -101,11 +110,14 @@ def test_partial_frames_past_the_global_bound_are_refused_others_carry_on(
 
 def _replica_pid(server: ServerProcess) -> int:
     assert server.proc is not None
-    for task in Path(f"/proc/{server.proc.pid}/task").iterdir():
-        for child in map(int, (task / "children").read_text().split()):
-            with open(f"/proc/{child}/cmdline", "rb") as cmd:
-                if b"phux.server.replica" in cmd.read():
-                    return child
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        for task in Path(f"/proc/{server.proc.pid}/task").iterdir():
+            for child in map(int, (task / "children").read_text().split()):
+                with contextlib.suppress(OSError), open(f"/proc/{child}/cmdline", "rb") as cmd:
+                    if b"phux.server.replica" in cmd.read():
+                        return child
+        time.sleep(0.02)
     raise AssertionError("no replica process")
 
 
@@ -217,3 +229,41 @@ def test_journals_past_the_global_budget_lose_their_oldest_bytes_without_replica
             assert min(sizes) > 0, sizes
     finally:
         server.stop()
+
+
+def _heap_burst(server: ServerProcess) -> tuple[int, int]:
+    """120 MB of 60 KB metadata values, a small value after them (it pins the top of
+    the heap, as later allocations do in a live server), then the big ones deleted:
+    (RSS at the peak, RSS a moment later), in KiB."""
+    with server.connect() as conn:
+        ids = [
+            conn.submit(
+                lambda rid, i=i: MetaSet(request_id=rid, key=f"k{i}", value=os.urandom(60000))
+            )
+            for i in range(2000)
+        ]
+        for rid in ids:
+            conn.wait_reply(rid, Deadline.after(30))
+        conn.call(lambda rid: MetaSet(request_id=rid, key="pin", value=b"p"), Deadline.after(10))
+        peak = _rss_kib(server)
+        ids = [
+            conn.submit(lambda rid, i=i: MetaDelete(request_id=rid, key=f"k{i}"))
+            for i in range(2000)
+        ]
+        for rid in ids:
+            conn.wait_reply(rid, Deadline.after(30))
+    deadline = time.monotonic() + 5
+    while _rss_kib(server) > peak // 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return peak, _rss_kib(server)
+
+
+def test_freed_memory_is_given_back_after_a_burst(tmp_path: Path) -> None:
+    """glibc keeps freed heap mapped: the server gives it back once the burst is over,
+    even when it had already trimmed while the burst grew (its RSS then stays flat
+    while the memory is freed, so RSS alone cannot tell)."""
+    with limited_server(tmp_path, "--replicas", "off", PHUX_TRIM_INTERVAL="0.1") as server:
+        before = _rss_kib(server)
+        peak, after = _heap_burst(server)
+        assert peak > before + 100 * 1024, (before, peak)
+        assert after < before + 40 * 1024, (before, peak, after)
