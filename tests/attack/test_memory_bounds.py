@@ -15,9 +15,12 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from attack.test_server_limits import _ping, _reply, limited_server
 from phux.client import Client, Deadline
 from phux.client.connection import Connection
+from phux.client.errors import ServerError
 from phux.wire import encode_frame
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import (
@@ -267,3 +270,16 @@ def test_freed_memory_is_given_back_after_a_burst(tmp_path: Path) -> None:
         peak, after = _heap_burst(server)
         assert peak > before + 100 * 1024, (before, peak)
         assert after < before + 40 * 1024, (before, peak, after)
+
+
+def test_a_paste_refused_by_the_bound_says_why(tmp_path: Path) -> None:
+    """The library's client sees the refusal, not a lost connection."""
+    with limited_server(tmp_path, PHUX_MAX_PARTIAL_FRAMES=str(1 * MiB)) as server:
+        with Client(server.socket, env={}) as client:
+            client.new("p", command=["cat"], cwd="/", deadline=Deadline.after(10))
+            with pytest.raises(ServerError) as caught:
+                client.paste("p", "x" * (12 * MiB), Deadline.after(20))
+            assert caught.value.wire_code == ErrorCode.RESOURCE_EXHAUSTED
+            assert "incomplete frames" in caught.value.message
+        with Client(server.socket, env={}) as client:  # a small one still goes through
+            client.paste("p", "fits\n", Deadline.after(10))
