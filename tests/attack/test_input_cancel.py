@@ -186,7 +186,7 @@ def test_send_keys_to_a_program_not_reading_says_so_and_types_nothing_later(
             deadline=Deadline.after(10),
         )
         done = subprocess.run(
-            [*CLI, "send-keys", "--socket", str(sock), "--timeout", "1", "deaf", payload],
+            [*CLI, "send-keys", "--socket", str(sock), "--timeout", "3", "deaf", payload],
             capture_output=True,
             text=True,
             timeout=30,
