@@ -41,7 +41,10 @@ class ServerConfig:
     largest journals shrink to 7/8 of it: a terminal whose replica lags waits (its
     program blocks on a full PTY) until the replica has parsed all it was fed and
     checkpointed, so the bytes before the checkpoint go and every bootstrap stays
-    exact; with replicas off, the largest journals lose their oldest bytes."""
+    exact; with replicas off, the largest journals lose their oldest bytes. It is looked
+    at once per sixteenth of it, and a journal under ``compact_bytes`` never waits, so
+    the sum may pass it by a sixteenth plus, per terminal, ``compact_bytes`` and one
+    read pass (``read_batch_bytes``)."""
     replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "process"))
     """Where the terminals' engine replicas run: "thread", "process" or "off"
     (``$PHUX_REPLICAS``). Off: no checkpoints, no answers to terminal queries."""
