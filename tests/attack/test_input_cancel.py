@@ -163,3 +163,40 @@ def test_interrupt_jumps_a_queued_paste(sock: Path, tmp_path: Path) -> None:
         finally:
             paster.close()
     assert os.path.exists(f"{out}.sigint")
+
+
+# Does not read its terminal until GATE exists (a program busy with something else,
+# like `sleep`), then copies what it reads to OUT, line by line (a cooked tty).
+DEAF_UNTIL_GATE = 'while [ ! -e "$1" ]; do sleep 0.02; done; exec cat > "$2"'
+
+
+def test_send_keys_to_a_program_not_reading_says_so_and_types_nothing_later(
+    sock: Path, tmp_path: Path
+) -> None:
+    """The tty takes a few KiB and then stops taking input: the CLI must say that the
+    program is not reading (not that the server may be wedged), and none of what it
+    gave up on may be read by the program later, not even what the tty had taken."""
+    gate, out = tmp_path / "gate", tmp_path / "out"
+    payload = "LEAKED-LINE\n" * 5000  # 60 KB: far more than a tty's input queue
+    with Client(sock, env={}) as client:
+        client.new(
+            "deaf",
+            command=["sh", "-c", DEAF_UNTIL_GATE, "sh", str(gate), str(out)],
+            cwd="/",
+            deadline=Deadline.after(10),
+        )
+        done = subprocess.run(
+            [*CLI, "send-keys", "--socket", str(sock), "--timeout", "3", "deaf", payload],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 1, (done.returncode, done.stderr)
+        assert "is not reading its input" in done.stderr, done.stderr
+        assert "will not be typed later" in done.stderr, done.stderr
+        assert "wedged" not in done.stderr, done.stderr
+        gate.touch()
+        client.send_keys("deaf", ["END", "Enter"], Deadline.after(10))
+        wait_for("END", lambda: out.exists() and b"END" in out.read_bytes(), 10)
+    assert out.read_bytes() == b"END\n", out.read_bytes()[:200]

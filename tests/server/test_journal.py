@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phux.server.journal import Chunk, Journal, SizeChange
+from phux.server.journal import Chunk, Journal, JournalBudget, SizeChange
 
 ops = st.lists(
     st.one_of(
@@ -60,3 +60,49 @@ def test_bootstrap_is_the_tail_of_the_stream(ops: list[tuple[str, object]], limi
         else:
             assert current == size_at(item.seq)
     assert current == sizes[-1][1:] == (journal.cols, journal.rows)
+
+
+budget_ops = st.lists(
+    st.one_of(
+        st.tuples(st.integers(0, 2), st.binary(min_size=1, max_size=40)).map(lambda t: ("out", t)),
+        st.tuples(st.integers(0, 2), st.integers(0, 60)).map(lambda t: ("shrink", t)),
+        st.tuples(st.integers(0, 2), st.integers(0, 200)).map(lambda t: ("compact", t)),
+        st.integers(0, 2).map(lambda i: ("forget", (i, 0))),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=budget_ops, compacting=st.booleans())
+def test_the_budget_counts_what_the_journals_hold(
+    ops: list[tuple[str, tuple[int, object]]], compacting: bool
+) -> None:
+    """However the journals change (appends, their own trims, compactions, shrinks
+    asked by the budget, a terminal forgotten), the budget holds their sum, and a
+    shrink never drops what a replica's checkpoints do not cover."""
+    looks: list[int] = []
+    budget = JournalBudget(100, lambda: looks.append(budget.used))
+    journals = [Journal(70, 80, 24, budget) for _ in range(3)]
+    for journal in journals:
+        journal.compacting = compacting
+    for kind, (i, value) in ops:
+        journal = journals[i]
+        if kind == "out":
+            assert isinstance(value, bytes)
+            journal.append(value)
+        elif kind == "shrink":
+            assert isinstance(value, int)
+            before = journal.size_bytes
+            journal.shrink(value)
+            if compacting:
+                assert journal.size_bytes == before
+        elif kind == "compact":
+            assert isinstance(value, int)
+            journal.compact(min(value, journal.next_seq), 80, 24, b"ck")
+        else:
+            journal.release()
+            journals[i] = Journal(70, 80, 24, budget)
+            journals[i].compacting = compacting
+        assert budget.used == sum(j.size_bytes for j in journals)
+    assert all(used > budget.limit for used in looks)

@@ -230,3 +230,24 @@ def test_integer_out_of_range_refused_by_encoder() -> None:
         encode_frame(Ok(request_id=1 << 32))
     with pytest.raises(ValueError):
         encode_frame(Ok(request_id=-1))
+
+
+def test_an_incomplete_frame_shows_its_size_and_request_id_before_it_is_whole() -> None:
+    from phux.wire.frames import Input
+    from phux.wire.framing import peek_request_id
+
+    frame = encode_frame(Input(request_id=70000, terminal=3, data=b"d" * 100_000))
+    reader = FrameReader()
+    reader.feed(frame[:4])
+    assert reader.incomplete() is None  # not even the type yet
+    reader.feed(frame[4:40])
+    head = reader.incomplete()
+    assert head is not None
+    kind, size, body = head
+    assert (kind, size) == (Input.TYPE, len(frame))
+    assert peek_request_id(kind, body) == 70000
+    assert peek_request_id(kind, body[:5]) is None  # not all of it here yet
+    assert peek_request_id(Ping.TYPE, encode_frame(Ping(token=5))[5:]) is None  # no request id
+    reader.feed(frame[40:])
+    assert reader.incomplete() is None
+    assert reader.next_frame() == Input(request_id=70000, terminal=3, data=b"d" * 100_000)

@@ -15,6 +15,8 @@ tmux server doing the same work where tmux has the same work to do:
 - **flood**: ``cat`` of a 200 MB file of base64 lines (32 MB with --quick) to
   one subscriber (tmux: the same file in a pane). Peak RSS of the server and
   its replica helper together.
+- **partial frames**: P clients past HELLO, each holding 15 MiB of a 16 MiB
+  frame, against a server without the bound on incomplete frames. RSS.
 - **idle terminals**: M terminals running ``sleep`` (tmux: M windows): RSS of
   the server and its replica helper together, per terminal and in all, and fds.
 
@@ -24,6 +26,8 @@ tmux server doing the same work where tmux has the same work to do:
 Measured once on the shared 2-core machine (figure / tmux or same-run baseline):
 
     RSS, 900 idle connections                 42.4 / 62.7 MiB
+    RSS, 40 clients each holding 15 MiB of a 16 MiB frame
+                                              277 / 636 MiB with no bound (the bound: 256 MiB)
     fds, 900 idle connections                  911 / 907
     RSS 12 s after they left                  45.3 / 29.3 MiB before them, 46.0 never trimmed
     RSS 12 s after 16 MB to 5 deaf subscribers  37.2 / 46.0 MiB never trimmed (--quick)
@@ -55,6 +59,7 @@ from phux.client.deadline import Deadline
 from phux.wire import encode_frame
 from phux.wire.frames import (
     Hello,
+    Input,
     Kill,
     Output,
     Subscribe,
@@ -153,6 +158,26 @@ def idle_connections(directory: Path, n: int, **env: str) -> dict[str, float]:
             s.close()
         time.sleep(12.0)  # idle after the burst
         out["after"] = _status(pid, "VmRSS") / 1024
+    return out
+
+
+def partial_frames(directory: Path, n: int, **env: str) -> dict[str, float]:
+    """N clients past HELLO, each holding 15 MiB of a 16 MiB frame (no tmux baseline:
+    its protocol has no such frame; the baseline is a server without the bound)."""
+    frame = encode_frame(Input(request_id=1, terminal=0, data=b"p" * (16 * 2**20 - 64)))
+    with _phux(directory, **env) as (sock, pid):
+        before = _status(pid, "VmRSS")
+        held = []
+        for _ in range(n):
+            s = _raw(sock, hello=True)
+            held.append(s)
+            s.settimeout(10)
+            with contextlib.suppress(OSError):  # the ones over the bound are closed
+                s.sendall(frame[: 15 * 2**20])
+        time.sleep(1.0)
+        out = {"rss": _status(pid, "VmRSS") / 1024, "before": before / 1024}
+        for s in held:
+            s.close()
     return out
 
 
@@ -313,6 +338,16 @@ def run(quick: bool) -> list[Measurement]:
             conns["after"],
             "a server that never trims",
             untrimmed["after"],
+        )
+        p = 10 if quick else 40
+        part = partial_frames(root / "p", p)
+        unbounded = partial_frames(root / "p0", p, PHUX_MAX_PARTIAL_FRAMES=str(2**40))
+        add(
+            f"server RSS, {p} clients holding 15 MiB of a 16 MiB frame",
+            "MiB",
+            part["rss"],
+            "no bound on incomplete frames",
+            unbounded["rss"],
         )
         big = root / "flood.txt"
         make_file(big, flood_size)

@@ -6,7 +6,8 @@ It starts a server on a temp socket (default limits, so this is also a check
 of the defaults) and, in rounds until the time is up, runs every attack of
 tests/attack/ at full size: a crowd of idle connections that never say HELLO
 (more than the connection limit), connect/close cycles, fuzzed frames, a
-16 MiB frame of empty unknown fields, clients that never read their replies,
+16 MiB frame of empty unknown fields, 40 clients holding 15 MiB of a 16 MiB
+frame each (past the bound on incomplete frames), clients that never read their replies,
 non-reading subscribers of a flooding terminal, input for a program that never
 reads, and ``kill -9`` of the replica helper. Throughout, a probe pings the
 server and a reference terminal (a header painted once, then a row-10 flood)
@@ -32,7 +33,9 @@ from pathlib import Path
 
 from phux.client import Client, Deadline
 from phux.client.connection import Connection
+from phux.client.errors import ServerError
 from phux.wire import encode_frame
+from phux.wire.errors import ErrorCode
 from phux.wire.frames import (
     Hello,
     Input,
@@ -80,12 +83,29 @@ def _rss_fds(pid: int) -> tuple[int, int]:
 
 
 def _replica_pid(pid: int) -> int:
-    with open(f"/proc/{pid}/task/{pid}/children") as f:
-        for child in map(int, f.read().split()):
-            with contextlib.suppress(OSError), open(f"/proc/{child}/cmdline", "rb") as c:
-                if b"phux.server.replica" in c.read():
-                    return child
+    for task in Path(f"/proc/{pid}/task").iterdir():  # any thread may have started it
+        with contextlib.suppress(OSError):
+            for child in map(int, (task / "children").read_text().split()):
+                with contextlib.suppress(OSError), open(f"/proc/{child}/cmdline", "rb") as c:
+                    if b"phux.server.replica" in c.read():
+                        return child
     return 0
+
+
+PARTIAL_FRAME = encode_frame(Input(request_id=1, terminal=0, data=b"p" * (16 * 1024 * 1024 - 64)))
+PARTIAL_SENT = 15 * 1024 * 1024
+
+
+def _admitted(sock: Path, timeout: float = 30.0) -> Connection:
+    """A connection, retried while the server is at its connection limit."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return Connection.open(sock, Deadline.after(10), client_name="soak")
+        except ServerError as exc:
+            if exc.wire_code != ErrorCode.RESOURCE_EXHAUSTED or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 class Prober(threading.Thread):
@@ -110,6 +130,15 @@ class Prober(threading.Thread):
 
 
 def attack_round(sock: Path, pid: int, crowd: int, rng: random.Random) -> None:
+    # Clients that announce a 16 MiB frame and send most of it, more of them than the
+    # bound on incomplete frames holds: the ones over it are refused and closed.
+    partial = []
+    for _ in range(40):
+        with contextlib.suppress(OSError):
+            s = _raw(sock)
+            partial.append(s)
+            s.settimeout(5)
+            s.sendall(PARTIAL_FRAME[:PARTIAL_SENT])
     # Idle connections that never say HELLO, past the connection limit.
     idle = []
     for _ in range(crowd):
@@ -148,8 +177,8 @@ def attack_round(sock: Path, pid: int, crowd: int, rng: random.Random) -> None:
             s.setblocking(False)
             s.send(burst)
         deaf.append(s)
-    # Input for a program that never reads.
-    with Connection.open(sock, Deadline.after(10), client_name="soak") as conn:
+    # Input for a program that never reads (once the crowd's HELLO deadline let us in).
+    with _admitted(sock) as conn:
         reply = conn.call(
             lambda rid: Spawn(
                 request_id=rid,
@@ -174,7 +203,7 @@ def attack_round(sock: Path, pid: int, crowd: int, rng: random.Random) -> None:
     if helper:
         os.kill(helper, signal.SIGKILL)
     time.sleep(2.0)
-    for s in idle + deaf:
+    for s in idle + deaf + partial:
         s.close()
 
 

@@ -366,7 +366,10 @@ def snapshot_cmd(
         "prefixes. Any other word is typed literally, character by character.",
         texts.TARGET_GRAMMAR,
         texts.ORDERING_TRAILING,
-        texts.exit_codes(("0", "written to the terminal"), ("1", "no server / miss / failure")),
+        texts.exit_codes(
+            ("0", "written to the terminal"),
+            ("1", "no server / miss / failure, or the program did not read it in --timeout"),
+        ),
     ),
 )
 @click.option(
@@ -388,8 +391,10 @@ def send_keys_cmd(
     `':wq' Enter` saves in vim); use `phux paste` to paste. Returns once the
     server has written the bytes to the terminal; it does not wait for the
     program to react (use `phux wait` for that). One call is typed as one piece
-    that no other client's input interleaves with; if it times out, none of it
-    that was still waiting is typed later. C-c, C-\\ or C-z alone go ahead of
+    that no other client's input interleaves with. A program that is not
+    reading its input takes a few KiB, then no more: if the call times out
+    (the error says the program is not reading), none of it is typed later,
+    not even what the tty had taken. C-c, C-\\ or C-z alone go ahead of
     input queued by others and discard it.
     """
     actions.send_keys(timeout=timeout, socket=socket, target=target, keys=keys, literal=literal)
@@ -405,7 +410,10 @@ def send_keys_cmd(
     epilog=verb_epilog(
         texts.TARGET_GRAMMAR,
         texts.ORDERING,
-        texts.exit_codes(("0", "written"), ("1", "no server / miss / failure")),
+        texts.exit_codes(
+            ("0", "written"),
+            ("1", "no server / miss / failure, or the program did not read it in --timeout"),
+        ),
     ),
 )
 @deadline_option

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from phux.client.errors import (
         ConnectionLost,
         DeadlineExceeded,
+        InputNotRead,
         InvalidArgument,
         InvalidName,
         LastNotAvailable,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 _ERRORS = (
     "ConnectionLost",
     "DeadlineExceeded",
+    "InputNotRead",
     "InvalidArgument",
     "InvalidName",
     "LastNotAvailable",
@@ -129,6 +131,7 @@ __all__ = [
     "Deadline",
     "DeadlineExceeded",
     "ErrorReport",
+    "InputNotRead",
     "InvalidArgument",
     "InvalidName",
     "KeyModes",

@@ -26,6 +26,7 @@ from phux.client.deadline import Deadline
 from phux.client.errors import (
     ConnectionLost,
     DeadlineExceeded,
+    InputNotRead,
     InvalidArgument,
     InvalidName,
     PhuxError,
@@ -121,6 +122,18 @@ def parse_signal(name: str) -> Signal:
         return Signal[text]
     names = ", ".join(Signal.__members__)
     raise InvalidArgument(f"unknown signal {name!r} (known: {names})")
+
+
+def _not_read(pane: Pane, written: int, total: int) -> InputNotRead:
+    """The write to ``pane`` timed out: the server answers every other request at
+    once, so its program did not take the input."""
+    fg = pane.foreground
+    program = f" ({fg.name})" if fg is not None and fg.name else ""
+    return InputNotRead(
+        f"timed out: the program in pane {pane.id}{program} is not reading its input; "
+        f"the {total - written} of {total} bytes it had not taken are dropped and will "
+        "not be typed later"
+    )
 
 
 class Client:
@@ -506,19 +519,26 @@ class Client:
                 )
 
             failed: ServerError | None = None
+            written = 0
             try:
                 rids = [
                     conn.submit(make(piece, i < last and not urgent), deadline)
                     for i, piece in enumerate(pieces)
                 ]
-                for rid in rids:  # every reply, so none is left behind unread
-                    try:
+                for rid, piece in zip(rids, pieces, strict=True):
+                    try:  # every reply, so none is left behind unread
                         conn.wait_reply(rid, deadline)
+                        written += len(piece)
                     except ServerError as exc:
                         failed = failed or exc
             except DeadlineExceeded:
                 self.close()
-                raise
+                raise _not_read(pane, written, sum(map(len, pieces))) from None
+            except ConnectionLost:
+                if failed is None:
+                    raise
+                # The server refused a piece (e.g. a limit) and closed: that is the news.
+                self.close()
             if failed is not None:
                 raise self._terminal_error(failed, pane) from None
 

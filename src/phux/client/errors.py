@@ -41,6 +41,18 @@ class DeadlineExceeded(PhuxError):
     remedy = "raise --timeout (timeout_secs in MCP); if the server is wedged, see its log"
 
 
+class InputNotRead(DeadlineExceeded):
+    """A write (send-keys, paste) was not all taken by the pane's program before the
+    deadline: the program is not reading its input (or other input queued ahead of
+    this was not read). What was not written is dropped, never typed later."""
+
+    code = "input_not_read"
+    remedy = (
+        "see what the pane runs (phux snapshot): interrupt it with send-keys C-c, "
+        "or raise --timeout for a program that reads slowly"
+    )
+
+
 class ConnectionLost(PhuxError):
     code = "connection_lost"
     remedy = "the server stopped or dropped us: check `phux ls`, then retry"

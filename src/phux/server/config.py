@@ -33,6 +33,18 @@ class ServerConfig:
     checkpoint, bootstraps are the newest this-many bytes without one. With
     replicas off, the oldest bytes are dropped.
     """
+    max_journal_total: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_JOURNAL_TOTAL", 256 * MiB)
+    )
+    """Output bytes all terminals' journals may hold together (``$PHUX_MAX_JOURNAL_TOTAL``;
+    checkpoints are not counted: their size follows ``history_lines``). Past it the
+    largest journals shrink to 7/8 of it: a terminal whose replica lags waits (its
+    program blocks on a full PTY) until the replica has parsed all it was fed and
+    checkpointed, so the bytes before the checkpoint go and every bootstrap stays
+    exact; with replicas off, the largest journals lose their oldest bytes. It is looked
+    at once per sixteenth of it, and a journal under ``compact_bytes`` never waits, so
+    the sum may pass it by a sixteenth plus, per terminal, ``compact_bytes`` and one
+    read pass (``read_batch_bytes``)."""
     replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "process"))
     """Where the terminals' engine replicas run: "thread", "process" or "off"
     (``$PHUX_REPLICAS``). Off: no checkpoints, no answers to terminal queries."""
@@ -102,6 +114,15 @@ class ServerConfig:
     max_hello_frame: int = 64 * 1024
     """The largest frame accepted before HELLO (HELLO and PING are small); a longer
     length is FRAME_TOO_LARGE at once instead of a partial frame held in memory."""
+    max_partial_frames: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_PARTIAL_FRAMES", 256 * MiB)
+    )
+    """Bytes all connections together may hold in frames that have not fully arrived
+    (``$PHUX_MAX_PARTIAL_FRAMES``; a frame is counted at its announced length from its
+    first bytes on). A frame over ``max_hello_frame`` that would pass it gets ERROR
+    RESOURCE_EXHAUSTED (with its request id) and its connection is closed, so 1,000
+    connections each holding most of a 16 MiB frame cannot make the server hold
+    16 GiB; smaller frames always fit."""
     max_frame_items: int = 65536
     """Fields and list elements one client frame may hold, nested ones included
     (decoding is linear in them: a frame of millions of empty fields would stall the

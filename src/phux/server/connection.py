@@ -66,7 +66,7 @@ from phux.wire.frames import (
     SubscribeEvents,
     Unsubscribe,
 )
-from phux.wire.framing import CLIENT_TYPES
+from phux.wire.framing import CLIENT_TYPES, peek_request_id
 from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 RECEIVE_BYTES = 256 * 1024
@@ -134,6 +134,8 @@ class ClientConnection:
         self._reading = True
         self._cancel: trio.CancelScope | None = None
         self._reader: FrameReader | None = None
+        self._partial = 0
+        """What this connection's incomplete frame counts in ``state.partial_bytes``."""
         self._lingering = FLUSH_TIMEOUT_S
         self.peer = "?"
         self.peer_pid = 0
@@ -251,6 +253,7 @@ class ClientConnection:
 
     def _cleanup(self) -> None:
         state = self.state
+        self._release_partial()
         for term in list(self.input_terminals):
             term.drop_input(self)
         self.input_terminals.clear()
@@ -326,6 +329,7 @@ class ClientConnection:
                 try:
                     frame = reader.next_frame()
                 except WireError as exc:
+                    self._release_partial()
                     if exc.recoverable:
                         refusal = self.handshake.check_bad_frame(exc)
                         if refusal is not None:
@@ -338,8 +342,51 @@ class ClientConnection:
                     self.close_with(DetachReason.PROTOCOL_ERROR, str(exc))
                     return
                 if frame is None:
+                    self._hold_partial(reader)
                     break
+                self._release_partial()
                 self._handle(frame)
+
+    def _hold_partial(self, reader: FrameReader) -> None:
+        """Count the incomplete frame at the front of ``reader`` in the server's bound on
+        them, once; refuse it if it is large and would pass the bound.
+
+        The refused connection is closed after the ERROR: the frame may be a piece
+        of an input unit, and the rest of a unit must not be typed with a hole in it.
+        """
+        if self._partial or not self._reading:
+            return  # counted already: it is the same frame until one is taken
+        head = reader.incomplete()
+        if head is None:
+            return
+        frame_type, size, body = head
+        config, state = self.config, self.state
+        limit = config.max_partial_frames
+        if size <= config.max_hello_frame or state.partial_bytes + size <= limit:
+            self._partial = size
+            state.partial_bytes += size
+            return
+        if len(body) < 16 and reader.buffered < size:
+            return  # the request id is in the next few bytes: answer with it
+        held = state.partial_bytes
+        log.warning(
+            "refused a %d-byte frame from %s: incomplete frames hold %d bytes, at most %d",
+            size,
+            self.peer,
+            held,
+            limit,
+        )
+        message = (
+            f"frame of {size} bytes refused: incomplete frames from all clients may hold "
+            f"at most {limit} bytes and {held} are held; try again later"
+        )
+        request_id = peek_request_id(frame_type, body)
+        self.reply_error(request_id, ErrorCode.RESOURCE_EXHAUSTED, message)
+        self._close_soon()
+
+    def _release_partial(self) -> None:
+        self.state.partial_bytes -= self._partial
+        self._partial = 0
 
     # ------------------------------------------------------------ dispatch
 

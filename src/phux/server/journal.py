@@ -17,6 +17,7 @@ replica is ``replica_lag_bytes`` behind.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -58,9 +59,36 @@ class Bootstrap:
     checkpoint: bytes | None = None
 
 
+class JournalBudget:
+    """The output bytes all terminals' journals hold together, against one limit
+    (``ServerConfig.max_journal_total``). Past it, ``relieve`` is asked to make the
+    largest journals shrink; it is asked again only once another sixteenth of the
+    limit has come in, so a budget that cannot be met at once (replicas still
+    catching up) costs no scan per chunk of output."""
+
+    def __init__(self, limit: int, relieve: Callable[[], None]) -> None:
+        self.limit = limit
+        self.used = 0
+        self._relieve = relieve
+        self._next_look = 0
+
+    def add(self, delta: int) -> None:
+        self.used += delta
+        if self.used <= self.limit:
+            self._next_look = 0
+
+    def check(self) -> None:
+        if self.used > self.limit and self.used >= self._next_look:
+            self._next_look = self.used + max(1, self.limit // 16)
+            self._relieve()
+
+
 class Journal:
-    def __init__(self, limit: int, cols: int, rows: int) -> None:
+    def __init__(
+        self, limit: int, cols: int, rows: int, budget: JournalBudget | None = None
+    ) -> None:
         self.limit = max(0, limit)
+        self.budget = budget
         self._items: deque[JournalItem] = deque()
         self._bytes = 0
         self.start_seq = 0
@@ -79,6 +107,7 @@ class Journal:
 
     def append(self, data: bytes) -> Chunk:
         chunk = Chunk(self.next_seq, data)
+        before = self._bytes
         self.next_seq += len(data)
         if self.limit:
             self._items.append(chunk)
@@ -87,7 +116,35 @@ class Journal:
                 self._trim()
         else:
             self._forget_to(self.next_seq)
+        budget = self.budget
+        if budget is not None:
+            budget.add(self._bytes - before)
+            budget.check()
         return chunk
+
+    def shrink(self, by: int) -> None:
+        """Drop the oldest ``by`` bytes (the server's journal budget; not while a replica
+        compacts this journal: what no checkpoint covers is never dropped then)."""
+        if self.compacting or by <= 0:
+            return
+        limit = self.limit
+        self.limit = max(0, self._bytes - by)
+        try:
+            self._counted(self._trim)
+        finally:
+            self.limit = limit
+
+    def release(self) -> None:
+        """The terminal is forgotten: its bytes no longer count in the budget."""
+        if self.budget is not None:
+            self.budget.add(-self._bytes)
+            self.budget = None
+
+    def _counted(self, change: Callable[[], object]) -> None:
+        before = self._bytes
+        change()
+        if self.budget is not None:
+            self.budget.add(self._bytes - before)
 
     def resize(self, cols: int, rows: int) -> SizeChange:
         change = SizeChange(self.next_seq, cols, rows)
@@ -101,13 +158,14 @@ class Journal:
     def stop_compacting(self) -> None:
         """The replica is gone: trim to the bound again (a dropped prefix voids the checkpoint)."""
         self.compacting = False
-        self._trim()
+        self._counted(self._trim)
 
     def compact(self, seq: int, cols: int, rows: int, checkpoint: bytes) -> bool:
         """Replace everything before ``seq`` by ``checkpoint`` (the state there, at
         ``cols`` x ``rows``). False if ``seq`` is not inside the journal."""
         if not self.start_seq <= seq <= self.next_seq:
             return False
+        before = self._bytes
         items = self._items
         while items:
             first = items[0]
@@ -128,6 +186,8 @@ class Journal:
         self.start_seq = seq
         self.start_cols, self.start_rows = cols, rows
         self.checkpoint = checkpoint
+        if self.budget is not None:
+            self.budget.add(self._bytes - before)
         return True
 
     def _trim(self) -> None:

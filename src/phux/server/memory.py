@@ -3,7 +3,8 @@
 After a burst (thousands of connections, a flood through many queues) the
 interpreter frees its objects, but glibc keeps the freed heap mapped: the
 server's RSS stayed at 300 MB after the load of issue 15 was gone. When the
-RSS has grown since the last look and the server is between bursts, one
+heap holds 16 MiB more freed bytes than at its lowest since the last trim
+(glibc's ``mallinfo2``; RSS growth where that is missing), one
 ``malloc_trim(0)`` returns the free pages (it walks the free chunks; about a
 millisecond per hundred MB). Measured by tools/bench/bench_limits.py ("server
 RSS 12 s after N connections left").
@@ -32,36 +33,81 @@ def rss_bytes() -> int:
         return 0
 
 
-def malloc_trim() -> Callable[[], object] | None:
-    """glibc's ``malloc_trim(0)``, or None where there is no such function (musl, macOS)."""
+class _Allocator:
+    """glibc's ``malloc_trim(0)`` and the free bytes its arenas hold (``mallinfo2``)."""
+
+    def __init__(self, trim: Callable[[], object], free: Callable[[], int] | None) -> None:
+        self.trim = trim
+        self.free = free
+
+
+def glibc_allocator() -> _Allocator | None:
+    """glibc's allocator calls, or None where there is no ``malloc_trim`` (musl, macOS)."""
     import ctypes
     import ctypes.util
 
     name = ctypes.util.find_library("c") or "libc.so.6"
     with contextlib.suppress(OSError, AttributeError):
-        trim = ctypes.CDLL(name).malloc_trim
+        libc = ctypes.CDLL(name)
+        trim = libc.malloc_trim
         trim.argtypes = [ctypes.c_size_t]
         trim.restype = ctypes.c_int
-        return lambda: trim(0)
+        free: Callable[[], int] | None = None
+        with contextlib.suppress(AttributeError):  # glibc 2.33+
+
+            class Mallinfo2(ctypes.Structure):
+                _fields_ = [
+                    (field, ctypes.c_size_t)
+                    for field in (
+                        "arena",
+                        "ordblks",
+                        "smblks",
+                        "hblks",
+                        "hblkhd",
+                        "usmblks",
+                        "fsmblks",
+                        "uordblks",
+                        "fordblks",
+                        "keepcost",
+                    )
+                ]
+
+            info = libc.mallinfo2
+            info.argtypes = []
+            info.restype = Mallinfo2
+
+            def free() -> int:
+                return int(info().fordblks)
+
+        return _Allocator(lambda: trim(0), free)
     return None
 
 
 async def return_freed_memory(interval_s: float) -> None:
-    """Every ``interval_s``, if RSS grew by GROWTH since the last trim, trim."""
-    trim = malloc_trim()
-    if trim is None:
+    """Every ``interval_s``, trim if the heap holds ``GROWTH`` more freed bytes than at
+    its lowest since the last trim (or, without ``mallinfo2``, if RSS grew by that).
+
+    Freed bytes, not RSS, are the signal: a trim while a burst is still growing
+    leaves RSS at the peak, and the memory freed after it does not lower RSS
+    (that is the point of trimming), so RSS alone never asked again and a burst
+    could leave its heap mapped for good.
+    """
+    allocator = glibc_allocator()
+    if allocator is None:
         return
-    mark = rss_bytes()
+    measure = allocator.free or rss_bytes
+    low = measure()
     while True:
         await trio.sleep(interval_s)
-        rss = rss_bytes()
-        if rss < mark + GROWTH:
-            mark = min(mark, rss)
+        now = measure()
+        if now < low + GROWTH:
+            low = min(low, now)
             continue
-        trim()
+        rss = rss_bytes()
+        allocator.trim()
         after = rss_bytes()
         if rss - after >= MiB:
             log.info(
                 "returned %d MiB of freed memory (RSS %d MiB)", (rss - after) // MiB, after // MiB
             )
-        mark = after
+        low = measure()

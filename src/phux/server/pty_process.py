@@ -27,6 +27,25 @@ def set_winsize(fd: int, cols: int, rows: int) -> None:
 _child_nofile: tuple[int, int] | None = None
 
 
+_TIOCGPTPEER = getattr(termios, "TIOCGPTPEER", 0x5441)
+"""Open the slave side of a PTY from its master (Linux 4.13+; not in Python's termios)."""
+
+
+def flush_unread_input(master_fd: int) -> None:
+    """Discard the input the program on the PTY has not read yet (TCIFLUSH on the
+    slave side, what a tty does on an interrupt key). Best effort."""
+    try:
+        slave = fcntl.ioctl(master_fd, _TIOCGPTPEER, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        termios.tcflush(slave, termios.TCIFLUSH)
+    except OSError:
+        pass
+    finally:
+        os.close(slave)
+
+
 def raise_fd_limit(want: int = 65536) -> None:
     """Let the server hold many terminals; children get the original limit back."""
     global _child_nofile

@@ -534,6 +534,8 @@ class _Link:
     """Seq after the last byte sent to the replica."""
     done: int = 0
     """Seq after the last byte the replica (of this generation) reported parsed."""
+    catch_up: int = 0
+    """Not 0: the reader waits (journal budget) until the replica has parsed to here."""
 
 
 RESTART_WINDOW_S = 60.0
@@ -558,6 +560,8 @@ class ReplicaHost:
         self.checkpoints = 0
         self.replies = 0
         self.pauses = 0
+        self.budget_pauses = 0
+        """Times a terminal's reader waited for its replica to compact its journal."""
         self.worker_restarts = 0
         self._deaths: list[float] = []
         """Times a terminal's reader waited for its replica (it was too far behind)."""
@@ -595,17 +599,34 @@ class ReplicaHost:
             return
         worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
         link.fed = chunk.end
-        if link.fed - link.done > self.config.replica_lag_bytes and not term.reading_paused:
+        if link.fed - link.done > self.config.replica_lag_bytes and not term.paused_for("lag"):
             # Never drop what the replica has not parsed: a replica restarted mid-stream
             # would checkpoint a wrong screen for good. The program waits instead.
             self.pauses += 1
-            term.pause_reading()
+            term.pause_reading("lag")
+
+    def catch_up(self, term: Terminal) -> bool:
+        """The journals are over the server's budget: pause ``term``'s reader until its
+        replica has parsed all it was fed, when the replica checkpoints and the journal
+        before that point goes (the journal's bytes never go otherwise: a bootstrap must
+        not start mid-stream). False if it is caught up already, or waits already."""
+        link = self._links.get(term.id)
+        if link is None or link.catch_up or link.done >= link.fed:
+            return False
+        link.catch_up = link.fed
+        self.budget_pauses += 1
+        term.pause_reading("budget")
+        return True
 
     def _progress(self, link: _Link, seq: int) -> None:
         link.done = max(link.done, seq)
         term = link.term
-        if term.reading_paused and link.fed - link.done <= self.config.replica_lag_bytes // 2:
-            term.resume_reading()
+        lag = link.fed - link.done
+        if term.paused_for("lag") and lag <= self.config.replica_lag_bytes // 2:
+            term.resume_reading("lag")
+        if link.catch_up and link.done >= link.catch_up:
+            link.catch_up = 0
+            term.resume_reading("budget")
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)

@@ -19,6 +19,7 @@ import trio
 from phux.runtime_paths import run_lock_path
 from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
+from phux.server.journal import JournalBudget
 from phux.server.log import log
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
@@ -66,6 +67,11 @@ class ServerState:
         self.replicas = ReplicaHost(config, nursery)
         self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
+        self.journal_budget = JournalBudget(config.max_journal_total, self._relieve_journals)
+        """Output bytes all terminals' journals hold together."""
+        self.partial_bytes = 0
+        """Bytes the connections' incomplete incoming frames take, counted at their
+        announced lengths (``ServerConfig.max_partial_frames``)."""
         self.server_id = ""
         self.audit: AuditLog | None = None
         if config.audit_file is not None:
@@ -137,6 +143,39 @@ class ServerState:
         if biggest is not None and biggest.outbox.queued_bytes > 0:
             limit = self.config.max_queued_total
             biggest.outbox.overflow(f"the {limit} bytes the server queues for all are used")
+
+    def _relieve_journals(self) -> None:
+        """The journals together passed the budget: the largest shrink, to 7/8 of it.
+
+        One a replica compacts cannot just drop its oldest bytes (a bootstrap would
+        start mid-stream): each whose replica lags waits (its reader pauses) until the
+        replica has parsed all it was fed, and the replica's checkpoint then replaces
+        the journal. A caught-up replica keeps at most ``compact_bytes`` after its
+        checkpoint: smaller journals are left alone, so a terminal with little output
+        never waits for others' floods. Without a replica the largest journals lose
+        their oldest bytes, as the journal's own bound does.
+        """
+        config = self.config
+        budget = self.journal_budget
+        excess = budget.used - (budget.limit - budget.limit // 8)
+        largest = sorted(
+            (t for t in self.terminals.values() if t.journal.size_bytes),
+            key=lambda t: t.journal.size_bytes,
+            reverse=True,
+        )
+        for term in largest:
+            if excess <= 0:
+                break
+            journal = term.journal
+            size = journal.size_bytes
+            if not journal.compacting:
+                journal.shrink(min(excess, size))
+                excess -= size - journal.size_bytes
+            elif size > config.compact_bytes:
+                # Nothing goes before its replica has caught up, however long that
+                # takes: every one that lags waits, or the others would go on growing.
+                self.replicas.catch_up(term)
+        log.info("journals over their budget: %d bytes held, at most %d", budget.used, budget.limit)
 
     def check_input_room(self, term: Terminal, size: int) -> None:
         """Refuse INPUT that would pass the terminal's or the server's input cap (the
@@ -214,6 +253,7 @@ class ServerState:
             self._closed,
             on_state=self._state_changed,
             interested=self._state_followed,
+            journal_budget=self.journal_budget,
         )
         self.terminals[tid] = term
         self.replicas.add(term)
@@ -296,6 +336,7 @@ class ServerState:
         await trio.sleep(self.config.retention_s)
         self.terminals.pop(term.id, None)
         self.replicas.forget(term.id)
+        term.journal.release()
         dropped, term.metadata = term.metadata, {}
         for key in sorted(dropped):
             self.meta.changed(key, term.id, None)

@@ -17,9 +17,15 @@ import trio
 
 from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
-from phux.server.journal import Bootstrap, Chunk, Journal, SizeChange
+from phux.server.journal import Bootstrap, Chunk, Journal, JournalBudget, SizeChange
 from phux.server.log import log
-from phux.server.pty_process import PtyProcess, foreground_pgrp, set_winsize, signal_group
+from phux.server.pty_process import (
+    PtyProcess,
+    flush_unread_input,
+    foreground_pgrp,
+    set_winsize,
+    signal_group,
+)
 from phux.server.subscriber import Subscription
 from phux.wire import encode_frame
 from phux.wire.frames import (
@@ -66,6 +72,8 @@ class PendingInput:
     """Not the last piece of its connection's input unit."""
     cancelled: bool = False
     """Set while being written: stop between slices (its sender was answered or is gone)."""
+    written: int = 0
+    """Bytes of it written to the PTY so far."""
 
 
 class Terminal:
@@ -80,13 +88,14 @@ class Terminal:
         on_closed: Callable[[Terminal], None],
         on_state: StateHook | None = None,
         interested: InterestCheck | None = None,
+        journal_budget: JournalBudget | None = None,
     ) -> None:
         self.id = tid
         self.process = process
         self.pid = process.pid
         self.master_fd = process.master_fd
         self.config = config
-        self.journal = Journal(config.journal_bytes, cols, rows)
+        self.journal = Journal(config.journal_bytes, cols, rows, journal_budget)
         self.created_ms = int(time.time() * 1000)
         self.metadata = metadata
         self.subscribers: list[Subscription] = []
@@ -111,6 +120,9 @@ class Terminal:
         self._cancel = trio.CancelScope()
         self._read_gate: trio.Event | None = None
         """Set while the reader waits for the replica to catch up (see pause_reading)."""
+        self._paused_for: set[str] = set()
+        """Why the reader waits: "lag" (the replica is too far behind), "budget" (the
+        journals together are over the server's budget: this one waits to be compacted)."""
         self._on_state = on_state
         self._interested = interested
         self._fg_key: fgread.Key | None = None
@@ -409,18 +421,25 @@ class Terminal:
     def replica_failed(self) -> None:
         """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
         self.journal.stop_compacting()
-        self.resume_reading()
+        for reason in list(self._paused_for):
+            self.resume_reading(reason)
 
-    def pause_reading(self) -> None:
-        """Stop reading output (the replica is too far behind): the program blocks on a
-        full PTY, as it would on a slow terminal, and nothing it wrote is dropped."""
+    def pause_reading(self, reason: str = "lag") -> None:
+        """Stop reading output until the replica has caught up (``reason``: see
+        ``_paused_for``): the program blocks on a full PTY, as it would on a slow
+        terminal, and nothing it wrote is dropped."""
+        self._paused_for.add(reason)
         if self._read_gate is None:
             self._read_gate = trio.Event()
 
-    def resume_reading(self) -> None:
-        if self._read_gate is not None:
+    def resume_reading(self, reason: str = "lag") -> None:
+        self._paused_for.discard(reason)
+        if self._read_gate is not None and not self._paused_for:
             self._read_gate.set()
             self._read_gate = None
+
+    def paused_for(self, reason: str) -> bool:
+        return reason in self._paused_for
 
     @property
     def reading_paused(self) -> bool:
@@ -484,9 +503,17 @@ class Terminal:
             self.queued_input -= sum(len(i.data) for i in self._inputs if i.conn is conn)
             self._inputs = deque(kept)
         current = self._writing
+        cut = self._holder is conn  # pieces of its unit are in the tty: it is cut short
         if current is not None and current.conn is conn:
             current.cancelled = True
+            cut = cut or current.written > 0
             dropped += 1
+        if cut:
+            # The part of its unit in the tty's input queue would be read once the
+            # program reads again (a timed-out paste typed later, half a command line
+            # run): discard it, as a tty discards typed-ahead input on an interrupt.
+            flush_unread_input(self.master_fd)
+            log.info("terminal %d: flushed the unread input of a cut-short unit", self.id)
         if self._holder is conn:
             self._holder = None
         self._cancelled_units.discard(conn)
@@ -525,6 +552,7 @@ class Terminal:
             while offset < len(view) and not item.cancelled:
                 try:
                     offset += os.write(fd, view[offset : offset + _WRITE_SLICE])
+                    item.written = offset
                 except BlockingIOError:
                     await trio.lowlevel.wait_writable(fd)
                     continue

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from phux.record import fields
 from phux.wire.errors import DecodeReason, WireError
 from phux.wire.frames import FRAMES_BY_TYPE, Frame
-from phux.wire.tlv import decode_struct, encode_struct, item_budget, spec_name
+from phux.wire.tlv import WireType, decode_struct, encode_struct, item_budget, spec_name
 
 MAX_FRAME = 16 * 1024 * 1024
 """Largest allowed length field (type byte plus body)."""
@@ -84,6 +85,22 @@ class FrameReader:
     def buffered(self) -> int:
         return len(self._buf)
 
+    def incomplete(self, prefix: int = 16) -> tuple[int, int, bytes] | None:
+        """The frame at the front while only part of it is here, as (type, the bytes
+        the whole frame takes, up to ``prefix`` bytes of its body); None when no
+        frame is started, or it is whole (or its length is bad: next_frame raises).
+
+        A server uses it to refuse a large frame before holding it: the size is
+        known from the first five bytes, the request id from the body's first.
+        """
+        buf = self._buf
+        if self._broken is not None or len(buf) <= HEADER:
+            return None
+        length = int.from_bytes(buf[:4], "big")
+        if length == 0 or length > self._max or len(buf) >= HEADER + length:
+            return None
+        return buf[HEADER], HEADER + length, bytes(buf[HEADER + 1 : HEADER + 1 + prefix])
+
     def feed(self, data: bytes) -> None:
         if self._broken is None:
             self._buf += data
@@ -119,6 +136,24 @@ class FrameReader:
         while (frame := self.next_frame()) is not None:
             out.append(frame)
         return out
+
+
+def peek_request_id(frame_type: int, body: bytes) -> int | None:
+    """The request id of a frame of ``frame_type`` whose body starts with ``body``,
+    when the type has one as its first field and ``body`` holds it (spec/proto.md:
+    field 1, wire type UINT, then its length and big-endian value)."""
+    cls = FRAMES_BY_TYPE.get(frame_type)
+    if cls is None:
+        return None
+    first = fields(cls)
+    if not first or first[0].name != "request_id":
+        return None
+    if len(body) < 3 or body[0] != 1 or body[1] != WireType.UINT or body[2] > 8:
+        return None
+    size = body[2]
+    if len(body) < 3 + size:
+        return None
+    return int.from_bytes(body[3 : 3 + size], "big")
 
 
 def _wrong_direction(frame_type: int) -> WireError:
