@@ -6,6 +6,9 @@ What an agent sees: exit codes, stdout, the one JSON error line on stderr.
 from __future__ import annotations
 
 import json
+import time
+
+import pytest
 
 from .schemas import validate
 from .test_e2e import Phux, phux
@@ -90,3 +93,42 @@ def test_wait_exit_mirrors_the_status(phux: Phux) -> None:
 def test_wait_conditions_are_exclusive(phux: Phux) -> None:
     res = phux("wait", "--prompt", "--exit", "x")
     assert res.code == 2 and "one condition" in res.err
+
+
+@pytest.mark.parametrize(
+    ("shell", "code"),
+    # zsh without `setopt interactivecomments` runs `#` as a command, as typed at
+    # its prompt; the other shells run nothing.
+    [("bash", 0), ("zsh", 127), ("fish", 0), ("dash", 0)],
+)
+def test_a_line_that_runs_no_command_returns_at_once(phux: Phux, shell: str, code: int) -> None:
+    # bash prints no C and no D for a comment (PS0 is not expanded, the status is
+    # not a command's): the next prompt cycle answers it.
+    name = f"sh-note-{shell}"
+    phux.new(name, shell)
+    ready(phux, name)
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, "# just a note")
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == code, res.err
+    doc = res.json()
+    validate("run_result", doc)
+    assert doc["exit_code"] == code
+    if code == 0:
+        assert doc["output"] == ""
+    assert phux("run", name, "echo after").out == "after\n"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "dash"])
+def test_a_syntax_error_returns_at_once_with_the_message(phux: Phux, shell: str) -> None:
+    name = f"sh-syntax-{shell}"
+    phux.new(name, shell)
+    ready(phux, name)
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, "fi")
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == 2, res.err
+    doc = res.json()
+    assert doc["exit_code"] == 2
+    assert "fi" in doc["output"] and "error" in doc["output"], doc
+    assert phux("run", name, "echo after").out == "after\n"
