@@ -132,3 +132,22 @@ def test_a_syntax_error_returns_at_once_with_the_message(phux: Phux, shell: str)
     assert doc["exit_code"] == 2
     assert "fi" in doc["output"] and "error" in doc["output"], doc
     assert phux("run", name, "echo after").out == "after\n"
+
+
+def test_dash_output_is_not_marked_as_input(phux: Phux) -> None:
+    # dash prints no C mark: the input the B mark started ends at the line feed
+    # after it (spec/shell-integration.md), so the rows the command prints are
+    # output, in the cells' marks as in history.
+    phux.new("sh-dash-sem", "dash")
+    ready(phux, "sh-dash-sem")
+    assert phux("run", "sh-dash-sem", "seq 1 3").out == "1\n2\n3\n"
+    snap = phux("snapshot", "--json", "--cells", "sh-dash-sem").json()
+    validate("screen_state", snap)
+    row = snap["lines"].index("1")
+    assert snap["lines"][row - 1].endswith("seq 1 3")
+    marked = [(run["row"] - row, run["text"], run.get("semantic")) for run in snap["styles"]]
+    assert (-1, "seq 1 3", "input") in marked
+    assert [m for m in marked if 0 <= m[0] <= 2] == []
+    assert any(m[0] == 3 and m[2] == "prompt" for m in marked), marked
+    doc = phux("history", "--json", "sh-dash-sem").json()
+    assert [(c["command"], c["output"]) for c in doc["commands"]] == [("seq 1 3", "1\n2\n3")]

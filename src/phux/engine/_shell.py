@@ -2,7 +2,7 @@
 
 The marks (spec: the shell integration phux injects, and the FinalTerm marks
 other terminals' integrations print) are ``A`` (a prompt starts; ``k=s``: a
-continuation prompt), ``B`` (input starts), ``C`` (the command runs; its
+continuation prompt), ``B`` (input starts; the next line feed ends it), ``C`` (the command runs; its
 output starts; ``cmdline_url=`` its command line, percent-encoded) and ``D``
 (``D;<status>``: it finished). Unknown ``key=value`` parameters are ignored.
 
