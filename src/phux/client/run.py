@@ -722,7 +722,7 @@ def _view(mirror: Mirror) -> ShellView:
 
     if mirror.engine is not None:
         return view_of_engine(mirror.engine)
-    return view(bytes(mirror.raw or b""), mirror.cols, mirror.rows)
+    return view(bytes(mirror.raw or b""), mirror.cols, mirror.rows, mirror.checkpoint_bytes)
 
 
 def _marks_seen(mirror: Mirror) -> bool:
