@@ -156,6 +156,8 @@ _CANDIDATE = re.compile(
 # an ESC not followed by a backslash aborts it and starts a new sequence.
 _STRING_END = {True: re.compile(rb"[\x07\x1b\x18\x1a]"), False: re.compile(rb"[\x1b\x18\x1a]")}
 _PASSTHROUGH = b"tmux;"
+# A whole OSC ended by BEL or ST, its code (what comes before the first `;`) apart.
+_OSC_WHOLE = re.compile(rb"\x1b\]([^;\x07\x1b\x18\x1a]*)[^\x07\x1b\x18\x1a]*(?:\x07|\x1b\\)")
 _TITLE_CODES = frozenset((b"0", b"1", b"2"))
 # The OSCs that reach the person, as tmux keeps them: titles (cleaned), hyperlinks,
 # the clipboard (when allowed), colours set or reset (their queries are removed).
@@ -245,6 +247,16 @@ class QueryFilter:
                 continue
             # A string: OSC, DCS, SOS, PM, APC.
             osc = kind == 0x5D
+            if osc:
+                # The common case first: a whole OSC of a code that is dropped (the
+                # shell's OSC 133 and 7 at every prompt).
+                whole = _OSC_WHOLE.match(data, begin)
+                if whole is not None and whole.group(1) not in _KEPT_OSC:
+                    pieces.append(data[copied:begin])
+                    pieces.append(_guard(data, copied, begin))
+                    copied = pos = whole.end()
+                    self.removed += 1
+                    continue
             payload_at = begin + 2
             passthrough = False
             if not osc:
@@ -370,7 +382,7 @@ class QueryFilter:
                 return b""  # as when it comes in pieces: too long to hold and clean
             clean = clean_title(rest)
             return None if clean == rest else b"\x1b]" + code + b";" + clean + end
-        if is_query_string(seq) or code not in _KEPT_OSC:
+        if code not in _KEPT_OSC or is_query_string(seq):
             return b""
         return None
 
