@@ -87,7 +87,9 @@ def running_sshd(
         "StrictModes no\n"
         "UsePAM no\n"
         "PrintMotd no\n"
-        "LogLevel ERROR\n" + "".join(f"SetEnv {k}={v}\n" for k, v in (env or {}).items())
+        "LogLevel ERROR\n"
+        # One SetEnv line with every variable: sshd takes only the first SetEnv line.
+        + ("SetEnv " + " ".join(f'"{k}={v}"' for k, v in env.items()) + "\n" if env else "")
     )
     known = root / "known_hosts"
     known.write_text(f"[127.0.0.1]:{port} {(root / 'host_key.pub').read_text()}")

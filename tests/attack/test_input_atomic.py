@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,6 +13,10 @@ import pytest
 
 import phux.client.client as client_module
 from phux.client import Client, Deadline
+from phux.client.connection import Connection
+from phux.client.errors import ServerError
+from phux.wire.errors import ErrorCode
+from phux.wire.frames import Input
 
 from .input_server import running_server, wait_for
 
@@ -103,3 +108,41 @@ def test_pastes_split_into_many_frames_are_not_interleaved(
     blocks = ["".join(f"{line}\n" for line in lines[k : k + per_writer]) for k in (0, 600, 1200)]
     blocks.append("".join(f"{line}\n" for line in lines[1800:]))
     assert sorted(blocks) == sorted(text(i) for i in range(4))
+
+
+def test_a_stalled_unit_is_dropped_after_the_hold_timeout(tmp_path: Path) -> None:
+    """A unit whose sender stops mid-way (``more`` on its last piece, then silence,
+    its connection open) holds the terminal's input only for the hold timeout
+    (``$PHUX_INPUT_UNIT_HOLD``, spec/L1.md §7): then the rest of the unit is
+    cancelled and the others' input goes on."""
+    out = tmp_path / "out"
+    with running_server(PHUX_INPUT_UNIT_HOLD="1") as path:
+        with Client(path, env={}) as setup:
+            cat_into(setup, "stall", out)
+            tid = setup.resolve("stall", Deadline.after(10)).terminal
+        stalled = Connection.open(path, Deadline.after(5), client_name="stalled")
+        try:
+            stalled.call(
+                lambda rid: Input(request_id=rid, terminal=tid, data=b"stalled-", more=True),
+                Deadline.after(10),
+            )
+            started = time.monotonic()
+            with Client(path, env={}) as other:
+                other.send_keys("stall", ["other", "Enter"], Deadline.after(20))
+            waited = time.monotonic() - started
+            assert 0.8 < waited < 10, waited
+            assert read_lines(out, 1) == ["stalled-other"]
+            with pytest.raises(ServerError) as err:
+                stalled.call(
+                    lambda rid: Input(request_id=rid, terminal=tid, data=b"rest\n"),
+                    Deadline.after(10),
+                )
+            assert err.value.wire_code == ErrorCode.INPUT_CANCELLED
+            # The connection's next unit is its own again.
+            stalled.call(
+                lambda rid: Input(request_id=rid, terminal=tid, data=b"later\n"),
+                Deadline.after(10),
+            )
+            assert read_lines(out, 2) == ["stalled-other", "later"]
+        finally:
+            stalled.close()

@@ -6,6 +6,9 @@ What an agent sees: exit codes, stdout, the one JSON error line on stderr.
 from __future__ import annotations
 
 import json
+import time
+
+import pytest
 
 from .schemas import validate
 from .test_e2e import Phux, phux
@@ -90,3 +93,61 @@ def test_wait_exit_mirrors_the_status(phux: Phux) -> None:
 def test_wait_conditions_are_exclusive(phux: Phux) -> None:
     res = phux("wait", "--prompt", "--exit", "x")
     assert res.code == 2 and "one condition" in res.err
+
+
+@pytest.mark.parametrize(
+    ("shell", "code"),
+    # zsh without `setopt interactivecomments` runs `#` as a command, as typed at
+    # its prompt; the other shells run nothing.
+    [("bash", 0), ("zsh", 127), ("fish", 0), ("dash", 0)],
+)
+def test_a_line_that_runs_no_command_returns_at_once(phux: Phux, shell: str, code: int) -> None:
+    # bash prints no C and no D for a comment (PS0 is not expanded, the status is
+    # not a command's): the next prompt cycle answers it.
+    name = f"sh-note-{shell}"
+    phux.new(name, shell)
+    ready(phux, name)
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, "# just a note")
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == code, res.err
+    doc = res.json()
+    validate("run_result", doc)
+    assert doc["exit_code"] == code
+    if code == 0:
+        assert doc["output"] == ""
+    assert phux("run", name, "echo after").out == "after\n"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "dash"])
+def test_a_syntax_error_returns_at_once_with_the_message(phux: Phux, shell: str) -> None:
+    name = f"sh-syntax-{shell}"
+    phux.new(name, shell)
+    ready(phux, name)
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, "fi")
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == 2, res.err
+    doc = res.json()
+    assert doc["exit_code"] == 2
+    assert "fi" in doc["output"] and "error" in doc["output"], doc
+    assert phux("run", name, "echo after").out == "after\n"
+
+
+def test_dash_output_is_not_marked_as_input(phux: Phux) -> None:
+    # dash prints no C mark: the input the B mark started ends at the line feed
+    # after it (spec/shell-integration.md), so the rows the command prints are
+    # output, in the cells' marks as in history.
+    phux.new("sh-dash-sem", "dash")
+    ready(phux, "sh-dash-sem")
+    assert phux("run", "sh-dash-sem", "seq 1 3").out == "1\n2\n3\n"
+    snap = phux("snapshot", "--json", "--cells", "sh-dash-sem").json()
+    validate("screen_state", snap)
+    row = snap["lines"].index("1")
+    assert snap["lines"][row - 1].endswith("seq 1 3")
+    marked = [(run["row"] - row, run["text"], run.get("semantic")) for run in snap["styles"]]
+    assert (-1, "seq 1 3", "input") in marked
+    assert [m for m in marked if 0 <= m[0] <= 2] == []
+    assert any(m[0] == 3 and m[2] == "prompt" for m in marked), marked
+    doc = phux("history", "--json", "sh-dash-sem").json()
+    assert [(c["command"], c["output"]) for c in doc["commands"]] == [("seq 1 3", "1\n2\n3")]

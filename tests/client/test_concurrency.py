@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from phux.client import Client, Deadline
+from phux.client.models import NewPaneResult
 
-from .conftest import new_shell
+from .conftest import new_shell, unique
 
 ROUNDS = 6
 
@@ -60,3 +62,57 @@ def test_keep_warm_client_reuses_mirrors(server: Path) -> None:
                 state = c.snapshot(name, deadline=Deadline.after(5))
                 assert any("warm-42" in line for line in state.lines)
                 assert c.run(name, "echo r", timeout=10, deadline=Deadline.after(15)).output == "r"
+
+
+def _at_once(count: int, work: Callable[[Client], NewPaneResult], server: Path) -> list[object]:
+    """``work`` from ``count`` clients at once (each its own connection)."""
+    results: list[object] = []
+    barrier = threading.Barrier(count)
+
+    def one() -> None:
+        try:
+            with Client(server, env={}) as c:
+                c.list_terminals(Deadline.after(10))  # connected before the barrier
+                barrier.wait(10)
+                results.append(work(c))
+        except Exception as exc:  # pragma: no cover - reported below
+            results.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
+    return results
+
+
+def test_concurrent_new_windows_and_splits_get_distinct_indices(
+    client: Client, server: Path
+) -> None:
+    """Each client picks the next index from a listing; the server makes the pick
+    atomic (a unique `phux.slot`, spec/L3.md §2) and a client that lost retries."""
+    name = unique("win")
+    client.new(name, command=["sleep", "300"], cwd="/tmp", deadline=Deadline.after(10))
+    count = 8
+    made = _at_once(
+        count,
+        lambda c: c.new_window(name, command=["sleep", "300"], deadline=Deadline.after(30)),
+        server,
+    )
+    assert all(isinstance(r, NewPaneResult) for r in made), made
+    windows = [r.window for r in made if isinstance(r, NewPaneResult)]
+    assert sorted(windows) == list(range(1, count + 1))
+    split = _at_once(
+        count,
+        lambda c: c.split(f"{name}:0", command=["sleep", "300"], deadline=Deadline.after(30)),
+        server,
+    )
+    assert all(isinstance(r, NewPaneResult) for r in split), split
+    assert sorted(r.pane for r in split if isinstance(r, NewPaneResult)) == list(
+        range(1, count + 1)
+    )
+    panes = client.list_terminals(Deadline.after(10)).session(name)
+    slots = sorted((p.window or 0, p.pane or 0) for p in panes)
+    assert len(slots) == 1 + 2 * count and len(set(slots)) == len(slots)
+    client.kill(name, Deadline.after(10))

@@ -419,3 +419,26 @@ def test_any_marks_are_safe(marks: list[tuple[str, str, str]], cols: int, rows: 
         text, truncated = t.command_output(rec)
         assert isinstance(text, str) and isinstance(truncated, bool)
     assert shell_state(replayed(t, 5)) == shell_state(t)
+
+
+def _marks(t: Terminal, y: int) -> list[int]:
+    line = t.screen.buffer.get(y) or {}
+    return [line[x].semantic for x in sorted(line) if line[x].data]
+
+
+def test_a_line_feed_ends_the_input() -> None:
+    # dash prints no C mark: what the command prints after the echoed Enter is
+    # output, not more input (spec/shell-integration.md, sh and dash).
+    t = feed(Terminal(20, 5), D(0) + A + "$ " + B + "seq 2\r\n1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert _marks(t, 0) == [1, 1, 2, 2, 2, 2, 2]
+    assert _marks(t, 1) == _marks(t, 2) == [0]
+    assert _marks(t, 3) == [1, 1]
+    assert [(r.command, t.command_output(r)[0]) for r in t.commands] == [("seq 2", "1\n2")]
+
+
+def test_checkpoints_keep_input_marks_across_rows() -> None:
+    # Input on two rows joined by cursor motion (an editor's redraw), not a line feed.
+    t = feed(Terminal(20, 5), A + "$ " + B + "ab\x1b[2;1Hcd\x1b[3;1Hef\r\ngh")
+    assert [_marks(t, y) for y in range(4)] == [[1, 1, 2, 2], [2, 2], [2, 2], [0, 0]]
+    u = replayed(t, 100)
+    assert [_marks(u, y) for y in range(4)] == [_marks(t, y) for y in range(4)]

@@ -71,12 +71,19 @@ def remote() -> Iterator[Remote]:
         for name in ("a", "b"):
             sock = root / f"server-{name}" / "s"
             sock.parent.mkdir(mode=0o700)
+            # The far side's HOME and state (the server's log and input audit) are
+            # the test's, not the user's: sshd's sessions get the user's real HOME.
+            home = root / f"home-{name}"
+            home.mkdir(mode=0o700)
+            far = {
+                "PHUX_SOCKET": str(sock),
+                "SHELL": "/bin/sh",
+                "HOME": str(home),
+                "XDG_STATE_HOME": str(home / "state"),
+                "XDG_RUNTIME_DIR": str(home),
+            }
             sshd = stack.enter_context(
-                running_sshd(
-                    root / f"sshd-{name}",
-                    alias=f"phux-host-{name}",
-                    env={"PHUX_SOCKET": str(sock), "SHELL": "/bin/sh"},
-                )
+                running_sshd(root / f"sshd-{name}", alias=f"phux-host-{name}", env=far)
             )
             stack.callback(_stop_server, sock)
             hosts.append(Host(alias=sshd.alias, socket=sock, sshd=sshd))
@@ -92,6 +99,7 @@ def remote() -> Iterator[Remote]:
             PHUX_REMOTE_PHUX=f"{sys.executable} -m phux",
             # The local default socket is somewhere no server runs.
             XDG_RUNTIME_DIR=str(root / "local-runtime"),
+            XDG_STATE_HOME=str(root / "local-state"),
             SHELL="/bin/sh",
         )
         (root / "local-runtime").mkdir(mode=0o700)

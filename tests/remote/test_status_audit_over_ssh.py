@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from phux.runtime_paths import default_audit_path, default_log_path
+
 from .conftest import Remote
 
 
@@ -25,6 +27,13 @@ def test_status_and_audit_of_a_far_server(remote: Remote) -> None:
     cmdline = Path(f"/proc/{st['pid']}/cmdline").read_bytes()
     assert b"server" in cmdline and str(remote.b.socket).encode() in cmdline
     # The far server audited the input; its pid is the `phux proxy` ssh started there.
+    # Its state (log, audit) is the test's, in its temp dir: not the user's real
+    # ~/.local/state, where a test must never write.
+    assert Path(st["audit_file"]).is_relative_to(remote.root), st["audit_file"]
+    real_state = {"XDG_RUNTIME_DIR": "/nonexistent"}  # (~/.local/state, the user's)
+    for sock in (remote.a.socket, remote.b.socket):
+        assert not Path(default_log_path(sock, real_state)).exists()
+        assert not Path(default_audit_path(sock, default_log_path(sock, real_state))).exists()
     lines = Path(st["audit_file"]).read_text().splitlines()
     (entry,) = [json.loads(line) for line in lines]
     assert entry["client"].startswith("phux-cli/") and entry["bytes"] == len("over-ssh")

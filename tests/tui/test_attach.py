@@ -310,6 +310,49 @@ def test_what_reaches_the_person_is_filtered(phux_server: PhuxServer, tmux: Tmux
     assert tmux.cmd("display", "-p", "#{pane_title}").strip() == "title one"
 
 
+UNKNOWN_OSC = (
+    b"\x1b]9;notified\x07"  # ConEmu/iTerm2 notification
+    b"\x1b]777;notify;Title;body\x1b\\"  # rxvt/VTE notification
+    b"\x1b]1337;File=name=eC50eHQ=;inline=0:U0VDUkVU\x07"  # iTerm2: save a file
+    b"\x1b]1337;SetUserVar=k=dg==\x07"
+    b"\x1b]99;;kitty notification\x1b\\"
+    b"\x1b]7;file://elsewhere/etc\x07"  # the pane's cwd is not the person's
+    b"\x1b]133;A\x07"  # nor are its prompt marks
+    b"\x1b]50;SetProfile=x\x07"
+    b"\x1b]133;"  # split mid-way by a CAN: never a sequence
+    b"\x18"
+)
+KEPT_OSC = (
+    b"\x1b]2;kept title\x07"
+    b"\x1b]8;;http://example.com/\x1b\\link\x1b]8;;\x1b\\"
+    b"\x1b]10;#ffffff\x07"
+    b"\x1b]110\x07"
+)
+
+
+def test_unknown_osc_does_not_reach_the_person(phux_server: PhuxServer, tmux: Tmux) -> None:
+    """As tmux does: only the OSCs it keeps pass (titles, hyperlinks, colours set
+    and reset); notifications, iTerm2's file transfer and user variables, the
+    pane's cwd and prompt marks and every OSC unknown to the filter are dropped.
+    tmux drops them too, so what `phux attach` writes is read with pipe-pane."""
+    phux_server.new("work")
+    tmux.attach("work")
+    tmux.wait_for(prompt_ready)
+    seen = phux_server.dir / "attach-output"
+    tmux.cmd("pipe-pane", "-o", f"cat >> {seen}")
+    tmux.literal(_print_script(phux_server, UNKNOWN_OSC + KEPT_OSC))
+    tmux.keys("Enter")
+    tmux.wait_for("printed: done")
+    deadline = time.monotonic() + 10
+    while b"printed: done" not in (seen.read_bytes() if seen.exists() else b""):
+        assert time.monotonic() < deadline, "pipe-pane saw nothing"
+        time.sleep(0.03)
+    got = seen.read_bytes()
+    for code in (b"9;", b"777;", b"1337;", b"99;", b"7;", b"133;", b"50;"):
+        assert b"\x1b]" + code not in got, (code, got)
+    assert KEPT_OSC in got
+
+
 def test_clipboard_writes_pass_when_allowed(phux_server: PhuxServer, tmux: Tmux) -> None:
     phux_server.new("work")
     tmux.attach("--allow-clipboard", "work")

@@ -62,6 +62,17 @@ DROPPED = [
     b"\x1b_Ga=q,i=31;AAAA\x1b\\",
     b"\x1b^privacy message\x1b\\",  # PM
     b"\x1bXstart of string\x1b\\",  # SOS
+    # OSCs tmux does not pass: only titles, hyperlinks, the clipboard and colours do.
+    b"\x1b]7;file://host/tmp\x07",  # the pane's cwd
+    b"\x1b]133;A\x07",  # the pane's prompt marks
+    b"\x1b]9;a notification\x07",
+    b"\x1b]777;notify;title;body\x1b\\",
+    b"\x1b]99;;kitty notification\x1b\\",
+    b"\x1b]1337;File=name=eA==;inline=0:AAAA\x07",  # iTerm2: save a file
+    b"\x1b]1337;SetUserVar=k=dg==\x07",
+    b"\x1b]50;SetProfile=x\x07",
+    b"\x1b];no code\x07",
+    b"\x1b]\x07",
 ]
 
 KEPT = [
@@ -77,10 +88,11 @@ KEPT = [
     b"\x1b[2 q",
     b"\x1b]0;a title\x07",
     b"\x1b]2;t\x1b\\",
-    b"\x1b]7;file://host/tmp\x07",
     b"\x1b]8;;http://x\x07link\x1b]8;;\x07",
     b"\x1b]11;#000000\x07",
-    b"\x1b]133;A\x07",
+    b"\x1b]4;1;#ff0000\x1b\\",
+    b"\x1b]104\x07",
+    b"\x1b]112\x07",
     b"\x1b(0lqk\x1b(B",
     b"\x1b7\x1b8",
     b"\x1b=\x1b>",
@@ -186,6 +198,7 @@ def test_long_strings_stream_without_being_held() -> None:
     [
         b"\x1b]52;c;",
         b"\x1b]2;",
+        b"\x1b]1337;File=inline=1:",  # an iTerm2 image or file
         b"\x1b_Gf=100,a=T;",
         b"\x1bPq",
         b"\x1bPtmux;\x1b\x1b]52;c;",

@@ -36,7 +36,8 @@ def run(quick: bool) -> list[Measurement]:
     root = Path(tempfile.mkdtemp(prefix="phux-bench-remote-", dir="/tmp"))
     sock = root / "server" / "s"
     sock.parent.mkdir(mode=0o700)
-    with running_sshd(root / "sshd", alias="bench-host", env={"PHUX_SOCKET": str(sock)}) as sshd:
+    far = {"PHUX_SOCKET": str(sock), "XDG_STATE_HOME": str(root / "state")}
+    with running_sshd(root / "sshd", alias="bench-host", env=far) as sshd:
         env = {
             **os.environ,
             "PHUX_SSH": sshd.ssh_command(),

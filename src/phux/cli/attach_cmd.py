@@ -56,7 +56,9 @@ def attach_cmd(
     What reaches your terminal is filtered as tmux does by default: the
     program's queries (the server answers them), clipboard writes, tmux
     passthrough and DCS/APC/PM/SOS strings (kitty graphics, sixel) are
-    dropped, and titles lose their control characters.
+    dropped, titles lose their control characters, and of the OSC strings
+    only titles, hyperlinks and colours pass (not notifications, iTerm2's
+    OSC 1337, the pane's cwd or prompt marks).
     """
     with reporting("attach", False):
         from phux.tui.attach import run_attach

@@ -42,6 +42,7 @@ from phux.client.selectors import (
     KEY_FOCUS,
     KEY_PANE,
     KEY_SESSION,
+    KEY_SLOT,
     KEY_TAGS,
     KEY_WINDOW,
     KEY_WINDOW_NAME,
@@ -52,6 +53,7 @@ from phux.client.selectors import (
     parse_selector,
     pick_pane,
     resolve,
+    slot_value,
     split_host,
     validate_session_name,
 )
@@ -838,6 +840,7 @@ class Client:
                 MetaEntry(key=KEY_WINDOW, value=b"0"),
                 MetaEntry(key=KEY_PANE, value=b"0"),
                 MetaEntry(key=KEY_FOCUS, value=str(_now_ms()).encode()),
+                MetaEntry(key=KEY_SLOT, value=slot_value(chosen, 0, 0)),
             ]
             try:
                 with self._guard():
@@ -901,13 +904,18 @@ class Client:
         with self._guard():
             conn = self.connection(deadline)
 
-            def make(terminal: int) -> Callable[[int], Frame]:
-                value = new_name.encode()
-                return lambda rid: MetaSet(
-                    request_id=rid, key=KEY_SESSION, value=value, terminal=terminal
-                )
+            def make(terminal: int, key: str, value: bytes) -> Callable[[int], Frame]:
+                return lambda rid: MetaSet(request_id=rid, key=key, value=value, terminal=terminal)
 
-            rids = [conn.submit(make(p.terminal)) for p in panes]
+            name = new_name.encode()
+            rids = [conn.submit(make(p.terminal, KEY_SESSION, name)) for p in panes]
+            # The panes' places follow the name (the slot names the session).
+            rids += [
+                conn.submit(
+                    make(p.terminal, KEY_SLOT, slot_value(new_name, p.window or 0, p.pane or 0))
+                )
+                for p in panes
+            ]
             for rid in rids:
                 with contextlib.suppress(ServerError):  # a pane that just exited
                     conn.wait_reply(rid, deadline)
@@ -983,16 +991,19 @@ class Client:
     ) -> NewPaneResult:
         """Add a window to a live session: its pane 0 runs ``command`` (default: the
         shell), sized like the session's focused pane (spec/L3.md §2)."""
-        panes = self.list_terminals(deadline).session(session)
-        if not panes:
-            raise TargetNotFound(f"no session named {session!r}")
         if name is not None and (not name or _TAG_FORBIDDEN.search(name) or name.isdigit()):
             raise InvalidName(
                 f"invalid window name {name!r}: non-numeric, no `:`, `.`, `,`, spaces"
             )
-        window = max((p.window or 0) for p in panes) + 1
-        like = pick_pane(panes)
-        return self._spawn_pane(session, window, 0, name, like, command, cwd, deadline)
+        while True:  # another client took the index meanwhile: list again
+            panes = self.list_terminals(deadline).session(session)
+            if not panes:
+                raise TargetNotFound(f"no session named {session!r}")
+            window = max((p.window or 0) for p in panes) + 1
+            like = pick_pane(panes)
+            made = self._spawn_pane(session, window, 0, name, like, command, cwd, deadline)
+            if made is not None:
+                return made
 
     def split(
         self,
@@ -1009,15 +1020,18 @@ class Client:
         if pane.session is None:
             raise InvalidArgument(f"terminal {pane.id} belongs to no session")
         window = pane.window or 0
-        siblings = [
-            p
-            for p in self.list_terminals(deadline).session(pane.session)
-            if (p.window or 0) == window
-        ]
-        index = max((p.pane or 0) for p in siblings or [pane]) + 1
-        return self._spawn_pane(
-            pane.session, window, index, pane.window_name, pane, command, cwd, deadline
-        )
+        while True:  # another client took the index meanwhile: list again
+            siblings = [
+                p
+                for p in self.list_terminals(deadline).session(pane.session)
+                if (p.window or 0) == window
+            ]
+            index = max((p.pane or 0) for p in siblings or [pane]) + 1
+            made = self._spawn_pane(
+                pane.session, window, index, pane.window_name, pane, command, cwd, deadline
+            )
+            if made is not None:
+                return made
 
     def _spawn_pane(
         self,
@@ -1029,7 +1043,9 @@ class Client:
         command: Sequence[str],
         cwd: str | None,
         deadline: Deadline,
-    ) -> NewPaneResult:
+    ) -> NewPaneResult | None:
+        """SPAWN the pane at (``window``, ``index``); None when a live pane holds that
+        place already (``phux.slot``, unique: the server decides at once)."""
         from phux.client.models import NewPaneResult
 
         if isinstance(command, str):
@@ -1039,6 +1055,7 @@ class Client:
             MetaEntry(key=KEY_WINDOW, value=str(window).encode()),
             MetaEntry(key=KEY_PANE, value=str(index).encode()),
             MetaEntry(key=KEY_FOCUS, value=str(_now_ms()).encode()),
+            MetaEntry(key=KEY_SLOT, value=slot_value(session, window, index)),
         ]
         if window_name is not None:
             metadata.append(MetaEntry(key=KEY_WINDOW_NAME, value=window_name.encode()))
@@ -1054,11 +1071,14 @@ class Client:
                         cols=like.cols,
                         rows=like.rows,
                         metadata=sorted(metadata, key=lambda e: e.key),
+                        unique_keys=[KEY_SLOT],
                     ),
                     TerminalSpawned,
                     deadline,
                 )
         except ServerError as exc:
+            if exc.wire_code == ErrorCode.UNIQUE_CONFLICT:
+                return None
             if exc.wire_code == ErrorCode.SPAWN_FAILED:
                 raise InvalidArgument(
                     f"cannot start the pane: {exc.message}",

@@ -79,6 +79,8 @@ class Mirror:
         self._held: list[bytes] = []
         self._held_bytes = 0
         self.raw: bytearray | None = bytearray() if raw else None
+        # How many bytes at the start of ``raw`` are the bootstrap's checkpoint.
+        self.checkpoint_bytes = 0
         self.state = Mirror.SUBSCRIBING
         self.request_id = 0
         self.ever_ready = False
@@ -122,6 +124,7 @@ class Mirror:
         self.cols, self.rows = cols, rows
         if self.raw is not None:
             self.raw.clear()
+        self.checkpoint_bytes = 0
         self._held.clear()
         self._held_bytes = 0
         if not self.with_engine:
@@ -192,7 +195,15 @@ class Mirror:
         if isinstance(frame, BootstrapChunk):
             if frame.checkpoint:
                 self._new_engine(self.cols, self.rows)
-                self._feed(frame.data)
+                if self.raw is not None:
+                    self.raw += frame.data
+                    self.checkpoint_bytes = len(frame.data)
+                if self._engine is not None:
+                    # Apart from the journal after it: its marks are read differently.
+                    self._engine.feed_checkpoint(frame.data)
+                    self._engine.take_replies()
+                    if not self.event_consumers:
+                        self._engine.take_events()
                 self.next_seq = frame.seq
                 return
             self._take_bytes(frame.seq, frame.data)

@@ -396,7 +396,11 @@ def command_line(command: str | Sequence[str], shell: str | None = None) -> str:
 
 _MARK_MAX = 1 << 20
 """Longest mark (its command line included) looked for across reads."""
-_MARK = re.compile(rb"\x1b\]133;([A-D])([^\x07\x1b]*)(?:\x07|\x1b\\)")
+# OSC 133 marks, and OSC 7 (kind "7"): the integration prints it once per prompt
+# cycle, before the prompt's A and never when the editor only redraws the prompt,
+# so it tells a new prompt after a line that ran nothing (a comment, a syntax
+# error: no C, no D in bash and zsh) from the same prompt drawn again.
+_MARK = re.compile(rb"\x1b\](?:133;([A-D])|7;)([^\x07\x1b]*)(?:\x07|\x1b\\)")
 
 
 class Mark(Record):
@@ -464,7 +468,7 @@ class MarkScanner:
         for match in _MARK.finditer(buf, pos):
             self.marks.append(
                 Mark(
-                    kind=match.group(1).decode(),
+                    kind=(match.group(1) or b"7").decode(),
                     params=match.group(2).decode("utf-8", "replace"),
                     start=base + match.start(),
                     end=base + match.end(),
@@ -718,7 +722,7 @@ def _view(mirror: Mirror) -> ShellView:
 
     if mirror.engine is not None:
         return view_of_engine(mirror.engine)
-    return view(bytes(mirror.raw or b""), mirror.cols, mirror.rows)
+    return view(bytes(mirror.raw or b""), mirror.cols, mirror.rows, mirror.checkpoint_bytes)
 
 
 def _marks_seen(mirror: Mirror) -> bool:
@@ -963,15 +967,16 @@ def _answers(marks: list[Mark], prompts_needed: int) -> tuple[list[Mark], Mark |
 
     Each line typed is answered by one prompt: the continuation prompt of an
     unfinished command, or the next primary prompt, which follows the command's
-    C or D mark. A primary prompt with neither since the last one is the same
-    prompt drawn again (readline redraws it on SIGWINCH): it answers nothing.
+    C or D mark, or the OSC 7 of a new prompt cycle (a line that ran nothing). A
+    primary prompt with none of them since the last one is the same prompt drawn
+    again (readline redraws it on SIGWINCH): it answers nothing.
     """
     prompts = 0
     active = False
     upto: list[Mark] = []
     for mark in marks:
         upto.append(mark)
-        if mark.kind in "CD":
+        if mark.kind in ("C", "D", "7"):
             active = True
         elif mark.kind == "A" and (active or _continuation(mark)):
             prompts += 1
@@ -1032,6 +1037,15 @@ def _integrated_outcome(
             finished_at = mark.at
             open_c = None
     output = "\n".join(p for p in pieces if p) if len(pieces) > 1 else "".join(pieces)
+    cycle = [m for m in upto if m.kind == "7"]
+    if not saw_c and status is None and cycle:
+        # No command ran (bash and zsh print neither C nor D): a comment is exit 0
+        # with no output; a line the shell rejected (a syntax error) is what it
+        # printed, with exit 2, as bash and dash report a syntax error.
+        text, lost = scanner.render(_echo_end(scanner, line, cycle[-1]), cycle[-1].start)
+        output = text.strip("\n")
+        status = 2 if output.strip() else 0
+        finished_at = cycle[-1].at
     end = finished_at if finished_at is not None else time.monotonic()
     return RunOutcome(
         command=line,
@@ -1043,8 +1057,9 @@ def _integrated_outcome(
 
 
 def _echo_end(scanner: MarkScanner, line: str, d_mark: Mark) -> int:
-    """Where the output starts in a shell that prints no C mark (dash): after the tty's
-    echo of the typed lines, and after the last continuation prompt before ``d_mark``."""
+    """Where the output starts in a shell that prints no C mark (dash, or a line that
+    ran nothing): after the tty's echo of the typed lines, and after the last
+    continuation prompt before ``d_mark``."""
     start = scanner.base
     buf = scanner.buf
     pos = 0

@@ -37,6 +37,14 @@ KEY_WINDOW_NAME = "phux.window_name"
 KEY_PANE = "phux.pane"
 KEY_TAGS = "phux.tags"
 KEY_FOCUS = "phux.focus_ms"
+KEY_SLOT = "phux.slot"
+
+
+def slot_value(session: str, window: int, pane: int) -> bytes:
+    """``phux.slot``: a pane's place, unique among live terminals (spec/L3.md §2), so
+    that the server refuses a second pane at the same index of a session's window."""
+    return f"{window}.{pane}:{session}".encode()
+
 
 _DIGITS = re.compile(r"[0-9]+")
 _NAME_FORBIDDEN = re.compile(r"[:.\s\x00-\x1f\x7f]")

@@ -96,6 +96,7 @@ def scan(data: bytes, rows: int) -> ShellView | None:
 
 
 _PEN = b"phux_pen=1"
+_PHUX = b"phux_"
 _AT = re.compile(rb"(?:^|;)phux_at=(-?[0-9]+),([0-9]+)(?:;|$)")
 # What a checkpoint writes after its last prompt-cycle mark when it ends at the
 # prompt: the cursor's position, pen marks, an SGR reset. Anything else: the engine.
@@ -175,13 +176,18 @@ def _checkpoint_view(data: bytes, marks: list[re.Match[bytes]], rows: int) -> Sh
     return ShellView(phase, "", False, modes.bracketed_paste)
 
 
-def view(data: bytes, cols: int, rows: int) -> ShellView:
-    """The view of a pane whose bootstrap (from its last reset) is ``data``."""
-    found = scan(data, rows)
+def view(data: bytes, cols: int, rows: int, checkpoint: int = 0) -> ShellView:
+    """The view of a pane whose bootstrap (from its last reset) is ``data``, whose
+    first ``checkpoint`` bytes are the server's checkpoint."""
+    bare = checkpoint and any(_PHUX not in m.group(2) for m in _MARK.finditer(data, 0, checkpoint))
+    # Bare marks in a checkpoint are the cells' marks of a writer that did not carry
+    # the shell's commands: only the engine reads them so (Terminal.feed_checkpoint).
+    found = None if bare else scan(data, rows)
     if found is not None:
         return found
     from phux.engine import Terminal
 
     engine = Terminal(max(cols, 1), max(rows, 1), history=0)
-    engine.feed(data)
+    engine.feed_checkpoint(data[:checkpoint])
+    engine.feed(data[checkpoint:])
     return view_of_engine(engine)

@@ -860,6 +860,8 @@ class EngineScreen(pyte.Screen):
         above the bottom one out of the history whatever it holds, so the rows
         are left as they are instead of being moved. Counters move as if drawn.
         """
+        if self.semantic == SEM_INPUT:  # (as linefeed() does at the first of them)
+            self.set_semantic(SEM_OUTPUT)
         self.scrolled_off += scrolls
         if self.history_size:
             self._unrendered += scrolls
@@ -967,6 +969,17 @@ class EngineScreen(pyte.Screen):
             self._scroll_up(margins.top, margins.bottom)
         elif y < self.lines - 1:
             self.cursor.y = y + 1
+
+    def linefeed(self) -> None:
+        """LF, VT, FF. The input an OSC 133 B mark started ends at the line feed
+        after it (not at an autowrap): a shell with no C mark (dash) prints its
+        command's output next, and in the others the tty's echo of Enter comes
+        before the C mark."""
+        if self.semantic == SEM_INPUT:
+            self.set_semantic(SEM_OUTPUT)
+        self.index()
+        if mo.LNM in self.mode:
+            self.carriage_return()
 
     def reverse_index(self) -> None:
         top, bottom = self._region()

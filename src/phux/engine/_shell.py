@@ -2,7 +2,7 @@
 
 The marks (spec: the shell integration phux injects, and the FinalTerm marks
 other terminals' integrations print) are ``A`` (a prompt starts; ``k=s``: a
-continuation prompt), ``B`` (input starts), ``C`` (the command runs; its
+continuation prompt), ``B`` (input starts; the next line feed ends it), ``C`` (the command runs; its
 output starts; ``cmdline_url=`` its command line, percent-encoded) and ``D``
 (``D;<status>``: it finished). Unknown ``key=value`` parameters are ignored.
 
@@ -19,7 +19,9 @@ two parameters of phux's own, which other terminals ignore:
 
 * ``phux_pen=1``: the mark only sets the OSC 133 mark of the cells drawn next
   (what a checkpoint needs to recreate every cell's mark); no prompt cycle,
-  no command, no event.
+  no command, no event. In a checkpoint (``Terminal.feed_checkpoint``) a mark
+  without ``phux_at`` is taken the same way: older writers (and other servers)
+  wrote the cells' marks bare, and their checkpoints carry no commands.
 * ``phux_at=<row>,<col>``: the mark happened at that position (``row``
   relative to the viewport's first row, negative in history), not at the
   cursor; it leaves the pen alone, and its times come only from ``phux_t``.
@@ -90,11 +92,14 @@ class CommandRecord(Record):
 class ShellState:
     """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
 
-    __slots__ = ("clock", "commands", "cycle", "phase", "screen")
+    __slots__ = ("checkpoint", "clock", "commands", "cycle", "phase", "screen")
 
     def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
         self.screen = screen
         self.clock = clock
+        # Replaying a checkpoint (Terminal.feed_checkpoint): a mark without phux_at
+        # is a cell's mark only (a writer that does not carry the commands).
+        self.checkpoint = False
         self.phase = NONE
         # The open prompt cycle: ("A" | "S" | "B", row, col) since the last
         # primary prompt ("S": a continuation prompt's A).
@@ -256,7 +261,10 @@ class ShellState:
                     params[key] = value
                 elif i == 0:
                     code = arg
-        if "phux_pen" in params:
+        if "phux_pen" in params or (self.checkpoint and "phux_at" not in params):
+            # In a checkpoint, a mark not placed with phux_at comes from a writer
+            # whose checkpoints do not carry the shell's commands (phux before they
+            # did, another server): bare marks of the cells, not a prompt cycle.
             screen.set_semantic(_SEMANTIC.get(kind, 0))
             return
         at = params.get("phux_at")

@@ -19,7 +19,7 @@ from functools import cache
 
 from phux.engine import _replies
 from phux.engine._pyte import pyte
-from phux.engine._screen import EngineScreen
+from phux.engine._screen import SEM_INPUT, SEM_OUTPUT, EngineScreen
 from phux.engine._widths import narrow_class
 
 ESC = "\x1b"
@@ -251,6 +251,8 @@ class EngineStream(pyte.Stream):
     def _crlf(self) -> None:
         screen = self.screen
         screen.cursor.x = 0
+        if screen.semantic == SEM_INPUT:  # (a line feed ends the input: linefeed())
+            screen.set_semantic(SEM_OUTPUT)
         screen.index()  # LNM would only add another CR
 
     def _keypad_application(self) -> None:

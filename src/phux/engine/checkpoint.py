@@ -188,9 +188,8 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int, int, int]:
     Returns the text, the cursor column after it (``cols``: a pending wrap), and
     the OSC 133 mark the text expects the pen to hold when it starts and leaves it
     holding: the mark is carried from row to row (:func:`_join_rows`), so rows of
-    one mark (a shell without a C mark leaves its output marked as input) cost no
-    marks of their own. Never-written cells are skipped with CHA, so they stay
-    unwritten.
+    one mark cost no marks of their own (but input: a line feed ends it).
+    Never-written cells are skipped with CHA, so they stay unwritten.
     """
     if not line:
         return "", 0, SEM_OUTPUT, SEM_OUTPUT
@@ -345,6 +344,8 @@ def _join_rows(out: list[str], lines: list[Line | None], bodies: list[Body], col
                 mark = _wrap_into(out, prev_end, cols, prev, line, mark)
             else:
                 out.append("\r\n")
+                if mark == SEM_INPUT:  # a line feed ends the input (EngineScreen.index)
+                    mark = SEM_OUTPUT
         if start != mark:
             out.append(_OSC133[start])
         out.append(text)

@@ -84,6 +84,18 @@ class Terminal:
         except Exception:  # pragma: no cover - defensive: the stream already catches
             self.stream.errors += 1
 
+    def feed_checkpoint(self, data: bytes) -> None:
+        """Feed a checkpoint (a bootstrap's first chunk, to a fresh terminal): as
+        :meth:`feed`, but its OSC 133 marks not placed with ``phux_at`` set only the
+        cells' marks, so that a checkpoint whose writer did not carry the shell's
+        commands makes none up (spec/L1.md §5.1)."""
+        shell = self.screen.shell
+        shell.checkpoint = True
+        try:
+            self.feed(data)
+        finally:
+            shell.checkpoint = False
+
     def unparsed(self) -> bytes:
         """The bytes fed but not acted on yet: a sequence, a string or a UTF-8
         character cut by the end of the last chunk (a checkpoint ends with them)."""

@@ -837,7 +837,9 @@ RUN_DOC = (
     "prompt: an error `pane_busy` naming what holds the pane (vim, less, python3, cat, a "
     "continuation prompt, pending input, a hidden-input prompt); force=true types anyway. "
     "An unbalanced quote is interrupted with C-c and reported (`incomplete_command`); the "
-    "pane dying meanwhile is `pane_exited`. Blocks until the command finishes (and its next "
+    "pane dying meanwhile is `pane_exited`. A line that runs no command returns at once "
+    "(a comment: exit_code 0, no output; a syntax error: exit_code 2, the shell's message). "
+    "Blocks until the command finishes (and its next "
     f"prompt is drawn) or timeout_secs pass (default {RUN_TIMEOUT:g}, more than 0); on "
     'timeout it returns {"outcome": "timed_out", "command", "duration_ms", "waited_ms"} and '
     "the command keeps running. "

@@ -87,6 +87,12 @@ class ServerConfig:
     )
     """INPUT bytes queued for all terminals together (``$PHUX_MAX_INPUT_TOTAL``); the
     INPUT that would pass it gets RESOURCE_EXHAUSTED."""
+    input_unit_hold_s: float = field(
+        default_factory=lambda: _env_float("PHUX_INPUT_UNIT_HOLD", 10.0)
+    )
+    """How long an input unit's next piece may keep the terminal's other input waiting
+    (``$PHUX_INPUT_UNIT_HOLD``): then the rest of the unit is cancelled (a sender that
+    stalled mid-unit), as if an interrupt had cut it (spec/L1.md §7)."""
     max_control_backlog: int = field(
         default_factory=lambda: _env_int("PHUX_MAX_REPLY_BACKLOG", 16 * MiB)
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import select
 import signal
@@ -495,6 +496,20 @@ class Terminal:
         if dropped:
             log.info("terminal %d: urgent input discarded %d queued inputs", self.id, len(dropped))
 
+    def _stalled_unit(self, holder: ClientConnection) -> None:
+        """The unit's next piece did not come within the hold timeout: its pieces
+        still to come are cancelled (up to the one without ``more``), and the
+        terminal's other input goes on."""
+        if self._holder is not holder or any(item.conn is holder for item in self._inputs):
+            return  # (it came just now, or the unit ended otherwise)
+        self._holder = None
+        self._cancelled_units.add(holder)
+        log.info(
+            "terminal %d: an input unit stalled for %.1f s; the rest of it is cancelled",
+            self.id,
+            self.config.input_unit_hold_s,
+        )
+
     def drop_input(self, conn: ClientConnection) -> None:
         """``conn`` has gone: nothing it queued is written, not even the rest of a piece."""
         kept = [item for item in self._inputs if item.conn is not conn]
@@ -535,16 +550,21 @@ class Terminal:
         fd = self.master_fd
         while True:
             item = self._next_input()
+            # A unit's next piece keeps the others waiting until this time at most.
+            hold_until = trio.current_time() + self.config.input_unit_hold_s
             while item is None:
                 holder = self._holder
                 if holder is not None:  # its next piece must be read, whatever its backlog
                     holder.awaiting_unit(self, True)
                 try:
                     self._input_wake = trio.Event()
-                    await self._input_wake.wait()
+                    with trio.move_on_at(hold_until if holder is not None else math.inf):
+                        await self._input_wake.wait()
                 finally:
                     if holder is not None:
                         holder.awaiting_unit(self, False)
+                if holder is not None and trio.current_time() >= hold_until:
+                    self._stalled_unit(holder)
                 item = self._next_input()
             self._writing = item
             view = memoryview(item.data)

@@ -18,7 +18,13 @@ terminal: OSC 52 clipboard writes are dropped (unless allowed:
 ``--allow-clipboard``; clipboard reads never pass), OSC 0/1/2 titles lose
 their control characters, and DCS, APC, PM and SOS strings are dropped: tmux
 passthrough (``DCS tmux; ... ST``, its doubled ESCs included), kitty graphics
-(``APC G ... ST``), sixel, DECRQSS, XTGETTCAP.
+(``APC G ... ST``), sixel, DECRQSS, XTGETTCAP. Of the OSCs only those tmux
+keeps pass: titles, hyperlinks (OSC 8), the clipboard when allowed, colours
+set or reset (OSC 4, 5, 10-19, 104, 105, 110-119); every other OSC is
+dropped: notifications (OSC 9, 777, 99), iTerm2's file transfer and user
+variables (OSC 1337), the pane's working directory (OSC 7) and prompt marks
+(OSC 133), which are the pane's and not the person's terminal's, and any
+code unknown here.
 
 :class:`QueryFilter` is an incremental scanner: ``feed(chunk)`` returns the
 bytes to show, holding back the tail of a sequence split across chunks until
@@ -132,16 +138,16 @@ _PARTIAL = re.compile(
     + rb"]*|\][^\x07\x1b\x18\x1a]*\x1b?|[\x20-\x2f]*)"
 )
 # Where something may be removed: everything else passes through in bulk slices.
-# OSCs are candidates only where they may be: colour queries and clipboard
-# (OSC 4, 5, 10-19, 52), titles that may be too long to pass (longer than
-# MAX_HELD, as when one is cut), and titles with a control character before
-# their end (possessive: a title without one fails at its end, with no
-# backtracking).
+# OSCs are candidates unless they are titles or hyperlinks (OSC 8), which pass
+# in bulk: titles only where they may be removed or cleaned, when they may be
+# too long to pass (longer than MAX_HELD, as when one is cut) or hold a control
+# character before their end (possessive: a title without one fails at its
+# end, with no backtracking).
 _CANDIDATE = re.compile(
     rb"\x1b(?:\[[?>=]?[0-9;:"
     + _J
     + rb"]*\$?[cnpquxt]|\[\?[0-9;]*m|[P_^X]|Z"
-    + rb"|\](?:[45]|1[0-9]|52)[;\x07\x1b]"
+    + rb"|\](?![012];|8;)"
     + rb"|\][012];(?:[^\x07\x1b\x18\x1a]{%d}" % (MAX_HELD // 2)
     + rb"|[^\x00-\x1f\x7f\xc2]*+(?:\xc2[^\x80-\x9f][^\x00-\x1f\x7f\xc2]*+)*+"
     + rb"(?:[\x00-\x06\x08-\x17\x19\x1c-\x1f\x7f]|\xc2[\x80-\x9f])))"
@@ -150,7 +156,16 @@ _CANDIDATE = re.compile(
 # an ESC not followed by a backslash aborts it and starts a new sequence.
 _STRING_END = {True: re.compile(rb"[\x07\x1b\x18\x1a]"), False: re.compile(rb"[\x1b\x18\x1a]")}
 _PASSTHROUGH = b"tmux;"
+# A whole OSC ended by BEL or ST, its code (what comes before the first `;`) apart.
+_OSC_WHOLE = re.compile(rb"\x1b\]([^;\x07\x1b\x18\x1a]*)[^\x07\x1b\x18\x1a]*(?:\x07|\x1b\\)")
 _TITLE_CODES = frozenset((b"0", b"1", b"2"))
+# The OSCs that reach the person, as tmux keeps them: titles (cleaned), hyperlinks,
+# the clipboard (when allowed), colours set or reset (their queries are removed).
+_KEPT_OSC = _TITLE_CODES | {
+    b"8", b"52", b"4", b"5", b"104", b"105",
+    *(str(n).encode() for n in range(10, 20)),
+    *(str(n).encode() for n in range(110, 120)),
+}  # fmt: skip
 _TITLE_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)])
 
 
@@ -232,6 +247,16 @@ class QueryFilter:
                 continue
             # A string: OSC, DCS, SOS, PM, APC.
             osc = kind == 0x5D
+            if osc:
+                # The common case first: a whole OSC of a code that is dropped (the
+                # shell's OSC 133 and 7 at every prompt).
+                whole = _OSC_WHOLE.match(data, begin)
+                if whole is not None and whole.group(1) not in _KEPT_OSC:
+                    pieces.append(data[copied:begin])
+                    pieces.append(_guard(data, copied, begin))
+                    copied = pos = whole.end()
+                    self.removed += 1
+                    continue
             payload_at = begin + 2
             passthrough = False
             if not osc:
@@ -333,7 +358,9 @@ class QueryFilter:
     def _drop_osc(self, payload: bytes) -> bool:
         """Whether an OSC beginning with ``payload`` (too long to hold) is dropped."""
         code = payload.split(b";", 1)[0]
-        return code in _TITLE_CODES or (code == b"52" and not self.allow_clipboard)
+        if code == b"52":
+            return not self.allow_clipboard
+        return code in _TITLE_CODES or code not in _KEPT_OSC
 
     def _osc(self, seq: bytes) -> bytes | None:
         """What replaces a whole OSC (``b""`` drops it), None to pass it unchanged."""
@@ -355,7 +382,7 @@ class QueryFilter:
                 return b""  # as when it comes in pieces: too long to hold and clean
             clean = clean_title(rest)
             return None if clean == rest else b"\x1b]" + code + b";" + clean + end
-        if is_query_string(seq):
+        if code not in _KEPT_OSC or is_query_string(seq):
             return b""
         return None
 
