@@ -70,16 +70,16 @@ def run(quick: bool) -> list[Measurement]:
                 ("snapshot --json", [*phux, "snapshot", "--json", "bench"]),
                 ("run true", [*phux, "run", "bench", "true"]),
             ):
-                near = median_seconds(partial(run_silently, argv, local), repeat=repeat)
-                far = median_seconds(partial(run_silently, argv, remote), repeat=repeat)
+                near_s = median_seconds(partial(run_silently, argv, local), repeat=repeat)
+                far_s = median_seconds(partial(run_silently, argv, remote), repeat=repeat)
                 out.append(
                     Measurement(
                         BENCH,
                         f"{figure} over ssh",
                         "ms",
-                        far * 1000,
+                        far_s * 1000,
                         "the local socket",
-                        near * 1000,
+                        near_s * 1000,
                         higher_is_better=False,
                     )
                 )
