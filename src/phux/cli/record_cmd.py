@@ -18,14 +18,17 @@ _EPILOG = texts.epilog(
     '  {"version": 2, "width", "height", "timestamp", "title", "env": {"TERM", "SHELL"}}\n'
     '  [SECONDS, "o", "output text"]      what the pane printed\n'
     '  [SECONDS, "r", "COLSxROWS"]        the pane was resized\n'
+    '  [SECONDS, "i", "input text"]       with --input: input written to the pane\n'
     "Play it with `asciinema play FILE`, print it with `asciinema cat FILE`,\n"
     "or put it in the asciinema web player.",
     "With --since the file starts with what the pane printed before (the\n"
     "server's retained state: its scrollback, screen and modes, then the\n"
     "journal after its last checkpoint), all at time 0: the server keeps the\n"
     "bytes, not when they were printed.\n\n"
-    'No input ("i") events: a recorder sees what the pane prints, never what\n'
-    "other clients type (the wire does not show it), and types nothing itself.",
+    "With --input the file also holds the input that reached the pane, from\n"
+    "every client (agents' send-keys and run, people attached), in order with\n"
+    "the output as the server wrote and read it; input cancelled before it was\n"
+    "written is not in it. It needs a server of protocol 1.3 or later.",
     texts.TARGET_GRAMMAR,
     texts.ORDERING,
     texts.exit_codes(
@@ -61,6 +64,12 @@ def default_file(session: str | None, now: float | None = None) -> str:
     metavar="SECS",
     help="Stop after SECS seconds (default: until the pane exits or Ctrl-C).",
 )
+@click.option(
+    "--input",
+    "with_input",
+    is_flag=True,
+    help='Also record the input written to the pane, from every client ("i" events).',
+)
 @click.option("--title", metavar="TEXT", default=None, help="Title (default: the pane's name).")
 @socket_option
 @click.argument("target")
@@ -68,6 +77,7 @@ def default_file(session: str | None, now: float | None = None) -> str:
 def record_cmd(
     since: bool,
     timeout: float | None,
+    with_input: bool,
     title: str | None,
     socket: str | None,
     target: str,
@@ -96,6 +106,7 @@ def record_cmd(
                 title=title,
                 timeout=timeout,
                 deadline=deadline,
+                input=with_input,
             )
             stats = recorder.run()
         finally:
@@ -127,15 +138,19 @@ def prepare_file(path: str) -> str:
     return path
 
 
-def start_background(path: str, terminal: int, socket: str | None) -> None:
+def start_background(
+    path: str, terminal: int, socket: str | None, *, with_input: bool = False
+) -> None:
     """Record pane ``@terminal`` to ``path`` in a detached ``phux record --since``
-    process (``phux new --record``): it ends when the pane exits. ``--since``
-    makes the start race-free: whatever the pane printed before the recorder
-    subscribed is in the bootstrap, at time 0."""
+    process (``phux new --record``; ``--input`` with ``with_input``): it ends when
+    the pane exits. ``--since`` makes the start race-free: whatever the pane
+    printed before the recorder subscribed is in the bootstrap, at time 0."""
     import os
     import subprocess
 
     argv = [sys.executable, "-m", "phux", "record", "--since"]
+    if with_input:
+        argv.append("--input")
     # `path` comes from prepare_file: absolute, so the recorder's cwd is irrelevant.
     if socket is not None:
         argv += ["--socket", socket]
