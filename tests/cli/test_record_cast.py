@@ -167,6 +167,7 @@ def test_record_input_holds_what_every_client_typed(phux: Phux) -> None:  # noqa
         recorder.send_signal(signal.SIGINT)
         out, err = recorder.communicate(timeout=DEADLINE)
     assert recorder.returncode == 0, err
+    assert out == ""
     header, events = read_cast(cast)
     typed = "".join(data for _, code, data in events if code == "i")
     # Both clients' input, whole and in order; nothing else (run types its command and Enter).

@@ -25,7 +25,6 @@ from phux.client.client import Client
 from phux.client.deadline import Deadline
 from phux.client.errors import InvalidArgument, NoServer, ServerTooOld
 from phux.client.models import AuditEntry, AuditResult, ServerStatus
-from phux.client.selectors import split_host
 from phux.runtime_paths import default_audit_path, default_log_path
 from phux.wire.frames import AuditList, AuditRecord, ListAudit, ListTerminals, TerminalList
 from phux.wire.handshake import MINOR_AUDIT
@@ -146,7 +145,9 @@ def audit(
     """The audit entries of TARGET's terminal on the running server, or with no
     TARGET every entry the audit holds (every terminal, every server run), oldest
     first: at most the newest ``last``, none before ``since_ms`` (Unix ms)."""
-    host = client.host or split_host(target)[0]
+    if target is not None:
+        target = client._target_host(target)  # HOST/selector: the server on HOST
+    host = client.host
     try:
         conn = client.connection(deadline)
     except NoServer:
