@@ -83,7 +83,8 @@ def record_cmd(
     target: str,
     file: str | None,
 ) -> None:
-    """Record TARGET's output to FILE as asciicast v2, until the pane exits.
+    """Record TARGET's output (with --input, its input too) to FILE as asciicast v2,
+    until the pane exits.
 
     FILE defaults to SESSION-YYYYmmdd-HHMMSS.cast in the current directory;
     `-` writes to stdout. Events are flushed as they happen, so the file is
