@@ -203,3 +203,29 @@ def test_bootstrap_ready_comes_before_input_events(server: ServerProcess) -> Non
             if isinstance(frame, InputWritten):
                 assert ready
                 break
+
+
+def test_list_audit_reads_across_rotated_files(tmp_path: Path) -> None:
+    env = dict(os.environ, PHUX_AUDIT_KEEP="2")
+    server = ServerProcess(tmp_path, "--audit-max-bytes", "1000", env=env)
+    server.start()
+    try:
+        with server.connect() as conn:
+            tid = spawn(conn, ["cat"])
+            for i in range(40):
+                send(conn, tid, b"%d" % i)
+            deadline = Deadline.after(T)
+            got = conn.call_expect(
+                lambda rid: ListAudit(request_id=rid, terminal=tid), AuditList, deadline
+            )
+            kept = [e.sha256 for e in got.entries]
+            # What the three files still hold: the newest entries, in order, ending with 39.
+            expected = [hashlib.sha256(b"%d" % i).hexdigest() for i in range(40)]
+            assert 6 < len(kept) < 40 and kept == expected[-len(kept) :]
+            assert not got.truncated  # the older ones were rotated away, not left out
+            last5 = conn.call_expect(
+                lambda rid: ListAudit(request_id=rid, terminal=tid, limit=5), AuditList, deadline
+            )
+            assert [e.sha256 for e in last5.entries] == expected[-5:] and last5.truncated
+    finally:
+        server.stop()

@@ -122,8 +122,10 @@ def record_cmd(
         stats.gaps
     )
     where = "stdout" if path == "-" else path
+    typed = f" ({stats.input_bytes} bytes of input)" * with_input
     write_err(
-        f"phux record: {stats.events} events, {stats.duration:.1f} s to {where} ({why}){lost}\n"
+        f"phux record: {stats.events} events{typed}, {stats.duration:.1f} s to {where} "
+        f"({why}){lost}\n"
     )
     finish(0)
 

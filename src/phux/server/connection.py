@@ -100,6 +100,17 @@ def _peer_hung_up(sock: trio.socket.SocketType) -> bool:
     return any(mask & (rdhup | select.POLLHUP | select.POLLERR) for _, mask in events)
 
 
+_AUDIT_READERS: list[trio.CapacityLimiter] = []
+
+
+def _audit_readers() -> trio.CapacityLimiter:
+    """Two audit reads at a time for the whole server: each may hold a reply of
+    several MiB, and a client may send many LIST_AUDITs at once."""
+    if not _AUDIT_READERS:
+        _AUDIT_READERS.append(trio.CapacityLimiter(2))
+    return _AUDIT_READERS[0]
+
+
 def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
     """(pid, uid, gid) of the process at the other end of a Unix socket."""
     raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -508,6 +519,7 @@ class ClientConnection:
                     limit=frame.limit,
                 ),
                 abandon_on_cancel=True,
+                limiter=_audit_readers(),
             )
         except Exception as exc:
             log.exception("reading the input audit for %s", self.peer)
