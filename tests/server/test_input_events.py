@@ -193,16 +193,16 @@ def test_bootstrap_ready_comes_before_input_events(server: ServerProcess) -> Non
     with server.connect() as conn:
         tid = spawn(conn, ["cat"])
         subscribe(conn, tid, input=True)
-        send(conn, tid, b"z")
+        # Written while the bootstrap may still be pending: never before READY.
+        conn.submit(lambda rid: Input(request_id=rid, terminal=tid, data=b"z"))
         deadline = Deadline.after(T)
-        ready = False
-        while True:
-            frame = conn.receive(deadline)
-            if isinstance(frame, BootstrapReady):
-                ready = True
-            if isinstance(frame, InputWritten):
-                assert ready
-                break
+        while not isinstance(frame := conn.receive(deadline), BootstrapReady):
+            assert not isinstance(frame, InputWritten)
+        send(conn, tid, b"y")
+        got = b""
+        while not got.endswith(b"y"):
+            got += next_of(conn, InputWritten, deadline, terminal=tid).data
+        assert got in (b"y", b"zy")
 
 
 def test_list_audit_reads_across_rotated_files(tmp_path: Path) -> None:
