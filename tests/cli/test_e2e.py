@@ -299,6 +299,16 @@ def test_new_errors(phux: Phux) -> None:
     assert (bad.code, bad.out) == (1, "")
 
 
+def test_new_with_a_bare_word_that_is_no_program_suggests_s(phux: Phux) -> None:
+    # `phux new demo` runs a program called demo, as tmux new-session does; a
+    # person who meant to name the session learns how.
+    res = phux("new", "-d", "no-such-program-xq")
+    assert res.code == 1 and res.out == ""
+    assert "phux new -s no-such-program-xq" in res.err, res.err
+    res = phux("new", "-d", "-s", "named", "no-such-program-xq")
+    assert res.code == 1 and "phux new -s" not in res.err, res.err
+
+
 def test_new_without_json_picks_a_numeric_name(phux: Phux) -> None:
     res = phux("new")
     assert res.code == 0, res.err

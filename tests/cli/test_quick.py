@@ -181,3 +181,10 @@ def test_a_number_after_scrollback_is_always_its_count() -> None:
     assert click_params("snapshot", ["--scrollback", "0"])["target"] is None  # type: ignore[index]
     params = click_params("snapshot", ["7", "--scrollback"])
     assert params is not None and (params["target"], params["scrollback"]) == ("7", 0)
+
+
+def test_the_quick_table_is_generated_from_click() -> None:
+    from tools.gen_quick_table import QUICK_VERBS, main
+
+    assert main(["--check"]) == 0, "run python -m tools.gen_quick_table"
+    assert tuple(SPECS) == QUICK_VERBS

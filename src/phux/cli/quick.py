@@ -16,10 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from phux.cli import actions
-from phux.cli.help import DEFAULT_DEADLINE
+from phux.cli.quick_table import (
+    COUNT,
+    DEFAULTS,
+    FLAG,
+    LAYOUT,
+    OPTIONS,
+    SCROLLBACK,
+    SECONDS,
+    TEXT,
+)
 from phux.cli.render import write_out
 
-FLAG, TEXT, SECONDS, SECONDS_OR_ZERO, COUNT, SCROLLBACK = range(6)
 _BAD = object()
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
@@ -35,90 +43,24 @@ class Spec:
     __slots__ = ("defaults", "exclusive", "options", "rest", "target_required", "verb")
 
     def __init__(
-        self,
-        verb: Callable[..., Any],
-        options: dict[str, tuple[str, int]],
-        defaults: dict[str, Any],
-        *,
-        target_required: bool,
-        rest: str | None = None,
-        exclusive: tuple[str, ...] = (),
+        self, name: str, verb: Callable[..., Any], exclusive: tuple[str, ...] = ()
     ) -> None:
         self.verb = verb
-        self.options = options
-        self.defaults = defaults
-        self.target_required = target_required
-        self.rest = rest
-        """The name of the trailing ``nargs=-1, required`` argument (KEYS, CMD), if any."""
+        self.options: dict[str, tuple[str, int]] = OPTIONS[name]
+        self.defaults: dict[str, Any] = DEFAULTS[name]
+        self.target_required, self.rest = LAYOUT[name]
+        """``rest``: the name of the trailing ``nargs=-1, required`` argument (KEYS, CMD)."""
         self.exclusive = exclusive
 
 
-_SOCKET = {"--socket": ("socket", TEXT)}
-
+# The options, defaults and layout come from click (quick_table.py is generated
+# from phux.cli.verbs); only which function runs each verb, and the conditions
+# click checks in the verb itself, are said here.
 SPECS: dict[str, Spec] = {
-    "snapshot": Spec(
-        actions.snapshot,
-        {
-            "--json": ("as_json", FLAG),
-            "--scrollback": ("scrollback", SCROLLBACK),
-            "--cells": ("cells", FLAG),
-            "--timeout": ("timeout", SECONDS),
-            **_SOCKET,
-        },
-        {
-            "as_json": False,
-            "scrollback": None,
-            "cells": False,
-            "timeout": DEFAULT_DEADLINE,
-            "socket": None,
-            "schema_version": None,  # --schema-version itself is left to click
-        },
-        target_required=False,
-    ),
-    "send-keys": Spec(
-        actions.send_keys,
-        {"--literal": ("literal", FLAG), "--timeout": ("timeout", SECONDS), **_SOCKET},
-        {"literal": False, "timeout": DEFAULT_DEADLINE, "socket": None},
-        target_required=True,
-        rest="keys",
-    ),
-    "run": Spec(
-        actions.run,
-        {
-            "--timeout": ("timeout", SECONDS),
-            "--json": ("as_json", FLAG),
-            "--force": ("force", FLAG),
-            **_SOCKET,
-        },
-        {"timeout": actions.RUN_TIMEOUT, "as_json": False, "force": False, "socket": None},
-        target_required=True,
-        rest="cmd",
-    ),
-    "wait": Spec(
-        actions.wait,
-        {
-            "--until": ("until", TEXT),
-            "--regex": ("regex", TEXT),
-            "--idle": ("idle", COUNT),
-            "--prompt": ("prompt", FLAG),
-            "--exit": ("exit_", FLAG),
-            "--timeout": ("timeout", SECONDS_OR_ZERO),
-            "--json": ("as_json", FLAG),
-            **_SOCKET,
-        },
-        {
-            "until": None,
-            "regex": None,
-            "idle": None,
-            "prompt": False,
-            "exit_": False,
-            "timeout": actions.WAIT_TIMEOUT,
-            "as_json": False,
-            "socket": None,
-        },
-        target_required=False,
-        exclusive=("until", "regex"),
-    ),
+    "snapshot": Spec("snapshot", actions.snapshot),
+    "send-keys": Spec("send-keys", actions.send_keys),
+    "run": Spec("run", actions.run),
+    "wait": Spec("wait", actions.wait, exclusive=("until", "regex")),
 }
 
 

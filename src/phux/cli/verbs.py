@@ -804,19 +804,28 @@ def new_cmd(
         record = prepare_file(record)
     remote = bool(os.environ.get("PHUX_HOST"))
     with reporting("new", as_json):
-        from phux.client import ensure_server
+        from phux.client import InvalidArgument, ensure_server
 
         deadline = deadline_after(timeout)
         # On another host, `phux proxy` there starts its server when needed.
         path = socket if remote else ensure_server(socket, deadline=deadline)
         with open_client(None if path is None else os.fspath(path)) as client:
-            result = client.new(
-                name,
-                cwd=directory,
-                command=list(command),
-                shell_integration=not no_shell_integration,
-                deadline=deadline,
-            )
+            try:
+                result = client.new(
+                    name,
+                    cwd=directory,
+                    command=list(command),
+                    shell_integration=not no_shell_integration,
+                    deadline=deadline,
+                )
+            except InvalidArgument as exc:
+                import shlex
+
+                if name is None and len(command) == 1 and "/" not in command[0]:
+                    # tmux's grammar: a bare word is the program. Meant as a name?
+                    word = shlex.quote(command[0])
+                    exc.remedy = f"to name the session {word}, say -s: phux new -s {word}"
+                raise
         if record is not None:
             from phux.cli.record_cmd import start_background
 
