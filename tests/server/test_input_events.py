@@ -13,12 +13,15 @@ from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.wire.frames import (
     AuditList,
+    BootstrapBegin,
     BootstrapReady,
     Input,
     InputWritten,
     ListAudit,
     MetaEntry,
     Output,
+    Tombstone,
+    TombstoneReason,
 )
 
 T = 5.0
@@ -229,3 +232,29 @@ def test_list_audit_reads_across_rotated_files(tmp_path: Path) -> None:
             assert [e.sha256 for e in last5.entries] == expected[-5:] and last5.truncated
     finally:
         server.stop()
+
+
+def test_a_subscriber_that_does_not_read_input_events_lags(server: ServerProcess) -> None:
+    """INPUT_WRITTEN is bounded like output: past the queue, TOMBSTONE and a fresh
+    bootstrap, then input events again (spec/L1.md §6, §7.1)."""
+    with server.connect() as watcher, server.connect() as typist:
+        tid = spawn(typist, ["sh", "-c", "stty -echo; exec cat >/dev/null"])
+        follow(watcher, tid)  # then it stops reading
+        piece = b"p" * (1 << 20)
+        deadline = Deadline.after(60)
+        rids = [
+            typist.submit(lambda r: Input(request_id=r, terminal=tid, data=piece))
+            for _ in range(12)
+        ]
+        for rid in rids:
+            typist.wait_reply(rid, deadline)
+        tomb = next_of(watcher, Tombstone, deadline, terminal=tid)
+        assert tomb.reason == TombstoneReason.LAG
+        fresh = next_of(watcher, BootstrapBegin, deadline, terminal=tid)
+        assert fresh.request_id == 0
+        next_of(watcher, BootstrapReady, deadline, terminal=tid)
+        send(typist, tid, b"END")
+        got = b""
+        while not got.endswith(b"END"):
+            got += next_of(watcher, InputWritten, deadline, terminal=tid).data
+        assert got == b"END"  # nothing of the lost stretch is sent again
