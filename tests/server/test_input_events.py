@@ -258,3 +258,15 @@ def test_a_subscriber_that_does_not_read_input_events_lags(server: ServerProcess
         while not got.endswith(b"END"):
             got += next_of(watcher, InputWritten, deadline, terminal=tid).data
         assert got == b"END"  # nothing of the lost stretch is sent again
+
+
+def test_the_servers_answer_to_a_query_is_marked_reply(server: ServerProcess) -> None:
+    with server.connect() as conn:
+        tid = spawn(conn, ["sh", "-c", "read x; printf '\\033[c'; sleep 10"])
+        follow(conn, tid)
+        send(conn, tid, b"go\r")
+        deadline = Deadline.after(T)
+        typed = next_of(conn, InputWritten, deadline, terminal=tid)
+        assert typed.data == b"go\r" and not typed.reply
+        answer = next_of(conn, InputWritten, deadline, terminal=tid)
+        assert answer.reply and answer.data.startswith(b"\x1b[?")  # DA1, from the replica
