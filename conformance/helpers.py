@@ -143,10 +143,14 @@ def subscribe(
     role: int = Role.VIEWER,
     cols: int | None = None,
     rows: int | None = None,
+    input: bool = False,
 ) -> Stream:
-    """SUBSCRIBE and consume the whole bootstrap; live output is read with the Stream."""
+    """SUBSCRIBE and consume the whole bootstrap; live output is read with the Stream.
+    ``input`` asks for INPUT_WRITTEN too (1.3), which stays in ``conn.backlog``."""
     rid = conn.rid()
-    conn.send(Subscribe(request_id=rid, terminal=terminal, role=role, cols=cols, rows=rows))
+    conn.send(
+        Subscribe(request_id=rid, terminal=terminal, role=role, cols=cols, rows=rows, input=input)
+    )
     begin = conn.reply(rid)
     assert isinstance(begin, BootstrapBegin), f"SUBSCRIBE {terminal}: {begin!r}"
     assert begin.terminal == terminal

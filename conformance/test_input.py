@@ -103,8 +103,8 @@ def test_urgent_input_keeps_an_older_clients_input(
     """A 1.1 client does not know INPUT_CANCELLED: its input is only overtaken."""
     a, b = connect(), connect()
     old = connect(hello=False)
-    major, minor, _ = PROTOCOL_VERSION
-    old.send(Hello(client_name="older", major=major, minor=minor - 1, patch=0))
+    major, _, _ = PROTOCOL_VERSION
+    old.send(Hello(client_name="older", major=major, minor=1, patch=0))  # before 1.2
     assert isinstance(old.expect(lambda f: True, what="HELLO_OK"), HelloOk)
     t = spawn(a, cleanup, gated_cat(gate))
     stream = subscribe(a, t.terminal)

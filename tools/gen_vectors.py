@@ -18,6 +18,7 @@ Every field of the frame appears in ``fields``, defaults included.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import types
@@ -182,11 +183,17 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ("KILL", f.Kill(request_id=5, terminals=[1, 2, 300])),
         ("KILL empty list", f.Kill(request_id=6, terminals=[])),
         ("LIST_TERMINALS", f.ListTerminals(request_id=9)),
+        ("LIST_AUDIT everything", f.ListAudit(request_id=25)),
+        (
+            "LIST_AUDIT one terminal",
+            f.ListAudit(request_id=26, terminal=1, limit=100, since_ms=1_763_770_000_000),
+        ),
         ("SUBSCRIBE viewer", f.Subscribe(request_id=10, terminal=1)),
         (
             "SUBSCRIBE primary",
             f.Subscribe(request_id=11, terminal=1, role=f.Role.PRIMARY, cols=80, rows=24),
         ),
+        ("SUBSCRIBE with input", f.Subscribe(request_id=24, terminal=1, input=True)),
         ("SUBSCRIBE_EVENTS", f.SubscribeEvents(request_id=12)),
         ("UNSUBSCRIBE", f.Unsubscribe(request_id=13, terminal=1)),
         ("META_GET global", f.MetaGet(request_id=14, key="theme")),
@@ -219,6 +226,11 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ),
         ("OUTPUT", f.Output(terminal=1, seq=0, data=b"hi\r\n")),
         ("OUTPUT large seq", f.Output(terminal=1, seq=(1 << 40) + 5, data=b"\x1b[31mred\x1b[0m")),
+        ("INPUT_WRITTEN", f.InputWritten(terminal=1, seq=4, data=b"ls\r")),
+        (
+            "INPUT_WRITTEN reply",
+            f.InputWritten(terminal=1, seq=9, data=b"\x1b[?62;22c", reply=True),
+        ),
         ("RESIZED", f.Resized(terminal=1, seq=4, cols=100, rows=30)),
         (
             "BOOTSTRAP_BEGIN",
@@ -271,6 +283,39 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ),
         ("OK", f.Ok(request_id=16)),
         ("TERMINAL_LIST empty", f.TerminalList(request_id=9)),
+        ("AUDIT_LIST no audit", f.AuditList(request_id=25)),
+        (
+            "AUDIT_LIST",
+            f.AuditList(
+                request_id=26,
+                entries=[
+                    f.AuditRecord(
+                        time_ms=1_763_770_000_123,
+                        server_id="3f2a9c",
+                        terminal=1,
+                        client="phux-cli/0.1.0",
+                        pid=5151,
+                        uid=1000,
+                        size=3,
+                        sha256=hashlib.sha256(b"ls\r").hexdigest(),
+                        target="work:0.0",
+                    ),
+                    f.AuditRecord(
+                        time_ms=1_763_770_000_456,
+                        server_id="3f2a9c",
+                        terminal=1,
+                        client="phux-mcp/0.1.0",
+                        pid=5152,
+                        uid=1000,
+                        size=1,
+                        sha256=hashlib.sha256(b"\x03").hexdigest(),
+                        data=b"\x03",
+                    ),
+                ],
+                audit_file="/run/user/1000/phux/audit-1a2b3c.jsonl",
+                truncated=True,
+            ),
+        ),
         (
             "TERMINAL_LIST",
             f.TerminalList(

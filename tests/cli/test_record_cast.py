@@ -46,7 +46,7 @@ def read_cast(path: Path) -> tuple[dict[str, Any], list[list[Any]]]:
         t, code, data = event
         assert isinstance(t, int | float) and t >= last, event
         last = t
-        assert code in ("o", "r"), event
+        assert code in ("o", "r", "i"), event
         assert isinstance(data, str)
         if code == "r":
             cols, _, rows = data.partition("x")
@@ -59,7 +59,7 @@ def replay(header: dict[str, Any], events: list[list[Any]]) -> Terminal:
     for _, code, data in events:
         if code == "o":
             term.feed(data.encode("utf-8"))
-        else:
+        elif code == "r":
             cols, _, rows = data.partition("x")
             term.resize(int(cols), int(rows))
     return term
@@ -142,6 +142,55 @@ def test_record_replays_to_the_panes_screen(phux: Phux) -> None:  # noqa: F811
     assert phux("kill", "rec").code == 0
 
 
+def test_record_input_holds_what_every_client_typed(phux: Phux) -> None:  # noqa: F811
+    phux.new("reci")
+    phux.settle("reci")
+    cast = phux.root / "reci.cast"
+    recorder = start_recorder(phux, "--input", "--since", "reci", str(cast))
+    try:
+        wait_for(lambda: cast.exists() and cast.read_text().count("\n") >= 1, "the header")
+        assert phux("send-keys", "reci", "echo typed-h\u00e9re", "Enter").code == 0
+        assert phux("wait", "--regex", "^typed-h\u00e9re$", "--timeout", "10", "reci").code == 0
+        ran = phux("run", "reci", "echo via-run")
+        assert ran.code == 0, ran.err
+        assert ran.out == "via-run\n"
+        snap = phux("snapshot", "--json", "reci")
+        assert snap.code == 0, snap.err
+        screen = snap.json()
+
+        def caught_up() -> bool:
+            mine = replay(*read_cast(cast)).project_data()
+            return bool(mine["lines"] == screen["lines"] and mine["cursor"] == screen["cursor"])
+
+        wait_for(caught_up, "the recording to replay to the pane's screen")
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        out, err = recorder.communicate(timeout=DEADLINE)
+    assert recorder.returncode == 0, err
+    assert out == ""
+    header, events = read_cast(cast)
+    typed = "".join(data for _, code, data in events if code == "i")
+    # Both clients' input, whole and in order; nothing else (run types its command and Enter).
+    assert typed.startswith("echo typed-h\u00e9re\r")
+    assert "echo via-run\r" in typed.removeprefix("echo typed-h\u00e9re\r")
+    # In order with the output: the typed line is written before the shell prints its result.
+    codes = [(code, data) for _, code, data in events]
+    first_input = next(i for i, (c, d) in enumerate(codes) if c == "i")
+    result = next(i for i, (c, d) in enumerate(codes) if c == "o" and "typed-h\u00e9re\r\n" in d)
+    assert first_input < result
+    # The output alone still replays to the pane's screen, and asciinema plays the file.
+    mine = replay(header, events).project_data()
+    assert mine["lines"] == screen["lines"]
+    played = subprocess.run(
+        [sys.executable, "-m", "asciinema", "cat", str(cast)],
+        capture_output=True,
+        timeout=DEADLINE,
+    )
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.decode("utf-8") == "".join(data for _, code, data in events if code == "o")
+    assert phux("kill", "reci").code == 0
+
+
 def test_record_without_since_starts_now_and_ends_with_the_pane(phux: Phux) -> None:  # noqa: F811
     phux.new("recx", "sh", "-c", "echo old; read x; echo new-$x; sleep 0.2; exit 3")
     assert phux("wait", "--until", "old", "--timeout", "10", "recx").code == 0
@@ -209,6 +258,34 @@ def test_new_record_starts_a_background_recorder(phux: Phux, flag: str) -> None:
     wait_for(lambda: "got-y" in path.read_text(), "the recorder to see the output")
     _, events = read_cast(path)
     assert "got-y" in "".join(data for _, _, data in events)
+
+
+def test_new_record_input_records_the_typing(phux: Phux) -> None:  # noqa: F811
+    path = phux.root / "newi.cast"
+    res = phux(
+        "new",
+        "-d",
+        "-s",
+        "recni",
+        "--record",
+        str(path),
+        "--record-input",
+        "--",
+        "sh",
+        "-c",
+        "read x; echo got-$x",
+    )
+    assert res.code == 0, res.err
+    wait_for(lambda: path.exists() and path.read_text().count("\n") >= 1, "the header")
+    assert phux("send-keys", "recni", "yes", "Enter").code == 0
+    wait_for(lambda: "got-yes" in path.read_text(), "the recorder to see the output")
+    _, events = read_cast(path)
+    assert "".join(data for _, code, data in events if code == "i") == "yes\r"
+
+
+def test_new_record_input_needs_record(phux: Phux) -> None:  # noqa: F811
+    res = phux("new", "-d", "-s", "recnx", "--record-input")
+    assert res.code == 2 and "--record-input needs --record" in res.err
 
 
 def test_new_record_to_an_unwritable_file_creates_nothing(phux: Phux) -> None:  # noqa: F811

@@ -95,8 +95,27 @@ def test_status_of_a_running_server(home: Path) -> None:
     assert st.rss_bytes is not None and st.rss_bytes > 1024 * 1024
     assert st.uptime_s is not None and 0 <= st.uptime_s < 60
     assert st.audit_file is not None and st.audit_file.startswith(str(home / "state"))
+    # The default replica mode is a helper process: its memory is the engines'.
+    assert st.replicas == "process"
+    (helper,) = st.replica_pids
+    assert b"phux.server.replica" in Path(f"/proc/{helper}/cmdline").read_bytes()
+    assert st.replica_rss_bytes is not None and st.replica_rss_bytes > 1024 * 1024
     text = phux(home, "status").stdout
     assert f"pid {st.pid}" in text and "terminals  1" in text and "MiB resident" in text
+    assert f"replica process {helper}" in text
+    for row in ("server", "socket", "uptime", "terminals", "clients", "replicas", "memory"):
+        assert any(line.startswith(row + " ") for line in text.splitlines()), row
+    assert f"protocol {st.protocol}" in text
+
+
+def test_status_with_replicas_in_a_thread_has_no_helper(home: Path) -> None:
+    env = dict(env_for(home), PHUX_REPLICAS="thread")
+    done = phux(home, "new", "-s", "w", "cat", env=env)
+    assert done.returncode == 0, done.stderr
+    st = msgspec.json.decode(phux(home, "status", "--json").stdout, type=ServerStatus)
+    assert st.replicas == "thread"
+    assert st.replica_pids == [] and st.replica_rss_bytes is None
+    assert "replica process" not in phux(home, "status").stdout
 
 
 # ---------------------------------------------------------------- doctor
@@ -218,7 +237,7 @@ def test_audit_names_the_cli_and_the_mcp_adapter(home: Path) -> None:
     assert audit(home, "--last", "1").entries == everything.entries[-1:]
     assert audit(home, "--last", "0").entries == []
     text = phux(home, "audit", "w").stdout
-    assert text.startswith(f"# {result.audit_file} (read on this machine)")
+    assert text.startswith(f"# {result.audit_file} (on this machine)")
     assert "phux-mcp/" in text and "w:0.0" in text
 
 
@@ -238,10 +257,16 @@ def test_audit_survives_a_server_restart(home: Path) -> None:
     assert [e.bytes for e in audit(home).entries] == [len("before"), len("after")]
 
 
-def test_audit_refuses_a_remote_server(home: Path) -> None:
-    done = phux(home, "audit", "--host", "example.invalid", "--json")
+def test_audit_of_a_pane_needs_a_server(home: Path) -> None:
+    done = phux(home, "audit", "--json", "w")
     assert done.returncode == 1 and done.stdout == ""
-    err = json.loads(done.stderr)
-    assert "ssh example.invalid phux audit" in err["remedy"]
-    done = phux(home, "audit", "far.invalid/w")
-    assert done.returncode == 1 and "ssh far.invalid phux audit" in done.stderr
+    assert json.loads(done.stderr)["error"]["code"] == "no_server"
+
+
+def test_audit_since_and_last_are_chosen_by_the_server(home: Path) -> None:
+    start_session(home, "w")
+    for word in ("one", "two", "three"):
+        assert phux(home, "send-keys", "w", word).returncode == 0
+    assert [e.bytes for e in audit(home, "--last", "2", "w").entries] == [3, 5]
+    assert len(audit(home, "--since", "3600", "w").entries) == 3
+    assert audit(home, "--since", "0", "w").entries == []

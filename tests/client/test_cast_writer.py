@@ -18,6 +18,7 @@ from phux.wire.frames import (
     BootstrapChunk,
     BootstrapReady,
     Frame,
+    InputWritten,
     Output,
     Resized,
     Tombstone,
@@ -167,3 +168,24 @@ def test_a_redraw_after_a_gap_resumes_at_the_fresh_bootstraps_size() -> None:
         ["r", "41x9"],
     ]
     assert stats.gaps == 1
+
+
+def test_input_events_in_order_split_utf8_kept_whole_replies_left_out() -> None:
+    frames = [
+        InputWritten(terminal=T, seq=0, data=b"early"),  # before READY: not recorded
+        *boot(0, ready=0),
+        InputWritten(terminal=T, seq=0, data=b"ls \xc3"),
+        InputWritten(terminal=T, seq=0, data=b"\xa9\r"),
+        Output(terminal=T, seq=0, data=b"out"),
+        InputWritten(terminal=T, seq=3, data=b"\x1b[?62c", reply=True),
+        InputWritten(terminal=99, seq=0, data=b"another terminal"),
+        InputWritten(terminal=T, seq=3, data=b"q"),
+    ]
+    _, events, stats = write(frames)
+    assert [(code, data) for _, code, data in events] == [
+        ("i", "ls "),
+        ("i", "\u00e9\r"),
+        ("o", "out"),
+        ("i", "q"),
+    ]
+    assert stats.input_bytes == 7

@@ -37,6 +37,12 @@ def test_status_and_audit_of_a_far_server(remote: Remote) -> None:
     lines = Path(st["audit_file"]).read_text().splitlines()
     (entry,) = [json.loads(line) for line in lines]
     assert entry["client"].startswith("phux-cli/") and entry["bytes"] == len("over-ssh")
-    refused = remote.phux("audit", "--host", host, "st")
-    assert refused.returncode == 1 and f"ssh {host} phux audit" in refused.stderr
+    # The far server sends its audit through the wire: the same entry, named as there.
+    far = json.loads(ok(remote.phux("audit", "--host", host, "--json", "st")).stdout)
+    assert far["host"] == host and far["audit_file"] == st["audit_file"]
+    assert far["entries"] == [entry]
+    assert json.loads(ok(remote.phux("audit", "--json", f"{host}/st")).stdout) == far
+    text = ok(remote.phux("audit", "--host", host, "st")).stdout
+    assert text.startswith(f"# {st['audit_file']} (on {host})\n")
+    assert "phux-cli/" in text and "8 bytes" in text
     ok(remote.phux("kill", "--host", host, "st"))

@@ -132,3 +132,35 @@ def test_minor_zero_refused_is_an_error(server: ServerProcess) -> None:
     with old_server_in_front_of(server, None) as path, pytest.raises(ServerError) as info:
         Connection.open(path, Deadline.after(T)).close()
     assert info.value.wire_code == ErrorCode.VERSION_INCOMPATIBLE
+
+
+def test_input_events_from_a_1_2_server_are_a_clear_error(server: ServerProcess) -> None:
+    import io
+
+    from phux.client.client import Client
+    from phux.client.errors import ServerTooOld
+    from phux.client.record import Recorder
+
+    with server.connect() as conn:
+        tid = spawn(conn, ["cat"])
+    with old_server_in_front_of(server, (1, 2)) as path, Client(path) as client:
+        with pytest.raises(ServerTooOld) as info:
+            Recorder(client, f"@{tid}", io.StringIO(), input=True, deadline=Deadline.after(T))
+        assert "protocol 1.2" in info.value.message and "1.3" in info.value.message
+        # Without input the recording works as before.
+        Recorder(client, f"@{tid}", io.StringIO(), deadline=Deadline.after(T)).close()
+
+
+def test_audit_of_a_local_1_2_server_reads_its_file(server: ServerProcess) -> None:
+    from phux.client.client import Client
+    from phux.client.server_info import audit
+    from phux.wire.frames import Input
+
+    with server.connect() as conn:
+        tid = spawn(conn, ["cat"])
+        conn.call(lambda rid: Input(request_id=rid, terminal=tid, data=b"hi"), Deadline.after(T))
+    with old_server_in_front_of(server, (1, 2)) as path, Client(path) as client:
+        assert client.connection(Deadline.after(T)).minor == 2
+        result = audit(client, f"@{tid}", Deadline.after(T))
+        assert [e.bytes for e in result.entries] == [2] and result.host is None
+        assert audit(client, f"@{tid}", Deadline.after(T), last=0).entries == []

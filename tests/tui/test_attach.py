@@ -582,3 +582,49 @@ def test_person_interrupt_jumps_an_agent_paste(phux_server: PhuxServer, tmux: Tm
         tmux.wait_for("INTERRUPTED", timeout=8)
     finally:
         agent.close()
+
+
+def test_a_recording_with_input_holds_the_person_and_the_agent(
+    phux_server: PhuxServer, tmux: Tmux
+) -> None:
+    """`phux record --input`: what a person attached types and what an agent sends,
+    as asciicast "i" events in the order they reached the pane."""
+    import json
+
+    phux_server.new("work")
+    cast = phux_server.dir / "work.cast"
+    recorder = subprocess.Popen(
+        [sys.executable, "-m", "phux", "record", "--input", "work", str(cast)],
+        env=clean_env(PHUX_SOCKET=str(phux_server.socket)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not (cast.exists() and cast.read_text().count("\n") >= 1):
+            assert time.monotonic() < deadline and recorder.poll() is None, "no header"
+            time.sleep(0.02)
+        tmux.attach("work")
+        tmux.wait_for(prompt_ready)
+        tmux.literal("echo by-person")
+        tmux.keys("Enter")
+        tmux.wait_for(lambda s: s.count("by-person") == 2)
+        result = phux_server.phux("send-keys", "work", "echo by-agent", "Enter")
+        assert result.returncode == 0, result.stderr
+        tmux.wait_for(lambda s: s.count("by-agent") == 2)
+
+        def typed() -> str:
+            events = [json.loads(line) for line in cast.read_text().splitlines()[1:]]
+            return "".join(data for _, code, data in events if code == "i")
+
+        while "echo by-agent\r" not in typed():
+            assert time.monotonic() < deadline, typed()
+            time.sleep(0.02)
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        _, err = recorder.communicate(timeout=20)
+    assert recorder.returncode == 0, err
+    text = typed()
+    assert "echo by-person\r" in text
+    assert text.index("echo by-person\r") < text.index("echo by-agent\r")

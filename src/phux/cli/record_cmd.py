@@ -18,14 +18,17 @@ _EPILOG = texts.epilog(
     '  {"version": 2, "width", "height", "timestamp", "title", "env": {"TERM", "SHELL"}}\n'
     '  [SECONDS, "o", "output text"]      what the pane printed\n'
     '  [SECONDS, "r", "COLSxROWS"]        the pane was resized\n'
+    '  [SECONDS, "i", "input text"]       with --input: input written to the pane\n'
     "Play it with `asciinema play FILE`, print it with `asciinema cat FILE`,\n"
     "or put it in the asciinema web player.",
     "With --since the file starts with what the pane printed before (the\n"
     "server's retained state: its scrollback, screen and modes, then the\n"
     "journal after its last checkpoint), all at time 0: the server keeps the\n"
     "bytes, not when they were printed.\n\n"
-    'No input ("i") events: a recorder sees what the pane prints, never what\n'
-    "other clients type (the wire does not show it), and types nothing itself.",
+    "With --input the file also holds the input that reached the pane, from\n"
+    "every client (agents' send-keys and run, people attached), in order with\n"
+    "the output as the server wrote and read it; input cancelled before it was\n"
+    "written is not in it. It needs a server of protocol 1.3 or later.",
     texts.TARGET_GRAMMAR,
     texts.ORDERING,
     texts.exit_codes(
@@ -61,6 +64,12 @@ def default_file(session: str | None, now: float | None = None) -> str:
     metavar="SECS",
     help="Stop after SECS seconds (default: until the pane exits or Ctrl-C).",
 )
+@click.option(
+    "--input",
+    "with_input",
+    is_flag=True,
+    help='Also record the input written to the pane, from every client ("i" events).',
+)
 @click.option("--title", metavar="TEXT", default=None, help="Title (default: the pane's name).")
 @socket_option
 @click.argument("target")
@@ -68,12 +77,14 @@ def default_file(session: str | None, now: float | None = None) -> str:
 def record_cmd(
     since: bool,
     timeout: float | None,
+    with_input: bool,
     title: str | None,
     socket: str | None,
     target: str,
     file: str | None,
 ) -> None:
-    """Record TARGET's output to FILE as asciicast v2, until the pane exits.
+    """Record TARGET's output (with --input, its input too) to FILE as asciicast v2,
+    until the pane exits.
 
     FILE defaults to SESSION-YYYYmmdd-HHMMSS.cast in the current directory;
     `-` writes to stdout. Events are flushed as they happen, so the file is
@@ -96,6 +107,7 @@ def record_cmd(
                 title=title,
                 timeout=timeout,
                 deadline=deadline,
+                input=with_input,
             )
             stats = recorder.run()
         finally:
@@ -110,8 +122,10 @@ def record_cmd(
         stats.gaps
     )
     where = "stdout" if path == "-" else path
+    typed = f" ({stats.input_bytes} bytes of input)" * with_input
     write_err(
-        f"phux record: {stats.events} events, {stats.duration:.1f} s to {where} ({why}){lost}\n"
+        f"phux record: {stats.events} events{typed}, {stats.duration:.1f} s to {where} "
+        f"({why}){lost}\n"
     )
     finish(0)
 
@@ -127,15 +141,19 @@ def prepare_file(path: str) -> str:
     return path
 
 
-def start_background(path: str, terminal: int, socket: str | None) -> None:
+def start_background(
+    path: str, terminal: int, socket: str | None, *, with_input: bool = False
+) -> None:
     """Record pane ``@terminal`` to ``path`` in a detached ``phux record --since``
-    process (``phux new --record``): it ends when the pane exits. ``--since``
-    makes the start race-free: whatever the pane printed before the recorder
-    subscribed is in the bootstrap, at time 0."""
+    process (``phux new --record``; ``--input`` with ``with_input``): it ends when
+    the pane exits. ``--since`` makes the start race-free: whatever the pane
+    printed before the recorder subscribed is in the bootstrap, at time 0."""
     import os
     import subprocess
 
     argv = [sys.executable, "-m", "phux", "record", "--since"]
+    if with_input:
+        argv.append("--input")
     # `path` comes from prepare_file: absolute, so the recorder's cwd is irrelevant.
     if socket is not None:
         argv += ["--socket", socket]

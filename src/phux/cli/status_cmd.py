@@ -37,6 +37,23 @@ def _utc(ms: int) -> str:
     return f"{stamp}.{ms % 1000:03d} UTC"
 
 
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def _memory(st: ServerStatus) -> str:
+    if st.rss_bytes is None:
+        return "(unknown: the server is not on this machine)"
+    text = f"{_mib(st.rss_bytes)} resident (the server process)"
+    if st.replica_rss_bytes is not None:
+        pids = ", ".join(map(str, st.replica_pids))
+        total = _mib(st.rss_bytes + st.replica_rss_bytes)
+        text += f" + {_mib(st.replica_rss_bytes)} (replica process {pids}) = {total}"
+    elif st.replica_pids:
+        text += " + (replica process unreadable)"
+    return text
+
+
 def status_text(st: ServerStatus) -> str:
     unknown = "(not published by this server)"
     rows = [
@@ -51,12 +68,7 @@ def status_text(st: ServerStatus) -> str:
         ("terminals", str(st.terminals)),
         ("clients", unknown if st.clients is None else f"{st.clients} (counting this one)"),
         ("replicas", st.replicas or unknown),
-        (
-            "memory",
-            f"{st.rss_bytes / (1024 * 1024):.1f} MiB resident (the server process)"
-            if st.rss_bytes is not None
-            else "(unknown: the server is not on this machine)",
-        ),
+        ("memory", _memory(st)),
         ("audit", st.audit_file or "(none)"),
     ]
     return "".join(f"{name:<10} {value}\n" for name, value in rows)
@@ -151,7 +163,7 @@ def audit_line(entry: AuditEntry) -> str:
         texts.TARGET_GRAMMAR,
         texts.exit_codes(
             ("0", "shown (possibly no entries)"),
-            ("1", "target not found / audit not readable here"),
+            ("1", "no server (with TARGET) / target not found / no audit kept"),
         ),
         texts.JSON_ERRORS,
     ),
@@ -164,31 +176,45 @@ def audit_line(entry: AuditEntry) -> str:
     metavar="N",
     help="Only the newest N entries.",
 )
+@click.option(
+    "--since",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECS",
+    help="Only entries of the last SECS seconds.",
+)
 @deadline_option
 @socket_option
 @click.argument("target", required=False)
 def audit_cmd(
-    as_json: bool, last: int | None, timeout: float, socket: str | None, target: str | None
+    as_json: bool,
+    last: int | None,
+    since: float | None,
+    timeout: float,
+    socket: str | None,
+    target: str | None,
 ) -> None:
     """Show the input audit of TARGET's pane: each INPUT with its time, the
     client's name (from its HELLO), pid and uid, the byte count and SHA-256
     (and the bytes, when the server runs with --audit-data).
 
-    Without TARGET, every entry the audit file holds, of every pane and every
+    Without TARGET, every entry the audit holds, of every pane and every
     server run, oldest first (entries outlive the server; the file rotates by
-    size). The file is on the server's machine: phux reads it from this
-    machine's disk, and refuses for --host (run `ssh HOST phux audit` there).
-    Never starts a server.
+    size). A running server sends the entries, also over --host; with no
+    server running, phux reads this machine's audit file itself (TARGET then
+    names nothing). Never starts a server.
     """
+    since_ms = 0 if since is None else max(0, time.time_ns() // 1_000_000 - int(since * 1000))
     with reporting("audit", as_json), open_client(socket) as client:
         from phux.client.server_info import audit
 
-        result = audit(client, target, deadline_after(timeout))
-    if last is not None:
-        result.entries = result.entries[len(result.entries) - last :]
+        result = audit(client, target, deadline_after(timeout), last=last, since_ms=since_ms)
     if as_json:
         write_out(to_json(result) + "\n")
         return
-    lines = [f"# {result.audit_file} (read on this machine)\n"]
+    where = "on this machine" if result.host is None else f"on {result.host}"
+    lines = [f"# {result.audit_file} ({where})\n"]
+    if result.truncated:
+        lines.append("# older entries left out (the server answers at most so many at once)\n")
     lines += [audit_line(e) for e in result.entries]
     write_out("".join(lines))

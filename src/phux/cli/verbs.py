@@ -769,6 +769,12 @@ def history_cmd(
     help="Record the pane to FILE (asciicast v2) from its start, in a background "
     "`phux record --since` that ends when the pane exits.",
 )
+@click.option(
+    "--record-input",
+    "record_input",
+    is_flag=True,
+    help='With --record: also record the input written to the pane ("i" events).',
+)
 @json_option(
     'Create only and print {"session", "terminal_id"}; needs -s, and a taken name is an error.'
 )
@@ -781,6 +787,7 @@ def new_cmd(
     detached: bool,
     no_shell_integration: bool,
     record: str | None,
+    record_input: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -796,6 +803,8 @@ def new_cmd(
     """
     if as_json and name is None:
         raise click.UsageError("--json needs an explicit -s NAME (it is create-only)")
+    if record_input and record is None:
+        raise click.UsageError("--record-input needs --record FILE")
     directory = os.path.abspath(cwd) if cwd is not None else os.getcwd()
     if record is not None:
         from phux.cli.record_cmd import prepare_file
@@ -828,7 +837,12 @@ def new_cmd(
         if record is not None:
             from phux.cli.record_cmd import start_background
 
-            start_background(record, result.terminal_id, None if path is None else os.fspath(path))
+            start_background(
+                record,
+                result.terminal_id,
+                None if path is None else os.fspath(path),
+                with_input=record_input,
+            )
     if as_json:
         write_out(to_json(result) + "\n")
         return

@@ -33,6 +33,7 @@ from phux.client.errors import (
     ProtocolError,
     ServerError,
     ServerRefused,
+    ServerTooOld,
     SessionExists,
     TargetNotFound,
     TerminalGone,
@@ -79,6 +80,7 @@ from phux.wire.frames import (
     TerminalSpawned,
     Unsubscribe,
 )
+from phux.wire.handshake import MINOR_AUDIT
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
@@ -363,8 +365,12 @@ class Client:
         *,
         engine: bool = True,
         history: int = DEFAULT_HISTORY,
+        input_events: bool = False,
     ) -> Mirror:
-        """A bootstrapped mirror of ``pane``, up to date with the listing it came from."""
+        """A bootstrapped mirror of ``pane``, up to date with the listing it came from.
+
+        ``input_events``: the subscription also brings INPUT_WRITTEN (protocol 1.3),
+        the bytes every client's input put on the PTY; for sinks (``add_sink``)."""
         with self._guard():
             tid = pane.terminal
             existing = self._mirrors.get(tid)
@@ -384,7 +390,9 @@ class Client:
                     raise
                 return existing
             if existing is not None and (
-                existing.with_engine != engine or existing.history != history
+                existing.with_engine != engine
+                or existing.history != history
+                or existing.input_events != input_events
             ):
                 self._unsubscribe(tid)
                 existing = None
@@ -401,15 +409,32 @@ class Client:
                     raise
                 existing.last_output = time.monotonic()
                 return existing
-            return self._subscribe(pane, deadline, engine=engine, history=history)
+            return self._subscribe(
+                pane, deadline, engine=engine, history=history, input_events=input_events
+            )
 
     def _subscribe(
-        self, pane: Pane, deadline: Deadline, *, engine: bool, history: int, raw: bool = False
+        self,
+        pane: Pane,
+        deadline: Deadline,
+        *,
+        engine: bool,
+        history: int,
+        raw: bool = False,
+        input_events: bool = False,
     ) -> Mirror:
         conn = self.connection(deadline)
+        if input_events and conn.minor < MINOR_AUDIT:
+            raise ServerTooOld(
+                f"the server speaks protocol 1.{conn.minor}: it cannot show the input written "
+                f"to a pane (that needs 1.{MINOR_AUDIT})"
+            )
         tid = pane.terminal
         mirror = Mirror(tid, engine=engine, history=history, raw=raw)
-        rid = conn.submit(lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER))
+        mirror.input_events = input_events
+        rid = conn.submit(
+            lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER, input=input_events)
+        )
         mirror.request_id = rid
         self._mirrors[tid] = mirror
         self._in_use[tid] = 1

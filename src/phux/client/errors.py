@@ -146,6 +146,16 @@ class InvalidArgument(PhuxError):
     remedy = "see the verb's --help (the MCP tool's description) for the accepted values"
 
 
+class ServerTooOld(PhuxError):
+    """The running server speaks an older protocol minor that lacks what was asked for."""
+
+    code = "server_too_old"
+    remedy = (
+        "restart the server with this phux (`phux kill --server`; the next command starts "
+        "a new one, which ends the panes of the old one)"
+    )
+
+
 class ServerRefused(PhuxError):
     """The server refused a control request (kill exits 2 on this)."""
 

@@ -75,6 +75,8 @@ class Mirror:
         self.terminal = terminal
         self.history = history
         self.with_engine = engine
+        self.input_events = False
+        """Subscribed with SUBSCRIBE.input (INPUT_WRITTEN comes too, for sinks)."""
         self._engine: Terminal | None = None
         self._held: list[bytes] = []
         self._held_bytes = 0

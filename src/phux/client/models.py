@@ -321,6 +321,10 @@ class ServerStatus(msgspec.Struct, kw_only=True):
     does not publish them. ``clients`` counts this status request's own
     connection. ``rss_bytes`` is the server process's resident memory, read
     from /proc on this machine: None for a server on another host.
+    ``replica_pids`` are the replica helper processes the server published
+    (``phux.server.replica_pids``; empty with replicas in a thread or off),
+    ``replica_rss_bytes`` their resident memory together (None when not
+    readable here: another host, or no helper).
     """
 
     socket: str
@@ -335,6 +339,8 @@ class ServerStatus(msgspec.Struct, kw_only=True):
     clients: int | None
     replicas: str | None
     rss_bytes: int | None
+    replica_pids: list[int] = msgspec.field(default_factory=list)
+    replica_rss_bytes: int | None = None
     audit_file: str | None
     schema_version: int = STATUS_SCHEMA_VERSION
 
@@ -380,10 +386,19 @@ class AuditEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class AuditResult(msgspec.Struct, kw_only=True):
-    """``phux audit --json``: entries oldest first, read from ``audit_file`` on this machine."""
+    """``phux audit --json``: entries oldest first.
+
+    ``audit_file`` is the audit's path on the server's machine: ``host`` (None:
+    this one). A running server sends the entries (protocol 1.3, LIST_AUDIT);
+    with none running they are read from the file here. ``truncated``: older
+    entries were left out by the server's bound on one answer (not by
+    ``--last``).
+    """
 
     audit_file: str
+    host: str | None = None
     entries: list[AuditEntry]
+    truncated: bool = False
     schema_version: int = AUDIT_SCHEMA_VERSION
 
 

@@ -15,8 +15,14 @@ those bytes are not kept by the server, so they are not in the file.
 Without ``since`` the header has the pane's current size and the recording
 holds only what is printed from then on.
 
-Input (``"i"`` events) is not recorded: the wire never shows a client the
-bytes other clients type, and the recorder types nothing itself.
+With ``input`` the recording also holds ``[t, "i", text]`` for the input
+that reached the pane, from every client (agents' ``send-keys`` and ``run``,
+people attached): the subscription asks the server for INPUT_WRITTEN
+(protocol 1.3), the bytes it wrote to the PTY, in order with the output as
+the server saw them. Input that was cancelled before it was written is not
+in it; nor are the server's own answers to the program's terminal queries
+(a terminal's replies, not typing). The times are when the recorder received
+the bytes, like the output's.
 
 Output is decoded as UTF-8 incrementally (a character split across frames is
 kept whole; invalid bytes become U+FFFD, as asciinema does). Every event is
@@ -40,6 +46,7 @@ from phux.wire.frames import (
     BootstrapChunk,
     BootstrapReady,
     Frame,
+    InputWritten,
     Output,
     Resized,
     TerminalClosed,
@@ -61,6 +68,7 @@ class RecordStats:
     def __init__(self) -> None:
         self.events = 0
         self.output_bytes = 0
+        self.input_bytes = 0
         self.resizes = 0
         self.duration = 0.0
         self.gaps = 0
@@ -101,6 +109,7 @@ class CastWriter:
             self._env["SHELL"] = environ["SHELL"]
         self._tid = terminal
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._input_decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._boot_size: tuple[int, int] | None = None
         self._fresh_size: tuple[int, int] | None = None
         """The size a fresh bootstrap after a TOMBSTONE starts from."""
@@ -163,6 +172,13 @@ class CastWriter:
         if isinstance(frame, Output):
             if self._live:
                 self._bytes(frame.seq, frame.data)
+            return
+        if isinstance(frame, InputWritten):
+            if self._live and not frame.reply:
+                self.stats.input_bytes += len(frame.data)
+                text = self._input_decoder.decode(frame.data)
+                if text:
+                    self._event("i", text)
             return
         if isinstance(frame, TerminalClosed):
             self.stats.pane_exited = True
@@ -261,6 +277,9 @@ class CastWriter:
         tail = self._decoder.decode(b"", final=True)
         if tail and self._header_written:
             self._event("o", tail)
+        tail = self._input_decoder.decode(b"", final=True)
+        if tail and self._header_written:
+            self._event("i", tail)
         self.stats.duration = time.monotonic() - self._start if self._header_written else 0.0
 
 
@@ -277,7 +296,7 @@ def default_title(pane: Pane) -> str:
 class Recorder:
     """Follow one pane and write it to ``out`` as asciicast v2.
 
-    Use: ``Recorder(client, target, out, since=..., deadline=...)`` then
+    Use: ``Recorder(client, target, out, since=..., input=..., deadline=...)`` then
     :meth:`run` (until the pane exits, ``timeout`` passes, or a
     KeyboardInterrupt, which ends the recording cleanly).
     """
@@ -293,6 +312,7 @@ class Recorder:
         timeout: float | None = None,
         deadline: Deadline,
         env: Mapping[str, str] | None = None,
+        input: bool = False,
     ) -> None:
         self.client = client
         self.limit = Deadline.after(timeout)
@@ -309,7 +329,9 @@ class Recorder:
         # The sink goes in before SUBSCRIBE, so it sees the whole bootstrap.
         client.add_sink(self.writer.handle)
         try:
-            self._mirror = client.mirror(self.pane, deadline, engine=False, history=0)
+            self._mirror = client.mirror(
+                self.pane, deadline, engine=False, history=0, input_events=input
+            )
         except BaseException:
             client.remove_sink(self.writer.handle)
             raise

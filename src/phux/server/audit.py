@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from phux.server.log import log
+from phux.wire.frames import AuditRecord
 
 
 class AuditLog:
@@ -95,3 +96,78 @@ class AuditLog:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+MAX_ENTRIES = 10_000
+"""The most entries one LIST_AUDIT answers (its ``limit`` 0 means this many)."""
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""About how large one AUDIT_LIST may grow (entries with their bytes kept can be big)."""
+
+
+def read_entries(
+    path: Path,
+    keep: int,
+    *,
+    server_id: str | None,
+    terminal: int | None,
+    since_ms: int,
+    limit: int,
+) -> tuple[list[AuditRecord], bool]:
+    """The newest ``limit`` entries that match, oldest first, and whether older matching
+    ones were left out. Reads the rotated files newest first and stops once it has
+    enough; run it in a thread (it reads and parses up to ``keep + 1`` files).
+
+    ``server_id`` and ``terminal`` go together: terminal ids are one server life's."""
+    want = MAX_ENTRIES if limit <= 0 else min(limit, MAX_ENTRIES)
+    found: list[AuditRecord] = []
+    size = 0
+    name = os.fspath(path)
+    for n in range(max(0, keep) + 1):
+        try:
+            with open(name if n == 0 else f"{name}.{n}", "rb") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            log.warning("input audit: cannot read %s: %s", name, exc)
+            continue
+        for line in reversed(lines):
+            record = _parse(line)
+            if record is None or record.time_ms < since_ms:
+                continue
+            if terminal is not None and (
+                record.terminal != terminal or record.server_id != server_id
+            ):
+                continue
+            size += 256 + len(record.data or b"")
+            if len(found) >= want or (found and size > MAX_REPLY_BYTES):
+                found.reverse()
+                return found, True
+            found.append(record)
+    found.reverse()
+    return found, False
+
+
+def _parse(line: bytes) -> AuditRecord | None:
+    """One line as AuditLog.record writes it; None for a torn or foreign line."""
+    try:
+        obj = json.loads(line)
+        raw = obj.get("data_base64")
+        record = AuditRecord(
+            time_ms=int(obj["time_ms"]),
+            server_id=str(obj["server_id"]),
+            terminal=int(obj["terminal"]),
+            client=str(obj["client"]),
+            pid=int(obj["pid"]),
+            uid=int(obj["uid"]),
+            size=int(obj["bytes"]),
+            sha256=str(obj["sha256"]),
+            target=None if obj.get("target") is None else str(obj["target"]),
+            data=None if raw is None else base64.b64decode(raw, validate=True),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    numbers = (record.time_ms, record.terminal, record.pid, record.uid, record.size)
+    if min(numbers) < 0 or max(numbers[1:4]) > 0xFFFFFFFF:
+        return None  # not one of ours: it could not go on the wire
+    return record

@@ -10,6 +10,7 @@ readers or any other connection.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import socket
@@ -20,6 +21,7 @@ from typing import Any
 
 import trio
 
+from phux.server.audit import AuditLog, read_entries
 from phux.server.log import log
 from phux.server.metadata import MetaSubscription, RequestError, check_key, entries
 from phux.server.state import ServerState, check_size, host_signal
@@ -36,6 +38,7 @@ from phux.wire import (
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
     CLIENT_FRAMES,
+    AuditList,
     Detach,
     Detached,
     Error,
@@ -44,6 +47,7 @@ from phux.wire.frames import (
     HelloOk,
     Input,
     Kill,
+    ListAudit,
     ListTerminals,
     MetadataChanged,
     MetadataKeys,
@@ -67,7 +71,7 @@ from phux.wire.frames import (
     Unsubscribe,
 )
 from phux.wire.framing import CLIENT_TYPES, peek_request_id
-from phux.wire.handshake import MINOR_TERMINAL_STATE
+from phux.wire.handshake import MINOR_AUDIT, MINOR_TERMINAL_STATE
 
 RECEIVE_BYTES = 256 * 1024
 SEND_BATCH_BYTES = 256 * 1024
@@ -94,6 +98,17 @@ def _peer_hung_up(sock: trio.socket.SocketType) -> bool:
     except OSError:
         return True
     return any(mask & (rdhup | select.POLLHUP | select.POLLERR) for _, mask in events)
+
+
+_AUDIT_READERS: list[trio.CapacityLimiter] = []
+
+
+def _audit_readers() -> trio.CapacityLimiter:
+    """Two audit reads at a time for the whole server: each may hold a reply of
+    several MiB, and a client may send many LIST_AUDITs at once."""
+    if not _AUDIT_READERS:
+        _AUDIT_READERS.append(trio.CapacityLimiter(2))
+    return _AUDIT_READERS[0]
 
 
 def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
@@ -133,6 +148,7 @@ class ClientConnection:
         self._awaited: set[Terminal] = set()
         self._reading = True
         self._cancel: trio.CancelScope | None = None
+        self._nursery: trio.Nursery | None = None
         self._reader: FrameReader | None = None
         self._partial = 0
         """What this connection's incomplete frame counts in ``state.partial_bytes``."""
@@ -151,6 +167,7 @@ class ClientConnection:
             SendSignal: self._send_signal,
             Kill: self._kill,
             ListTerminals: self._list,
+            ListAudit: self._list_audit,
             Subscribe: self._subscribe,
             SubscribeEvents: self._subscribe_events,
             Unsubscribe: self._unsubscribe,
@@ -184,6 +201,7 @@ class ClientConnection:
         try:
             async with trio.open_nursery() as nursery:
                 self._cancel = nursery.cancel_scope
+                self._nursery = nursery
                 nursery.start_soon(self._send_loop)
                 nursery.start_soon(self._hello_deadline)
                 await self._receive_loop()
@@ -525,6 +543,44 @@ class ClientConnection:
     def _list(self, frame: ListTerminals) -> None:
         self.outbox.push(self.state.terminal_list(frame.request_id))
 
+    def _list_audit(self, frame: ListAudit) -> None:
+        audit = self.state.audit
+        if audit is None:
+            self.outbox.push(AuditList(request_id=frame.request_id))
+            return
+        assert self._nursery is not None  # requests are handled inside run()
+        self._nursery.start_soon(self._answer_audit, frame, audit)
+
+    async def _answer_audit(self, frame: ListAudit, audit: AuditLog) -> None:
+        """Read the files in a thread: up to a few MiB of JSON lines is no work for the loop.
+        The reply may overtake later requests' (spec/proto.md §5 allows it)."""
+        try:
+            entries, truncated = await trio.to_thread.run_sync(
+                functools.partial(
+                    read_entries,
+                    audit.path,
+                    audit.keep,
+                    server_id=self.state.server_id,
+                    terminal=frame.terminal,
+                    since_ms=frame.since_ms,
+                    limit=frame.limit,
+                ),
+                abandon_on_cancel=True,
+                limiter=_audit_readers(),
+            )
+        except Exception as exc:
+            log.exception("reading the input audit for %s", self.peer)
+            self.reply_error(frame.request_id, ErrorCode.INTERNAL_ERROR, f"internal error: {exc}")
+            return
+        self.outbox.push(
+            AuditList(
+                request_id=frame.request_id,
+                entries=entries,
+                audit_file=os.fspath(audit.path),
+                truncated=truncated,
+            )
+        )
+
     def _subscribe(self, frame: Subscribe) -> None:
         term = self.state.get(frame.terminal)
         if term.id in self.subs:
@@ -549,7 +605,14 @@ class ClientConnection:
         wants_state = self.minor >= MINOR_TERMINAL_STATE
         if wants_state:
             term.baseline_foreground()
-        sub = Subscription(self.outbox, term, role, wants_state=wants_state)
+        sub = Subscription(
+            self.outbox,
+            term,
+            role,
+            wants_state=wants_state,
+            # A client of an older minor cannot have meant the field (nor place the frame).
+            wants_input=frame.input and self.minor >= MINOR_AUDIT,
+        )
         term.subscribers.append(sub)
         self.subs[term.id] = sub
         self.outbox.push_bootstrap(sub, frame.request_id)

@@ -557,6 +557,8 @@ class ReplicaHost:
         hard = max(1, config.journal_bytes)
         self._core = WorkerCore(config.history_lines, min(config.compact_bytes, hard), hard)
         self._worker: _ThreadWorker | _ProcessWorker | None = None
+        self.on_helpers: Callable[[list[int]], None] | None = None
+        """Told the helper processes' pids when they change (``phux status``'s memory)."""
         self.checkpoints = 0
         self.replies = 0
         self.pauses = 0
@@ -574,6 +576,8 @@ class ReplicaHost:
         if self._worker is None:
             if self.mode == "process":
                 self._worker = _ProcessWorker(self._core, self._deliver, self._nursery)
+                if self.on_helpers is not None:
+                    self.on_helpers([self._worker.pid])
             else:
                 token = trio.lowlevel.current_trio_token()
                 self._worker = _ThreadWorker(self._core, self._deliver, token)
@@ -694,6 +698,8 @@ class ReplicaHost:
 
     def _give_up(self) -> None:
         self.mode = "failed"
+        if self.on_helpers is not None:
+            self.on_helpers([])
         for link in self._links.values():
             link.term.replica_failed()
         self._links.clear()

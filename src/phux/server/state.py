@@ -65,6 +65,9 @@ class ServerState:
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
         self.replicas = ReplicaHost(config, nursery)
+        self.replicas.on_helpers = lambda pids: self.set_fact(
+            "replica_pids", " ".join(map(str, pids))
+        )
         self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
         self.journal_budget = JournalBudget(config.max_journal_total, self._relieve_journals)

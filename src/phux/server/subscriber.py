@@ -83,6 +83,8 @@ class Subscription:
     """Seq after the last output handed to the socket."""
     wants_state: bool = False
     """The client's minor has TERMINAL_STATE: it gets the terminal's state changes."""
+    wants_input: bool = False
+    """SUBSCRIBE asked for INPUT_WRITTEN (1.3): the bytes written to the PTY."""
 
     def push_output(self, chunk: Chunk) -> None:
         if self.state is SubState.LIVE:
@@ -90,9 +92,17 @@ class Subscription:
         elif self.state is SubState.LAGGING:
             self.outbox.dropped(len(chunk.data))
 
+    def push_input(self, encoded: bytes) -> None:
+        """An INPUT_WRITTEN: ordered with the output and bounded like it (a paste can
+        be large), so a subscriber that does not read lags instead of growing a queue."""
+        if self.state is SubState.LIVE:
+            self.outbox.push_input(self, encoded)
+        elif self.state is SubState.LAGGING:
+            self.outbox.dropped(len(encoded))
+
     def push_frame(self, encoded: bytes) -> None:
         """A frame ordered with this subscription's output (RESIZED, TERMINAL_CLOSED,
-        TERMINAL_STATE)."""
+        TERMINAL_STATE, INPUT_WRITTEN)."""
         if self.state is SubState.LIVE:
             self.outbox.push_sub_frame(self, encoded)
 
@@ -224,6 +234,15 @@ class Outbox:
         self._charge(len(encoded))
         self.entries.append(Entry(Kind.SUB_FRAME, encoded, sub))
         self._wake.set()
+
+    def push_input(self, sub: Subscription, encoded: bytes) -> None:
+        n = len(encoded)
+        if sub.queued and sub.queued + n > self.queue_limit:
+            self.dropped(sub.queued + n)
+            if not self.closing:
+                self.lag(sub)
+            return
+        self.push_sub_frame(sub, encoded)
 
     def lag(self, sub: Subscription) -> None:
         """Drop what is queued for ``sub`` and queue a tombstone plus fresh bootstrap."""

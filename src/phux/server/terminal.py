@@ -33,6 +33,7 @@ from phux.wire.frames import (
     Exited,
     ExitStatus,
     Foreground,
+    InputWritten,
     Resized,
     Role,
     Signaled,
@@ -571,14 +572,16 @@ class Terminal:
             offset = 0
             while offset < len(view) and not item.cancelled:
                 try:
-                    offset += os.write(fd, view[offset : offset + _WRITE_SLICE])
-                    item.written = offset
+                    written = os.write(fd, view[offset : offset + _WRITE_SLICE])
                 except BlockingIOError:
                     await trio.lowlevel.wait_writable(fd)
                     continue
                 except OSError as exc:
                     log.info("terminal %d: input write failed: %s", self.id, exc)
                     await trio.sleep_forever()  # the reaper closes the terminal
+                self._show_input(view[offset : offset + written], item.conn is None)
+                offset += written
+                item.written = offset
                 await trio.lowlevel.checkpoint()
             self._writing = None
             if item.conn is not None:
@@ -589,6 +592,19 @@ class Terminal:
                 continue  # a cancelled item's sender was answered, or is gone
             self._holder = item.conn if item.more else None
             item.conn.input_done(item.request_id, len(item.data))
+
+    def _show_input(self, data: memoryview, reply: bool) -> None:
+        """Bytes just written to the PTY, to the subscribers that asked for them (1.3):
+        only what was written, so input cancelled before its write never shows."""
+        encoded = b""
+        for sub in self.subscribers:
+            if sub.wants_input:
+                if not encoded:
+                    frame = InputWritten(
+                        terminal=self.id, seq=self.journal.next_seq, data=bytes(data), reply=reply
+                    )
+                    encoded = encode_frame(frame)
+                sub.push_input(encoded)
 
 
 def _cancellable(item: PendingInput) -> bool:

@@ -117,6 +117,26 @@ class Foreground(Record):
     canonical: bool
 
 
+class AuditRecord(Record):
+    """One audited INPUT: who wrote ``size`` bytes to which terminal, and when.
+
+    ``client`` is the name from the writer's HELLO, ``pid`` and ``uid`` its
+    process's from the socket; ``target`` the pane's ``session:window.pane``
+    then; ``data`` the bytes, only when the server keeps them (spec/L1.md §10).
+    """
+
+    time_ms: U64
+    server_id: str
+    terminal: U32
+    client: str
+    pid: U32
+    uid: U32
+    size: U64
+    sha256: str
+    target: str | None = None
+    data: bytes | None = None
+
+
 class TerminalInfo(Record):
     """Everything a client needs to resolve a selector, in one record.
 
@@ -232,10 +252,28 @@ class ListTerminals(Frame):
     request_id: U32
 
 
+class ListAudit(Frame):
+    """Read the server's input audit (since 1.3). Answered by AUDIT_LIST.
+
+    ``terminal`` set: that terminal's entries from this server's life; absent:
+    every entry the audit holds, of every terminal and every server run.
+    Only entries at or after ``since_ms`` (Unix ms); the newest ``limit`` of
+    them (0: as many as the server gives at most) (spec/L1.md §10).
+    """
+
+    TYPE: ClassVar[int] = 0x31
+    request_id: U32
+    terminal: U32 | None = None
+    limit: U32 = 0
+    since_ms: U64 = 0
+
+
 class Subscribe(Frame):
     """Follow a terminal's output. Answered by a bootstrap (BOOTSTRAP_BEGIN ... READY).
 
-    A primary's ``cols``/``rows`` become the terminal's size.
+    A primary's ``cols``/``rows`` become the terminal's size. ``input`` (since
+    1.3): also receive INPUT_WRITTEN, the bytes written to the PTY, in order
+    with the output (spec/L1.md §7.1).
     """
 
     TYPE: ClassVar[int] = 0x40
@@ -244,6 +282,7 @@ class Subscribe(Frame):
     role: U8 = Role.VIEWER
     cols: U16 | None = None
     rows: U16 | None = None
+    input: bool = False
 
 
 class SubscribeEvents(Frame):
@@ -369,6 +408,21 @@ class Output(Frame):
     data: bytes
 
 
+class InputWritten(Frame):
+    """Bytes written to the terminal's PTY (since 1.3, to subscribers that asked).
+
+    Written after the output bytes before ``seq`` were read, and in order with
+    OUTPUT; ``reply``: the server's own answer to a terminal query, not a
+    client's INPUT (spec/L1.md §7.1).
+    """
+
+    TYPE: ClassVar[int] = 0x91
+    terminal: U32
+    seq: U64
+    data: bytes
+    reply: bool = False
+
+
 class Resized(Frame):
     """The terminal's size became cols x rows before the output byte numbered ``seq``."""
 
@@ -481,6 +535,21 @@ class TerminalList(Frame):
     global_metadata: list[MetaEntry] = field(default_factory=list)
 
 
+class AuditList(Frame):
+    """Reply to LIST_AUDIT: entries oldest first.
+
+    ``audit_file`` is the audit's path on the server's machine ("" when the
+    server keeps no audit); ``truncated``: older matching entries were left
+    out (the limit, or the reply's size bound).
+    """
+
+    TYPE: ClassVar[int] = 0xC5
+    request_id: U32
+    entries: list[AuditRecord] = field(default_factory=list)
+    audit_file: str = ""
+    truncated: bool = False
+
+
 class MetadataChanged(Frame):
     """A key changed in the scope of ``terminal`` (global when absent); no value = deleted."""
 
@@ -522,6 +591,7 @@ CLIENT_FRAMES: tuple[type[Frame], ...] = (
     SendSignal,
     Kill,
     ListTerminals,
+    ListAudit,
     Subscribe,
     SubscribeEvents,
     Unsubscribe,
@@ -538,6 +608,7 @@ SERVER_FRAMES: tuple[type[Frame], ...] = (
     HelloOk,
     Detached,
     Output,
+    InputWritten,
     Resized,
     BootstrapBegin,
     BootstrapChunk,
@@ -549,6 +620,7 @@ SERVER_FRAMES: tuple[type[Frame], ...] = (
     Error,
     Ok,
     TerminalList,
+    AuditList,
     MetadataChanged,
     MetadataValue,
     MetadataKeys,

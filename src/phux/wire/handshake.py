@@ -6,7 +6,7 @@ from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Error, Frame, Hello, Ping
 from phux.wire.tlv import spec_name
 
-PROTOCOL_VERSION = (1, 2, 0)
+PROTOCOL_VERSION = (1, 3, 0)
 """major.minor.patch of the wire this package implements (spec/proto.md §10)."""
 
 MINOR_TERMINAL_STATE = 1
@@ -14,6 +14,9 @@ MINOR_TERMINAL_STATE = 1
 
 MINOR_INPUT_UNITS = 2
 """The minor that added INPUT.more, INPUT.urgent and the INPUT_CANCELLED error."""
+
+MINOR_AUDIT = 3
+"""The minor that added SUBSCRIBE.input with INPUT_WRITTEN, and LIST_AUDIT / AUDIT_LIST."""
 
 
 def compatible(major: int, minor: int) -> bool:
