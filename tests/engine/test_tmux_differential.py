@@ -201,6 +201,11 @@ SYNTHETIC = {
     "combining_cap": ("q" + "".join(map(chr, range(0x300, 0x310))) + "z").encode(),
     "combining_cap_composed": ("a" + "\u0301" * 30 + "b").encode(),
     "combining_flood": ("x" + "\u0308" * 20_000 + " done\r\n").encode(),
+    # At column 0 a mark has no cell before it: tmux drops it, whether the row
+    # above wrapped into this one or not (hypothesis found a mark that landed
+    # on a wide character's right half and replayed elsewhere from a checkpoint).
+    "combining_at_column_0": b"q" * 125 + "\r\u0301n\r\n\r\u0301m".encode(),
+    "combining_at_column_0_after_wide": ("中" * 60 + "文\r" + "\u0301" * 12 + "z").encode(),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal
@@ -165,6 +165,8 @@ def _assert_replays(t: Terminal, history: int, ck: bytes | None = None) -> None:
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_session(), st.sampled_from([0, 3, 50]))
+# Marks after CR on a wrapped row once landed on the wide character's right half above.
+@example((3, 2, ["中文".encode(), ("\r" + "\u0301" * 12).encode()]), 0)
 def test_checkpoint_replays_to_equal_state(
     session: tuple[int, int, list[bytes | tuple[int, int]]], history: int
 ) -> None:

@@ -766,16 +766,15 @@ class EngineScreen(pyte.Screen):
             self._no_pending_wrap()
 
     def _combine(self, char: str) -> None:
-        """Attach a zero-width character to the previous cell (never wraps, never drops text)."""
+        """Attach a zero-width character to the cell before the cursor (never wraps,
+        never drops text). At column 0 there is none and it is dropped, as tmux does:
+        the row above may not have wrapped into this one, and its last cell may be a
+        wide character's right half or the pad that a wide character skipped."""
         cursor = self.cursor
-        if cursor.x:
-            line = self.buffer[cursor.y]
-            x = min(cursor.x, self.columns) - 1
-        elif cursor.y:
-            line = self.buffer[cursor.y - 1]
-            x = self.columns - 1
-        else:
+        if not cursor.x:
             return
+        line = self.buffer[cursor.y]
+        x = min(cursor.x, self.columns) - 1
         cell = line[x]
         if cell.data == "" and x > 0:
             x -= 1
