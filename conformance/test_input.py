@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from .catalog import PROTOCOL_VERSION, ErrorCode, Hello, HelloOk, Input, Ok
-from .helpers import check_error, spawn, subscribe
+from .helpers import Stream, check_error, spawn, subscribe
 from .wire_client import Conn
 
 Connect = Callable[..., Conn]
@@ -29,7 +29,19 @@ def gate() -> Iterator[str]:
 
 
 def gated_cat(gate: str) -> list[str]:
-    return ["/bin/sh", "-c", f"stty raw -echo; while [ ! -e {gate} ]; do sleep 0.01; done; cat"]
+    """A cat that reads nothing until ``gate`` exists; it prints READY once its tty is
+    raw (a cooked tty would echo the input, or discard what passes its line buffer)."""
+    return [
+        "/bin/sh",
+        "-c",
+        f"stty raw -echo; printf READY; while [ ! -e {gate} ]; do sleep 0.01; done; cat",
+    ]
+
+
+def raw(conn: Conn, stream: Stream) -> None:
+    """Wait until the gated cat has made its tty raw (its READY, live or in the bootstrap)."""
+    if b"READY" not in stream.checkpoint:
+        stream.read_until(conn, b"READY")
 
 
 @pytest.mark.clause("L1.md §7 units")
@@ -59,6 +71,7 @@ def test_input_of_a_closed_connection_is_dropped(
     a = connect()
     t = spawn(a, cleanup, gated_cat(gate))
     stream = subscribe(a, t.terminal)
+    raw(a, stream)
     filler = a.rid()
     a.send(Input(request_id=filler, terminal=t.terminal, data=b"f" * FILLER))
     leaver = connect()
@@ -77,20 +90,22 @@ def test_input_of_a_closed_connection_is_dropped(
 def test_urgent_input_jumps_and_flushes_the_queue(
     connect: Connect, cleanup: list[int], gate: str
 ) -> None:
-    a, b = connect(), connect()
+    a = connect()
     t = spawn(a, cleanup, gated_cat(gate))
     stream = subscribe(a, t.terminal)
+    raw(a, stream)
     filler = a.rid()
     a.send(Input(request_id=filler, terminal=t.terminal, data=b"f" * FILLER))
     queued = a.rid()
     a.send(Input(request_id=queued, terminal=t.terminal, data=b"QUEUED"))
-    a.poll(0.2)
-    urgent = b.rid()
-    b.send(Input(request_id=urgent, terminal=t.terminal, data=b"URGENT", urgent=True))
+    # From the same connection, so the server has queued both before it (a second
+    # connection's could be read first on a loaded machine, with nothing to cancel).
+    urgent = a.rid()
+    a.send(Input(request_id=urgent, terminal=t.terminal, data=b"URGENT", urgent=True))
     check_error(a.reply(filler), ErrorCode.INPUT_CANCELLED, filler)
     check_error(a.reply(queued), ErrorCode.INPUT_CANCELLED, queued)
     open(gate, "w").close()
-    assert b.reply(urgent, timeout=30) == Ok(request_id=urgent)
+    assert a.reply(urgent, timeout=30) == Ok(request_id=urgent)
     stream.read_until(a, b"URGENT", timeout=30)
     assert len(stream.data) < FILLER  # only what the kernel had already taken
     assert b"QUEUED" not in stream.data
@@ -108,6 +123,7 @@ def test_urgent_input_keeps_an_older_clients_input(
     assert isinstance(old.expect(lambda f: True, what="HELLO_OK"), HelloOk)
     t = spawn(a, cleanup, gated_cat(gate))
     stream = subscribe(a, t.terminal)
+    raw(a, stream)
     filler = old.rid()
     old.send(Input(request_id=filler, terminal=t.terminal, data=b"f" * FILLER))
     queued = old.rid()
