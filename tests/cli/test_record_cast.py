@@ -72,6 +72,13 @@ def wait_for(predicate: Any, what: str) -> None:
         time.sleep(0.02)
 
 
+def _interruptible() -> None:
+    # As a terminal's foreground job is: a test run started in the background by a
+    # shell without job control (`cmd &` in a script, as a CI runner may be) ignores
+    # SIGINT, and a child inherits that, so Ctrl-C would never reach the recorder.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_recorder(phux: Phux, *args: str) -> subprocess.Popen[str]:  # noqa: F811
     return subprocess.Popen(
         [sys.executable, "-m", "phux", "record", *args],
@@ -80,6 +87,7 @@ def start_recorder(phux: Phux, *args: str) -> subprocess.Popen[str]:  # noqa: F8
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
 
 

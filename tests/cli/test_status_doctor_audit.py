@@ -84,9 +84,15 @@ def test_status_without_a_server_says_so(home: Path) -> None:
 
 def test_status_of_a_running_server(home: Path) -> None:
     start_session(home)
-    done = phux(home, "status", "--json")
-    assert done.returncode == 0, done.stderr
-    st = msgspec.json.decode(done.stdout, type=ServerStatus, strict=True)
+    deadline = Deadline.after(T)
+    while True:
+        done = phux(home, "status", "--json")
+        assert done.returncode == 0, done.stderr
+        st = msgspec.json.decode(done.stdout, type=ServerStatus, strict=True)
+        # `phux new`'s connections are counted until the server has read their EOF, which
+        # on a loaded machine can come after status listed: it must go, though.
+        if st.clients == 1 or deadline.expired():
+            break
     assert b"server" in Path(f"/proc/{st.pid}/cmdline").read_bytes()  # HELLO_OK's pid
     assert st.version == __version__ and st.protocol.startswith("1.")
     assert st.socket == str(home / "s")

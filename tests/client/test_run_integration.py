@@ -7,7 +7,10 @@ file), so the tests also show the integration leaves them working.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -237,6 +240,26 @@ def test_a_shell_started_inside_the_pane_gets_markers(client: Client, bash: str)
         client.wait(bash, idle_ms=50, timeout=1, deadline=deadline)
     out = run(client, bash, "echo nested; sh -c 'exit 2'")
     assert (out.exit_code, out.output) == (2, "nested")
+
+
+def test_a_fish_slow_to_take_the_enter_is_waited_for(client: Client, home: Path) -> None:
+    """fish draws no continuation prompt, so run takes "no mark a while after Enter"
+    for a command line fish waits to complete. A fish that has not even read the
+    Enter yet (stopped here; descheduled on a loaded machine) is not that."""
+    if not integrated("fish"):
+        pytest.skip("no fish integration here")
+    name = start(client, Shell("fish", home))
+    run(client, name, "true")
+    pid = client.resolve(name, Deadline.after(5)).pid
+    os.kill(pid, signal.SIGSTOP)
+    resume = threading.Timer(2.0, os.kill, (pid, signal.SIGCONT))
+    resume.start()
+    try:
+        out = run(client, name, "echo still-here")
+        assert (out.exit_code, out.output) == (0, "still-here")
+    finally:
+        resume.cancel()
+        os.kill(pid, signal.SIGCONT)
 
 
 # ---------------------------------------------------------------- refusals

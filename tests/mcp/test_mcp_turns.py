@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from mcp_pipes import McpProcess, PhuxServer, notification, request
 
-# The command reads a line for up to 2 s: keys typed into it would be its input.
-READER = "echo wait''ing; read -t 2 x; echo \"got:[$x]\""
+# The command reads a line for up to 4 s: keys typed into it would be its input. The
+# calls that must arrive while it reads have that long on a loaded machine.
+READER = "echo wait''ing; read -t 4 x; echo \"got:[$x]\""
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_calls_take_the_pane_in_arrival_order(mcp: McpProcess) -> None:
 
 def test_a_writer_that_cannot_get_its_turn_types_nothing(mcp: McpProcess) -> None:
     new_bash(mcp, "busy")
-    mcp.send(call_line("run", "phux_run", target="busy", command="sleep 2", timeout_secs=20))
+    mcp.send(call_line("run", "phux_run", target="busy", command="sleep 4", timeout_secs=20))
     mcp.send(call_line("seen", "phux_wait", target="busy", idle_ms=300, timeout_secs=10))
     assert mcp.out.message(15)["id"] == "seen"
     # A short run behind it gives up waiting for its turn, before typing.
@@ -124,7 +125,7 @@ def test_a_writer_that_cannot_get_its_turn_types_nothing(mcp: McpProcess) -> Non
 
 def test_keys_cancelled_while_waiting_for_their_turn_are_never_typed(mcp: McpProcess) -> None:
     new_bash(mcp, "cancel")
-    mcp.send(call_line("run", "phux_run", target="cancel", command="sleep 1.5", timeout_secs=20))
+    mcp.send(call_line("run", "phux_run", target="cancel", command="sleep 3", timeout_secs=20))
     mcp.send(call_line("keys", "phux_send_keys", target="cancel", keys=["echo NOPE", "Enter"]))
     mcp.send(notification("notifications/cancelled", {"requestId": "keys"}))
     assert mcp.ask("p", "ping")["result"] == {}  # the cancel has been read

@@ -91,10 +91,14 @@ def test_resizes_across_compaction(tmp_path: Path) -> None:
 def _replica_pid(server_pid: int) -> int:
     """The live replica process's pid (0 while there is none)."""
     with open(f"/proc/{server_pid}/task/{server_pid}/children") as f:
-        for pid in map(int, f.read().split()):
+        children = list(map(int, f.read().split()))
+    for pid in children:
+        try:  # the killed replica is reaped at a moment of the server's choosing
             with open(f"/proc/{pid}/cmdline", "rb") as cmd, open(f"/proc/{pid}/stat") as st:
                 if b"phux.server.replica" in cmd.read() and st.read().split(") ")[1][0] != "Z":
                     return pid
+        except FileNotFoundError:
+            continue
     return 0
 
 
@@ -148,6 +152,7 @@ def test_a_killed_replica_process_is_restarted_and_reseeded(tmp_path: Path) -> N
         _ask_da1(conn, whole)
         pid = server.proc.pid
         first = _replica_pid(pid)
+        assert first > 0  # os.kill(0) would kill this test's process group
         os.kill(first, signal.SIGKILL)
         _wait_for("a new replica process", lambda: _replica_pid(pid) not in (0, first))
         _wait_for("the restart is logged", lambda: "restarted" in server.log.read_text())

@@ -34,15 +34,17 @@ def test_top_through_compaction_matches_tmux(tmp_path: Path) -> None:
         subscribe(conn, tid)
         # Well past four journal bounds, so the bootstrap must come from a checkpoint.
         read_until(conn, whole, lambda s: s.next_seq > 5 * BOUND, timeout=60)
+        # Compaction is bounded once the replica has caught up: until then (a loaded
+        # machine can starve it) the journal after the newest checkpoint is as long as
+        # the replica is behind.
         deadline = time.monotonic() + 30
         while True:
             with server.connect() as late:
                 boot = read_bootstrap(late, tid)
-            if boot.checkpoint is not None:
+            if boot.checkpoint is not None and boot.size < 2 * BOUND + 16 * 1024:
                 break
-            assert time.monotonic() < deadline, "no checkpoint in time"
+            assert time.monotonic() < deadline, f"no compacted bootstrap in time ({boot.size} B)"
         assert boot.ready is not None
-        assert boot.size < 2 * BOUND + 16 * 1024, boot.size
         # The same bytes, up to where the new client's bootstrap ends.
         read_until(conn, whole, lambda s: s.next_seq >= boot.ready.next_seq, timeout=30)  # type: ignore[union-attr]
         stream = bytes(whole.data[: boot.ready.next_seq])

@@ -263,6 +263,25 @@ def test_children_keep_the_users_fd_limit(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_children_start_with_default_signal_handling(tmp_path: Path) -> None:
+    """A server started where signals are ignored (a background job of a shell without
+    job control ignores SIGINT and SIGQUIT, nohup SIGHUP) gives its panes none of that:
+    C-\\ and C-z must work in them as in any terminal."""
+    ignore = 'trap "" HUP INT QUIT TERM TSTP TTIN TTOU USR1; exec "$@"'
+    server = ServerProcess(tmp_path, wrapper=["sh", "-c", ignore, "sh"])
+    try:
+        server.start()
+        with server.connect() as conn:
+            tid = spawn(conn, ["cat", "/proc/self/status"])
+            stream = Stream(tid)
+            subscribe(conn, tid)
+            read_until(conn, stream, lambda s: b"SigCgt" in s.data and s.data.endswith(b"\n"))
+        assert b"SigIgn:\t0000000000000000\r" in stream.data, bytes(stream.data)
+        assert b"SigBlk:\t0000000000000000\r" in stream.data
+    finally:
+        server.stop()
+
+
 def test_output_flows_while_a_paste_is_being_written(server: ServerProcess) -> None:
     size = 1024 * 1024
     slow_reader = (

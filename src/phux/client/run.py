@@ -568,7 +568,8 @@ def _holder_text(
 
 
 _FISH_GRACE = 1.0
-"""fish draws no continuation prompt: no mark this long after Enter means it waits for more."""
+"""fish draws no continuation prompt: no mark, and fish quiet this long after it answered
+the Enter (its editor's redraw), means it waits for more."""
 _INTERRUPT_GRACE = 1.0
 """How long an interrupted continuation may take to draw its next prompt before
 ``run`` presses C-c again (three times at most)."""
@@ -869,8 +870,11 @@ def _run_integrated(
                 wake = wake.earliest(foreign_wake)
                 foreign_wake = None
             fish_watch = shell == "fish" and interrupted_at is None and not scanner.marks
-            if fish_watch:
-                wake = deadline.earliest(Deadline(at=submitted + _FISH_GRACE))
+            if fish_watch and mirror.last_output > submitted:
+                # Counted from fish's last output after the Enter, not from the Enter:
+                # a fish that has not read it yet (descheduled on a loaded machine)
+                # is not waiting for more; its answer, whatever it is, wakes us.
+                wake = deadline.earliest(Deadline(at=mirror.last_output + _FISH_GRACE))
             if interrupted_at is not None:
                 wake = deadline.earliest(Deadline(at=interrupted_at + _INTERRUPT_GRACE))
             try:
@@ -878,7 +882,12 @@ def _run_integrated(
             except DeadlineExceeded:
                 if deadline.expired():
                     raise RunTimedOut(line, _ms_since(submitted), _screen(mirror, pane)) from None
-                if fish_watch and not scanner.marks and _fish_waits(client, pane, deadline):
+                if (
+                    fish_watch
+                    and not scanner.marks
+                    and submitted < mirror.last_output <= time.monotonic() - _FISH_GRACE
+                    and _fish_waits(client, pane, deadline)
+                ):
                     client.write(pane, b"\x03", deadline)
                     interrupted_at = time.monotonic()
                     interrupts = 1

@@ -13,6 +13,7 @@ import fcntl
 import os
 import pty
 import resource
+import signal
 import struct
 import subprocess
 import termios
@@ -25,6 +26,7 @@ def set_winsize(fd: int, cols: int, rows: int) -> None:
 
 
 _child_nofile: tuple[int, int] | None = None
+_UNCATCHABLE = (signal.SIGKILL, signal.SIGSTOP)
 
 
 _TIOCGPTPEER = getattr(termios, "TIOCGPTPEER", 0x5441)
@@ -58,6 +60,12 @@ def raise_fd_limit(want: int = 65536) -> None:
 
 def _child_setup() -> None:  # runs in the child between fork and exec
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    # exec resets handled signals but keeps ignored ones: a server started by a
+    # background job (SIGINT, SIGQUIT ignored) or nohup (SIGHUP) would hand that on,
+    # and C-\ or C-z would do nothing in its panes. A terminal starts from defaults.
+    for sig in signal.valid_signals():
+        if sig not in _UNCATCHABLE and signal.getsignal(sig) is signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
     if _child_nofile is not None:
         resource.setrlimit(resource.RLIMIT_NOFILE, _child_nofile)
 
