@@ -51,7 +51,8 @@ _CELLS = "\x1b\\[[0-9;:]*[mKX]"
 # Feeds shorter than this are first checked to hold enough line feeds.
 _COUNT_BELOW = 1 << 18
 # What ASCII text that only scrolls holds besides ESC.
-_PLAIN = bytes(range(0x20, 0x7F)) + b"\x07\t\n\r"
+_PRINTABLE = bytes(range(0x20, 0x7F))
+_PLAIN = _PRINTABLE + b"\x07\t\n\r"
 
 
 @cache
@@ -107,15 +108,22 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
         or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
     ):
         return pos, _later(data, pos, need) if retry else 0
-    end = _stretch_end(data, pos)
-    seen = _visible(data[pos:end])
-    if seen is None:  # an escape sequence that does more than scroll
-        end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
-        seen = _visible(data[pos:end])
-        assert seen is not None
-    visible, events = seen
     x0 = screen.cursor.x
-    found = _crlf_lines(visible, x0, cols, need) if "\t" not in visible else None
+    feeds = _plain_lines(data, pos)
+    if feeds:  # printable ASCII lines, each ended by CR LF: nothing to strip or check
+        end = n
+        visible = data[pos:] if pos else data
+        events = False
+        found = _crlf_lines(visible, x0, cols, need, feeds)
+    else:
+        end = _stretch_end(data, pos)
+        seen = _visible(data[pos:end])
+        if seen is None:  # an escape sequence that does more than scroll
+            end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
+            seen = _visible(data[pos:end])
+            assert seen is not None
+        visible, events = seen
+        found = _crlf_lines(visible, x0, cols, need) if "\t" not in visible else None
     if found is None:
         found = _any_lines(visible, x0, cols, need, sorted(screen.tabstops), mo.LNM in mode)
     if found is None or found[1] < 0:
@@ -168,6 +176,19 @@ def _visible(region: str) -> tuple[str, bool] | None:
     return visible, events
 
 
+def _plain_lines(data: str, pos: int) -> int:
+    """The number of lines of ``data[pos:]`` if it is printable ASCII lines each
+    ended by CR LF (the commonest flood), else 0: what is left of it once printable
+    ASCII is deleted (in C, a few bytes a line) must be CR LFs only."""
+    if not data.isascii():
+        return 0
+    left = data[pos:].encode().translate(None, _PRINTABLE)
+    size = len(left)
+    if size & 1 or left.count(b"\r\n") * 2 != size:
+        return 0
+    return size >> 1
+
+
 def _stretch_end(data: str, pos: int) -> int:
     """Where the text from ``pos`` stops only scrolling, but for escape sequences
     in ASCII text, which the caller checks."""
@@ -178,13 +199,18 @@ def _stretch_end(data: str, pos: int) -> int:
     return _scrolling(ascii_only).match(data, pos).end()  # type: ignore[union-attr]
 
 
-def _crlf_lines(visible: str, x0: int, cols: int, need: int) -> tuple[int, int, int, int] | None:
+def _crlf_lines(
+    visible: str, x0: int, cols: int, need: int, checked: int = 0
+) -> tuple[int, int, int, int] | None:
     """:func:`_any_lines` for text whose every CR and LF is a CR LF (the common
     flood): only the lines' lengths matter, and are counted in C. None if the
-    text is not like that, or too short."""
+    text is not like that, or too short. ``checked``: the number of CR LFs, if
+    the caller knows there are no other CRs or LFs."""
     parts = visible.split("\r\n")
     feeds = len(parts) - 1
-    if visible.count("\n") != feeds or visible.count("\r") != feeds or feeds < 1:
+    if feeds < 1 or (
+        not checked and (visible.count("\n") != feeds or visible.count("\r") != feeds)
+    ):
         return None
     # Every line but the first starts at column 0: wraps(len) extra rows each.
     last = len(parts[-1])
