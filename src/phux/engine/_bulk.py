@@ -40,6 +40,7 @@ from phux.engine._stream import _sgr_run
 from phux.engine._widths import narrow_class
 
 if TYPE_CHECKING:
+    from phux.engine._screen import EngineScreen
     from phux.engine._stream import EngineStream
 
 # An OSC string the stream would take whole, without controls inside; not OSC
@@ -97,16 +98,9 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
     if n - pos <= need or (
         n - pos < _COUNT_BELOW and data.count("\n", pos) + (n - pos) // cols <= need
     ):
-        return pos, 0
-    margins = screen.margins
+        return _repaints(stream, data, pos), 0
     mode = screen.mode
-    if (
-        screen.alternate
-        or (margins is not None and (margins.top != 0 or margins.bottom != lines - 1))
-        or mo.IRM in mode
-        or mo.DECAWM not in mode
-        or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
-    ):
+    if not _plain_screen(screen):
         return pos, _later(data, pos, need) if retry else 0
     x0 = screen.cursor.x
     feeds = _plain_lines(data, pos)
@@ -126,20 +120,170 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
         found = _crlf_lines(visible, x0, cols, need) if "\t" not in visible else None
     if found is None:
         found = _any_lines(visible, x0, cols, need, sorted(screen.tabstops), mo.LNM in mode)
-    if found is None or found[1] < 0:
-        return pos, _later(data, end, need) if retry and end < n else 0
-    feeds, j, before, x = found
-    scrolls = screen.cursor.y + before - (lines - 1)
-    if scrolls < 1:
-        return pos, 0
-    # Where line feed j is in ``data``: count the later ones back from the end.
-    cut = end
-    for _ in range(feeds - j):
-        cut = data.rfind("\n", pos, cut)
-    cut += 1
+    if found is not None and found[1] >= 0:
+        feeds, j, before, x = found
+        scrolls = screen.cursor.y + before - (lines - 1)
+        if scrolls >= 1:
+            # Where line feed j is in ``data``: count the later ones back from the end.
+            cut = end
+            for _ in range(feeds - j):
+                cut = data.rfind("\n", pos, cut)
+            cut += 1
+            _apply_state(stream, data, pos, cut, events)
+            screen.skip_scrolls(scrolls, x)
+            return cut, 0
+    # Too few line feeds: one long line, or repaints of one row, may still skip.
+    last = visible.rfind("\n")
+    if last < 0 and visible:
+        cut = _long_line(stream, data, pos, end, visible, events)
+        if cut == pos:
+            cut = _repaints(stream, data, pos)
+        if cut > pos:
+            return cut, 0
+    elif retry and _wraps(len(visible) - last - 1, 0, cols) > need:
+        # A long line after the last line feed: drawn up to it, then tried alone.
+        return pos, data.rfind("\n", pos, end) + 1
+    if retry and end < n and (found is None or found[1] < 0):
+        return pos, _later(data, end, need)
+    return _repaints(stream, data, pos), 0
+
+
+def _plain_screen(screen: EngineScreen) -> bool:
+    """Whether text on ``screen`` only draws and scrolls the whole main screen: no
+    scroll region, autowrap on, no insert mode, the plain charset."""
+    margins = screen.margins
+    mode = screen.mode
+    return not (
+        screen.alternate
+        or (margins is not None and (margins.top != 0 or margins.bottom != screen.lines - 1))
+        or mo.IRM in mode
+        or mo.DECAWM not in mode
+        or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
+    )
+
+
+def _wraps(size: int, x0: int, cols: int) -> int:
+    """The autowraps drawing ``size`` width-1 characters from column ``x0`` makes."""
+    return (size - 1 + x0) // cols if size else 0
+
+
+def _long_line(
+    stream: EngineStream, data: str, pos: int, end: int, visible: str, events: bool
+) -> int:
+    """Skip most of one line longer than the screen and its history (``cat`` of a file
+    with no line feed, ``base64 -w 0``): the text from ``pos`` to ``end`` only
+    scrolls and ``visible`` (its text) holds no line feed. Cut where autowrap
+    starts a row, with at least a screen and a history's worth of wraps after it;
+    returns where the stream goes on (``pos``: nothing skipped)."""
+    screen = stream.screen
+    cols = screen.columns
+    lines = screen.lines
+    need = lines - 1 + screen.history_size
+    if "\r" in visible or "\t" in visible:
+        return pos
+    x0 = screen.cursor.x
+    total = _wraps(len(visible), x0, cols)
+    wraps = total - need  # the wraps before the cut (the cut's own included)
+    scrolls = screen.cursor.y + wraps - (lines - 1)
+    if wraps < 1 or scrolls < 1:
+        return pos
+    # The visible character the cut's wrap puts in column 0, and where it is in data.
+    at = wraps * cols - x0
+    cut = _raw_index(data, pos, end, at, len(visible))
     _apply_state(stream, data, pos, cut, events)
-    screen.skip_scrolls(scrolls, x)
-    return cut, 0
+    screen.skip_scrolls(scrolls, 0)
+    screen.buffer[lines - 1].wrapped = True
+    return cut
+
+
+def _raw_index(data: str, pos: int, end: int, at: int, size: int) -> int:
+    """Where visible character ``at`` of ``data[pos:end]`` (``size`` visible
+    characters: text that only scrolls, without escape sequences and bells) is."""
+    if size == end - pos:
+        return pos + at
+    # Walk back from the end over the escape sequences and bells after it.
+    behind = size - at  # visible characters from ``at`` to the end
+    cut = end
+    for m in reversed(list(_hidden().finditer(data, pos + at, end))):
+        start, stop = m.span()
+        gap = cut - stop  # visible characters between this sequence and ``cut``
+        if gap >= behind:
+            return cut - behind
+        behind -= gap
+        cut = start
+    return cut - behind
+
+
+@cache
+def _hidden() -> re.Pattern[str]:
+    """What draws nothing in text that only scrolls: escape sequences and bells."""
+    return re.compile(f"{_CELLS}|{_OSC}|\x07")
+
+
+_MIN_REPAINTS = 8
+"""Fewer carriage returns than this in a row are not worth looking at as repaints."""
+
+
+def _repaints(stream: EngineStream, data: str, pos: int) -> int:
+    """Skip repaints of one row: text from ``pos`` up to the next line feed that
+    returns to column 0 with CR again and again without wrapping (a progress bar,
+    a spinner, a counter). Of segments drawn over one another from column 0 only
+    those after the last one that reaches furthest right (EL reaches the end)
+    show; the ones before it change nothing but the attributes, the title and
+    such, which are applied. Returns where the stream goes on (``pos``: nothing
+    skipped)."""
+    stop = data.find("\n", pos)
+    if stop < 0:
+        stop = len(data)
+    if data.count("\r", pos, stop) < _MIN_REPAINTS:
+        return pos
+    screen = stream.screen
+    if not _plain_screen(screen):
+        return pos
+    region = data[pos:stop]
+    end = _scrolling(region.isascii()).match(region).end()  # type: ignore[union-attr]
+    region = region[:end]
+    if ("K" in region or "X" in region) and _erases().search(
+        region.replace("\x1b[K", "").replace("\x1b[0K", "")
+    ):
+        # Of the erasures only EL 0 (spelt CSI K or CSI 0 K) is common in
+        # repaints: the rest are left to the exact path.
+        return pos
+    seen = _visible(region)
+    if seen is None:
+        return pos
+    visible, events = seen
+    if "\t" in visible:
+        return pos
+    cols = screen.columns
+    sizes = list(map(len, visible.split("\r")))
+    sizes[0] += screen.cursor.x
+    if len(sizes) <= _MIN_REPAINTS or max(sizes) > cols:
+        return pos  # (a segment that wraps: not one row)
+    # The last segment that reaches furthest: the last one with an EL, or the last
+    # of the longest if it is further on or none has one.
+    k = len(sizes) - 1 - sizes[::-1].index(max(sizes))
+    el = max(region.rfind("\x1b[K"), region.rfind("\x1b[0K"))
+    if el >= 0 and (sizes[k] < cols or el > _nth_cr(region, k)):
+        k = region.count("\r", 0, el)
+    if k < 1:
+        return pos
+    cut = pos + _nth_cr(region, k)  # the CR that starts segment k: drawn exactly
+    _apply_state(stream, data, pos, cut, events)
+    return cut
+
+
+def _nth_cr(region: str, k: int) -> int:
+    """Where the CR before segment ``k`` (counted from 0) of ``region`` is."""
+    at = len(region)
+    for _ in range(region.count("\r") - k + 1):
+        at = region.rfind("\r", 0, at)
+    return at
+
+
+@cache
+def _erases() -> re.Pattern[str]:
+    return re.compile("\x1b\\[[0-9;:]*[KX]")
 
 
 def _later(data: str, pos: int, need: int) -> int:

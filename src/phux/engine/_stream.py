@@ -167,6 +167,10 @@ _merged_runs: dict[str, str] = {}
 _MERGED_RUNS_LIMIT = 4096
 
 
+# CRs in a row (no line feed) after which a feed looks for repaints of one row
+# (_bulk._repaints), if at least this much text follows.
+_REPAINTS = 8
+_REPAINTS_MIN = 256
 # Shorter feeds never try the bulk path (_bulk): too few rows to skip any.
 _BULK_MIN = 2048
 # How many times one feed tries the bulk path again further on (each try reads
@@ -296,6 +300,10 @@ class EngineStream(pyte.Stream):
         sgr = screen.sgr
         crlf = self._crlf
         controls = self._controls
+        # CRs without a line feed since: past a few, the row may be repainted over
+        # and over (a progress bar), which _bulk._repaints skips.
+        crs = 0
+        repaint_from = 0 if self.bulk else n
         while pos < n:
             m = match(data, pos)
             if m is None:
@@ -336,7 +344,21 @@ class EngineStream(pyte.Stream):
                     prefix, params, inter, final = m.group(4, 5, 6, 7)
                     self._csi(prefix, params, inter, final)
                 elif kind == 8:
-                    controls[data[pos:end]]()
+                    control = data[pos:end]
+                    controls[control]()
+                    if control == "\r" and end >= repaint_from:
+                        crs += 1
+                        if crs >= _REPAINTS and n - end > _REPAINTS_MIN:
+                            crs = 0
+                            from phux.engine._bulk import _repaints
+
+                            cut = _repaints(self, data, end)
+                            if cut > end:
+                                end = cut
+                            else:  # not before the next line feed
+                                repaint_from = data.find("\n", end) % (n + 1)
+                    elif control == "\r\n" or control == "\n":
+                        crs = 0
                 elif kind == 9:
                     self._osc(m.group(10), data[end - 1] == "\x07")
                 elif kind == 16:
