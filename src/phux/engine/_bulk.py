@@ -102,6 +102,10 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
     mode = screen.mode
     if not _plain_screen(screen):
         return pos, _later(data, pos, need) if retry else 0
+    if data.find("\n", pos) < 0 and _crs(data, pos, n):
+        cut = _repaints(stream, data, pos)  # (no line feed: nothing to count first)
+        if cut > pos:
+            return cut, 0
     x0 = screen.cursor.x
     feeds = _plain_lines(data, pos)
     if feeds:  # printable ASCII lines, each ended by CR LF: nothing to strip or check
@@ -228,62 +232,130 @@ def _repaints(stream: EngineStream, data: str, pos: int) -> int:
     """Skip repaints of one row: text from ``pos`` up to the next line feed that
     returns to column 0 with CR again and again without wrapping (a progress bar,
     a spinner, a counter). Of segments drawn over one another from column 0 only
-    those after the last one that reaches furthest right (EL reaches the end)
-    show; the ones before it change nothing but the attributes, the title and
-    such, which are applied. Returns where the stream goes on (``pos``: nothing
-    skipped)."""
+    those from the last one that reaches furthest right (EL reaches the end) on
+    show; the ones before it change nothing else but the attributes, the title
+    and such, which are applied. Returns where the stream goes on (``pos``:
+    nothing skipped)."""
     stop = data.find("\n", pos)
     if stop < 0:
         stop = len(data)
-    if data.count("\r", pos, stop) < _MIN_REPAINTS:
+    if not _crs(data, pos, stop):
         return pos
     screen = stream.screen
     if not _plain_screen(screen):
         return pos
     region = data[pos:stop]
-    end = _scrolling(region.isascii()).match(region).end()  # type: ignore[union-attr]
-    region = region[:end]
-    if ("K" in region or "X" in region) and _erases().search(
-        region.replace("\x1b[K", "").replace("\x1b[0K", "")
-    ):
-        # Of the erasures only EL 0 (spelt CSI K or CSI 0 K) is common in
-        # repaints: the rest are left to the exact path.
-        return pos
-    seen = _visible(region)
-    if seen is None:
-        return pos
-    visible, events = seen
-    if "\t" in visible:
-        return pos
+    end = _repaint_end(region)
+    if end < len(region):
+        region = region[:end]
     cols = screen.columns
-    sizes = list(map(len, visible.split("\r")))
-    sizes[0] += screen.cursor.x
-    if len(sizes) <= _MIN_REPAINTS or max(sizes) > cols:
-        return pos  # (a segment that wraps: not one row)
-    # The last segment that reaches furthest: the last one with an EL, or the last
-    # of the longest if it is further on or none has one.
-    k = len(sizes) - 1 - sizes[::-1].index(max(sizes))
-    el = max(region.rfind("\x1b[K"), region.rfind("\x1b[0K"))
-    if el >= 0 and (sizes[k] < cols or el > _nth_cr(region, k)):
-        k = region.count("\r", 0, el)
+    x0 = screen.cursor.x
+    raw = region.split("\r")
+    if len(raw) <= _MIN_REPAINTS:
+        return pos
+    # Segments no longer than the row (escapes included) cannot wrap; the others
+    # are measured without their escapes.
+    sizes = list(map(len, raw))
+    sizes[0] += x0
+    if max(sizes) > cols:
+        hidden = _hidden()
+        for i, size in enumerate(sizes):
+            if size > cols:
+                size = len(hidden.sub("", raw[i])) + (x0 if i == 0 else 0)
+                if size > cols:
+                    return pos  # a segment that wraps: not one row
+                sizes[i] = size
+    # Walking back from the last segment: the first that reaches as far as any
+    # before it. Segments with an EL reach the end of the row.
+    has_el = "\x1b[K" in region or "\x1b[0K" in region
+    reach = 0
+    k = len(raw) - 1
+    best = k
+    i = k
+    while i > 0 and i > k - _WALK:
+        seg = raw[i]
+        far = cols if has_el and ("\x1b[K" in seg or "\x1b[0K" in seg) else _seen(seg)
+        if far > reach:
+            reach, best = far, i
+        if reach >= cols:
+            break
+        i -= 1
+    k = best
     if k < 1:
         return pos
-    cut = pos + _nth_cr(region, k)  # the CR that starts segment k: drawn exactly
-    _apply_state(stream, data, pos, cut, events)
-    return cut
+    cut = _nth_cr(region, k, len(raw) - 1)  # the CR that starts segment k: drawn exactly
+    if reach < cols:
+        # Every segment before k must reach no further: by its size, escapes and
+        # all, or else measured; none may hold an EL.
+        if has_el and (region.find("\x1b[K", 0, cut) >= 0 or region.find("\x1b[0K", 0, cut) >= 0):
+            return pos
+        if max(sizes[:k]) > reach:
+            hidden = _hidden()
+            if any(
+                sizes[i] > reach and len(hidden.sub("", raw[i])) + (x0 if i == 0 else 0) > reach
+                for i in range(k)
+            ):
+                return pos
+    events = region.find("\x07", 0, cut) >= 0 or region.find("\x1b]", 0, cut) >= 0
+    _apply_state(stream, data, pos, pos + cut, events)
+    return pos + cut
 
 
-def _nth_cr(region: str, k: int) -> int:
-    """Where the CR before segment ``k`` (counted from 0) of ``region`` is."""
-    at = len(region)
-    for _ in range(region.count("\r") - k + 1):
-        at = region.rfind("\r", 0, at)
-    return at
+# How many segments from the last the search for the furthest-reaching one walks.
+_WALK = 64
+
+
+def _seen(segment: str) -> int:
+    """How many columns ``segment`` (text that only scrolls, no EL) draws."""
+    if "\x1b" not in segment and "\x07" not in segment:
+        return len(segment)
+    return len(_hidden().sub("", segment))
+
+
+def _repaint_end(region: str) -> int:
+    """Where ``region`` (no line feed) stops being text, CRs, bells, SGRs, EL 0s and
+    OSC strings (the stuff of repaints)."""
+    if region.isascii():
+        left = region.encode().translate(None, _PRINTABLE)
+        if left.translate(None, b"\r\x07\x1b"):  # another control: found by the regex
+            return _repaint_stretch().match(region).end()  # type: ignore[union-attr]
+        if b"\x1b" not in left:
+            return len(region)
+        if "\x1b\\" not in region:  # (an OSC ended by ST: the regex tells)
+            bad = _bad_escape().search(region)
+            return len(region) if bad is None else bad.start()
+    return _repaint_stretch().match(region).end()  # type: ignore[union-attr]
 
 
 @cache
-def _erases() -> re.Pattern[str]:
-    return re.compile("\x1b\\[[0-9;:]*[KX]")
+def _repaint_stretch() -> re.Pattern[str]:
+    chars = narrow_class()[1:-1]
+    return re.compile(f"(?:[\x07\r{chars}]++|{_SGR}|\x1b\\[0?K|{_OSC})*+")
+
+
+@cache
+def _bad_escape() -> re.Pattern[str]:
+    """An ESC that starts no SGR, EL 0 or OSC string (with no ST in the text)."""
+    return re.compile("\x1b(?!\\[[0-9;:]*m|\\[0?K|\\](?!133)[^\x00-\x1f\x7f-\x9f]*\x07)")
+
+
+def _crs(data: str, start: int, stop: int) -> bool:
+    """Whether ``data[start:stop]`` holds at least ``_MIN_REPAINTS`` CRs."""
+    at = start - 1
+    for _ in range(_MIN_REPAINTS):
+        at = data.find("\r", at + 1, stop)
+        if at < 0:
+            return False
+    return True
+
+
+def _nth_cr(region: str, k: int, crs: int) -> int:
+    """Where the CR before segment ``k`` (counted from 0) of ``region``, which holds
+    ``crs`` CRs, is."""
+    at = len(region)
+    for _ in range(crs - k + 1):
+        at = region.rfind("\r", 0, at)
+    return at
 
 
 def _later(data: str, pos: int, need: int) -> int:
