@@ -536,6 +536,9 @@ class _Link:
     """Seq after the last byte the replica (of this generation) reported parsed."""
 
 
+_PUBLISH_EVERY = 0.05
+"""Seconds between two writes of ``phux.server.replica_behind`` while output flows."""
+
 RESTART_WINDOW_S = 60.0
 MAX_RESTARTS = 5
 """More worker deaths than this within the window and it is not restarted again."""
@@ -561,6 +564,12 @@ class ReplicaHost:
         self.worker_restarts = 0
         self._deaths: list[float] = []
         """Times a terminal's reader waited for its replica (it was too far behind)."""
+        self.publish: Callable[[str, str], None] | None = None
+        """Publishes a server fact (``ServerState.set_fact``): ``replica_behind``."""
+        self.behind = 0
+        """Output bytes sent to the replicas and not yet reported parsed, all terminals."""
+        self._published: int | None = None
+        self._publish_due = 0.0
 
     @property
     def enabled(self) -> bool:
@@ -587,6 +596,7 @@ class ReplicaHost:
         term.output_hooks.append(self._on_output)
         term.resize_hooks.append(self._on_resize)
         term.close_hooks.append(self._on_closed)
+        self._publish_behind()
 
     def _on_output(self, term: Terminal, chunk: Chunk) -> None:
         link = self._links.get(term.id)
@@ -594,7 +604,10 @@ class ReplicaHost:
         if link is None or worker is None:
             return
         worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
+        self.behind += chunk.end - link.fed
         link.fed = chunk.end
+        if self.publish is not None and time.monotonic() >= self._publish_due:
+            self._publish_behind()
         if link.fed - link.done > self.config.replica_lag_bytes and not term.reading_paused:
             # Never drop what the replica has not parsed: a replica restarted mid-stream
             # would checkpoint a wrong screen for good. The program waits instead.
@@ -602,7 +615,13 @@ class ReplicaHost:
             term.pause_reading()
 
     def _progress(self, link: _Link, seq: int) -> None:
-        link.done = max(link.done, seq)
+        if seq > link.done:
+            self.behind -= seq - link.done
+            link.done = seq
+            if self.publish is not None and (
+                not self.behind or time.monotonic() >= self._publish_due
+            ):
+                self._publish_behind()
         term = link.term
         if term.reading_paused and link.fed - link.done <= self.config.replica_lag_bytes // 2:
             term.resume_reading()
@@ -670,15 +689,31 @@ class ReplicaHost:
                 worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
         link.fed = journal.next_seq
         link.done = boot.start_seq
+        self._publish_behind(recount=True)
 
     def _give_up(self) -> None:
         self.mode = "failed"
         for link in self._links.values():
             link.term.replica_failed()
         self._links.clear()
+        self._publish_behind(recount=True)
+
+    def _publish_behind(self, recount: bool = False) -> None:
+        """Publish ``phux.server.replica_behind`` (spec/L3.md §3): on change, at most
+        every ``_PUBLISH_EVERY`` seconds while output flows, and at once when the
+        replicas have caught up, so a reader sees a flood's lag without a stream of
+        metadata changes."""
+        if recount:  # a terminal's link went or was reset: its part goes with it
+            self.behind = sum(link.fed - link.done for link in self._links.values())
+        if self.publish is None or self.behind == self._published:
+            return
+        self._published = self.behind
+        self._publish_due = time.monotonic() + _PUBLISH_EVERY
+        self.publish("replica_behind", str(self.behind))
 
     def forget(self, tid: int) -> None:
         self._links.pop(tid, None)
+        self._publish_behind(recount=True)
 
     def stop(self) -> None:
         if self._worker is not None:
@@ -713,6 +748,7 @@ class ReplicaHost:
                 log.error("terminal %d: replica failed at seq %d: %s", tid, seq, data.decode())
                 self._links.pop(tid, None)
                 term.replica_failed()
+                self._publish_behind(recount=True)
 
 
 if __name__ == "__main__":
