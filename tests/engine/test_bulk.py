@@ -387,3 +387,23 @@ def test_one_endless_line_is_skipped_to_its_last_rows(monkeypatch: pytest.Monkey
     slow.feed(text.encode())
     assert _state(fast) == _state(slow)
     assert cuts and cuts[0] > 10_000
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_long_line_session(), st.sampled_from([0, 1, 3, 20]), st.booleans())
+def test_rows_built_for_a_long_line_same_as_wrapping_one_by_one(
+    session: list[bytes | tuple[int, int]], history: int, reverse: bool
+) -> None:
+    """``EngineScreen._wrap_rows`` (a line of many rows built at once) against
+    autowrap one row at a time, both drawing every byte."""
+    prefix: list[bytes | tuple[int, int]] = [b"\x1b[?5h"] if reverse else []
+    fast = _run(prefix + session, history, bulk=False)
+    t = Terminal(COLS, ROWS, history=history)
+    t.stream.bulk = False
+    t.screen._scrolls_whole = lambda: False  # type: ignore[method-assign]
+    for item in prefix + session:
+        if isinstance(item, tuple):
+            t.resize(*item)
+        else:
+            t.feed(item)
+    assert _state(fast) == _state(t)

@@ -53,7 +53,6 @@ _CELLS = "\x1b\\[[0-9;:]*[mKX]"
 _COUNT_BELOW = 1 << 18
 # What ASCII text that only scrolls holds besides ESC.
 _PRINTABLE = bytes(range(0x20, 0x7F))
-_PLAIN = _PRINTABLE + b"\x07\t\n\r"
 
 
 @cache
@@ -107,22 +106,30 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
         if cut > pos:
             return cut, 0
     x0 = screen.cursor.x
-    feeds = _plain_lines(data, pos)
+    # What is left of ASCII text once printable ASCII is deleted (in C): a few
+    # bytes a line, which tell the common floods apart cheaply.
+    left = data[pos:].encode().translate(None, _PRINTABLE) if data.isascii() else None
+    feeds = _plain_lines(left)
     if feeds:  # printable ASCII lines, each ended by CR LF: nothing to strip or check
         end = n
         visible = data[pos:] if pos else data
         events = False
         found = _crlf_lines(visible, x0, cols, need, feeds)
     else:
-        end = _stretch_end(data, pos)
+        end = _stretch_end(data, pos, left)
         seen = _visible(data[pos:end])
         if seen is None:  # an escape sequence that does more than scroll
             end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
             seen = _visible(data[pos:end])
             assert seen is not None
         visible, events = seen
-        found = _crlf_lines(visible, x0, cols, need) if "\t" not in visible else None
-    if found is None:
+        if "\n" not in visible:  # (one line: nothing to split)
+            found = None
+        elif "\t" not in visible:
+            found = _crlf_lines(visible, x0, cols, need)
+        else:
+            found = None
+    if found is None and "\n" in visible:
         found = _any_lines(visible, x0, cols, need, sorted(screen.tabstops), mo.LNM in mode)
     if found is not None and found[1] >= 0:
         feeds, j, before, x = found
@@ -392,27 +399,25 @@ def _visible(region: str) -> tuple[str, bool] | None:
     return visible, events
 
 
-def _plain_lines(data: str, pos: int) -> int:
-    """The number of lines of ``data[pos:]`` if it is printable ASCII lines each
-    ended by CR LF (the commonest flood), else 0: what is left of it once printable
-    ASCII is deleted (in C, a few bytes a line) must be CR LFs only."""
-    if not data.isascii():
+def _plain_lines(left: bytes | None) -> int:
+    """The number of lines of text that is printable ASCII lines each ended by CR LF
+    (the commonest flood), else 0: ``left``, what is left of the text once printable
+    ASCII is deleted (None: not ASCII), must be CR LFs only."""
+    if left is None:
         return 0
-    left = data[pos:].encode().translate(None, _PRINTABLE)
     size = len(left)
     if size & 1 or left.count(b"\r\n") * 2 != size:
         return 0
     return size >> 1
 
 
-def _stretch_end(data: str, pos: int) -> int:
+def _stretch_end(data: str, pos: int, left: bytes | None) -> int:
     """Where the text from ``pos`` stops only scrolling, but for escape sequences
-    in ASCII text, which the caller checks."""
-    ascii_only = data.isascii()
+    in ASCII text, which the caller checks; ``left`` as for :func:`_plain_lines`."""
     # Deleting what may appear leaves any other control: faster than a match.
-    if ascii_only and not data[pos:].encode().translate(None, _PLAIN).strip(b"\x1b"):
+    if left is not None and not left.translate(None, b"\x07\t\n\r").strip(b"\x1b"):
         return len(data)
-    return _scrolling(ascii_only).match(data, pos).end()  # type: ignore[union-attr]
+    return _scrolling(left is not None).match(data, pos).end()  # type: ignore[union-attr]
 
 
 def _crlf_lines(
