@@ -19,6 +19,12 @@ zero-width characters, cut sequences) ends the stretch:
 from there the stream takes its exact path (and a long feed tries again
 further on, see ``EngineStream.feed``).
 
+Floods without line feeds: one line longer than the screen and its history
+(:func:`_long_line`, cut where autowrap starts a row) and a row repainted
+again and again with CR (:func:`_repaints`: only the segments from the last
+one that reaches furthest right on are drawn; the stream also looks for them
+after a few CRs in a row).
+
 What outlives the skipped text, all computed as drawing it would leave it:
 the cursor's column (wraps, tabs, CR), the rows' count (``scrolled_off`` and
 the rendering counter, via ``EngineScreen.skip_scrolls``), the SGR attributes
