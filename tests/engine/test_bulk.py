@@ -5,6 +5,7 @@ answers to queries, in any chunking and across resizes."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -407,3 +408,12 @@ def test_rows_built_for_a_long_line_same_as_wrapping_one_by_one(
         else:
             t.feed(item)
     assert _state(fast) == _state(t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab \r", max_size=9), max_size=30), st.integers(1, 12))
+def test_line_lengths_counted_block_by_block(lines: list[str], block: int) -> None:
+    text = "\r\n".join(line.replace("\r", "") for line in lines)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_bulk, "_BLOCK", block)
+        assert _bulk._lengths(text) == Counter(map(len, text.split("\r\n")))
