@@ -417,3 +417,23 @@ def test_line_lengths_counted_block_by_block(lines: list[str], block: int) -> No
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_bulk, "_BLOCK", block)
         assert _bulk._lengths(text) == Counter(map(len, text.split("\r\n")))
+
+
+@pytest.mark.parametrize("extra", [0, 1, 2])
+def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
+    # The cursor waits to wrap at the bottom right; the line after it wraps
+    # exactly as many times as the screen and the history need, or one more.
+    history = 3
+    need = ROWS - 1 + history
+    text = "\r\n" * ROWS + "x" * COLS + "y" * (COLS * (need + extra) + 1)
+    fast = Terminal(COLS, ROWS, history=history)
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=history)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)
+    for cut in range(ROWS * 2 + COLS - 2, ROWS * 2 + COLS + 2):
+        fast = Terminal(COLS, ROWS, history=history)
+        fast.feed(text[:cut].encode())
+        fast.feed(text[cut:].encode())
+        assert _state(fast) == _state(slow)

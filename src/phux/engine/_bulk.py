@@ -218,6 +218,8 @@ def _long_line(
     # The visible character the cut's wrap puts in column 0, and where it is in data.
     at = wraps * cols - x0
     cut = _raw_index(data, pos, end, at, len(visible))
+    if cut <= pos:  # (the first character wraps: nothing before it to skip)
+        return pos
     _apply_state(stream, data, pos, cut, events)
     screen.skip_scrolls(scrolls, 0)
     screen.buffer[lines - 1].wrapped = True
