@@ -271,7 +271,7 @@ def _repaints(stream: EngineStream, data: str, pos: int) -> int:
     if not _plain_screen(screen):
         return pos
     region = data[pos:stop]
-    end = _repaint_end(region)
+    end, osc = _repaint_end(region)
     if end < len(region):
         region = region[:end]
     cols = screen.columns
@@ -322,7 +322,7 @@ def _repaints(stream: EngineStream, data: str, pos: int) -> int:
                 for i in range(k)
             ):
                 return pos
-    events = region.find("\x07", 0, cut) >= 0 or region.find("\x1b]", 0, cut) >= 0
+    events = region.find("\x07", 0, cut) >= 0 or (osc and region.find("\x1b]", 0, cut) >= 0)
     _apply_state(stream, data, pos, pos + cut, events)
     return pos + cut
 
@@ -338,19 +338,25 @@ def _seen(segment: str) -> int:
     return len(_hidden().sub("", segment))
 
 
-def _repaint_end(region: str) -> int:
+def _repaint_end(region: str) -> tuple[int, bool]:
     """Where ``region`` (no line feed) stops being text, CRs, bells, SGRs, EL 0s and
-    OSC strings (the stuff of repaints)."""
+    OSC strings (the stuff of repaints), and whether an OSC string may be before."""
     if region.isascii():
         left = region.encode().translate(None, _PRINTABLE)
         if left.translate(None, b"\r\x07\x1b"):  # another control: found by the regex
-            return _repaint_stretch().match(region).end()  # type: ignore[union-attr]
+            return _repaint_stretch().match(region).end(), True  # type: ignore[union-attr]
         if b"\x1b" not in left:
-            return len(region)
-        if "\x1b\\" not in region:  # (an OSC ended by ST: the regex tells)
-            bad = _bad_escape().search(region)
-            return len(region) if bad is None else bad.start()
-    return _repaint_stretch().match(region).end()  # type: ignore[union-attr]
+            return len(region), False
+        # (single characters first: searching for two is slow amid many ESCs)
+        bad = _bad_escape(False).search(region)
+        if bad is None:
+            return len(region), False
+        if region[bad.start() + 1 : bad.start() + 2] != "]":
+            return bad.start(), False
+        if "\\" not in region:  # (an OSC ended by ST: the regex tells)
+            bad = _bad_escape(True).search(region, bad.start())
+            return (len(region) if bad is None else bad.start()), True
+    return _repaint_stretch().match(region).end(), True  # type: ignore[union-attr]
 
 
 @cache
@@ -360,9 +366,12 @@ def _repaint_stretch() -> re.Pattern[str]:
 
 
 @cache
-def _bad_escape() -> re.Pattern[str]:
-    """An ESC that starts no SGR, EL 0 or OSC string (with no ST in the text)."""
-    return re.compile("\x1b(?!\\[[0-9;:]*m|\\[0?K|\\](?!133)[^\x00-\x1f\x7f-\x9f]*\x07)")
+def _bad_escape(osc: bool) -> re.Pattern[str]:
+    """An ESC that starts no SGR, EL 0 (or OSC string, if ``osc``, with no ST in
+    the text)."""
+    return re.compile(
+        "\x1b(?!\\[[0-9;:]*m|\\[0?K" + ("|\\](?!133)[^\x00-\x1f\x7f-\x9f]*\x07)" if osc else ")")
+    )
 
 
 def _crs(data: str, start: int, stop: int) -> bool:
