@@ -663,6 +663,7 @@ class ReplicaHost:
                 del self._links[link.term.id]
                 continue
             self._reseed(worker, link)
+        self._publish_behind(recount=True)
         log.error(
             "replicas restarted (%s, restart %d): %d terminals re-seeded from their checkpoints",
             f"process {worker.pid}" if isinstance(worker, _ProcessWorker) else "thread",
