@@ -80,7 +80,8 @@ def test_the_server_publishes_how_far_its_replicas_are_behind(tmp_path: Path) ->
         listing = conn.call_expect(
             lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(10)
         )
-        assert "phux.server.replica_behind" not in {e.key for e in listing.global_metadata}
+        facts = {e.key: e.value for e in listing.global_metadata}
+        assert facts["phux.server.replica_behind"] == b"0"
         conn.call(
             lambda rid: MetaSubscribe(request_id=rid, prefix="phux.server.replica_behind"),
             Deadline.after(10),

@@ -596,7 +596,6 @@ class ReplicaHost:
         term.output_hooks.append(self._on_output)
         term.resize_hooks.append(self._on_resize)
         term.close_hooks.append(self._on_closed)
-        self._publish_behind()
 
     def _on_output(self, term: Terminal, chunk: Chunk) -> None:
         link = self._links.get(term.id)
@@ -698,6 +697,13 @@ class ReplicaHost:
             link.term.replica_failed()
         self._links.clear()
         self._publish_behind(recount=True)
+
+    def start_publishing(self, publish: Callable[[str, str], None]) -> None:
+        """Publish ``replica_behind`` through ``publish`` from now on (0 at once, if
+        replicas are on, so that the first terminal's start changes nothing)."""
+        self.publish = publish
+        if self.enabled:
+            self._publish_behind()
 
     def _publish_behind(self, recount: bool = False) -> None:
         """Publish ``phux.server.replica_behind`` (spec/L3.md §3): on change, at most

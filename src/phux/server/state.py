@@ -64,7 +64,7 @@ class ServerState:
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
         self.replicas = ReplicaHost(config, nursery)
-        self.replicas.publish = self.set_fact
+        self.replicas.start_publishing(self.set_fact)
         self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
         self.server_id = ""
