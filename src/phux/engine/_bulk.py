@@ -98,11 +98,14 @@ def _state() -> re.Pattern[str]:
     return re.compile(f"((?:{_SGR})+)|{_OSC}|(\x07)")
 
 
-def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tuple[int, int]:
+def skip(
+    stream: EngineStream, data: str, pos: int, retry: bool = False, raw: bytes | None = None
+) -> tuple[int, int]:
     """Skip the part of ``data[pos:]`` whose drawing no final state shows, leaving the
     state drawing it would: the position the stream goes on from (``pos`` if none),
     and, if nothing was skipped, ``retry`` is true and the text only scrolls again
     from somewhere later for long enough, the position to try again from (else 0).
+    ``raw``: ``data`` as ASCII bytes, if the caller has them.
     """
     screen = stream.screen
     lines = screen.lines
@@ -114,18 +117,20 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
     if n - pos <= need or (
         n - pos < _COUNT_BELOW and data.count("\n", pos) + (n - pos) // cols <= need
     ):
-        return _repaints(stream, data, pos), 0
+        return _repaints(stream, data, pos, raw), 0
     mode = screen.mode
     if not _plain_screen(screen):
         return pos, _later(data, pos, need) if retry else 0
     if data.find("\n", pos) < 0 and _crs(data, pos, n):
-        cut = _repaints(stream, data, pos)  # (no line feed: nothing to count first)
+        cut = _repaints(stream, data, pos, raw)  # (no line feed: nothing to count first)
         if cut > pos:
             return cut, 0
     x0 = screen.cursor.x
     # What is left of ASCII text once printable ASCII is deleted (in C): a few
     # bytes a line, which tell the common floods apart cheaply.
-    left = data[pos:].encode().translate(None, _PRINTABLE) if data.isascii() else None
+    left = _ascii(data, pos, len(data), raw)
+    if left is not None:
+        left = left.translate(None, _PRINTABLE)
     feeds = _plain_lines(left)
     if feeds:  # printable ASCII lines, each ended by CR LF: nothing to strip or check
         end = n
@@ -165,7 +170,7 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
     if last < 0 and visible:
         cut = _long_line(stream, data, pos, end, visible, events)
         if cut == pos:
-            cut = _repaints(stream, data, pos)
+            cut = _repaints(stream, data, pos, raw)
         if cut > pos:
             return cut, 0
     elif retry and _wraps(len(visible) - last - 1, 0, cols) > need:
@@ -173,7 +178,7 @@ def skip(stream: EngineStream, data: str, pos: int, retry: bool = False) -> tupl
         return pos, data.rfind("\n", pos, end) + 1
     if retry and end < n and (found is None or found[1] < 0):
         return pos, _later(data, end, need)
-    return _repaints(stream, data, pos), 0
+    return _repaints(stream, data, pos, raw), 0
 
 
 def _plain_screen(screen: EngineScreen) -> bool:
@@ -254,7 +259,7 @@ _MIN_REPAINTS = 8
 """Fewer carriage returns than this in a row are not worth looking at as repaints."""
 
 
-def _repaints(stream: EngineStream, data: str, pos: int) -> int:
+def _repaints(stream: EngineStream, data: str, pos: int, raw: bytes | None = None) -> int:
     """Skip repaints of one row: text from ``pos`` up to the next line feed that
     returns to column 0 with CR again and again without wrapping (a progress bar,
     a spinner, a counter). Of segments drawn over one another from column 0 only
@@ -271,23 +276,23 @@ def _repaints(stream: EngineStream, data: str, pos: int) -> int:
     if not _plain_screen(screen):
         return pos
     region = data[pos:stop]
-    end, osc = _repaint_end(region)
+    end, osc = _repaint_end(region, _ascii(data, pos, stop, raw))
     if end < len(region):
         region = region[:end]
     cols = screen.columns
     x0 = screen.cursor.x
-    raw = region.split("\r")
-    if len(raw) <= _MIN_REPAINTS:
+    segs = region.split("\r")
+    if len(segs) <= _MIN_REPAINTS:
         return pos
     # Segments no longer than the row (escapes included) cannot wrap; the others
     # are measured without their escapes.
-    sizes = list(map(len, raw))
+    sizes = list(map(len, segs))
     sizes[0] += x0
     if max(sizes) > cols:
         hidden = _hidden()
         for i, size in enumerate(sizes):
             if size > cols:
-                size = len(hidden.sub("", raw[i])) + (x0 if i == 0 else 0)
+                size = len(hidden.sub("", segs[i])) + (x0 if i == 0 else 0)
                 if size > cols:
                     return pos  # a segment that wraps: not one row
                 sizes[i] = size
@@ -295,11 +300,11 @@ def _repaints(stream: EngineStream, data: str, pos: int) -> int:
     # before it. Segments with an EL reach the end of the row.
     has_el = "\x1b[K" in region or "\x1b[0K" in region
     reach = 0
-    k = len(raw) - 1
+    k = len(segs) - 1
     best = k
     i = k
     while i > 0 and i > k - _WALK:
-        seg = raw[i]
+        seg = segs[i]
         far = cols if has_el and ("\x1b[K" in seg or "\x1b[0K" in seg) else _seen(seg)
         if far > reach:
             reach, best = far, i
@@ -309,7 +314,7 @@ def _repaints(stream: EngineStream, data: str, pos: int) -> int:
     k = best
     if k < 1:
         return pos
-    cut = _nth_cr(region, k, len(raw) - 1)  # the CR that starts segment k: drawn exactly
+    cut = _nth_cr(region, k, len(segs) - 1)  # the CR that starts segment k: drawn exactly
     if reach < cols:
         # Every segment before k must reach no further: by its size, escapes and
         # all, or else measured; none may hold an EL.
@@ -318,7 +323,7 @@ def _repaints(stream: EngineStream, data: str, pos: int) -> int:
         if max(sizes[:k]) > reach:
             hidden = _hidden()
             if any(
-                sizes[i] > reach and len(hidden.sub("", raw[i])) + (x0 if i == 0 else 0) > reach
+                sizes[i] > reach and len(hidden.sub("", segs[i])) + (x0 if i == 0 else 0) > reach
                 for i in range(k)
             ):
                 return pos
@@ -338,11 +343,20 @@ def _seen(segment: str) -> int:
     return len(_hidden().sub("", segment))
 
 
-def _repaint_end(region: str) -> tuple[int, bool]:
+def _ascii(data: str, start: int, stop: int, raw: bytes | None) -> bytes | None:
+    """``data[start:stop]`` as bytes if ``data`` is ASCII (None if not): a slice of
+    ``raw`` (``data`` as bytes) if given, which costs no copy for all of it."""
+    if raw is not None:
+        return raw if start == 0 and stop == len(raw) else raw[start:stop]
+    return data[start:stop].encode() if data.isascii() else None
+
+
+def _repaint_end(region: str, ascii_region: bytes | None) -> tuple[int, bool]:
     """Where ``region`` (no line feed) stops being text, CRs, bells, SGRs, EL 0s and
-    OSC strings (the stuff of repaints), and whether an OSC string may be before."""
-    if region.isascii():
-        left = region.encode().translate(None, _PRINTABLE)
+    OSC strings (the stuff of repaints), and whether an OSC string may be before;
+    ``ascii_region``: ``region`` as bytes if it is ASCII, else None."""
+    if ascii_region is not None:
+        left = ascii_region.translate(None, _PRINTABLE)
         if left.translate(None, b"\r\x07\x1b"):  # another control: found by the regex
             return _repaint_stretch().match(region).end(), True  # type: ignore[union-attr]
         if b"\x1b" not in left:

@@ -265,12 +265,16 @@ class EngineStream(pyte.Stream):
 
     # -- feeding ------------------------------------------------------------------
 
-    def feed(self, data: str) -> None:
+    def feed(self, data: str, raw: bytes | None = None) -> None:
+        """Parse ``data``; ``raw``, if given, is ``data`` as ASCII bytes (for the bulk
+        path's scans)."""
         if self._pending:
             data = self._pending + data
             self._pending = ""
+            raw = None
         pos = 0
         if self._string_kind is not None:
+            raw = None
             if self._string_esc:
                 self._string_esc = False
                 data = ESC + data
@@ -279,14 +283,14 @@ class EngineStream(pyte.Stream):
         if n - pos > _BULK_MIN and self.bulk:
             from phux.engine._bulk import skip  # (not imported for short feeds)
 
-            pos, later = skip(self, data, pos, retry=self._retries < _BULK_RETRIES)
+            pos, later = skip(self, data, pos, self._retries < _BULK_RETRIES, raw)
             if later:
                 # Something near the start does more than scroll (a prompt, the
                 # header of a checkpoint): drawn exactly, then the rest tried again.
                 self._retries += 1
                 try:
-                    self.feed(data[pos:later])
-                    self.feed(data[later:])
+                    self.feed(data[pos:later], None if raw is None else raw[pos:later])
+                    self.feed(data[later:], None if raw is None else raw[later:])
                 finally:
                     self._retries -= 1
                 return
@@ -352,7 +356,7 @@ class EngineStream(pyte.Stream):
                             crs = 0
                             from phux.engine._bulk import _repaints
 
-                            cut = _repaints(self, data, end)
+                            cut = _repaints(self, data, end, raw)
                             if cut > end:
                                 end = cut
                             else:  # not before the next line feed
