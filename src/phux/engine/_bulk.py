@@ -76,17 +76,6 @@ def _escapes() -> re.Pattern[str]:
 
 
 @cache
-def _csis() -> re.Pattern[str]:
-    return re.compile(_CELLS)
-
-
-@cache
-def _bad_csi() -> re.Pattern[str]:
-    """An ESC that starts no SGR, EL or ECH."""
-    return re.compile("\x1b(?!\\[[0-9;:]*[mKX])")
-
-
-@cache
 def _events() -> re.Pattern[str]:
     """What changes state (other than SGR) in text that only scrolls: OSC and BEL."""
     return re.compile(f"{_OSC}|\x07")
@@ -426,23 +415,15 @@ def _visible(region: str) -> tuple[str, bool] | None:
         # faster than the regex. Replaced by NUL, which text that only scrolls
         # never holds, so that no two pieces join into a sequence; removed last.
         dense = region.count("\x1b") > len(region) >> 6
+        if dense:
+            visible = visible.replace("\x1b[0m", "\x00").replace("\x1b[m", "\x00")
+        visible = _escapes().sub("", visible)
+        if "\x1b" in visible:
+            return None
+        if dense:
+            visible = visible.replace("\x00", "")
         # (the slower two-character search only where a bracket appears at all)
         events = "]" in region and "\x1b]" in region
-        if dense and not events:
-            # Every ESC checked first to start an SGR, EL or ECH: then removing
-            # some of them cannot join the pieces around into another.
-            if _bad_csi().search(region) is not None:
-                return None
-            visible = visible.replace("\x1b[0m", "").replace("\x1b[m", "")
-            visible = _csis().sub("", visible)
-        else:
-            if dense:
-                visible = visible.replace("\x1b[0m", "\x00").replace("\x1b[m", "\x00")
-            visible = _escapes().sub("", visible)
-            if "\x1b" in visible:
-                return None
-            if dense:
-                visible = visible.replace("\x00", "")
     if "\x07" in visible:
         visible = visible.replace("\x07", "")
         events = True
