@@ -5,6 +5,7 @@ answers to queries, in any chunking and across resizes."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -272,3 +273,167 @@ def test_text_left_by_a_broken_sequence_counts_for_wraps(odd: str) -> None:
     slow.stream.bulk = False
     slow.feed(text.encode())
     assert _state(fast) == _state(slow)
+
+
+# Repaints of one row (progress bars, counters) and lines longer than the screen
+# and its history: the floods without line feeds.
+_SEGMENT = st.lists(
+    st.sampled_from(["ab", "x", "0123", "─", "é", "~~~~~", "\x1b[K", "\x1b[0K", "\x1b[31m"])
+    | st.sampled_from(["\x1b[0m", "\x1b[1;44m", "\x07", "\x1b]0;t\x07", "\x1b[2K", "\x1b[1K"])
+    | st.sampled_from(["\x1b[3X", "\x1b[;K", "\x1b[5K", "\t", "\x1b]8;;u\x07", "\x1b[00K"]),
+    max_size=8,
+).map("".join)
+
+
+@st.composite
+def _repaint_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
+    """Segments separated by CRs, now and then a line feed or something that does
+    more than scroll, in chunks, with resizes."""
+    parts: list[str] = []
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.integers(0, 3)) == 0:
+            parts.append(draw(_OTHER | _SCROLLING | _FLOOD))
+        segments = draw(st.lists(_SEGMENT, min_size=1, max_size=30))
+        parts.append("\r".join(segments))
+    data = "".join(parts).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
+    out: list[bytes | tuple[int, int]] = []
+    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        out.append(data[a:b])
+        if draw(st.integers(0, 6)) == 0:
+            out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_repaint_session(), st.sampled_from([0, 1, 3, 20]))
+def test_repaints_of_a_row_same_as_drawing_every_byte(
+    session: list[bytes | tuple[int, int]], history: int
+) -> None:
+    fast = _run(session, history, bulk=True)
+    slow = _run(session, history, bulk=False)
+    assert _state(fast) == _state(slow)
+
+
+_LONG = st.lists(
+    st.sampled_from(["abcdefgh", "x" * 40, "0123456789", "é─", "\x1b[31m", "\x1b[0m", "\x07"])
+    | st.sampled_from(["\x1b[K", "\x1b[2X", "\x1b]2;t\x1b\\", "\x1b[1;4m"]),
+    min_size=1,
+    max_size=60,
+).map("".join)
+
+
+@st.composite
+def _long_line_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
+    """Lines longer than the screen and its history, some with line feeds or
+    other things before, between or after them."""
+    parts = [
+        draw(_LONG) if draw(st.booleans()) else draw(_OTHER | _SCROLLING | _FLOOD)
+        for _ in range(draw(st.integers(1, 6)))
+    ]
+    data = "".join(parts).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
+    out: list[bytes | tuple[int, int]] = []
+    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        out.append(data[a:b])
+        if draw(st.integers(0, 6)) == 0:
+            out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_long_line_session(), st.sampled_from([0, 1, 3, 20]))
+def test_long_lines_same_as_drawing_every_byte(
+    session: list[bytes | tuple[int, int]], history: int
+) -> None:
+    fast = _run(session, history, bulk=True)
+    slow = _run(session, history, bulk=False)
+    assert _state(fast) == _state(slow)
+
+
+def test_a_progress_bar_draws_only_its_last_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    frames = "".join(f"\r\x1b[32m{i:5d}%\x1b[0m [{'#' * (i % 20):<20}]\x1b[K" for i in range(5000))
+    text = "$ run\r\n" + frames + "\r\ndone\r\n"
+    drawn: list[str] = []
+    fast = Terminal(40, ROWS, history=10)
+    draw = fast.screen.draw
+
+    def counted(text: str) -> None:
+        drawn.append(text)
+        draw(text)
+
+    monkeypatch.setattr(fast.screen, "draw", counted)
+    fast.feed(text.encode())
+    slow = Terminal(40, ROWS, history=10)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)
+    assert len(drawn) < 2 * 10  # the frames before it looked like repaints, and the last
+
+
+def test_one_endless_line_is_skipped_to_its_last_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "$ cat big\r\n" + "".join(f"{i:08d}" for i in range(20_000))
+    fast = Terminal(COLS, ROWS, history=20)
+    cuts: list[int] = []
+    skip_scrolls = fast.screen.skip_scrolls
+
+    def counted(scrolls: int, x: int) -> None:
+        cuts.append(scrolls)
+        skip_scrolls(scrolls, x)
+
+    monkeypatch.setattr(fast.screen, "skip_scrolls", counted)
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=20)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)
+    assert cuts and cuts[0] > 10_000
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_long_line_session(), st.sampled_from([0, 1, 3, 20]), st.booleans())
+def test_rows_built_for_a_long_line_same_as_wrapping_one_by_one(
+    session: list[bytes | tuple[int, int]], history: int, reverse: bool
+) -> None:
+    """``EngineScreen._wrap_rows`` (a line of many rows built at once) against
+    autowrap one row at a time, both drawing every byte."""
+    prefix: list[bytes | tuple[int, int]] = [b"\x1b[?5h"] if reverse else []
+    fast = _run(prefix + session, history, bulk=False)
+    t = Terminal(COLS, ROWS, history=history)
+    t.stream.bulk = False
+    t.screen._scrolls_whole = lambda: False  # type: ignore[method-assign]
+    for item in prefix + session:
+        if isinstance(item, tuple):
+            t.resize(*item)
+        else:
+            t.feed(item)
+    assert _state(fast) == _state(t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab \r", max_size=9), max_size=30), st.integers(1, 12))
+def test_line_lengths_counted_block_by_block(lines: list[str], block: int) -> None:
+    text = "\r\n".join(line.replace("\r", "") for line in lines)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_bulk, "_BLOCK", block)
+        assert _bulk._lengths(text) == Counter(map(len, text.split("\r\n")))
+
+
+@pytest.mark.parametrize("extra", [0, 1, 2])
+def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
+    # The cursor waits to wrap at the bottom right; the line after it wraps
+    # exactly as many times as the screen and the history need, or one more.
+    history = 3
+    need = ROWS - 1 + history
+    text = "\r\n" * ROWS + "x" * COLS + "y" * (COLS * (need + extra) + 1)
+    fast = Terminal(COLS, ROWS, history=history)
+    fast.feed(text.encode())
+    slow = Terminal(COLS, ROWS, history=history)
+    slow.stream.bulk = False
+    slow.feed(text.encode())
+    assert _state(fast) == _state(slow)
+    for cut in range(ROWS * 2 + COLS - 2, ROWS * 2 + COLS + 2):
+        fast = Terminal(COLS, ROWS, history=history)
+        fast.feed(text[:cut].encode())
+        fast.feed(text[cut:].encode())
+        assert _state(fast) == _state(slow)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from phux.client import Client, Deadline
-from server.harness import spawn
+from phux.wire.frames import ListTerminals, MetadataChanged, MetaSubscribe, TerminalList
+from server.harness import next_of, spawn
 
 from .helpers import read_bootstrap, replica_server
 
@@ -55,3 +56,44 @@ def test_header_survives_a_flood_past_the_replica_lag(tmp_path: Path) -> None:
         assert screen.display[0].startswith("== HEADER painted once =="), screen.display
         log = server.log.read_text()
         assert "restarted" not in log, log
+
+
+FLOOD_PROGRAM = """
+import os, sys
+line = b"\\x1b[3%dm%06d\\x1b[0m " + b"lorem ipsum dolor sit amet " * 3 + b"\\r\\n"
+block = b"".join(line % (i % 8, i) for i in range(2000))
+v = memoryview(block * int(sys.argv[1]))
+while v:
+    v = v[os.write(1, v):]
+os.write(1, b"END\\r\\n")
+import time
+time.sleep(60)
+"""
+
+
+def test_the_server_publishes_how_far_its_replicas_are_behind(tmp_path: Path) -> None:
+    """``phux.server.replica_behind``: the output sent to replicas and not yet
+    parsed, published while a flood runs (bounded by the lag the reader allows
+    plus what a read adds) and back to 0 once the replica has caught up."""
+    args = ("--journal-bytes", str(JOURNAL), "--replica-lag-bytes", str(LAG))
+    with replica_server(tmp_path, *args, history=50) as server, server.connect() as conn:
+        listing = conn.call_expect(
+            lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(10)
+        )
+        facts = {e.key: e.value for e in listing.global_metadata}
+        assert facts["phux.server.replica_behind"] == b"0"
+        conn.call(
+            lambda rid: MetaSubscribe(request_id=rid, prefix="phux.server.replica_behind"),
+            Deadline.after(10),
+        )
+        tid = spawn(conn, ["python3", "-c", FLOOD_PROGRAM, "40"], cols=80, rows=24)
+        seen: list[int] = []
+        deadline = Deadline.after(60)
+        while not seen or seen[-1] or max(seen) == 0:
+            changed = next_of(conn, MetadataChanged, deadline, key="phux.server.replica_behind")
+            assert changed.value is not None
+            seen.append(int(changed.value))
+        assert max(seen) > 0, seen
+        # The reader pauses past the lag: what one read adds (1 MiB at most) on top.
+        assert max(seen) <= LAG + (1 << 20), seen
+        assert tid

@@ -15,8 +15,9 @@ cold (first projection after the history filled).
 Times are CPU time (``time.process_time``), with phux and stock runs
 alternating, so that other load on a shared machine skews neither figure.
 
-Floods (issue 17): plain text, ``ls --color``-style output and base64 lines
-wider than the pane, fed as the server's replica feeds a flood (its batches
+Floods (issue 17): plain text, ``ls --color``-style output, base64 lines
+wider than the pane, a progress bar repainted with CR and one endless line
+(neither with a line feed), fed as the server's replica feeds a flood (its batches
 of PTY reads joined up to four times the journal bound, 16 MiB; the server's
 history of 2000 rows), against the rate at which a process reads the same bytes from a
 real PTY (a child writes them to the slave in raw mode, the parent reads the
@@ -166,6 +167,29 @@ def _base64_wide(size: int, width: int = 160) -> bytes:
     """``base64 -w 160 /dev/urandom`` through a PTY: lines wider than the pane."""
     raw = base64.b64encode(random.Random(7).randbytes(size * 3 // 4))
     return b"".join(raw[i : i + width] + b"\r\n" for i in range(0, len(raw), width))
+
+
+def _progress_bar(size: int) -> bytes:
+    """A progress bar repainted with CR (a coloured percentage, a bar, counts, EL),
+    with no line feed: tqdm, pip, curl."""
+    out = []
+    n = 0
+    i = 0
+    while n < size:
+        bar = "#" * (i % 50)
+        frame = (
+            f"\r\x1b[32m{i % 100:3d}%\x1b[0m |{bar:<50}| {i}/1000000"
+            f" [00:{i % 60:02d}<00:10, 3000it/s]\x1b[K"
+        )
+        out.append(frame)
+        n += len(frame)
+        i += 1
+    return "".join(out).encode()
+
+
+def _endless_line(size: int) -> bytes:
+    """``base64 -w 0 /dev/urandom``: one line, no line feed at all."""
+    return base64.b64encode(random.Random(8).randbytes(size * 3 // 4))
 
 
 def _capture(name: str, size: int) -> bytes:
@@ -435,6 +459,8 @@ def _floods(quick: bool) -> list[Measurement]:
         ("plain text", _plain),
         ("ls --color", _ls_color),
         ("base64 -w 160 (wider than the pane)", _base64_wide),
+        ("progress bar (CR repaints, no line feed)", _progress_bar),
+        ("base64 -w 0 (one line, no line feed)", _endless_line),
     ]
     out = []
     for name, make in workloads:
@@ -460,3 +486,14 @@ def _floods(quick: bool) -> list[Measurement]:
 
 def run(quick: bool) -> list[Measurement]:
     return _throughput(quick) + _floods(quick) + _projection(quick)
+
+
+if __name__ == "__main__":
+    import sys
+
+    from tools.bench.harness import format_table
+
+    if "--floods" in sys.argv:  # only the floods (issue 17): a minute, not ten
+        print(format_table(_floods("--quick" in sys.argv)))
+    else:
+        print(format_table(run("--quick" in sys.argv)))

@@ -676,6 +676,9 @@ class EngineScreen(pyte.Screen):
             x = cursor.x
             if x >= cols:
                 if mo.DECAWM in mode:
+                    if n - pos > cols and cursor.y == self.lines - 1 and self._scrolls_whole():
+                        self._wrap_rows(run[pos:], glyph)  # a line of many rows
+                        return
                     self._wrap()
                     x = 0
                 else:
@@ -704,6 +707,47 @@ class EngineScreen(pyte.Screen):
             cursor.x = x + k
             pos += k
         self._no_pending_wrap()
+
+    def _scrolls_whole(self) -> bool:
+        """Whether an index at the bottom row scrolls the whole main screen."""
+        margins = self.margins
+        return not self.alternate and (
+            margins is None or (margins.top == 0 and margins.bottom == self.lines - 1)
+        )
+
+    def _wrap_rows(self, text: str, glyph: Callable[[str], Cell]) -> None:
+        """``text`` (width-1 characters, no insert mode) drawn by autowrap from a full
+        bottom row of the whole main screen: one scroll and one new soft-wrapped row
+        per screen width, built as rows directly (as ``_scroll_lines`` builds a
+        flood's) rather than wrapped and shifted one at a time. Rows that would
+        scroll out of the screen and the history within this call are not built."""
+        cols = self.columns
+        lines = self.lines
+        buffer = self.buffer
+        default = self.default_char
+        m = (len(text) + cols - 1) // cols  # the scrolls
+        history = self.history_size
+        skip = max(0, m - history - lines)
+        rows = [buffer[y] for y in range(lines)]
+        append = rows.append
+        new = _new_row
+        fill = _dict_update
+        for start in range(skip * cols, len(text), cols):
+            piece = text[start : start + cols]
+            line = new(_TextLine)
+            if default is not BLANK:
+                line.default = default
+            fill(line, enumerate(map(glyph, piece)))
+            line.text = piece
+            line.wrapped = True
+            append(line)
+        pushed = len(rows) - lines
+        self.scrolled_off += m
+        if history:
+            self.scrollback.extend(rows[:pushed])
+            self._unrendered += m
+        buffer.update(zip(range(lines), rows[pushed:], strict=True))
+        self.cursor.x = len(text) - (m - 1) * cols
 
     def _no_pending_wrap(self) -> None:
         """Without autowrap the cursor stays on the last column after writing it

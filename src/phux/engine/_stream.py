@@ -167,6 +167,10 @@ _merged_runs: dict[str, str] = {}
 _MERGED_RUNS_LIMIT = 4096
 
 
+# CRs in a row (no line feed) after which a feed looks for repaints of one row
+# (_bulk._repaints), if at least this much text follows.
+_REPAINTS = 8
+_REPAINTS_MIN = 256
 # Shorter feeds never try the bulk path (_bulk): too few rows to skip any.
 _BULK_MIN = 2048
 # How many times one feed tries the bulk path again further on (each try reads
@@ -263,12 +267,16 @@ class EngineStream(pyte.Stream):
 
     # -- feeding ------------------------------------------------------------------
 
-    def feed(self, data: str) -> None:
+    def feed(self, data: str, raw: bytes | None = None) -> None:
+        """Parse ``data``; ``raw``, if given, is ``data`` as ASCII bytes (for the bulk
+        path's scans)."""
         if self._pending:
             data = self._pending + data
             self._pending = ""
+            raw = None
         pos = 0
         if self._string_kind is not None:
+            raw = None
             if self._string_esc:
                 self._string_esc = False
                 data = ESC + data
@@ -277,14 +285,14 @@ class EngineStream(pyte.Stream):
         if n - pos > _BULK_MIN and self.bulk:
             from phux.engine._bulk import skip  # (not imported for short feeds)
 
-            pos, later = skip(self, data, pos, retry=self._retries < _BULK_RETRIES)
+            pos, later = skip(self, data, pos, self._retries < _BULK_RETRIES, raw)
             if later:
                 # Something near the start does more than scroll (a prompt, the
                 # header of a checkpoint): drawn exactly, then the rest tried again.
                 self._retries += 1
                 try:
-                    self.feed(data[pos:later])
-                    self.feed(data[later:])
+                    self.feed(data[pos:later], None if raw is None else raw[pos:later])
+                    self.feed(data[later:], None if raw is None else raw[later:])
                 finally:
                     self._retries -= 1
                 return
@@ -298,6 +306,10 @@ class EngineStream(pyte.Stream):
         sgr = screen.sgr
         crlf = self._crlf
         controls = self._controls
+        # CRs without a line feed since: past a few, the row may be repainted over
+        # and over (a progress bar), which _bulk._repaints skips.
+        crs = 0
+        repaint_from = 0 if self.bulk else n
         while pos < n:
             m = match(data, pos)
             if m is None:
@@ -338,7 +350,21 @@ class EngineStream(pyte.Stream):
                     prefix, params, inter, final = m.group(4, 5, 6, 7)
                     self._csi(prefix, params, inter, final)
                 elif kind == 8:
-                    controls[data[pos:end]]()
+                    control = data[pos:end]
+                    controls[control]()
+                    if control == "\r" and end >= repaint_from:
+                        crs += 1
+                        if crs >= _REPAINTS and n - end > _REPAINTS_MIN:
+                            crs = 0
+                            from phux.engine._bulk import _repaints
+
+                            cut = _repaints(self, data, end, raw)
+                            if cut > end:
+                                end = cut
+                            else:  # not before the next line feed
+                                repaint_from = data.find("\n", end) % (n + 1)
+                    elif control == "\r\n" or control == "\n":
+                        crs = 0
                 elif kind == 9:
                     self._osc(m.group(10), data[end - 1] == "\x07")
                 elif kind == 16:

@@ -76,11 +76,13 @@ class Terminal:
         self._generation += 1
         if isinstance(data, str):
             data = data.encode()
-        text = self._decoder.decode(bytes(data))
+        raw = bytes(data)
+        text = self._decoder.decode(raw)
         if not text:
             return
         try:
-            self.stream.feed(text)
+            # ASCII text is its bytes: the bulk path scans those, not an encoded copy.
+            self.stream.feed(text, raw if len(text) == len(raw) and text.isascii() else None)
         except Exception:  # pragma: no cover - defensive: the stream already catches
             self.stream.errors += 1
 

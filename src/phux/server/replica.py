@@ -538,6 +538,9 @@ class _Link:
     """Not 0: the reader waits (journal budget) until the replica has parsed to here."""
 
 
+_PUBLISH_EVERY = 0.05
+"""Seconds between two writes of ``phux.server.replica_behind`` while output flows."""
+
 RESTART_WINDOW_S = 60.0
 MAX_RESTARTS = 5
 """More worker deaths than this within the window and it is not restarted again."""
@@ -567,6 +570,12 @@ class ReplicaHost:
         self.worker_restarts = 0
         self._deaths: list[float] = []
         """Times a terminal's reader waited for its replica (it was too far behind)."""
+        self.publish: Callable[[str, str], None] | None = None
+        """Publishes a server fact (``ServerState.set_fact``): ``replica_behind``."""
+        self.behind = 0
+        """Output bytes sent to the replicas and not yet reported parsed, all terminals."""
+        self._published: int | None = None
+        self._publish_due = 0.0
 
     @property
     def enabled(self) -> bool:
@@ -602,7 +611,10 @@ class ReplicaHost:
         if link is None or worker is None:
             return
         worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
+        self.behind += chunk.end - link.fed
         link.fed = chunk.end
+        if self.publish is not None and time.monotonic() >= self._publish_due:
+            self._publish_behind()
         if link.fed - link.done > self.config.replica_lag_bytes and not term.paused_for("lag"):
             # Never drop what the replica has not parsed: a replica restarted mid-stream
             # would checkpoint a wrong screen for good. The program waits instead.
@@ -623,7 +635,13 @@ class ReplicaHost:
         return True
 
     def _progress(self, link: _Link, seq: int) -> None:
-        link.done = max(link.done, seq)
+        if seq > link.done:
+            self.behind -= seq - link.done
+            link.done = seq
+            if self.publish is not None and (
+                not self.behind or time.monotonic() >= self._publish_due
+            ):
+                self._publish_behind()
         term = link.term
         lag = link.fed - link.done
         if term.paused_for("lag") and lag <= self.config.replica_lag_bytes // 2:
@@ -669,6 +687,7 @@ class ReplicaHost:
                 del self._links[link.term.id]
                 continue
             self._reseed(worker, link)
+        self._publish_behind(recount=True)
         log.error(
             "replicas restarted (%s, restart %d): %d terminals re-seeded from their checkpoints",
             f"process {worker.pid}" if isinstance(worker, _ProcessWorker) else "thread",
@@ -695,6 +714,7 @@ class ReplicaHost:
                 worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
         link.fed = journal.next_seq
         link.done = boot.start_seq
+        self._publish_behind(recount=True)
 
     def _give_up(self) -> None:
         self.mode = "failed"
@@ -703,9 +723,31 @@ class ReplicaHost:
         for link in self._links.values():
             link.term.replica_failed()
         self._links.clear()
+        self._publish_behind(recount=True)
+
+    def start_publishing(self, publish: Callable[[str, str], None]) -> None:
+        """Publish ``replica_behind`` through ``publish`` from now on (0 at once, if
+        replicas are on, so that the first terminal's start changes nothing)."""
+        self.publish = publish
+        if self.enabled:
+            self._publish_behind()
+
+    def _publish_behind(self, recount: bool = False) -> None:
+        """Publish ``phux.server.replica_behind`` (spec/L3.md §3): on change, at most
+        every ``_PUBLISH_EVERY`` seconds while output flows, and at once when the
+        replicas have caught up, so a reader sees a flood's lag without a stream of
+        metadata changes."""
+        if recount:  # a terminal's link went or was reset: its part goes with it
+            self.behind = sum(link.fed - link.done for link in self._links.values())
+        if self.publish is None or self.behind == self._published:
+            return
+        self._published = self.behind
+        self._publish_due = time.monotonic() + _PUBLISH_EVERY
+        self.publish("replica_behind", str(self.behind))
 
     def forget(self, tid: int) -> None:
         self._links.pop(tid, None)
+        self._publish_behind(recount=True)
 
     def stop(self) -> None:
         if self._worker is not None:
@@ -740,6 +782,7 @@ class ReplicaHost:
                 log.error("terminal %d: replica failed at seq %d: %s", tid, seq, data.decode())
                 self._links.pop(tid, None)
                 term.replica_failed()
+                self._publish_behind(recount=True)
 
 
 if __name__ == "__main__":

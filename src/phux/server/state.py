@@ -68,6 +68,7 @@ class ServerState:
         self.replicas.on_helpers = lambda pids: self.set_fact(
             "replica_pids", " ".join(map(str, pids))
         )
+        self.replicas.start_publishing(self.set_fact)
         self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
         self.journal_budget = JournalBudget(config.max_journal_total, self._relieve_journals)
