@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 from phux.runtime_paths import default_audit_path, default_log_path
@@ -22,7 +24,19 @@ def test_status_and_audit_of_a_far_server(remote: Remote) -> None:
     ok(remote.phux("send-keys", "--host", host, "st", "over-ssh"))
     st = json.loads(ok(remote.phux("status", "--host", host, "--json")).stdout)
     assert st["host"] == host and st["terminals"] == 1
-    assert st["rss_bytes"] is None  # memory is read from /proc only for a local server
+    # Memory: the far server publishes its own (this side cannot read that /proc).
+    assert st["rss_bytes"] > 1024 * 1024 and st["replicas"] == "process", st
+    deadline = time.monotonic() + 20
+    while st["replica_rss_bytes"] is None and time.monotonic() < deadline:
+        # The helper's is published from its first look after it started (every 2 s).
+        time.sleep(0.2)
+        st = json.loads(ok(remote.phux("status", "--host", host, "--json")).stdout)
+    assert st["replica_rss_bytes"] > 1024 * 1024
+    far_rss = int(Path(f"/proc/{st['pid']}/statm").read_text().split()[1]) * os.sysconf(
+        "SC_PAGE_SIZE"
+    )
+    assert far_rss / 2 < st["rss_bytes"] < far_rss * 2  # (published when it moves)
+    assert "memory" in ok(remote.phux("status", "--host", host)).stdout
     # Loopback: the "far" pid is visible here, and it is that host's server.
     cmdline = Path(f"/proc/{st['pid']}/cmdline").read_bytes()
     assert b"server" in cmdline and str(remote.b.socket).encode() in cmdline

@@ -74,7 +74,9 @@ def server_status(client: Client, deadline: Deadline) -> ServerStatus:
     started = _int(facts.get("started_ms"))
     local = client.host is None
     replica_pids = [int(p) for p in facts.get("replica_pids", "").split() if p.isdigit()]
-    replica_rss = None
+    # Here, /proc says it now; a server on another machine publishes it (L3 §3).
+    rss = rss_bytes(hello.pid) if local else _int(facts.get("rss_bytes"))
+    replica_rss = None if local else _int(facts.get("replica_rss_bytes"))
     if local and replica_pids:
         sizes = [rss_bytes(p) for p in replica_pids]
         if all(size is not None for size in sizes):
@@ -91,7 +93,7 @@ def server_status(client: Client, deadline: Deadline) -> ServerStatus:
         terminals=sum(1 for t in reply.terminals if t.alive),
         clients=_int(facts.get("clients")),
         replicas=facts.get("replicas"),
-        rss_bytes=rss_bytes(hello.pid) if local else None,
+        rss_bytes=rss,
         replica_pids=replica_pids,
         replica_rss_bytes=replica_rss,
         audit_file=facts.get("audit_file"),

@@ -268,6 +268,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                 nursery.start_soon(_watch_signals, state)
                 if config.trim_interval_s > 0:
                     nursery.start_soon(return_freed_memory, config.trim_interval_s)
+                nursery.start_soon(state.memory_facts.run, config.memory_fact_interval_s)
                 if config.exit_after_idle_s is not None:
                     nursery.start_soon(_exit_when_idle, state, config.exit_after_idle_s)
                 await trio.sleep(0)  # the signal receiver is installed before we say ready

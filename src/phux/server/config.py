@@ -136,6 +136,9 @@ class ServerConfig:
     trim_interval_s: float = field(default_factory=lambda: _env_float("PHUX_TRIM_INTERVAL", 5.0))
     """How often the server looks whether its RSS grew and gives freed heap back to the
     system (``malloc_trim``; ``$PHUX_TRIM_INTERVAL``, 0: never)."""
+    memory_fact_interval_s: float = 2.0
+    """How often the server looks at its and its replica helpers' memory, to publish
+    it as facts when it moved (``phux status`` of a server on another machine)."""
     exit_after_idle_s: float | None = None
     shell_integration: bool = field(
         default_factory=lambda: os.environ.get("PHUX_SHELL_INTEGRATION") != "0"

@@ -25,12 +25,47 @@ GROWTH = 16 * MiB
 """Trim only when RSS grew at least this much since the last trim (or the start)."""
 
 
-def rss_bytes() -> int:
+def rss_bytes(pid: int | None = None) -> int:
+    """Resident memory of this process (or of ``pid``), 0 if unknown."""
     try:
-        with open("/proc/self/statm") as f:
+        with open(f"/proc/{'self' if pid is None else pid}/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+PUBLISH_STEP = MiB
+"""A memory fact is published again once it moved this much (or 1/32 of itself)."""
+
+
+class MemoryFacts:
+    """The server's and its replica helpers' resident memory as the facts
+    ``rss_bytes`` and ``replica_rss_bytes`` (spec/L3.md §3), published when they
+    moved: so that a client on another machine (``phux status --host``), which
+    cannot read this one's /proc, sees them."""
+
+    def __init__(
+        self, publish: Callable[[str, str], None], helpers: Callable[[], list[int]]
+    ) -> None:
+        self._publish = publish
+        self._helpers = helpers
+        self._shown: dict[str, int] = {}
+
+    def look(self) -> None:
+        pids = self._helpers()
+        now = {"rss_bytes": rss_bytes()}
+        if pids:
+            now["replica_rss_bytes"] = sum(rss_bytes(pid) for pid in pids)
+        for name, value in now.items():
+            last = self._shown.get(name)
+            if last is None or abs(value - last) >= max(PUBLISH_STEP, last >> 5):
+                self._shown[name] = value
+                self._publish(name, str(value))
+
+    async def run(self, interval_s: float) -> None:
+        while True:
+            self.look()
+            await trio.sleep(interval_s)
 
 
 class _Allocator:

@@ -581,6 +581,10 @@ class ReplicaHost:
     def enabled(self) -> bool:
         return self.mode in ("thread", "process") and self.config.journal_bytes > 0
 
+    def helper_pids(self) -> list[int]:
+        """The replica helper processes running now (none with replicas in a thread)."""
+        return [self._worker.pid] if isinstance(self._worker, _ProcessWorker) else []
+
     def _start(self) -> _ThreadWorker | _ProcessWorker:
         if self._worker is None:
             if self.mode == "process":

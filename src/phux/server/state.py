@@ -21,6 +21,7 @@ from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
 from phux.server.journal import JournalBudget
 from phux.server.log import log
+from phux.server.memory import MemoryFacts
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
 from phux.server.replica import ReplicaHost
@@ -65,9 +66,8 @@ class ServerState:
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
         self.replicas = ReplicaHost(config, nursery)
-        self.replicas.on_helpers = lambda pids: self.set_fact(
-            "replica_pids", " ".join(map(str, pids))
-        )
+        self.memory_facts = MemoryFacts(self.set_fact, self.replicas.helper_pids)
+        self.replicas.on_helpers = self._helpers_changed
         self.replicas.start_publishing(self.set_fact)
         self.queue_budget = QueueBudget(config.max_queued_total, relieve=self._relieve_queues)
         """Bytes queued in every connection's outbox together."""
@@ -84,6 +84,9 @@ class ServerState:
             )
 
     # ------------------------------------------------------------ facts about the server
+
+    def _helpers_changed(self, pids: list[int]) -> None:
+        self.set_fact("replica_pids", " ".join(map(str, pids)))
 
     def set_fact(self, name: str, value: str) -> None:
         """Publish ``phux.server.NAME`` in the global metadata (spec/L3.md §3), on change."""
