@@ -26,7 +26,9 @@ import pytest
 
 from .schemas import validate
 
-STEP_TIMEOUT = 30.0
+# Longer than the verbs' own 30 s defaults (phux.timeouts): a verb that gives up says so,
+# with the pane's screen, instead of being killed by the test with nothing to show.
+STEP_TIMEOUT = 45.0
 
 
 @dataclass
