@@ -48,10 +48,10 @@ def test_argv_is_capped_in_count_and_bytes() -> None:
     many = subprocess.Popen(["sh", "-c", script, "sh", *["x"] * 40], start_new_session=True)
     long = subprocess.Popen(["sh", "-c", script, "sh", "y" * 5000], start_new_session=True)
     try:
-        _wait_for(lambda: fg.read_argv(many.pid)[:1] == ["sh"], "sh exec'd")
-        _wait_for(lambda: fg.read_argv(long.pid)[:1] == ["sh"], "sh exec'd")
+        _wait_for(lambda: (fg.read_argv(many.pid) or [])[:1] == ["sh"], "sh exec'd")
+        _wait_for(lambda: (fg.read_argv(long.pid) or [])[:1] == ["sh"], "sh exec'd")
         got = fg.read_argv(many.pid)
-        assert len(got) == fg.MAX_ARGS and got[:4] == ["sh", "-c", script, "sh"]
+        assert got is not None and len(got) == fg.MAX_ARGS and got[:4] == ["sh", "-c", script, "sh"]
         assert fg.read_argv(long.pid) == ["sh", "-c", script, "sh"]  # the cut one is left out
     finally:
         for p in (many, long):
@@ -91,6 +91,18 @@ def test_gone_processes_read_as_nothing() -> None:
     assert fg._stat(proc.pid) is None
 
 
+def test_a_process_without_arguments_yet_reads_as_none() -> None:
+    # A zombie's cmdline is empty, as a program's is for a moment during exec (its
+    # name is already the new program's, its arguments not set up yet): not [""].
+    proc = subprocess.Popen(["true"])
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+    try:
+        assert (fg._stat(proc.pid) or ("", "", 0))[1] == "Z"
+        assert fg.read_argv(proc.pid) is None
+    finally:
+        proc.wait()
+
+
 _GROUP = """
 import os, sys, time
 leader = os.fork()
@@ -120,7 +132,7 @@ def test_a_zombie_leader_gives_way_to_a_live_member() -> None:
     try:
         assert root.stdout is not None
         leader, member = map(int, root.stdout.readline().split())
-        _wait_for(lambda: fg.read_argv(member)[:1] == ["sleep"], "member exec'd")
+        _wait_for(lambda: (fg.read_argv(member) or [])[:1] == ["sleep"], "member exec'd")
         _wait_for(lambda: (fg._stat(leader) or ("", "", 0))[1] == "Z", "leader a zombie")
         found = fg._live_member(leader, root.pid)
         assert found == (member, "sleep")

@@ -89,13 +89,17 @@ def _live_member(pgrp: int, root: int) -> tuple[int, str] | None:
     return None
 
 
-def read_argv(pid: int) -> list[str]:
-    """``pid``'s arguments (at most MAX_ARGS from the first MAX_CMDLINE_BYTES); [] if unreadable."""
+def read_argv(pid: int) -> list[str] | None:
+    """``pid``'s arguments (at most MAX_ARGS from the first MAX_CMDLINE_BYTES); [] if
+    unreadable; None if it has none yet: a process caught in exec, whose name is the
+    new program's already but whose arguments the kernel sets up after it (or a zombie)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             raw = fh.read(MAX_CMDLINE_BYTES)
     except OSError:
         return []
+    if not raw:
+        return None
     parts = raw.split(b"\0")
     if raw.endswith(b"\0"):
         parts.pop()
@@ -124,10 +128,16 @@ def read_key(master_fd: int, session_pid: int) -> tuple[Key, int] | None:
     return (pgrp, name, echo, canonical), pid
 
 
-def build(key: Key, pid: int) -> Foreground:
-    """The record for ``key``, with the argv of ``pid`` (none when no member was found)."""
+def build(key: Key, pid: int, *, settled: bool = True) -> Foreground | None:
+    """The record for ``key``, with the argv of ``pid`` (none when no member was found).
+    Not ``settled``: None while ``pid`` is caught in exec (see :func:`read_argv`), so
+    that the caller looks again rather than report the new name with no arguments."""
     pgrp, name, echo, canonical = key
     argv = read_argv(pid) if name else []
+    if argv is None:
+        if not settled:
+            return None
+        argv = []
     return Foreground(pgrp=pgrp, name=name, argv=argv, echo=echo, canonical=canonical)
 
 

@@ -128,6 +128,8 @@ class Terminal:
         self._on_state = on_state
         self._interested = interested
         self._fg_key: fgread.Key | None = None
+        self._fg_unsettled: fgread.Key | None = None
+        """A key last seen with its program caught in exec (no arguments yet)."""
         """The foreground last seen (what the next TERMINAL_STATE is judged against)."""
         self._fg_record: Foreground | None = None
         """The record of ``_fg_key`` once built: a listing reuses its argv while the key holds."""
@@ -349,7 +351,9 @@ class Terminal:
         key, pid = found
         if key == self._fg_key and self._fg_record is not None:
             return self._fg_record  # the key is fresh; argv is not read again for it
-        record = fgread.build(key, pid)
+        record = fgread.build(key, pid, settled=False)
+        if record is None:  # caught in exec: the state before it, until a check sees it
+            return self._fg_record or fgread.build(key, pid)
         if not self._observe(key, record):
             self._fg_record = record
         return record
@@ -364,7 +368,15 @@ class Terminal:
         key, pid = found
         if key == self._fg_key:
             return False  # argv is read only for a change: the common check is 2 ioctls + 1 read
-        return self._observe(key, fgread.build(key, pid))
+        # A program caught in exec has its new name but no arguments yet: the change is
+        # reported by the next check, whole; a second sighting takes it as it is.
+        settled = key == self._fg_unsettled
+        record = fgread.build(key, pid, settled=settled)
+        if record is None:
+            self._fg_unsettled = key
+            return False
+        self._fg_unsettled = None
+        return self._observe(key, record)
 
     def _observe(self, key: fgread.Key | None, record: Foreground | None = None) -> bool:
         if key == self._fg_key:
