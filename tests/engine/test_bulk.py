@@ -520,3 +520,16 @@ def test_coloured_rows_are_built_until_a_line_that_is_not_plain() -> None:
     slow.screen.sgr("1")
     slow.feed(text[:at].encode())
     assert _state(t) == _state(slow)
+
+
+@pytest.mark.parametrize("ascii_bytes", [False, True])
+def test_escapes_stripped_from_dense_text_never_join(ascii_bytes: bool) -> None:
+    def visible(region: str) -> tuple[str, bool] | None:
+        left = region.encode().translate(None, _bulk._PRINTABLE) if ascii_bytes else None
+        return _bulk._visible(region, left)
+
+    assert visible("a\x1b[0mb\x1b[mc\x1b[1;31md\x07" * 40) == ("abcd" * 40, True)
+    # Removing the resets would leave "\x1b[31m": the stream draws "1m" after a cut CSI.
+    assert visible("\x1b[3\x1b[0m1m" * 40) is None
+    assert visible("\x1b[\x1b[m0m" * 40) is None
+    assert visible("x\x1b]0;t\x07y\x1b[0m" * 40) == ("xy" * 40, True)
