@@ -137,7 +137,12 @@ def skip(
         if "\n" not in visible:  # (one line: nothing to split)
             found = None
         elif "\t" not in visible:
-            found = _crlf_lines(visible, x0, cols, need)
+            # The line ends, as ``left`` tells them (escapes and bells hold none):
+            # if only CR LFs, not counted again.
+            checked = 0
+            if left is not None and end == n:
+                checked = _plain_lines(left.translate(None, b"\x1b\x07"))
+            found = _crlf_lines(visible, x0, cols, need, checked)
         else:
             found = None
     if found is None and "\n" in visible:
