@@ -25,6 +25,10 @@ again and again with CR (:func:`_repaints`: only the segments from the last
 one that reaches furthest right on are drawn; the stream also looks for them
 after a few CRs in a row).
 
+The coloured lines kept after the cut (``ls --color``, logs: printable ASCII
+and SGRs, CR LF ended) are then built as rows directly (:func:`_styled_rows`),
+not drawn piece by piece.
+
 What outlives the skipped text, all computed as drawing it would leave it:
 the cursor's column (wraps, tabs, CR), the rows' count (``scrolled_off`` and
 the rendering counter, via ``EngineScreen.skip_scrolls``), the SGR attributes
