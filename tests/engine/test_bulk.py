@@ -533,3 +533,13 @@ def test_escapes_stripped_from_dense_text_never_join(ascii_bytes: bool) -> None:
     assert visible("\x1b[3\x1b[0m1m" * 40) is None
     assert visible("\x1b[\x1b[m0m" * 40) is None
     assert visible("x\x1b]0;t\x07y\x1b[0m" * 40) == ("xy" * 40, True)
+
+
+def test_a_reset_after_reverse_video_is_reverse_whatever_came_before() -> None:
+    # The remembered result of "SGR reset" from before DECSCNM no longer holds.
+    t = Terminal(COLS, ROWS, history=0)
+    t.feed(b"\x1b[7ma\x1b[mb\x1b[7mc\x1b[md\x1b[?5h\x1b[m")
+    fresh = Terminal(COLS, ROWS, history=0)
+    fresh.feed(b"\x1b[?5h\x1b[m")
+    assert t.screen.cursor.attrs == fresh.screen.cursor.attrs
+    assert t.screen.cursor.attrs.reverse

@@ -1221,6 +1221,7 @@ class EngineScreen(pyte.Screen):
                 self.erase_in_display(2)
                 self.cursor_position()
         super().set_mode(*modes, **kwargs)
+        self._forget_resets(modes, kwargs)
 
     def reset_mode(self, *modes: int, **kwargs: Any) -> None:
         if kwargs.get("private"):
@@ -1232,6 +1233,13 @@ class EngineScreen(pyte.Screen):
                 self.erase_in_display(2)
                 self.cursor_position()
         super().reset_mode(*modes, **kwargs)
+        self._forget_resets(modes, kwargs)
+
+    def _forget_resets(self, modes: tuple[int, ...], kwargs: dict[str, Any]) -> None:
+        """A reset SGR's attributes depend on DECSCNM (reverse video): the remembered
+        results of SGR strings no longer hold once it changes."""
+        if kwargs.get("private") and (mo.DECSCNM >> 5) in modes:
+            self._sgr_cache.clear()
 
     def _enter_alternate(self, mode: int) -> None:
         """?1049 (save the cursor, then a fresh alternate screen), ?1047, ?47.
