@@ -206,15 +206,23 @@ def _flood(lines: int, width: int = 7) -> str:
 
 
 @pytest.mark.parametrize("history", [0, 10, 100])
-def test_a_long_flood_is_skipped_not_drawn(history: int) -> None:
+def test_a_long_flood_is_skipped_not_drawn(history: int, monkeypatch: pytest.MonkeyPatch) -> None:
     t = Terminal(COLS, ROWS, history=history)
     text = _flood(1000)
+    built: list[int] = []
+    styled_rows = _bulk._styled_rows
+
+    def spy(stream: Any, data: str, start: int, end: int) -> int:
+        built.append(data.count("\n", start, end))
+        return styled_rows(stream, data, start, end)
+
+    monkeypatch.setattr(_bulk, "_styled_rows", spy)
     pos, _later = _bulk.skip(t.stream, text, 0)
-    # Everything but what the screen and the history keep (one line is one row).
+    # Everything but what the screen and the history keep (one line is one row) is
+    # skipped; those coloured lines are then built as rows directly.
     kept = ROWS - 1 + history
-    assert text.count("\n", pos) == kept
-    assert t.screen.scrolled_off == 1000 - kept - (ROWS - 1)
-    t.stream.feed(text[pos:])
+    assert built == [kept]
+    assert pos == len(text)
     assert t.screen.scrolled_off == 1000 - (ROWS - 1)
     assert t.screen.history_rows(trimmed=True)[-1:] == ([] if not history else ["0000995ab"])
 
@@ -437,3 +445,101 @@ def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
         fast.feed(text[:cut].encode())
         fast.feed(text[cut:].encode())
         assert _state(fast) == _state(slow)
+
+
+# Lines of coloured text as ls --color and logs print them: SGRs (runs, resets,
+# extended colours, a malformed one) between pieces of text, CR LF ended; some
+# wider than the screen, some exactly as wide, some empty, and now and then
+# something the rows built directly do not take (a tab, an OSC, an EL, a wide
+# character, a bare line feed, a cut sequence).
+_SGRS = st.sampled_from(
+    [
+        "\x1b[0m",
+        "\x1b[m",
+        "\x1b[01;34m",
+        "\x1b[0m\x1b[01;32m",
+        "\x1b[40;33;01m",
+        "\x1b[7m",
+        "\x1b[38;5;100m",
+        "\x1b[48;2;1;2;3m",
+        "\x1b[38;5m\x1b[1m",
+        "\x1b[38:2::1:2:3m",
+        "\x1b[;1m",
+        "\x1b[99999m",
+    ]
+)
+_ODD = st.sampled_from(
+    ["\t", "\x1b]0;t\x07", "\x1b[K", "\x1b[2X", "中", "\n", "\r", "\x07", "\x1b[3", "\x1b[?5h"]
+)
+_PIECE = st.text(alphabet=st.sampled_from("abm0;[ .-"), max_size=14)
+
+
+@st.composite
+def _coloured_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
+    lines = []
+    for _ in range(draw(st.integers(0, 60))):
+        pieces = draw(st.lists(st.tuples(_SGRS, _PIECE), max_size=4))
+        line = draw(_PIECE) + "".join(a + b for a, b in pieces)
+        if draw(st.integers(0, 30)) == 0:
+            at = draw(st.integers(0, len(line)))
+            line = line[:at] + draw(_ODD) + line[at:]
+        lines.append(line + "\r\n")
+    data = "".join(lines).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
+    out: list[bytes | tuple[int, int]] = []
+    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        out.append(data[a:b])
+        if draw(st.integers(0, 6)) == 0:
+            out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_coloured_session(), st.sampled_from([0, 1, 3, 20]))
+def test_coloured_lines_built_as_rows_same_as_drawing_every_byte(
+    session: list[bytes | tuple[int, int]], history: int
+) -> None:
+    fast = _run(session, history, bulk=True)
+    slow = _run(session, history, bulk=False)
+    assert _state(fast) == _state(slow)
+
+
+def test_coloured_rows_are_built_until_a_line_that_is_not_plain() -> None:
+    t = Terminal(COLS, ROWS, history=3)
+    screen = t.screen
+    assert _bulk._styled_rows(t.stream, "\x1b[1mab\r\n", 0, 9) == 0  # not at the bottom
+    t.feed(b"\r\n" * ROWS)
+    screen.sgr("1")
+    lines = ["\x1b[0mab\x1b[31mcd\x1b[0m", "", "\x1b[44m", "x" * COLS, "\x1b[0mlast", "\ty"]
+    text = "".join(line + "\r\n" for line in lines)
+    at = _bulk._styled_rows(t.stream, text, 0, len(text))
+    assert at == text.index("\ty")
+    slow = Terminal(COLS, ROWS, history=3)
+    slow.stream.bulk = False
+    slow.feed(b"\r\n" * ROWS)
+    slow.screen.sgr("1")
+    slow.feed(text[:at].encode())
+    assert _state(t) == _state(slow)
+
+
+@pytest.mark.parametrize("ascii_bytes", [False, True])
+def test_escapes_stripped_from_dense_text_never_join(ascii_bytes: bool) -> None:
+    def visible(region: str) -> tuple[str, bool] | None:
+        left = region.encode().translate(None, _bulk._PRINTABLE) if ascii_bytes else None
+        return _bulk._visible(region, left)
+
+    assert visible("a\x1b[0mb\x1b[mc\x1b[1;31md\x07" * 40) == ("abcd" * 40, True)
+    # Removing the resets would leave "\x1b[31m": the stream draws "1m" after a cut CSI.
+    assert visible("\x1b[3\x1b[0m1m" * 40) is None
+    assert visible("\x1b[\x1b[m0m" * 40) is None
+    assert visible("x\x1b]0;t\x07y\x1b[0m" * 40) == ("xy" * 40, True)
+
+
+def test_a_reset_after_reverse_video_is_reverse_whatever_came_before() -> None:
+    # The remembered result of "SGR reset" from before DECSCNM no longer holds.
+    t = Terminal(COLS, ROWS, history=0)
+    t.feed(b"\x1b[7ma\x1b[mb\x1b[7mc\x1b[md\x1b[?5h\x1b[m")
+    fresh = Terminal(COLS, ROWS, history=0)
+    fresh.feed(b"\x1b[?5h\x1b[m")
+    assert t.screen.cursor.attrs == fresh.screen.cursor.attrs
+    assert t.screen.cursor.attrs.reverse

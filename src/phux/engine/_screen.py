@@ -914,6 +914,42 @@ class EngineScreen(pyte.Screen):
         self.cursor.y = bottom
         self.last_char = ""
 
+    def scroll_styled_rows(self, rows: list[tuple[list[Cell], str]]) -> None:
+        """Each of ``rows`` (its cells from column 0 and their text, no wider than
+        the screen) drawn, then CR LF, from column 0 of an empty bottom row of the
+        whole main screen: the rows ``draw`` and ``sgr`` would leave (a row drawn
+        left to right from column 0 keeps its text, an empty one is a plain row),
+        shifted in once. Only for the bulk path (``_bulk._styled_rows``), which
+        checks those conditions and computes the cells."""
+        if not rows:
+            return
+        buffer = self.buffer
+        lines = self.lines
+        kept = [buffer[y] for y in range(lines)]
+        append = kept.append
+        new_line = self._new_line
+        fill = _dict_update  # a _TextLine's own update() would drop the text
+        first = True
+        for cells, text in rows:
+            line = kept[lines - 1] if first else new_line()
+            if first:
+                kept.pop()
+                first = False
+            if text:
+                line.__class__ = _TextLine
+                fill(line, enumerate(cells))
+                line.text = text
+            append(line)
+        append(new_line())
+        k = len(rows)
+        self.scrolled_off += k
+        if self.history_size:
+            self.scrollback.extend(kept[:k])
+            self._unrendered += k
+        buffer.update(zip(range(lines), kept[k:], strict=True))
+        self.cursor.x = 0
+        self.last_char = ""
+
     def _scroll_lines(self, texts: list[str], start: int, stop: int) -> None:
         """``texts[start:stop]`` each drawn, then CR LF, from (0, bottom) on an empty
         row: one full-screen scroll per row (a line wider than the screen, with
@@ -1185,6 +1221,7 @@ class EngineScreen(pyte.Screen):
                 self.erase_in_display(2)
                 self.cursor_position()
         super().set_mode(*modes, **kwargs)
+        self._forget_resets(modes, kwargs)
 
     def reset_mode(self, *modes: int, **kwargs: Any) -> None:
         if kwargs.get("private"):
@@ -1196,6 +1233,13 @@ class EngineScreen(pyte.Screen):
                 self.erase_in_display(2)
                 self.cursor_position()
         super().reset_mode(*modes, **kwargs)
+        self._forget_resets(modes, kwargs)
+
+    def _forget_resets(self, modes: tuple[int, ...], kwargs: dict[str, Any]) -> None:
+        """A reset SGR's attributes depend on DECSCNM (reverse video): the remembered
+        results of SGR strings no longer hold once it changes."""
+        if kwargs.get("private") and (mo.DECSCNM >> 5) in modes:
+            self._sgr_cache.clear()
 
     def _enter_alternate(self, mode: int) -> None:
         """?1049 (save the cursor, then a fresh alternate screen), ?1047, ?47.
