@@ -27,7 +27,12 @@ _START_DEADLINE_S = 30.0
     cls=Verb,
     short_help="Splice stdin/stdout to the local server (what --host runs over ssh).",
 )
-@click.option("--socket", metavar="PATH", default=None, help="Server socket (default: as usual).")
+@click.option(
+    "--socket",
+    metavar="PATH",
+    default=None,
+    help="Server socket (default: $PHUX_SOCKET, else the per-user default).",
+)
 def proxy_cmd(socket: str | None) -> None:
     """Connect stdin and stdout to this machine's phux server, byte for byte.
 

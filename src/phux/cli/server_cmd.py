@@ -9,9 +9,36 @@ import click
 
 from phux.runtime_paths import default_audit_path, default_log_path, resolve_socket_path
 
+LIMITS = """\
+\b
+Limits without an option, read from the server's environment (what passing one
+does to the client that passes it: spec/proto.md §8, spec/L1.md §5.1, §7):
+  PHUX_MAX_TERMINALS         live terminals (4096)
+  PHUX_MAX_INPUT_BACKLOG     unacknowledged INPUT bytes per connection before
+                             the server stops reading it (16 MiB)
+  PHUX_MAX_TERMINAL_INPUT    INPUT bytes queued for one terminal (32 MiB)
+  PHUX_MAX_INPUT_TOTAL       INPUT bytes queued for all terminals (128 MiB)
+  PHUX_INPUT_UNIT_HOLD       seconds an input unit may wait for its next
+                             piece before it is cut (10)
+  PHUX_MAX_REPLY_BACKLOG     replies and events queued for a connection that
+                             does not read (16 MiB)
+  PHUX_MAX_CONNECTION_QUEUE  everything queued for one connection (64 MiB)
+  PHUX_MAX_QUEUED_TOTAL      everything queued for all connections (512 MiB)
+  PHUX_MAX_PARTIAL_FRAMES    bytes of incomplete incoming frames, all
+                             connections together (256 MiB)
+  PHUX_MAX_JOURNAL_TOTAL     output all terminals' journals hold (256 MiB)
+  PHUX_TRIM_INTERVAL         seconds between looks at freed heap to give
+                             back (5; 0: never)"""
 
-@click.command("server")
-@click.option("--socket", "socket_path", metavar="PATH", help="Socket path (default: see docs).")
+
+@click.command("server", epilog=LIMITS)
+@click.option(
+    "--socket",
+    "socket_path",
+    metavar="PATH",
+    help="Socket path (default: $PHUX_SOCKET, else $XDG_RUNTIME_DIR/phux/phux.sock, "
+    "else /tmp/phux-$UID/phux.sock).",
+)
 @click.option("--daemon", is_flag=True, help="Detach; return once the socket accepts connections.")
 @click.option(
     "--exit-after-idle",
