@@ -350,6 +350,13 @@ class Client:
             parse_selector(target)  # syntax errors before touching the server
         return resolve(target, self.list_terminals(deadline), self.env)
 
+    def listed_after_subscribe(self, pane: Pane, mirror: Mirror, deadline: Deadline) -> Pane:
+        """``pane`` with a foreground ``mirror`` can judge changes by: TERMINAL_STATE
+        reports changes from a listing taken after SUBSCRIBE (spec/L1.md §8.1), and
+        the one ``pane`` came from was taken before it, so until a TERMINAL_STATE
+        came the pane is listed again (a program may have ended in between)."""
+        return pane if mirror.foreground_known else self.resolve(pane.id, deadline)
+
     def resolve_all(self, target: str, deadline: Deadline) -> list[Pane]:
         """Selector -> every pane it names (no narrowing)."""
         target = self._target_host(target) or ""

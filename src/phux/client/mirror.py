@@ -47,6 +47,7 @@ from phux.wire.frames import (
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from phux.client.selectors import Pane
     from phux.engine import Terminal
 
 DEFAULT_HISTORY = 10_000
@@ -105,6 +106,11 @@ class Mirror:
         self.event_consumers = 0
 
     # ------------------------------------------------------------ state
+
+    def foreground_of(self, pane: Pane) -> Foreground | None:
+        """What holds the PTY: the last TERMINAL_STATE's, else the listing ``pane``
+        came from (the baseline it reports changes against)."""
+        return self.foreground if self.foreground_known else pane.foreground
 
     @property
     def ready(self) -> bool:

@@ -83,7 +83,7 @@ def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:
 def project_mirror(pane: Pane, mirror: Mirror) -> tuple[str | None, str]:
     """``(program, state)`` from a live mirror: its engine, its lifecycle, and the
     foreground of the last TERMINAL_STATE it got (else the listing's)."""
-    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    fg = mirror.foreground_of(pane)
     return project_parts(pane.alive and mirror.alive, pane.pid, fg, mirror.engine)
 
 

@@ -531,7 +531,7 @@ def _holder_text(
     it is not at an idle shell prompt (None when it is, or with ``force``)."""
     from phux.client.pane_state import REMOTE, SHELLS, TUI, project_parts
 
-    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    fg = mirror.foreground_of(pane)
     phase = view.shell_phase
     own_shell = fg is None or fg.pgrp == pane.pid
     path = "shell" if phase != "none" and own_shell else "markers"
@@ -643,10 +643,8 @@ def _run_locked(
         view = _view(mirror)
         path, refusal = _holder_text(pane, mirror, view, force)
         if refusal is not None and not mirror.foreground_known:
-            # TERMINAL_STATE reports changes from a listing taken after SUBSCRIBE
-            # (spec/L1.md §8.1): the one that resolved the target came before it,
-            # and a program may have ended in between (C-c just before `run`).
-            pane = client.resolve(pane.id, run_deadline)
+            # A program may have ended since the listing (C-c just before `run`).
+            pane = client.listed_after_subscribe(pane, mirror, run_deadline)
             path, refusal = _holder_text(pane, mirror, view, force)
         if refusal is not None:
             # Keys typed just before (send-keys '…' Enter, or C-c) may be mid-way:
@@ -674,7 +672,7 @@ def _run_locked(
             from phux.client.errors import PaneBusy
             from phux.client.pane_state import project_parts
 
-            fg_now = mirror.foreground if mirror.foreground_known else pane.foreground
+            fg_now = mirror.foreground_of(pane)
             program, state = project_parts(mirror.alive, pane.pid, fg_now, view)
             raise PaneBusy(
                 f"not typing into {pane.id}: {refusal}", holder=program or "", state=state
@@ -696,7 +694,7 @@ def _shell_finishing(pane: Pane, mirror: Mirror, view: ShellView) -> bool:
     """The pane may be about to be back at its prompt: the shell holds the terminal
     but has not printed the command's end yet, or the foreground group's leader has
     exited (its name is gone) and the shell is about to take the terminal back."""
-    fg = mirror.foreground if mirror.foreground_known else pane.foreground
+    fg = mirror.foreground_of(pane)
     if not mirror.alive or fg is None:
         return False
     if fg.pgrp != pane.pid:

@@ -183,11 +183,8 @@ def _wait_shell(
     limit = deadline.earliest(Deadline.after(timeout))
     pane = client.resolve(target, deadline)
     mirror = client.mirror(pane, deadline)
-    if prompt and not mirror.foreground_known:
-        # TERMINAL_STATE reports changes from a listing taken after SUBSCRIBE
-        # (spec/L1.md §8.1): the one that resolved the target came before it, and
-        # the shell may have taken the terminal back in between.
-        pane = client.resolve(pane.id, deadline)
+    if prompt:  # the shell may have taken the terminal back since the listing
+        pane = client.listed_after_subscribe(pane, mirror, deadline)
     checks = 0
     mirror.last_output = time.monotonic()
 
@@ -203,7 +200,7 @@ def _wait_shell(
             elif not mirror.alive:
                 raise TerminalGone(f"terminal {pane.id} exited before its shell was at a prompt")
             else:
-                fg = mirror.foreground if mirror.foreground_known else pane.foreground
+                fg = mirror.foreground_of(pane)
                 own = fg is None or fg.pgrp == pane.pid
                 engine = mirror.engine
                 marks = engine is not None and engine.shell_phase != "none"
