@@ -522,11 +522,14 @@ def test_coloured_rows_are_built_until_a_line_that_is_not_plain() -> None:
     assert _state(t) == _state(slow)
 
 
-@pytest.mark.parametrize("ascii_bytes", [False, True])
-def test_escapes_stripped_from_dense_text_never_join(ascii_bytes: bool) -> None:
+@pytest.mark.parametrize("given", ["nothing", "left", "left and bytes"])
+def test_escapes_stripped_from_dense_text_never_join(given: str) -> None:
     def visible(region: str) -> tuple[str, bool] | None:
-        left = region.encode().translate(None, _bulk._PRINTABLE) if ascii_bytes else None
-        return _bulk._visible(region, left)
+        if given == "nothing":
+            return _bulk._visible(region)
+        raw = region.encode()
+        left = raw.translate(None, _bulk._PRINTABLE)
+        return _bulk._visible(region, left, raw if given == "left and bytes" else None)
 
     assert visible("a\x1b[0mb\x1b[mc\x1b[1;31md\x07" * 40) == ("abcd" * 40, True)
     # Removing the resets would leave "\x1b[31m": the stream draws "1m" after a cut CSI.

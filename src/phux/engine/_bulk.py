@@ -121,9 +121,8 @@ def skip(
     x0 = screen.cursor.x
     # What is left of ASCII text once printable ASCII is deleted (in C): a few
     # bytes a line, which tell the common floods apart cheaply.
-    left = _ascii(data, pos, len(data), raw)
-    if left is not None:
-        left = left.translate(None, _PRINTABLE)
+    text = _ascii(data, pos, len(data), raw)
+    left = None if text is None else text.translate(None, _PRINTABLE)
     feeds = _plain_lines(left)
     if feeds:  # printable ASCII lines, each ended by CR LF: nothing to strip or check
         end = n
@@ -132,7 +131,7 @@ def skip(
         found = _crlf_lines(visible, x0, cols, need, feeds)
     else:
         end = _stretch_end(data, pos, left)
-        seen = _visible(data[pos:end], left if end == n else None)
+        seen = _visible(data[pos:end], *((left, text) if end == n else (None, None)))
         if seen is None:  # an escape sequence that does more than scroll
             end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
             seen = _visible(data[pos:end])
@@ -416,25 +415,34 @@ def _later(data: str, pos: int, need: int) -> int:
     return feed + 1
 
 
-def _visible(region: str, left: bytes | None = None) -> tuple[str, bool] | None:
+def _visible(
+    region: str, left: bytes | None = None, raw: bytes | None = None
+) -> tuple[str, bool] | None:
     """``region`` without its escape sequences and bells, and whether it held OSC
     strings or bells; None if it holds an escape sequence that does more than scroll.
-    ``left``: what is left of ``region`` once printable ASCII is deleted, if it is ASCII."""
+    ``left``: what is left of ``region`` once printable ASCII is deleted, if it is
+    ASCII; ``raw``: ``region`` as bytes, if the caller has them."""
     events = False
     visible = region
     if "\x1b" in region:
         # Coloured output (ls --color) is mostly SGR 0 or SGR: a plain replace is
-        # ~5x faster than the regex. Replaced by NUL, which text that only scrolls
+        # ~5x faster than the regex. Replaced by NULs, which text that only scrolls
         # never holds, so that no two pieces join into a sequence; removed last.
         # Which of the two (each replace reads it all) is told by a sample.
         escapes = region.count("\x1b") if left is None else left.count(b"\x1b")
         dense = escapes > len(region) >> 6
         if dense:
             sample = region[:_SAMPLE]
-            if "\x1b[0m" in sample:
-                visible = visible.replace("\x1b[0m", "\x00")
-            if "\x1b[m" in sample:
-                visible = visible.replace("\x1b[m", "\x00")
+            resets = [r for r in ("\x1b[0m", "\x1b[m") if r in sample]
+            if raw is not None and left is not None and resets:
+                # (as bytes, by as many NULs: replaced in place, ~2x faster)
+                for reset in resets:
+                    size = len(reset)
+                    raw = raw.replace(reset.encode(), b"\x00" * size)
+                visible = raw.decode("ascii")
+            else:
+                for reset in resets:
+                    visible = visible.replace(reset, "\x00")
             dense = visible is not region
         visible = _escapes().sub("", visible)
         if "\x1b" in visible:
