@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import statistics
 import subprocess
@@ -79,6 +80,43 @@ def percentile(samples: Sequence[float], pct: float) -> float:
         raise ValueError("no samples")
     index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+class OtherLoad:
+    """The CPU other processes use while a block runs, in CPUs (``cpus`` after the
+    block): read from /proc/stat's busy time less this process's and its children's.
+
+    Some same-run baselines do not cancel other load, they move against the
+    figure: a PTY is read faster when other work keeps the CPUs from idling
+    between wake-ups, while the engine gets less CPU. Benches print this so that
+    a run on a busy machine is told apart."""
+
+    def __enter__(self) -> OtherLoad:
+        self._start = (time.perf_counter(), _busy_seconds(), _own_seconds())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        wall0, busy0, own0 = self._start
+        wall = time.perf_counter() - wall0
+        other = (_busy_seconds() - busy0) - (_own_seconds() - own0)
+        self.cpus = max(0.0, other / wall) if wall > 0 else 0.0
+
+
+def _busy_seconds() -> float:
+    """Seconds all CPUs spent busy since boot (0 where /proc/stat is missing)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()[1:]
+    except OSError:
+        return 0.0
+    ticks = [int(x) for x in fields[:8]]
+    busy = sum(ticks) - ticks[3] - ticks[4]  # less idle and iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _own_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def format_table(measurements: Sequence[Measurement]) -> str:
