@@ -224,3 +224,32 @@ def test_a_checkpoint_cut_anywhere_continues_exactly(data: bytes) -> None:
         u.feed(data[cut:])
         problems = diff(engine_state(whole), engine_state(u))
         assert not problems, f"cut at {cut}: " + "\n".join(problems)
+
+
+@pytest.mark.parametrize("marks", [False, True])
+def test_a_coloured_flood_checkpoints_to_equal_state(marks: bool) -> None:
+    """The rows a coloured flood leaves (built from its pieces by the bulk path,
+    several pens a row, some rows in one) are encoded a run of one pen at a time."""
+    import random
+
+    rng = random.Random(7)
+    colours = ["01;34", "01;32", "00", "40;33;01", "38;5;200", "7"]
+    lines = []
+    for i in range(3000):
+        if i % 7 == 0:
+            lines.append(f"\x1b[0mplain line {i}")
+            continue
+        lines.append(
+            "".join(
+                f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(['a', 'bb.py', 'c d'])}\x1b[0m "
+                for _ in range(rng.randint(1, 6))
+            )
+        )
+    data = ("\r\n".join(lines) + "\r\n").encode()
+    if marks:  # a prompt's mark after it: cells of another OSC 133 mark on the last row
+        data += b"\x1b]133;A\x07$ \x1b]133;B\x07ls"
+    t = Terminal(60, 10, history=500)
+    t.feed(data)
+    writer = Checkpointer()
+    assert writer.write(t) == write_checkpoint(t)
+    _assert_replays(t, 500)

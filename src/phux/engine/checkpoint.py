@@ -51,7 +51,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from operator import itemgetter
+from itertools import compress
+from operator import itemgetter, ne
 from typing import cast
 
 from phux.engine._pyte import Savepoint
@@ -173,6 +174,7 @@ class _Writer:
 
 
 _DATA = itemgetter(0)
+_PEN = itemgetter(slice(1, None))  # a cell's attributes and OSC 133 mark
 
 Body = tuple[str, int, int, int]
 """A row's encoding: text, cursor column after it, OSC 133 mark at its start and end."""
@@ -195,28 +197,35 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int, int, int]:
         return "", 0, SEM_OUTPUT, SEM_OUTPUT
     w = _Writer()
     out = w.out
-    pen = w.pen
     first = next((line[x] for x in sorted(line) if x < cols and line[x].data), None)
     start = w.semantic = first.semantic if first is not None else SEM_OUTPUT
     text = _plain_text(line)
-    if text is not None and _one_pen(line):
-        # A row of width-1 characters from column 0 in one pen (most of a flood's
-        # history): its text as it is, without a look at each cell.
-        pen(line[0])
-        out.append(text[:cols])
-        pos = min(len(text), cols)
-    else:
-        pos = _cells_body(line, cols, w)
+    pos = _runs_body(line, text, cols, w) if text else _cells_body(line, cols, w)
     if w.attrs != _BLANK_TAIL:
         out.append("\x1b[0m")
     return "".join(out), pos, start, w.semantic
 
 
-def _one_pen(line: Line) -> bool:
-    """Whether every cell of ``line`` has the same attributes (and OSC 133 mark)."""
-    columns = zip(*line.values(), strict=True)  # each field of every cell
-    next(columns)  # (the characters)
-    return all(column.count(column[0]) == len(column) for column in columns)
+def _runs_body(line: Line, text: str, cols: int, w: _Writer) -> int:
+    """:func:`_cells_body` for a row of width-1 characters from column 0 (``text``):
+    each run of cells in one pen as one piece of ``text``, the runs found in C
+    (coloured output's history, ``ls --color``, logs: a flood's checkpoint
+    encodes thousands of such rows). The column after them."""
+    n = min(len(text), cols)
+    cells = list(map(line.__getitem__, range(n)))
+    pens = list(map(_PEN, cells))
+    out = w.out
+    pen = w.pen
+    if pens.count(pens[0]) == n:  # one pen (most of a flood's history)
+        pen(cells[0])
+        out.append(text[:n] if n < len(text) else text)
+        return n
+    starts = [0, *compress(range(1, n), map(ne, pens[1:], pens))]
+    ends = [*starts[1:], n]
+    for start, end in zip(starts, ends, strict=True):
+        pen(cells[start])
+        out.append(text[start:end])
+    return n
 
 
 def _plain_text(line: Line) -> str | None:
