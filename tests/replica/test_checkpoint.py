@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from tests.engine.floods import coloured_session
 
 from phux.engine import Terminal
 from phux.engine.checkpoint import Checkpointer, write_checkpoint
@@ -253,3 +254,22 @@ def test_a_coloured_flood_checkpoints_to_equal_state(marks: bool) -> None:
     writer = Checkpointer()
     assert writer.write(t) == write_checkpoint(t)
     _assert_replays(t, 500)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(coloured_session(), st.sampled_from([0, 1, 3, 20]), st.binary(max_size=30))
+def test_rows_a_flood_built_checkpoint_to_equal_state(
+    session: list[bytes | tuple[int, int]], history: int, after: bytes
+) -> None:
+    """Rows the bulk path built (their pens known: ``Line.runs``), through resizes
+    and whatever comes after (a row drawn on further, overwritten, cut), written by
+    an incremental and a fresh writer alike and replayed to the same state."""
+    t = Terminal(12, 5, history=history)
+    writer = Checkpointer()
+    for item in [*session, b"\x1b[3A", after, (9, 5)]:
+        if isinstance(item, tuple):
+            t.resize(*item)
+        else:
+            t.feed(item)
+        assert writer.write(t) == write_checkpoint(t)
+    _assert_replays(t, history)

@@ -703,7 +703,7 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
     pieces: dict[tuple[int, str], tuple[int, tuple[Cell, ...], str]] = {}
     firsts: dict[tuple[int, str], tuple[int, tuple[Cell, ...], str]] = {}
     state = 0
-    rows: list[tuple[list[Cell], str]] = []
+    rows: list[tuple[list[Cell], str, list[int]]] = []
     at = start
     try:
         for line in data[start:stop].split("\r\n"):
@@ -718,6 +718,9 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
                 got = firsts[(s, head)] = (s, tuple(map(glyphs.__getitem__, head)), head)
             cells = list(got[1])
             texts = [head]
+            # Where the pen changes (for checkpoints): the pieces' attributes by number.
+            starts = [0] if head else []
+            pen = s if head else -1
             for part in parts[1:]:
                 key = (s, part)
                 got = pieces.get(key)
@@ -739,12 +742,16 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
                     glyphs = select(after)
                     got = pieces[key] = (n, tuple(map(glyphs.__getitem__, text)), text)
                 s = got[0]
-                cells.extend(got[1])
-                texts.append(got[2])
+                if got[2]:
+                    if s != pen:
+                        starts.append(len(cells))
+                        pen = s
+                    cells.extend(got[1])
+                    texts.append(got[2])
             else:
                 if len(cells) > cols:  # wraps: drawn by the stream
                     break
-                rows.append((cells, "".join(texts)))
+                rows.append((cells, "".join(texts), starts))
                 state = s
                 at += len(line) + 2
                 continue

@@ -293,6 +293,14 @@ _DEFAULTS = {
 }
 
 
+Runs = tuple[int, tuple[int, ...], tuple[Cell, ...]]
+"""A ``_TextLine``'s pens, when the path that built it knew them: the length of the
+text they cover, the columns where the pen changes (0 first), and a cell of each
+pen, so that a checkpoint writes the row a run at a time without reading its cells.
+They cover the text only while it is that long (a row extended later by ``draw``
+has none for its new part)."""
+
+
 class Line(StaticDefaultDict[int, Cell]):
     """A row: sparse ``{column: Cell}``. ``wrapped`` marks a soft-wrap continuation.
 
@@ -301,10 +309,11 @@ class Line(StaticDefaultDict[int, Cell]):
     less work for the garbage collector on floods of rows).
     """
 
-    # Only a ``_TextLine`` sets ``text``; the slot is here so that a row can turn
-    # from one class into the other (same layout).
-    __slots__ = ("text",)
+    # Only a ``_TextLine`` sets ``text`` and ``runs``; the slots are here so that a
+    # row can turn from one class into the other (same layout).
+    __slots__ = ("runs", "text")
     text: str
+    runs: Runs | None
     wrapped: bool = False
     default: Cell = BLANK
 
@@ -319,6 +328,7 @@ def _forgetting_text(method: Callable[..., Any]) -> Callable[..., Any]:
     def forget_then(line: Line, *args: Any, **kwargs: Any) -> Any:
         line.__class__ = Line
         line.text = ""  # only a _TextLine's text is read; this drops the old string
+        line.runs = None
         return method(line, *args, **kwargs)
 
     return forget_then
@@ -346,6 +356,7 @@ class _TextLine(Line):
 
 
 _new_row = Line.__new__
+_FROM_0 = (0,)  # the runs of a row in one pen start at column 0
 _dict_update = dict.update
 
 
@@ -364,6 +375,7 @@ def _appends_text(line: Line, x: int) -> bool:
     if x == 0 and kind is Line and not line:
         line.__class__ = _TextLine
         line.text = ""
+        line.runs = None
         return True
     return False
 
@@ -739,6 +751,7 @@ class EngineScreen(pyte.Screen):
                 line.default = default
             fill(line, enumerate(map(glyph, piece)))
             line.text = piece
+            line.runs = (len(piece), _FROM_0, (glyph(piece[0]),))  # (one pen)
             line.wrapped = True
             append(line)
         pushed = len(rows) - lines
@@ -914,13 +927,14 @@ class EngineScreen(pyte.Screen):
         self.cursor.y = bottom
         self.last_char = ""
 
-    def scroll_styled_rows(self, rows: list[tuple[list[Cell], str]]) -> None:
-        """Each of ``rows`` (its cells from column 0 and their text, no wider than
-        the screen) drawn, then CR LF, from column 0 of an empty bottom row of the
-        whole main screen: the rows ``draw`` and ``sgr`` would leave (a row drawn
-        left to right from column 0 keeps its text, an empty one is a plain row),
-        shifted in once. Only for the bulk path (``_bulk._styled_rows``), which
-        checks those conditions and computes the cells."""
+    def scroll_styled_rows(self, rows: list[tuple[list[Cell], str, list[int]]]) -> None:
+        """Each of ``rows`` (its cells from column 0, their text, no wider than the
+        screen, and the columns where the pen changes, 0 first) drawn, then CR LF,
+        from column 0 of an empty bottom row of the whole main screen: the rows
+        ``draw`` and ``sgr`` would leave (a row drawn left to right from column 0
+        keeps its text, an empty one is a plain row), shifted in once. Only for the
+        bulk path (``_bulk._styled_rows``), which checks those conditions and
+        computes the cells."""
         if not rows:
             return
         buffer = self.buffer
@@ -930,7 +944,7 @@ class EngineScreen(pyte.Screen):
         new_line = self._new_line
         fill = _dict_update  # a _TextLine's own update() would drop the text
         first = True
-        for cells, text in rows:
+        for cells, text, starts in rows:
             line = kept[lines - 1] if first else new_line()
             if first:
                 kept.pop()
@@ -939,6 +953,7 @@ class EngineScreen(pyte.Screen):
                 line.__class__ = _TextLine
                 fill(line, enumerate(cells))
                 line.text = text
+                line.runs = (len(text), (*starts,), (*map(cells.__getitem__, starts),))
             append(line)
         append(new_line())
         k = len(rows)
@@ -991,6 +1006,8 @@ class EngineScreen(pyte.Screen):
                 line.default = default
             fill(line, enumerate(map(glyph, text)))
             line.text = text
+            if text:  # (one pen)
+                line.runs = (len(text), _FROM_0, (glyph(text[0]),))
             if wrapped is not None and wrapped[i]:
                 line.wrapped = True
             append(line)

@@ -53,7 +53,7 @@ import re
 from functools import lru_cache
 from itertools import compress
 from operator import itemgetter, ne
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from phux.engine._pyte import Savepoint
 from phux.engine._pyte import charsets as cs
@@ -68,6 +68,7 @@ from phux.engine._screen import (
     Cell,
     EngineScreen,
     Line,
+    Runs,
     _TextLine,
 )
 from phux.engine._shell import (
@@ -80,6 +81,9 @@ from phux.engine._shell import (
 )
 from phux.engine._widths import char_width
 from phux.engine.terminal import Terminal
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["Checkpointer", "write_checkpoint"]
 
@@ -197,13 +201,41 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int, int, int]:
         return "", 0, SEM_OUTPUT, SEM_OUTPUT
     w = _Writer()
     out = w.out
-    first = next((line[x] for x in sorted(line) if x < cols and line[x].data), None)
-    start = w.semantic = first.semantic if first is not None else SEM_OUTPUT
-    text = _plain_text(line)
-    pos = _runs_body(line, text, cols, w) if text else _cells_body(line, cols, w)
+    runs = _known_runs(line)
+    if runs is not None:  # (a row a flood built: its pens are known)
+        start = w.semantic = runs[2][0].semantic
+        pos = _write_runs(line.text, runs[1], runs[2], min(runs[0], cols), w)
+    else:
+        first = next((line[x] for x in sorted(line) if x < cols and line[x].data), None)
+        start = w.semantic = first.semantic if first is not None else SEM_OUTPUT
+        text = _plain_text(line)
+        pos = _runs_body(line, text, cols, w) if text else _cells_body(line, cols, w)
     if w.attrs != _BLANK_TAIL:
         out.append("\x1b[0m")
     return "".join(out), pos, start, w.semantic
+
+
+def _known_runs(line: Line) -> Runs | None:
+    """The pens of a row a flood path built whole (``Line.runs``), if they still
+    cover its text."""
+    if line.__class__ is not _TextLine:
+        return None
+    runs = getattr(line, "runs", None)  # (unset: built without them)
+    return runs if runs is not None and runs[0] == len(line.text) else None
+
+
+def _write_runs(text: str, starts: Sequence[int], pens: Sequence[Cell], n: int, w: _Writer) -> int:
+    """Append ``text[:n]``, its run from ``starts[i]`` in the pen of ``pens[i]``, to
+    ``w``; ``n``, the column after it."""
+    out = w.out
+    pen = w.pen
+    ends = [*starts[1:], n]
+    for start, end, cell in zip(starts, ends, pens, strict=True):
+        if start >= n:
+            break
+        pen(cell)
+        out.append(text[start : min(end, n)])
+    return n
 
 
 def _runs_body(line: Line, text: str, cols: int, w: _Writer) -> int:
@@ -221,11 +253,7 @@ def _runs_body(line: Line, text: str, cols: int, w: _Writer) -> int:
         out.append(text[:n] if n < len(text) else text)
         return n
     starts = [0, *compress(range(1, n), map(ne, pens[1:], pens))]
-    ends = [*starts[1:], n]
-    for start, end in zip(starts, ends, strict=True):
-        pen(cells[start])
-        out.append(text[start:end])
-    return n
+    return _write_runs(text, starts, list(map(cells.__getitem__, starts)), n, w)
 
 
 def _plain_text(line: Line) -> str | None:
