@@ -500,3 +500,34 @@ def test_a_reset_after_reverse_video_is_reverse_whatever_came_before() -> None:
     fresh.feed(b"\x1b[?5h\x1b[m")
     assert t.screen.cursor.attrs == fresh.screen.cursor.attrs
     assert t.screen.cursor.attrs.reverse
+
+
+def test_coloured_lines_wider_than_the_screen_are_built_as_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ls --color's lines in a narrower pane wrap: the rows the flood keeps are still
+    built from the pieces (a row starting mid-run, a line of exactly two widths),
+    not drawn one piece at a time, and equal drawing every byte."""
+    import random
+
+    rng = random.Random(5)
+    colours = ["01;34", "01;32", "00", "40;33;01"]
+    lines = [
+        "".join(
+            f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(['lorem', 'ipsum.py']):<16}\x1b[0m "
+            for _ in range(6)
+        )
+        for _ in range(3000)
+    ]
+    lines[-5] = "\x1b[1m" + "x" * 160  # exactly two widths: fills its last row
+    data = ("\r\n".join(lines) + "\r\n").encode()
+    drawn: list[str] = []
+    slow = Terminal(80, 24, history=2000)
+    slow.stream.bulk = False
+    slow.feed(data)
+    fast = Terminal(80, 24, history=2000)
+    monkeypatch.setattr(fast.screen, "draw", lambda text: drawn.append(text))
+    fast.feed(data)
+    assert drawn == []  # (the stream draws what it does not build)
+    monkeypatch.undo()
+    assert _state(fast) == _state(slow)

@@ -228,9 +228,11 @@ def test_a_checkpoint_cut_anywhere_continues_exactly(data: bytes) -> None:
 
 
 @pytest.mark.parametrize("marks", [False, True])
-def test_a_coloured_flood_checkpoints_to_equal_state(marks: bool) -> None:
+@pytest.mark.parametrize("cols", [60, 13])
+def test_a_coloured_flood_checkpoints_to_equal_state(marks: bool, cols: int) -> None:
     """The rows a coloured flood leaves (built from its pieces by the bulk path,
-    several pens a row, some rows in one) are encoded a run of one pen at a time."""
+    several pens a row, some rows in one; at 13 columns most lines wrap, and rows
+    start in the middle of a run) are encoded a run of one pen at a time."""
     import random
 
     rng = random.Random(7)
@@ -249,8 +251,9 @@ def test_a_coloured_flood_checkpoints_to_equal_state(marks: bool) -> None:
     data = ("\r\n".join(lines) + "\r\n").encode()
     if marks:  # a prompt's mark after it: cells of another OSC 133 mark on the last row
         data += b"\x1b]133;A\x07$ \x1b]133;B\x07ls"
-    t = Terminal(60, 10, history=500)
+    t = Terminal(cols, 10, history=500)
     t.feed(data)
+    assert sum(line.wrapped for line in t.screen.scrollback) > (100 if cols == 13 else -1)
     writer = Checkpointer()
     assert writer.write(t) == write_checkpoint(t)
     _assert_replays(t, 500)

@@ -657,6 +657,25 @@ def _apply_state(stream: EngineStream, data: str, start: int, stop: int, events:
             stream.errors += 1
 
 
+def _wrapped_rows(
+    rows: list[tuple[list[Cell], str, list[int], bool]],
+    cells: list[Cell],
+    text: str,
+    starts: list[int],
+    cols: int,
+) -> None:
+    """Append the rows autowrap cuts a line wider than the screen into (its cells,
+    text, and the columns where the pen changes, 0 first): all but the first a
+    continuation. A line of exactly so many screen widths fills its last row and
+    wraps no further (the CR LF after it clears the pending wrap)."""
+    for at in range(0, len(cells), cols):
+        stop = at + cols
+        # The run the row starts in, then the changes within it.
+        first = bisect_right(starts, at) - 1
+        within = [0, *(x - at for x in starts[first + 1 :] if x < stop)]
+        rows.append((cells[at:stop], text[at:stop], within, at > 0))
+
+
 # An SGR's parameters and the text after it, up to the next ESC: what follows
 # each "ESC [" of a line of coloured text.
 _SGR_PART = "[0-9;:]*m[\x20-\x7e]*"
@@ -674,11 +693,12 @@ def _text_part() -> re.Pattern[str]:
 
 def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
     """Draw the lines of ``data[start:end]`` that are printable ASCII and SGRs ended
-    by CR LF, none wider than the screen (coloured output: ``ls --color``, logs),
-    from column 0 of the empty bottom row the bulk path just left: each row's
-    cells built at once from the pieces between SGRs, as ``draw`` and ``sgr``
-    would leave them, instead of one ``draw`` and one ``sgr`` per piece. Returns
-    where the stream goes on (the first line that is not like that, or ``start``).
+    by CR LF (coloured output: ``ls --color``, logs), from column 0 of the empty
+    bottom row the bulk path just left: each row's cells built at once from the
+    pieces between SGRs, as ``draw`` and ``sgr`` would leave them, instead of one
+    ``draw`` and one ``sgr`` per piece; a line wider than the screen as the rows
+    autowrap cuts it into. Returns where the stream goes on (the first line that
+    is not like that, or ``start``).
 
     Pieces repeat (a colour and a name, the reset and the spaces after it): the
     attributes after each and its cells are computed once per attributes before it.
@@ -703,7 +723,7 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
     pieces: dict[tuple[int, str], tuple[int, tuple[Cell, ...], str]] = {}
     firsts: dict[tuple[int, str], tuple[int, tuple[Cell, ...], str]] = {}
     state = 0
-    rows: list[tuple[list[Cell], str, list[int]]] = []
+    rows: list[tuple[list[Cell], str, list[int], bool]] = []
     at = start
     try:
         for line in data[start:stop].split("\r\n"):
@@ -749,9 +769,10 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
                     cells.extend(got[1])
                     texts.append(got[2])
             else:
-                if len(cells) > cols:  # wraps: drawn by the stream
-                    break
-                rows.append((cells, "".join(texts), starts))
+                if len(cells) <= cols:
+                    rows.append((cells, "".join(texts), starts, False))
+                else:
+                    _wrapped_rows(rows, cells, "".join(texts), starts, cols)
                 state = s
                 at += len(line) + 2
                 continue

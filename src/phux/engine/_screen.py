@@ -927,14 +927,14 @@ class EngineScreen(pyte.Screen):
         self.cursor.y = bottom
         self.last_char = ""
 
-    def scroll_styled_rows(self, rows: list[tuple[list[Cell], str, list[int]]]) -> None:
-        """Each of ``rows`` (its cells from column 0, their text, no wider than the
-        screen, and the columns where the pen changes, 0 first) drawn, then CR LF,
-        from column 0 of an empty bottom row of the whole main screen: the rows
-        ``draw`` and ``sgr`` would leave (a row drawn left to right from column 0
-        keeps its text, an empty one is a plain row), shifted in once. Only for the
-        bulk path (``_bulk._styled_rows``), which checks those conditions and
-        computes the cells."""
+    def scroll_styled_rows(self, rows: list[tuple[list[Cell], str, list[int], bool]]) -> None:
+        """``rows`` shifted in once from column 0 of an empty bottom row of the whole
+        main screen, each the cells from column 0 of a row no wider than the screen,
+        their text, the columns where the pen changes (0 first) and whether it
+        continues the row before (autowrap): the rows ``draw``, ``sgr`` and CR LF
+        leave (a row drawn left to right from column 0 keeps its text, an empty one
+        is a plain row). Only for the bulk path (``_bulk._styled_rows``), which
+        checks those conditions and computes the cells."""
         if not rows:
             return
         buffer = self.buffer
@@ -944,11 +944,13 @@ class EngineScreen(pyte.Screen):
         new_line = self._new_line
         fill = _dict_update  # a _TextLine's own update() would drop the text
         first = True
-        for cells, text, starts in rows:
+        for cells, text, starts, wrapped in rows:
             line = kept[lines - 1] if first else new_line()
             if first:
                 kept.pop()
                 first = False
+            if wrapped:
+                line.wrapped = True
             if text:
                 line.__class__ = _TextLine
                 fill(line, enumerate(cells))
