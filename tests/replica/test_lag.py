@@ -147,6 +147,9 @@ def test_replica_behind_catches_up_with_output_that_stopped_within_its_pace(
             os.kill(replica, signal.SIGSTOP)
             # Sent before the stop or not, nothing past here can be parsed now.
             start, _ = _listing(conn, tid)
+            key = "phux.server.replica_behind"
+            conn.call(lambda rid: MetaSubscribe(request_id=rid, prefix=key), Deadline.after(10))
+            went = time.monotonic()
             with open(fifo, "w") as go:
                 go.write("go\n")
             end = start + BURST + len(b"tail")
@@ -165,6 +168,12 @@ def test_replica_behind_catches_up_with_output_that_stopped_within_its_pace(
                 assert not deadline.expired(), seen[-3:]
                 time.sleep(0.005)
             assert seq == end, seq
+            # And paced all the same: one write per 50 ms at most while the burst ran.
+            took = time.monotonic() - went
+            writes = 0
+            while (frame := conn.poll()) is not None:
+                writes += isinstance(frame, MetadataChanged) and frame.key == key
+            assert 1 <= writes <= took / 0.05 + 1, (writes, took)
         finally:
             if replica:
                 with contextlib.suppress(ProcessLookupError):
