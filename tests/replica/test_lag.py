@@ -9,9 +9,14 @@ behind), so a checkpoint is never taken from a replica that started mid-stream.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import time
 from pathlib import Path
 
 from phux.client import Client, Deadline
+from phux.client.connection import Connection
 from phux.wire.frames import ListTerminals, MetadataChanged, MetaSubscribe, TerminalList
 from server.harness import next_of, spawn
 
@@ -97,3 +102,79 @@ def test_the_server_publishes_how_far_its_replicas_are_behind(tmp_path: Path) ->
         # The reader pauses past the lag: what one read adds (1 MiB at most) on top.
         assert max(seen) <= LAG + (1 << 20), seen
         assert tid
+
+
+def _listing(conn: Connection, tid: int) -> tuple[int, dict[str, bytes]]:
+    """The terminal's next seq and the server's facts, as a listing shows them."""
+    reply = conn.call_expect(
+        lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(10)
+    )
+    seq = next(t.next_seq for t in reply.terminals if t.terminal == tid)
+    return seq, {e.key: e.value for e in reply.global_metadata if e.value is not None}
+
+
+BURST = 1_000_000
+
+
+def test_replica_behind_catches_up_with_output_that_stopped_within_its_pace(
+    tmp_path: Path,
+) -> None:
+    """A burst and, microseconds later, a small write while the replica is stopped
+    (as if busy with one huge feed): ``replica_behind`` is paced to one write per
+    50 ms while output flows, and the change the pace held back must still be
+    written when its 50 ms are up. It once stayed at what the first read of the
+    burst found until the replica next reported progress, which a stopped replica
+    never does."""
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    script = (
+        f"printf R; read x < {fifo}; "
+        f"head -c {BURST} /dev/zero | tr '\\0' x; printf tail; exec sleep 60"
+    )
+    replica = 0
+    with replica_server(tmp_path) as server, server.connect() as conn:
+        try:
+            tid = spawn(conn, ["sh", "-c", script], cols=80, rows=24)
+            deadline = Deadline.after(10)
+            while True:
+                seq, facts = _listing(conn, tid)
+                pids = facts.get("phux.server.replica_pids", b"").split()
+                if seq and pids:
+                    break
+                assert not deadline.expired(), (seq, facts)
+                time.sleep(0.005)
+            replica = int(pids[0])
+            os.kill(replica, signal.SIGSTOP)
+            # Sent before the stop or not, nothing past here can be parsed now.
+            start, _ = _listing(conn, tid)
+            key = "phux.server.replica_behind"
+            conn.call(lambda rid: MetaSubscribe(request_id=rid, prefix=key), Deadline.after(10))
+            went = time.monotonic()
+            with open(fifo, "w") as go:
+                go.write("go\n")
+            end = start + BURST + len(b"tail")
+            deadline = Deadline.after(20)
+            relayed = False
+            seen: list[tuple[int, int]] = []
+            while True:
+                seq, facts = _listing(conn, tid)
+                behind = int(facts.get("phux.server.replica_behind", b"0"))
+                seen.append((seq, behind))
+                if seq >= end and behind >= end - start:
+                    break
+                if seq >= end and not relayed:
+                    # All of it is relayed: the held-back change is due within 50 ms.
+                    relayed, deadline = True, Deadline.after(2)
+                assert not deadline.expired(), seen[-3:]
+                time.sleep(0.005)
+            assert seq == end, seq
+            # And paced all the same: one write per 50 ms at most while the burst ran.
+            took = time.monotonic() - went
+            writes = 0
+            while (frame := conn.poll()) is not None:
+                writes += isinstance(frame, MetadataChanged) and frame.key == key
+            assert 1 <= writes <= took / 0.05 + 1, (writes, took)
+        finally:
+            if replica:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(replica, signal.SIGCONT)

@@ -539,7 +539,8 @@ class _Link:
 
 
 _PUBLISH_EVERY = 0.05
-"""Seconds between two writes of ``phux.server.replica_behind`` while output flows."""
+"""Seconds between two writes of ``phux.server.replica_behind`` while output flows (and
+at most how stale the written value is)."""
 
 RESTART_WINDOW_S = 60.0
 MAX_RESTARTS = 5
@@ -576,6 +577,9 @@ class ReplicaHost:
         """Output bytes sent to the replicas and not yet reported parsed, all terminals."""
         self._published: int | None = None
         self._publish_due = 0.0
+        """``trio.current_time()`` from which the next paced write may go."""
+        self._publish_waiting = False
+        """A task waits for ``_publish_due`` to write what the pace held back."""
 
     @property
     def enabled(self) -> bool:
@@ -617,8 +621,7 @@ class ReplicaHost:
         worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
         self.behind += chunk.end - link.fed
         link.fed = chunk.end
-        if self.publish is not None and time.monotonic() >= self._publish_due:
-            self._publish_behind()
+        self._publish_behind(paced=True)
         if link.fed - link.done > self.config.replica_lag_bytes and not term.paused_for("lag"):
             # Never drop what the replica has not parsed: a replica restarted mid-stream
             # would checkpoint a wrong screen for good. The program waits instead.
@@ -642,10 +645,7 @@ class ReplicaHost:
         if seq > link.done:
             self.behind -= seq - link.done
             link.done = seq
-            if self.publish is not None and (
-                not self.behind or time.monotonic() >= self._publish_due
-            ):
-                self._publish_behind()
+            self._publish_behind(paced=True)
         term = link.term
         lag = link.fed - link.done
         if term.paused_for("lag") and lag <= self.config.replica_lag_bytes // 2:
@@ -736,18 +736,36 @@ class ReplicaHost:
         if self.enabled:
             self._publish_behind()
 
-    def _publish_behind(self, recount: bool = False) -> None:
-        """Publish ``phux.server.replica_behind`` (spec/L3.md §3): on change, at most
-        every ``_PUBLISH_EVERY`` seconds while output flows, and at once when the
-        replicas have caught up, so a reader sees a flood's lag without a stream of
-        metadata changes."""
+    def _publish_behind(self, recount: bool = False, paced: bool = False) -> None:
+        """Publish ``phux.server.replica_behind`` (spec/L3.md §3) if it changed. Paced
+        (output and progress): at most every ``_PUBLISH_EVERY`` seconds, so a reader sees
+        a flood's lag without a stream of metadata changes, but a change the pace holds
+        back is written when its time comes, so the value is never staler than that
+        (output that stops just after a write, then a replica that reports no progress,
+        once left it wrong for good); a drop to 0 (caught up) goes at once."""
         if recount:  # a terminal's link went or was reset: its part goes with it
             self.behind = sum(link.fed - link.done for link in self._links.values())
         if self.publish is None or self.behind == self._published:
             return
+        now = trio.current_time()
+        if paced and self.behind and now < self._publish_due:
+            if not self._publish_waiting:
+                # One waiter at a time, whatever the number of chunks held back.
+                self._publish_waiting = True
+                self._nursery.start_soon(self._publish_when_due)
+            return
         self._published = self.behind
-        self._publish_due = time.monotonic() + _PUBLISH_EVERY
+        self._publish_due = now + _PUBLISH_EVERY
         self.publish("replica_behind", str(self.behind))
+
+    async def _publish_when_due(self) -> None:
+        try:
+            # A write meanwhile (a drop to 0, a recount) moves the time on.
+            while trio.current_time() < self._publish_due:
+                await trio.sleep_until(self._publish_due)
+        finally:
+            self._publish_waiting = False
+        self._publish_behind(paced=True)
 
     def forget(self, tid: int) -> None:
         self._links.pop(tid, None)
