@@ -15,8 +15,8 @@ cold (first projection after the history filled).
 Times are CPU time (``time.process_time``), with phux and stock runs
 alternating, so that other load on a shared machine skews neither figure.
 
-Floods (issue 17): plain text, ``ls --color``-style output, base64 lines
-wider than the pane, a progress bar repainted with CR and one endless line
+Floods (issue 17): plain text, ``ls --color``-style output (also at 80
+columns, where its lines wrap), base64 lines wider than the pane, a progress bar repainted with CR and one endless line
 (neither with a line feed), fed as the server's replica feeds a flood (its batches
 of PTY reads joined up to four times the journal bound, 16 MiB; the server's
 history of 2000 rows), against the rate at which a process reads the same bytes from a
@@ -450,13 +450,13 @@ def _pty_read(data: bytes) -> float:
     return seconds
 
 
-def _flood_feed(data: bytes) -> tuple[float, float]:
+def _flood_feed(data: bytes, cols: int = COLS) -> tuple[float, float]:
     """Wall seconds for an engine to take ``data`` in the replica's feeds, and for the
     checkpoints a replica writes after each of them (a flood's feeds are each past
     the journal bound, ServerConfig.journal_bytes)."""
     from phux.engine.checkpoint import Checkpointer
 
-    t = Terminal(COLS, ROWS, history=FLOOD_HISTORY)
+    t = Terminal(cols, ROWS, history=FLOOD_HISTORY)
     writer = Checkpointer()
     feeding = checkpointing = 0.0
     for i in range(0, len(data), FLOOD_FEED):
@@ -472,18 +472,19 @@ def _flood_feed(data: bytes) -> tuple[float, float]:
 def _floods(quick: bool) -> list[Measurement]:
     size = 8_000_000 if quick else 32_000_000
     repeat = 3 if quick else 5
-    workloads: list[tuple[str, Callable[[int], bytes]]] = [
-        ("plain text", _plain),
-        ("ls --color", _ls_color),
-        ("base64 -w 160 (wider than the pane)", _base64_wide),
-        ("progress bar (CR repaints, no line feed)", _progress_bar),
-        ("base64 -w 0 (one line, no line feed)", _endless_line),
+    workloads: list[tuple[str, Callable[[int], bytes], int]] = [
+        ("plain text", _plain, COLS),
+        ("ls --color", _ls_color, COLS),
+        ("ls --color at 80 columns (its lines wrap)", _ls_color, 80),
+        ("base64 -w 160 (wider than the pane)", _base64_wide, COLS),
+        ("progress bar (CR repaints, no line feed)", _progress_bar, COLS),
+        ("base64 -w 0 (one line, no line feed)", _endless_line, COLS),
     ]
     out = []
     load = OtherLoad()
     with load:
-        for name, make in workloads:
-            out.extend(_flood(name, make(size), repeat))
+        for name, make, cols in workloads:
+            out.extend(_flood(name, make(size), repeat, cols))
     print(
         f"# floods: other processes kept {load.cpus:.2f} of {os.cpu_count()} CPUs busy"
         " (the kernel's PTY work included); the PTY is read faster, and the engine"
@@ -493,13 +494,13 @@ def _floods(quick: bool) -> list[Measurement]:
     return out
 
 
-def _flood(name: str, data: bytes, repeat: int) -> list[Measurement]:
+def _flood(name: str, data: bytes, repeat: int, cols: int = COLS) -> list[Measurement]:
     """The engine's rate, and the replica's (checkpoints included), against the PTY's."""
     feeds: list[float] = []
     replica: list[float] = []
     reads: list[float] = []
     for _ in range(repeat):
-        feeding, checkpointing = _flood_feed(data)
+        feeding, checkpointing = _flood_feed(data, cols)
         feeds.append(feeding)
         replica.append(feeding + checkpointing)
         reads.append(_pty_read(data))
