@@ -41,11 +41,18 @@ def coloured_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
             at = draw(st.integers(0, len(line)))
             line = line[:at] + draw(_ODD) + line[at:]
         lines.append(line + "\r\n")
-    data = "".join(lines).encode()
-    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
+    return chunked(draw, "".join(lines).encode(), cuts=3, resize_one_in=7)
+
+
+def chunked(
+    draw: st.DrawFn, data: bytes, cuts: int, resize_one_in: int
+) -> list[bytes | tuple[int, int]]:
+    """``data`` cut in up to ``cuts`` places, a feed per piece, and after about one
+    piece in ``resize_one_in`` a resize (cols, rows) of a small screen."""
+    at = sorted(draw(st.lists(st.integers(0, len(data)), max_size=cuts)))
     out: list[bytes | tuple[int, int]] = []
-    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
+    for a, b in zip([0, *at], [*at, len(data)], strict=True):
         out.append(data[a:b])
-        if draw(st.integers(0, 6)) == 0:
+        if draw(st.integers(0, resize_one_in - 1)) == 0:
             out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
     return out

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from phux.engine import Terminal, _bulk, _stream
 
-from .floods import coloured_session
+from .floods import chunked, coloured_session
 from .stock import assert_same_as_stock, stock_screen
 
 COLS, ROWS = 12, 5
@@ -114,13 +114,7 @@ def _session(draw: st.DrawFn, other: bool) -> list[bytes | tuple[int, int]]:
     """Chunks of bytes, and resizes (cols, rows) between them."""
     tokens = _FLOOD | _SCROLLING | _OTHER if other else _FLOOD | _SCROLLING
     data = "".join(draw(st.lists(tokens, max_size=40))).encode()
-    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=4)))
-    out: list[bytes | tuple[int, int]] = []
-    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
-        out.append(data[a:b])
-        if draw(st.integers(0, 5)) == 0:
-            out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
-    return out
+    return chunked(draw, data, cuts=4, resize_one_in=6)
 
 
 def _run(session: list[bytes | tuple[int, int]], history: int, bulk: bool) -> Terminal:
@@ -305,13 +299,7 @@ def _repaint_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
         segments = draw(st.lists(_SEGMENT, min_size=1, max_size=30))
         parts.append("\r".join(segments))
     data = "".join(parts).encode()
-    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
-    out: list[bytes | tuple[int, int]] = []
-    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
-        out.append(data[a:b])
-        if draw(st.integers(0, 6)) == 0:
-            out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
-    return out
+    return chunked(draw, data, cuts=3, resize_one_in=7)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -341,13 +329,7 @@ def _long_line_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
         for _ in range(draw(st.integers(1, 6)))
     ]
     data = "".join(parts).encode()
-    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
-    out: list[bytes | tuple[int, int]] = []
-    for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True):
-        out.append(data[a:b])
-        if draw(st.integers(0, 6)) == 0:
-            out.append((draw(st.integers(3, 16)), draw(st.integers(1, 7))))
-    return out
+    return chunked(draw, data, cuts=3, resize_one_in=7)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -174,15 +174,20 @@ def test_checkpoint_replays_to_equal_state(
     cols, rows, steps = session
     clock = iter(range(1000, 10**9, 7))
     t = Terminal(cols, rows, history=history, clock=lambda: next(clock))
+    _checkpoint_each_step(t, steps)
+    _assert_replays(t, history)
+
+
+def _checkpoint_each_step(t: Terminal, steps: list[bytes | tuple[int, int]]) -> None:
+    """Feed or resize ``t`` step by step; after each, the incremental writer (cached
+    history rows) agrees with a fresh one."""
     writer = Checkpointer()
     for step in steps:
         if isinstance(step, tuple):
             t.resize(*step)
         else:
             t.feed(step)
-        # The incremental writer (cached history rows) agrees with a fresh one.
         assert writer.write(t) == write_checkpoint(t)
-    _assert_replays(t, history)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -268,11 +273,5 @@ def test_rows_a_flood_built_checkpoint_to_equal_state(
     and whatever comes after (a row drawn on further, overwritten, cut), written by
     an incremental and a fresh writer alike and replayed to the same state."""
     t = Terminal(12, 5, history=history)
-    writer = Checkpointer()
-    for item in [*session, b"\x1b[3A", after, (9, 5)]:
-        if isinstance(item, tuple):
-            t.resize(*item)
-        else:
-            t.feed(item)
-        assert writer.write(t) == write_checkpoint(t)
+    _checkpoint_each_step(t, [*session, b"\x1b[3A", after, (9, 5)])
     _assert_replays(t, history)
