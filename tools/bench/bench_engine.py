@@ -15,21 +15,20 @@ cold (first projection after the history filled).
 Times are CPU time (``time.process_time``), with phux and stock runs
 alternating, so that other load on a shared machine skews neither figure.
 
-Floods (issue 17): plain text, ``ls --color``-style output (also at 80
-columns, where its lines wrap), base64 lines wider than the pane, a progress bar repainted with CR and one endless line
-(neither with a line feed), fed as the server's replica feeds a flood (its batches
-of PTY reads joined up to four times the journal bound, 16 MiB; the server's
-history of 2000 rows), against the rate at which a process reads the same bytes from a
-real PTY (a child writes them to the slave in raw mode, the parent reads the
-master as fast as it can), both in wall time, alternating, the best run of
-each (the least disturbed by other load on a shared machine). Target: at
-least half the PTY's rate. Each flood also reads with the checkpoint the
-replica writes after every such feed (its work per feed, for the lag a
-replica keeps; no target of its own). The PTY's rate depends on the machine's
-load (a busy machine's CPUs do not idle between the reader's and the writer's
-wake-ups, and it rises several times over while the engine gets less CPU):
-the floods print how busy other processes kept the CPUs; read the ratios
-from a quiet run.
+Floods (issue 17): plain text, ``ls --color``-style output (also at 80 columns, where
+its lines wrap), base64 lines wider than the pane, a progress bar repainted with CR and
+one endless line (neither with a line feed), fed as the server's replica feeds a flood
+(its batches of PTY reads joined up to four times the journal bound, 16 MiB; the
+server's history of 2000 rows), against the rate at which a process reads the same bytes
+from a real PTY (a child writes them to the slave in raw mode, the parent reads the
+master as fast as it can), both in wall time, alternating, the best run of each (the
+least disturbed by other load on a shared machine). Target: at least half the PTY's
+rate. Each flood also reads with the checkpoint the replica writes after every such feed
+(its work per feed, for the lag a replica keeps; no target of its own). The PTY's rate
+depends on the machine's load (a busy machine's CPUs do not idle between the reader's
+and the writer's wake-ups, and it rises several times over while the engine gets less
+CPU): the floods print how busy other processes kept the CPUs; read the ratios from a
+quiet run.
 """
 
 from __future__ import annotations
