@@ -732,8 +732,9 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
     # Attributes by number, so that keys hash a small int rather than a Cell.
     attrs_of: list[Cell] = [cursor.attrs]  # type: ignore[list-item]
     number: dict[Cell, int] = {attrs_of[0]: 0}
-    # (attributes' number, piece) -> (number after, the cells of those attributes, text)
-    pieces: dict[tuple[int, str], tuple[int, _Glyphs, str]] = {}
+    # [attributes' number][piece] -> (number after, the cells of those attributes,
+    # text, its length, its first cell)
+    tables: list[dict[str, tuple[int, _Glyphs, str, int, Cell | None]]] = [{}]
     state = 0
     rows: list[tuple[str, Runs | None, bool]] = []
     at = start
@@ -757,8 +758,7 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
                 starts, pens, runs_glyphs = [], [], []
             pen = s if head else -1
             for part in parts[1:]:
-                key = (s, part)
-                got = pieces.get(key)
+                got = tables[s].get(part)
                 if got is None:
                     if sgr_part(part) is None:
                         break
@@ -773,17 +773,19 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
                     if n is None:
                         n = number[after] = len(attrs_of)
                         attrs_of.append(after)
-                    got = pieces[key] = (n, select(after), part[m + 1 :])
-                s = got[0]
-                text = got[2]
-                if text:
+                        tables.append({})
+                    text = part[m + 1 :]
+                    glyphs = select(after)
+                    first = glyphs[text[0]] if text else None
+                    got = tables[s][part] = (n, glyphs, text, len(text), first)
+                s, glyphs, text, size, first = got
+                if size:
                     if s != pen:
-                        glyphs = got[1]
                         starts.append(width)
-                        pens.append(glyphs[text[0]])
+                        pens.append(first)  # type: ignore[arg-type]
                         runs_glyphs.append(glyphs)
                         pen = s
-                    width += len(text)
+                    width += size
                     texts.append(text)
             else:
                 if width <= cols:
