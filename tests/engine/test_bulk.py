@@ -618,7 +618,11 @@ def test_history_rows_built_without_cells_read_as_drawn_rows(cols: int) -> None:
     assert any(len(line.runs[1]) > 1 for line in lazy)
     assert all(type(line) is not _LazyLine for line in fast.screen.buffer.values())
     assert _views(fast) == _views(slow)
-    fast.screen.shell.text(fast.screen.scrolled_off - 100)  # (a row's text by cells)
+    # The shell marks' code reads a row's text cell by cell (get), rows by number.
+    first = fast.screen.shell.first_row()
+    assert first == slow.screen.shell.first_row()
+    for row in range(first, first + 2000, 7):
+        assert fast.screen.shell.text(row, 3, 70) == slow.screen.shell.text(row, 3, 70)
     assert sum(type(line) is _LazyLine for line in history) == len(lazy)
     pairs = list(zip(fast.screen.scrollback, slow.screen.scrollback, strict=True))
     for i, (name, read) in enumerate(_READS.items()):
