@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from operator import eq
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal, _bulk, _stream
+from phux.engine._screen import Cell, _LazyLine, _TextLine
+from phux.engine.checkpoint import write_checkpoint
 
 from .floods import chunked, coloured_session
 from .stock import assert_same_as_stock, stock_screen
@@ -128,13 +131,29 @@ def _run(session: list[bytes | tuple[int, int]], history: int, bulk: bool) -> Te
     return t
 
 
+def _views(t: Terminal) -> tuple[Any, ...]:
+    """What reads history rows without their cells (``_LazyLine``: rows the bulk path
+    kept in the history are built from their text and pens only), read before
+    anything fills them in: projections with styles and all the history, logical
+    lines, a checkpoint."""
+    return (
+        t.project_data(scrollback=0, cells=True),
+        t.project_data(scrollback=3, cells=True, version=3),
+        t.logical_lines(scrollback=0),
+        t.screen.history_wrapped(),
+        write_checkpoint(t),
+    )
+
+
 def _state(t: Terminal) -> tuple[Any, ...]:
     s = t.screen
+    views = _views(t)  # first: the rows' cells read below fill them in
 
     def rows(buffer: Any) -> list[tuple[dict[int, Any], bool, Any]]:
         return [(dict(buffer[y]), buffer[y].wrapped, buffer[y].default) for y in range(s.lines)]
 
     return (
+        views,
         rows(s.buffer),
         rows(s.main_buffer) if s.main_buffer is not None else None,
         [(dict(line), line.wrapped, line.default) for line in s.scrollback],
@@ -512,4 +531,91 @@ def test_coloured_lines_wider_than_the_screen_are_built_as_rows(
     fast.feed(data)
     assert drawn == []  # (the stream draws what it does not build)
     monkeypatch.undo()
+    assert _state(fast) == _state(slow)
+
+
+def _ls_flood(lines: int, cols: int) -> bytes:
+    import random
+
+    rng = random.Random(9)
+    colours = ["01;34", "01;32", "00", "40;33;01", "7"]
+    out = []
+    for i in range(lines):
+        if i % 5 == 0:
+            out.append(f"plain line {i}")  # (one pen)
+            continue
+        out.append(
+            "".join(
+                f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(['lorem', 'ipsum.py']):<13}\x1b[0m "
+                for _ in range(rng.randint(1, 2 * cols // 14))
+            )
+        )
+    return ("\r\n".join(out) + "\r\n").encode()
+
+
+_READS: dict[str, Any] = {
+    "len": len,
+    "bool": bool,
+    "in": lambda line: (0 in line, 5 in line, 79 in line, 500 in line, -1 in line, "a" in line),
+    "get": lambda line: (line.get(0), line.get(3, "x"), line.get(79), line.get(500, "x")),
+    "get-other": lambda line: (line.get(-1), line.get("a", "x")),
+    "getitem": lambda line: (line[0], line[7], line[500], line[-2]),
+    "iter": list,
+    "reversed": lambda line: list(reversed(line)),
+    "keys": lambda line: list(line.keys()),
+    "values": lambda line: list(line.values()),
+    "items": lambda line: sorted(line.items()),
+    "dict": dict,
+    "unpack": lambda line: {**line},
+    "sorted": sorted,
+    "copy": lambda line: dict(line.copy()),
+    "copy.copy": lambda line: dict(__import__("copy").copy(line)),
+    "repr": repr,
+    # (a plain dict on the left: the row's own __eq__ is still asked first)
+    "eq": lambda line: (line == {}, line == {0: Cell("x")}, eq({}, line), line != {}),
+    "or": lambda line: (line | {0: Cell("Q")}, {999: Cell("Q")} | line),
+    "setitem": lambda line: (line.__setitem__(2, Cell("Q")), dict(line)),
+    "update": lambda line: (line.update({1: Cell("U")}), dict(line)),
+    "pop": lambda line: (line.pop(0, None), dict(line)),
+    "clear": lambda line: (line.clear(), dict(line)),
+}
+
+
+@pytest.mark.parametrize("cols", [80, 23])
+def test_history_rows_built_without_cells_read_as_drawn_rows(cols: int) -> None:
+    """The rows a flood keeps in the history are built from their text and pens
+    only (``_LazyLine``): what reads only those (history text, projections with
+    styles, logical lines, checkpoints) leaves them so, and any read of a row's
+    cells (single cells, iteration, comparison, copies, changes) answers as the
+    row drawing every byte left, filled in first where it must be."""
+    data = _ls_flood(3000, cols)
+    fast = Terminal(cols, 24, history=2000)
+    fast.feed(data)
+    slow = Terminal(cols, 24, history=2000)
+    slow.stream.bulk = False
+    slow.feed(data)
+    history = list(fast.screen.scrollback)
+    lazy = [line for line in history if type(line) is _LazyLine]
+    assert len(lazy) > 1500
+    assert any(len(line.runs[1]) > 1 for line in lazy)
+    assert all(type(line) is not _LazyLine for line in fast.screen.buffer.values())
+    assert _views(fast) == _views(slow)
+    # The shell marks' code reads a row's text cell by cell (get), rows by number.
+    first = fast.screen.shell.first_row()
+    assert first == slow.screen.shell.first_row()
+    for row in range(first, first + 2000, 7):
+        assert fast.screen.shell.text(row, 3, 70) == slow.screen.shell.text(row, 3, 70)
+    assert sum(type(line) is _LazyLine for line in history) == len(lazy)
+    pairs = list(zip(fast.screen.scrollback, slow.screen.scrollback, strict=True))
+    for i, (name, read) in enumerate(_READS.items()):
+        for row, peer in pairs[i * 40 : i * 40 + 40]:  # (each read on rows of its own)
+            assert type(row) is type(peer) or type(row) is _LazyLine, name
+            assert read(row) == read(peer), name
+            assert type(row) is not _LazyLine or name in ("len", "bool", "in", "get", "getitem")
+            if name.startswith(("set", "update", "pop", "clear")):
+                assert type(row) is type(peer)  # (a plain Line now: text forgotten)
+    for row, peer in zip(fast.screen.scrollback, slow.screen.scrollback, strict=True):
+        assert row == peer
+        assert (row.wrapped, row.default) == (peer.wrapped, peer.default)
+    assert sum(type(line) is _TextLine for line in fast.screen.scrollback) >= len(lazy) - 400
     assert _state(fast) == _state(slow)

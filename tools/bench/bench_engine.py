@@ -15,21 +15,21 @@ cold (first projection after the history filled).
 Times are CPU time (``time.process_time``), with phux and stock runs
 alternating, so that other load on a shared machine skews neither figure.
 
-Floods (issue 17): plain text, ``ls --color``-style output (also at 80 columns,
-where its lines wrap), base64 lines wider than the pane, a progress bar
-repainted with CR and one endless line (neither with a line feed), fed as the
-server's replica feeds a flood (its batches of PTY reads joined up to four
-times the journal bound, 16 MiB; the server's history of 2000 rows), against
-the rate at which a process reads the same bytes from a real PTY (a child
-writes them to the slave in raw mode, the parent reads the master as fast as it
-can), both in wall time, alternating, the best run of each (the least disturbed
-by other load on a shared machine). Target: at least half the PTY's rate. Each
-flood also reads with the checkpoint the replica writes after every such feed
-(its work per feed, for the lag a replica keeps; no target of its own). The
-PTY's rate depends on the machine's load (a busy machine's CPUs do not idle
-between the reader's and the writer's wake-ups, and it rises several times over
-while the engine gets less CPU): the floods print how busy other processes kept
-the CPUs; read the ratios from a quiet run.
+Floods (issue 17): plain text, ``ls --color``-style output (also at 80 columns, where
+its lines wrap), base64 lines wider than the pane, a progress bar repainted with CR and
+one endless line (neither with a line feed), fed as the server's replica feeds a flood
+(its batches of PTY reads joined up to four times the journal bound, 16 MiB; the
+server's history of 2000 rows), against the rate at which a process reads the same bytes
+from a real PTY (a child writes them to the slave in raw mode, the parent reads the
+master as fast as it can), both in wall time, alternating, the best run of each (the
+least disturbed by other load on a shared machine). Target: at least half the PTY's
+rate. Each flood also reads with the checkpoint the replica writes after every such feed
+(its work per feed, for the lag a replica keeps; no target of its own). Two floods are
+also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds).
+The PTY's rate depends on the machine's load (a busy machine's CPUs do not idle between
+the reader's and the writer's wake-ups, and it rises several times over while the engine
+gets less CPU): the floods print how busy other processes kept the CPUs; read the ratios
+from a quiet run.
 """
 
 from __future__ import annotations
@@ -480,11 +480,18 @@ def _floods(quick: bool) -> list[Measurement]:
         ("progress bar (CR repaints, no line feed)", _progress_bar, COLS),
         ("base64 -w 0 (one line, no line feed)", _endless_line, COLS),
     ]
+    # What a client's mirror keeps (wait, watch, the MCP adapter's warm mirrors).
+    mirrored: list[tuple[str, Callable[[int], bytes], int]] = [
+        ("plain text", _plain, COLS),
+        ("ls --color at 80 columns (its lines wrap)", _ls_color, 80),
+    ]
     out = []
     load = OtherLoad()
     with load:
         for name, make, cols in workloads:
             out.extend(_flood(name, make(size), repeat, cols))
+        for name, make, cols in mirrored:
+            out.append(_mirror_flood(name, make(size), repeat, cols))
     print(
         f"# floods: other processes kept {load.cpus:.2f} of {os.cpu_count()} CPUs busy"
         " (the kernel's PTY work included); the PTY is read faster, and the engine"
@@ -525,6 +532,33 @@ def _flood(name: str, data: bytes, repeat: int, cols: int = COLS) -> list[Measur
             baseline=pty_rate,
         ),
     ]
+
+
+def _mirror_flood(name: str, data: bytes, repeat: int, cols: int) -> Measurement:
+    """The rate of a client's mirror (its history, its feeds) against the PTY's."""
+    from phux.client.mirror import DEFAULT_HISTORY, HOLD_BYTES
+
+    feeds: list[float] = []
+    reads: list[float] = []
+    for _ in range(repeat):
+        t = Terminal(cols, ROWS, history=DEFAULT_HISTORY)
+        start = time.perf_counter()
+        for i in range(0, len(data), HOLD_BYTES):
+            t.feed(data[i : i + HOLD_BYTES])
+        feeds.append(time.perf_counter() - start)
+        reads.append(_pty_read(data))
+    return Measurement(
+        bench="engine",
+        name=(
+            f"flood {name}, {HOLD_BYTES >> 20} MiB feeds, history {DEFAULT_HISTORY}"
+            " (a client's mirror)"
+        ),
+        unit="MB/s",
+        value=_mbps(data, min(feeds)),
+        baseline_name="PTY read of the same bytes",
+        baseline=_mbps(data, min(reads)),
+        target=">= 0.5x",
+    )
 
 
 def run(quick: bool) -> list[Measurement]:

@@ -50,7 +50,7 @@ from phux.engine._stream import _sgr_run
 from phux.engine._widths import narrow_class
 
 if TYPE_CHECKING:
-    from phux.engine._screen import Cell, EngineScreen
+    from phux.engine._screen import Cell, EngineScreen, Runs, _Glyphs
     from phux.engine._stream import EngineStream
 
 # An OSC string the stream would take whole, without controls inside; not OSC
@@ -658,22 +658,33 @@ def _apply_state(stream: EngineStream, data: str, start: int, stop: int, events:
 
 
 def _wrapped_rows(
-    rows: list[tuple[list[Cell], str, list[int], bool]],
-    cells: list[Cell],
+    rows: list[tuple[str, Runs | None, bool]],
     text: str,
     starts: list[int],
+    pens: list[Cell],
+    glyphs: list[_Glyphs],
     cols: int,
 ) -> None:
-    """Append the rows autowrap cuts a line wider than the screen into (its cells,
-    text, and the columns where the pen changes, 0 first): all but the first a
-    continuation. A line of exactly so many screen widths fills its last row and
-    wraps no further (the CR LF after it clears the pending wrap)."""
-    for at in range(0, len(cells), cols):
+    """Append the rows autowrap cuts a line wider than the screen into (its text,
+    and the columns where the pen changes, 0 first, with a cell and the cells of
+    each pen): all but the first a continuation. A line of exactly so many screen
+    widths fills its last row and wraps no further (the CR LF after it clears the
+    pending wrap)."""
+    n = len(starts)
+    size = len(text)
+    for at in range(0, size, cols):
         stop = at + cols
         # The run the row starts in, then the changes within it.
         first = bisect_right(starts, at) - 1
-        within = [0, *(x - at for x in starts[first + 1 :] if x < stop)]
-        rows.append((cells[at:stop], text[at:stop], within, at > 0))
+        within = [0]
+        row_pens = [glyphs[first][text[at]]]
+        i = first + 1
+        while i < n and starts[i] < stop:
+            within.append(starts[i] - at)
+            row_pens.append(pens[i])
+            i += 1
+        piece = text[at:stop]
+        rows.append((piece, (len(piece), (*within,), (*row_pens,)), at > 0))
 
 
 # An SGR's parameters and the text after it, up to the next ESC: what follows
@@ -694,14 +705,16 @@ def _text_part() -> re.Pattern[str]:
 def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
     """Draw the lines of ``data[start:end]`` that are printable ASCII and SGRs ended
     by CR LF (coloured output: ``ls --color``, logs), from column 0 of the empty
-    bottom row the bulk path just left: each row's cells built at once from the
-    pieces between SGRs, as ``draw`` and ``sgr`` would leave them, instead of one
-    ``draw`` and one ``sgr`` per piece; a line wider than the screen as the rows
-    autowrap cuts it into. Returns where the stream goes on (the first line that
-    is not like that, or ``start``).
+    bottom row the bulk path just left: each row built at once from the pieces
+    between SGRs, as ``draw`` and ``sgr`` would leave it, instead of one ``draw``
+    and one ``sgr`` per piece; a line wider than the screen as the rows autowrap
+    cuts it into. A row is its text and its pens (where the pen changes, and a cell
+    of each): ``EngineScreen.scroll_styled_rows`` gives cells only to the rows that
+    stay on the screen. Returns where the stream goes on (the first line that is
+    not like that, or ``start``).
 
     Pieces repeat (a colour and a name, the reset and the spaces after it): the
-    attributes after each and its cells are computed once per attributes before it.
+    attributes after each are computed once per attributes before it.
     """
     stop = data.rfind("\r\n", start, end)
     if stop < 0:
@@ -719,31 +732,33 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
     # Attributes by number, so that keys hash a small int rather than a Cell.
     attrs_of: list[Cell] = [cursor.attrs]  # type: ignore[list-item]
     number: dict[Cell, int] = {attrs_of[0]: 0}
-    # (attributes' number, piece) -> (number after, cells, text)
-    pieces: dict[tuple[int, str], tuple[int, tuple[Cell, ...], str]] = {}
-    firsts: dict[tuple[int, str], tuple[int, tuple[Cell, ...], str]] = {}
+    # [attributes' number][piece] -> (number after, the cells of those attributes,
+    # text, its length, its first cell)
+    tables: list[dict[str, tuple[int, _Glyphs, str, int, Cell | None]]] = [{}]
     state = 0
-    rows: list[tuple[list[Cell], str, list[int], bool]] = []
+    rows: list[tuple[str, Runs | None, bool]] = []
     at = start
     try:
         for line in data[start:stop].split("\r\n"):
             parts = line.split("\x1b[")
             s = state
             head = parts[0]
-            got = firsts.get((s, head))
-            if got is None:
-                if text_part(head) is None:
-                    break
-                glyphs = select(attrs_of[s])
-                got = firsts[(s, head)] = (s, tuple(map(glyphs.__getitem__, head)), head)
-            cells = list(got[1])
+            if head and text_part(head) is None:
+                break
             texts = [head]
-            # Where the pen changes (for checkpoints): the pieces' attributes by number.
-            starts = [0] if head else []
+            width = len(head)
+            # Where the pen changes, a cell of each pen and its cells (the runs):
+            # the pieces' attributes by number tell where it changes.
+            if head:
+                glyphs = select(attrs_of[s])
+                starts = [0]
+                pens = [glyphs[head[0]]]
+                runs_glyphs = [glyphs]
+            else:
+                starts, pens, runs_glyphs = [], [], []
             pen = s if head else -1
             for part in parts[1:]:
-                key = (s, part)
-                got = pieces.get(key)
+                got = tables[s].get(part)
                 if got is None:
                     if sgr_part(part) is None:
                         break
@@ -758,21 +773,26 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
                     if n is None:
                         n = number[after] = len(attrs_of)
                         attrs_of.append(after)
+                        tables.append({})
                     text = part[m + 1 :]
                     glyphs = select(after)
-                    got = pieces[key] = (n, tuple(map(glyphs.__getitem__, text)), text)
-                s = got[0]
-                if got[2]:
+                    first = glyphs[text[0]] if text else None
+                    got = tables[s][part] = (n, glyphs, text, len(text), first)
+                s, glyphs, text, size, first = got
+                if size:
                     if s != pen:
-                        starts.append(len(cells))
+                        starts.append(width)
+                        pens.append(first)  # type: ignore[arg-type]
+                        runs_glyphs.append(glyphs)
                         pen = s
-                    cells.extend(got[1])
-                    texts.append(got[2])
+                    width += size
+                    texts.append(text)
             else:
-                if len(cells) <= cols:
-                    rows.append((cells, "".join(texts), starts, False))
+                if width <= cols:
+                    text = "".join(texts) if len(texts) > 1 else head
+                    rows.append((text, (width, (*starts,), (*pens,)) if width else None, False))
                 else:
-                    _wrapped_rows(rows, cells, "".join(texts), starts, cols)
+                    _wrapped_rows(rows, "".join(texts), starts, pens, runs_glyphs, cols)
                 state = s
                 at += len(line) + 2
                 continue

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import re
 import unicodedata
+from bisect import bisect_right
 from collections import defaultdict, deque, namedtuple
 from collections.abc import Callable
 from functools import cache
@@ -358,6 +359,136 @@ class _TextLine(Line):
 _new_row = Line.__new__
 _FROM_0 = (0,)  # the runs of a row in one pen start at column 0
 _dict_update = dict.update
+
+
+def _filling(name: str) -> Callable[..., Any]:
+    """``method`` of a ``_TextLine`` run on a ``_LazyLine`` given its cells first."""
+
+    def fill_then(line: Line, *args: Any, **kwargs: Any) -> Any:
+        _fill(line)
+        return getattr(line, name)(*args, **kwargs)
+
+    fill_then.__name__ = name
+    return fill_then
+
+
+def _filling_both(name: str) -> Callable[..., Any]:
+    """:func:`_filling` for a binary operator: the other row is given its cells too
+    (``dict``'s own comparison reads the other dict's storage directly)."""
+
+    def fill_then(line: Line, other: Any) -> Any:
+        _fill(line)
+        if other.__class__ is _LazyLine:
+            _fill(other)
+        return getattr(line, name)(other)
+
+    fill_then.__name__ = name
+    return fill_then
+
+
+class _LazyLine(_TextLine):
+    """A history row of a flood built from its text and pens only (``runs``, which
+    always cover all of ``text``): its dict is empty until anything iterates,
+    compares, copies or changes the row, which fills in its cells (cell ``x`` is
+    ``text[x]`` in the pen of its run) and makes it the ``_TextLine`` it stands for.
+
+    Rows that scroll straight into a big history are almost never read cell by
+    cell (their text renders history, their runs write checkpoints), and their
+    cells were most of the cost of keeping a flood's last 10 000 rows. A row's
+    length and truthiness, membership and single cells (``get``, ``[x]``) are
+    answered from the text and pens without filling it: checkpoints ask for the
+    cells at soft wraps. Only rows that go into ``scrollback`` are built so:
+    rows on the screen are drawn on and stay ordinary.
+    """
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __contains__(self, x: object) -> bool:
+        if x.__class__ is int:
+            return 0 <= x < len(self.text)
+        return _fill(self).__contains__(x)
+
+    def get(self, x: int, default: Any = None) -> Any:
+        if x.__class__ is int and 0 <= x < len(self.text):
+            return _cell_at(self, x)
+        if x.__class__ is int:
+            return default
+        return _fill(self).get(x, default)
+
+    def __getitem__(self, x: int) -> Cell:
+        if x.__class__ is int:
+            if 0 <= x < len(self.text):
+                return _cell_at(self, x)
+            return self.default  # (pyte's StaticDefaultDict.__missing__)
+        return _fill(self).__getitem__(x)
+
+    __iter__ = _filling("__iter__")
+    __reversed__ = _filling("__reversed__")
+    __repr__ = _filling("__repr__")
+    __reduce__ = _filling("__reduce__")
+    __reduce_ex__ = _filling("__reduce_ex__")
+    keys = _filling("keys")
+    values = _filling("values")
+    items = _filling("items")
+    copy = _filling("copy")
+    __eq__ = _filling_both("__eq__")
+    __ne__ = _filling_both("__ne__")
+    __or__ = _filling_both("__or__")
+    __ror__ = _filling_both("__ror__")
+    __setitem__ = _filling("__setitem__")
+    __delitem__ = _filling("__delitem__")
+    __ior__ = _filling_both("__ior__")
+    update = _filling("update")
+    setdefault = _filling("setdefault")
+    pop = _filling("pop")
+    popitem = _filling("popitem")
+    clear = _filling("clear")
+
+
+def _fill(line: Line) -> Line:
+    """Give a ``_LazyLine`` its cells (it becomes a ``_TextLine``); ``line``."""
+    if line.__class__ is not _LazyLine:
+        return line
+    text = line.text
+    runs = line.runs
+    assert runs is not None
+    _, starts, pens = runs
+    if len(starts) == 1:
+        _dict_update(line, enumerate(map(_pen_glyphs(pens[0]).__getitem__, text)))
+    else:
+        ends = (*starts[1:], len(text))
+        for start, end, pen in zip(starts, ends, pens, strict=True):
+            glyph = _pen_glyphs(pen).__getitem__
+            _dict_update(line, zip(range(start, end), map(glyph, text[start:end]), strict=True))
+    line.__class__ = _TextLine  # type: ignore[assignment]
+    return line
+
+
+def _cell_at(line: Line, x: int) -> Cell:
+    """Cell ``x`` (within its text) of a ``_LazyLine``, without filling the row."""
+    runs = line.runs
+    assert runs is not None
+    starts = runs[1]
+    pen = runs[2][0] if len(starts) == 1 else runs[2][bisect_right(starts, x) - 1]
+    return _pen_glyphs(pen)[line.text[x]]
+
+
+# {pen's attributes: its cells}, for the cells of _LazyLine rows (shared by all screens:
+# cells are immutable).
+_PEN_GLYPHS: dict[tuple[object, ...], _Glyphs] = {}
+
+
+def _pen_glyphs(pen: Cell) -> _Glyphs:
+    tail = pen[1:]
+    glyphs = _PEN_GLYPHS.get(tail)
+    if glyphs is None:
+        if len(_PEN_GLYPHS) >= _GLYPH_CACHE_LIMIT:
+            _PEN_GLYPHS.clear()
+        glyphs = _PEN_GLYPHS[tail] = _Glyphs(pen)
+    return glyphs
 
 
 def _appends_text(line: Line, x: int) -> bool:
@@ -743,18 +874,19 @@ class EngineScreen(pyte.Screen):
         rows = [buffer[y] for y in range(lines)]
         append = rows.append
         new = _new_row
-        fill = _dict_update
-        for start in range(skip * cols, len(text), cols):
+        pushed = m - skip  # (the rows built, as many as scroll the screen)
+        lazy = pushed - lines  # the first ``lazy`` of them go into the history
+        for i, start in enumerate(range(skip * cols, len(text), cols)):
             piece = text[start : start + cols]
-            line = new(_TextLine)
+            line = new(_LazyLine)
             if default is not BLANK:
                 line.default = default
-            fill(line, enumerate(map(glyph, piece)))
             line.text = piece
             line.runs = (len(piece), _FROM_0, (glyph(piece[0]),))  # (one pen)
             line.wrapped = True
+            if i >= lazy:  # (on the screen)
+                _fill(line)
             append(line)
-        pushed = len(rows) - lines
         self.scrolled_off += m
         if history:
             self.scrollback.extend(rows[:pushed])
@@ -927,14 +1059,15 @@ class EngineScreen(pyte.Screen):
         self.cursor.y = bottom
         self.last_char = ""
 
-    def scroll_styled_rows(self, rows: list[tuple[list[Cell], str, list[int], bool]]) -> None:
+    def scroll_styled_rows(self, rows: list[tuple[str, Runs | None, bool]]) -> None:
         """``rows`` shifted in once from column 0 of an empty bottom row of the whole
-        main screen, each the cells from column 0 of a row no wider than the screen,
-        their text, the columns where the pen changes (0 first) and whether it
+        main screen, each the text from column 0 of a row no wider than the screen,
+        its runs (``Runs``: all of the text, None for an empty row) and whether it
         continues the row before (autowrap): the rows ``draw``, ``sgr`` and CR LF
         leave (a row drawn left to right from column 0 keeps its text, an empty one
         is a plain row). Only for the bulk path (``_bulk._styled_rows``), which
-        checks those conditions and computes the cells."""
+        checks those conditions and computes the pens. Rows that go into the
+        history are built without their cells (``_LazyLine``)."""
         if not rows:
             return
         buffer = self.buffer
@@ -942,9 +1075,10 @@ class EngineScreen(pyte.Screen):
         kept = [buffer[y] for y in range(lines)]
         append = kept.append
         new_line = self._new_line
-        fill = _dict_update  # a _TextLine's own update() would drop the text
+        k = len(rows)
+        lazy = k - lines + 1  # rows[i] for i < lazy go into the history
         first = True
-        for cells, text, starts, wrapped in rows:
+        for i, (text, runs, wrapped) in enumerate(rows):
             line = kept[lines - 1] if first else new_line()
             if first:
                 kept.pop()
@@ -952,13 +1086,13 @@ class EngineScreen(pyte.Screen):
             if wrapped:
                 line.wrapped = True
             if text:
-                line.__class__ = _TextLine
-                fill(line, enumerate(cells))
+                line.__class__ = _LazyLine
                 line.text = text
-                line.runs = (len(text), (*starts,), (*map(cells.__getitem__, starts),))
+                line.runs = runs
+                if i >= lazy:  # (on the screen)
+                    _fill(line)
             append(line)
         append(new_line())
-        k = len(rows)
         self.scrolled_off += k
         if self.history_size:
             self.scrollback.extend(kept[:k])
@@ -1001,20 +1135,28 @@ class EngineScreen(pyte.Screen):
         append = rows.append
         new = _new_row
         fill = _dict_update  # a _TextLine's own update() would drop the text
+        pushed = k - skip
+        # texts[i] for i < lazy go into the history (rows[:pushed]): built without cells.
+        lazy = start + 1 + skip + pushed - lines
         for i in range(start + 1 + skip, stop):
             text = texts[i]
-            line = new(_TextLine)  # without a Python-level __init__
-            if default is not BLANK:
-                line.default = default
-            fill(line, enumerate(map(glyph, text)))
-            line.text = text
-            if text:  # (one pen)
-                line.runs = (len(text), _FROM_0, (glyph(text[0]),))
+            if text:
+                line = new(_LazyLine if i < lazy else _TextLine)  # (no Python-level __init__)
+                if default is not BLANK:
+                    line.default = default
+                if i >= lazy:
+                    fill(line, enumerate(map(glyph, text)))
+                line.text = text
+                line.runs = (len(text), _FROM_0, (glyph(text[0]),))  # (one pen)
+            else:
+                line = new(_TextLine)
+                if default is not BLANK:
+                    line.default = default
+                line.text = text
             if wrapped is not None and wrapped[i]:
                 line.wrapped = True
             append(line)
         append(Line(default))
-        pushed = k - skip
         if not self.alternate:
             self.scrolled_off += k
         if history:
@@ -1562,7 +1704,8 @@ class EngineScreen(pyte.Screen):
         rows.reverse()
         append = texts.append
         for line in rows:
-            if line.__class__ is _TextLine:  # most rows of a flood: no cells to read
+            kind = line.__class__
+            if kind is _LazyLine or kind is _TextLine:  # most rows of a flood: no cells read
                 text = line.text
                 n = len(text)
                 append((text + " " * (cols - n) if n < cols else text, text.rstrip(" ")))
@@ -1609,7 +1752,8 @@ def _render_line(line: Line, cols: int, clip: bool = False) -> str:
     """A row's text, untrimmed (stubs contribute nothing): ``cols`` cells wide, or
     wider when the row holds cells past ``cols`` (written before a resize) and
     ``clip`` is false."""
-    if line.__class__ is _TextLine:
+    kind = line.__class__
+    if kind is _TextLine or kind is _LazyLine:
         text = line.text
         n = len(text)
         if n < cols:

@@ -69,6 +69,7 @@ from phux.engine._screen import (
     EngineScreen,
     Line,
     Runs,
+    _LazyLine,
     _TextLine,
 )
 from phux.engine._shell import (
@@ -218,7 +219,8 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int, int, int]:
 def _known_runs(line: Line) -> Runs | None:
     """The pens of a row a flood path built whole (``Line.runs``), if they still
     cover its text."""
-    if line.__class__ is not _TextLine:
+    kind = line.__class__
+    if kind is not _TextLine and kind is not _LazyLine:
         return None
     runs = getattr(line, "runs", None)  # (unset: built without them)
     return runs if runs is not None and runs[0] == len(line.text) else None
@@ -259,7 +261,8 @@ def _runs_body(line: Line, text: str, cols: int, w: _Writer) -> int:
 def _plain_text(line: Line) -> str | None:
     """The text of a row whose cells run from column 0 without gaps and hold one
     width-1 character each (None for any other row)."""
-    if line.__class__ is _TextLine:
+    kind = line.__class__
+    if kind is _TextLine or kind is _LazyLine:
         return line.text
     n = len(line)
     keys = list(line)
