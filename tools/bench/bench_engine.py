@@ -25,7 +25,8 @@ master as fast as it can), both in wall time, alternating, the best run of each 
 least disturbed by other load on a shared machine). Target: at least half the PTY's
 rate. Each flood also reads with the checkpoint the replica writes after every such feed
 (its work per feed, for the lag a replica keeps; no target of its own). Two floods are
-also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds).
+also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds;
+no target of their own either).
 The PTY's rate depends on the machine's load (a busy machine's CPUs do not idle between
 the reader's and the writer's wake-ups, and it rises several times over while the engine
 gets less CPU): the floods print how busy other processes kept the CPUs; read the ratios
@@ -557,7 +558,7 @@ def _mirror_flood(name: str, data: bytes, repeat: int, cols: int) -> Measurement
         value=_mbps(data, min(feeds)),
         baseline_name="PTY read of the same bytes",
         baseline=_mbps(data, min(reads)),
-        target=">= 0.5x",
+        # (no target: the is the replica's; a mirror keeps five times its history)
     )
 
 
