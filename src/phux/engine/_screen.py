@@ -1140,19 +1140,15 @@ class EngineScreen(pyte.Screen):
         lazy = start + 1 + skip + pushed - lines
         for i in range(start + 1 + skip, stop):
             text = texts[i]
+            lazy_row = i < lazy and text != ""
+            line = new(_LazyLine if lazy_row else _TextLine)  # (no Python-level __init__)
+            if default is not BLANK:
+                line.default = default
+            if not lazy_row:
+                fill(line, enumerate(map(glyph, text)))
+            line.text = text
             if text:
-                line = new(_LazyLine if i < lazy else _TextLine)  # (no Python-level __init__)
-                if default is not BLANK:
-                    line.default = default
-                if i >= lazy:
-                    fill(line, enumerate(map(glyph, text)))
-                line.text = text
                 line.runs = (len(text), _FROM_0, (glyph(text[0]),))  # (one pen)
-            else:
-                line = new(_TextLine)
-                if default is not BLANK:
-                    line.default = default
-                line.text = text
             if wrapped is not None and wrapped[i]:
                 line.wrapped = True
             append(line)

@@ -248,12 +248,6 @@ def _runs_body(line: Line, text: str, cols: int, w: _Writer) -> int:
     n = min(len(text), cols)
     cells = list(map(line.__getitem__, range(n)))
     pens = list(map(_PEN, cells))
-    out = w.out
-    pen = w.pen
-    if pens.count(pens[0]) == n:  # one pen (most of a flood's history)
-        pen(cells[0])
-        out.append(text[:n] if n < len(text) else text)
-        return n
     starts = [0, *compress(range(1, n), map(ne, pens[1:], pens))]
     return _write_runs(text, starts, list(map(cells.__getitem__, starts)), n, w)
 
