@@ -33,7 +33,7 @@ from phux.wire.frames import (
     Pong,
     TerminalList,
 )
-from replica.helpers import read_bootstrap
+from replica.helpers import header_flood, read_bootstrap
 from server.harness import RawClient, ServerProcess, spawn
 
 KiB = 1024
@@ -126,20 +126,6 @@ def _replica_pid(server: ServerProcess) -> int:
 
 FLOOD_ROWS = 30000  # 30000 x 87 bytes: about 2.6 MB each, under every per-terminal bound
 
-HEADER_FLOOD = f"""
-import os
-def w(b):
-    v = memoryview(b)
-    while v:
-        v = v[os.write(1, v):]
-w(b"\\x1b[H\\x1b[2J== HEADER painted once ==")
-for i in range({FLOOD_ROWS}):
-    w((b"\\x1b[10;1H\\x1b[2K" + (b"%06d " % i) * 12)[:87])
-w(b"\\x1b[12;1HDONE")
-import time
-time.sleep(60)
-"""
-
 
 def _next_seqs(conn: Connection, tids: list[int]) -> dict[int, int]:
     listing = conn.call_expect(
@@ -177,7 +163,7 @@ def test_journals_past_the_global_budget_wait_for_their_replicas(tmp_path: Path)
             shell = spawn(conn, ["cat"])
             replica = _replica_pid(server)
             os.kill(replica, signal.SIGSTOP)
-            floods = [spawn(conn, ["python3", "-c", HEADER_FLOOD]) for _ in range(3)]
+            floods = [spawn(conn, header_flood(FLOOD_ROWS)) for _ in range(3)]
             held = _settled(conn, floods)
             # Over the budget, the floods wait (the replica parses nothing now) ... Past
             # the budget: a look every sixteenth of it, and per terminal what a journal
@@ -226,7 +212,7 @@ def test_journals_past_the_global_budget_lose_their_oldest_bytes_without_replica
     server.start()
     try:
         with server.connect() as conn:
-            floods = [spawn(conn, ["python3", "-c", HEADER_FLOOD]) for _ in range(3)]
+            floods = [spawn(conn, header_flood(FLOOD_ROWS)) for _ in range(3)]
             held = _settled(conn, floods)
             assert all(seq > 2 * MiB for seq in held.values()), held  # nobody waited
             sizes = [len(read_bootstrap(conn, tid).journal) for tid in floods]

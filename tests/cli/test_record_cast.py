@@ -72,6 +72,21 @@ def wait_for(predicate: Any, what: str) -> None:
         time.sleep(0.02)
 
 
+def replays_to_the_screen(phux: Phux, pane: str, cast: Path) -> dict[str, Any]:  # noqa: F811
+    """The pane's screen (``snapshot --json``), once the recording in ``cast`` replays
+    to it: the recorder follows asynchronously."""
+    snap = phux("snapshot", "--json", pane)
+    assert snap.code == 0, snap.err
+    screen: dict[str, Any] = snap.json()
+
+    def caught_up() -> bool:
+        mine = replay(*read_cast(cast)).project_data()
+        return bool(mine["lines"] == screen["lines"] and mine["cursor"] == screen["cursor"])
+
+    wait_for(caught_up, "the recording to replay to the pane's screen")
+    return screen
+
+
 def _interruptible() -> None:
     # As a terminal's foreground job is: a test run started in the background by a
     # shell without job control (`cmd &` in a script, as a CI runner may be) ignores
@@ -108,16 +123,7 @@ def test_record_replays_to_the_panes_screen(phux: Phux) -> None:  # noqa: F811
         assert phux("send-keys", "rec", "seq 1 30", "Enter").code == 0
         assert phux("wait", "--regex", "^30$", "--timeout", "10", "rec").code == 0
         assert phux("wait", "--regex", r"\$ ?$", "--timeout", "10", "rec").code == 0
-        snap = phux("snapshot", "--json", "rec")
-        assert snap.code == 0, snap.err
-        screen = snap.json()
-
-        def caught_up() -> bool:
-            mine = replay(*read_cast(cast)).project_data()
-            return bool(mine["lines"] == screen["lines"] and mine["cursor"] == screen["cursor"])
-
-        # The recorder follows asynchronously: its replay reaches the pane's screen.
-        wait_for(caught_up, "the recording to replay to the pane's screen")
+        screen = replays_to_the_screen(phux, "rec", cast)
     finally:
         recorder.send_signal(signal.SIGINT)
         out, err = recorder.communicate(timeout=DEADLINE)
@@ -162,15 +168,7 @@ def test_record_input_holds_what_every_client_typed(phux: Phux) -> None:  # noqa
         ran = phux("run", "reci", "echo via-run")
         assert ran.code == 0, ran.err
         assert ran.out == "via-run\n"
-        snap = phux("snapshot", "--json", "reci")
-        assert snap.code == 0, snap.err
-        screen = snap.json()
-
-        def caught_up() -> bool:
-            mine = replay(*read_cast(cast)).project_data()
-            return bool(mine["lines"] == screen["lines"] and mine["cursor"] == screen["cursor"])
-
-        wait_for(caught_up, "the recording to replay to the pane's screen")
+        screen = replays_to_the_screen(phux, "reci", cast)
     finally:
         recorder.send_signal(signal.SIGINT)
         out, err = recorder.communicate(timeout=DEADLINE)

@@ -28,16 +28,23 @@ def agent_loop(server: Path, target: str, tag: str, errors: list[str]) -> None:
 
 def run_agents(server: Path, jobs: list[tuple[str, str]]) -> list[str]:
     errors: list[str] = []
-    threads = [
-        threading.Thread(target=agent_loop, args=(server, target, tag, errors))
-        for target, tag in jobs
-    ]
+    _run_all(
+        [
+            threading.Thread(target=agent_loop, args=(server, target, tag, errors))
+            for target, tag in jobs
+        ],
+        120,
+    )
+    return errors
+
+
+def _run_all(threads: list[threading.Thread], timeout: float) -> None:
+    """Start ``threads`` and join each, none still alive after ``timeout`` seconds each."""
     for t in threads:
         t.start()
     for t in threads:
-        t.join(120)
+        t.join(timeout)
     assert not any(t.is_alive() for t in threads)
-    return errors
 
 
 def test_ten_agents_on_ten_panes(client: Client, server: Path) -> None:
@@ -78,12 +85,7 @@ def _at_once(count: int, work: Callable[[Client], NewPaneResult], server: Path) 
         except Exception as exc:  # pragma: no cover - reported below
             results.append(exc)
 
-    threads = [threading.Thread(target=one) for _ in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads)
+    _run_all([threading.Thread(target=one) for _ in range(count)], 60)
     return results
 
 

@@ -147,6 +147,26 @@ def program(body: str) -> list[str]:
     return ["python3", "-c", head + body]
 
 
+def header_flood(rows: int) -> list[str]:
+    """A program that paints a header once, then repaints row 10 ``rows`` times (87
+    bytes each: ``%06d`` of its number, twelve times), then writes DONE on row 12
+    and lingers: a flood whose right end state needs its first bytes (the header)."""
+    body = f"""
+import os
+def w(b):
+    v = memoryview(b)
+    while v:
+        v = v[os.write(1, v):]
+w(b"\\x1b[H\\x1b[2J== HEADER painted once ==")
+for i in range({rows}):
+    w((b"\\x1b[10;1H\\x1b[2K" + (b"%06d " % i) * 12)[:87])
+w(b"\\x1b[12;1HDONE")
+import time
+time.sleep(60)
+"""
+    return ["python3", "-c", body]
+
+
 ASK = """
 def ask(query, end, timeout=10.0):
     os.write(1, query)

@@ -20,33 +20,18 @@ from phux.client.connection import Connection
 from phux.wire.frames import ListTerminals, MetadataChanged, MetaSubscribe, TerminalList
 from server.harness import next_of, spawn
 
-from .helpers import read_bootstrap, replica_server
+from .helpers import header_flood, read_bootstrap, replica_server
 
 KiB = 1024
 JOURNAL = 16 * KiB
 LAG = 64 * KiB
 ROWS = 60000  # 60000 x 87 bytes: about 5 MB, some 80 times the allowed lag
 
-HEADER_PROGRAM = f"""
-import os
-def w(b):
-    v = memoryview(b)
-    while v:
-        v = v[os.write(1, v):]
-w(b"\\x1b[H\\x1b[2J== HEADER painted once ==")
-for i in range({ROWS}):
-    row = (b"\\x1b[10;1H\\x1b[2K" + (b"%06d " % i) * 12)[:87]
-    w(row)
-w(b"\\x1b[12;1HDONE")
-import time
-time.sleep(60)
-"""
-
 
 def test_header_survives_a_flood_past_the_replica_lag(tmp_path: Path) -> None:
     args = ("--journal-bytes", str(JOURNAL), "--replica-lag-bytes", str(LAG))
     with replica_server(tmp_path, *args, history=50) as server, server.connect() as conn:
-        tid = spawn(conn, ["python3", "-c", HEADER_PROGRAM], cols=80, rows=24)
+        tid = spawn(conn, header_flood(ROWS), cols=80, rows=24)
         with Client(server.socket, env={}) as client:
             deadline = Deadline.after(60)
             while True:
