@@ -131,7 +131,8 @@ def skip(
         found = _crlf_lines(visible, x0, cols, need, feeds)
     else:
         end = _stretch_end(data, pos, left)
-        seen = _visible(data[pos:end], *((left, text) if end == n else (None, None)))
+        region = data[pos:end]
+        seen = _visible(region, left, text) if end == n else _visible(region)
         if seen is None:  # an escape sequence that does more than scroll
             end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
             seen = _visible(data[pos:end])
