@@ -746,6 +746,8 @@ def _marks_seen(mirror: Mirror) -> bool:
     if raw.find(b"\x1b]133;", 0, checkpoint) >= 0:
         return True  # the server's checkpoint: its marks came from signed ones
     key = mirror.mark_key
+    if key is None:
+        return raw.find(b"\x1b]133;", checkpoint) >= 0
     return bool(key) and raw.find(b";phux_k=" + key.encode(), checkpoint) >= 0
 
 
