@@ -77,10 +77,18 @@ def test_programs_that_are_not_interactive_shells_start_unchanged(host: ShellHos
     ],
 )
 def test_argv_rewrites(argv: list[str], expected: list[str] | None) -> None:
-    env: dict[str, str] = {"ENV": "mine"}
-    assert inject(argv, env) == (argv if expected is None else expected)
+    env: dict[str, str] = {"ENV": "mine", "_PHUX_KEY": "from-the-caller"}
+    start, facts = inject(argv, env)
+    assert start == (argv if expected is None else expected)
     if expected is None:
-        assert env == {"ENV": "mine"}
+        assert env == {"ENV": "mine"} and facts == {}
+    else:
+        # A fresh key for each pane, given to the shell and published as metadata.
+        key = env["_PHUX_KEY"]
+        assert len(key) == 32 and key != "from-the-caller"
+        assert facts["phux.shell_key"] == key.encode()
+        assert facts["phux.shell"] in (b"bash", b"zsh", b"fish", b"sh")
+        assert inject(argv, dict(env))[1]["phux.shell_key"] != key.encode()
 
 
 def test_opt_out_rules() -> None:
