@@ -180,7 +180,7 @@ _CONFIGS = [
         "bash-rebuilt-ps1",
         "bash",
         {
-            ".bashrc": "_build() { local s=$?; PS1=\"[$s] \\w \\$(date +%S)\\$ \"; }\n"
+            ".bashrc": '_build() { local s=$?; PS1="[$s] \\w \\$(date +%S)\\$ "; }\n'
             "PROMPT_COMMAND=_build\n"
         },
     ),
