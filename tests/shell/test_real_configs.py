@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from phux.engine import Terminal
+
 from .corpus import CONFIGS, Config, build, need
+from .kit import shell_host
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -202,3 +206,32 @@ def test_an_autosuggestion_is_not_typed_input(config: Config) -> None:
         res = phux("run", "--timeout", str(STEP), "w", "echo no")
         assert res.code == 3, res.err
         assert "input is pending at the prompt: 'echo s'" in res.err
+
+
+RIGHT_PROMPTS = [c for c in CONFIGS.values() if c.rprompt]
+CMDLINE = re.compile(rb";cmdline_url=[^;\x07\x1b]*")
+
+
+@pytest.mark.parametrize("config", RIGHT_PROMPTS, ids=[c.name for c in RIGHT_PROMPTS])
+def test_a_command_line_read_from_the_screen_leaves_the_right_prompt_out(config: Config) -> None:
+    # The shells' real bytes, with the C marks' cmdline_url taken out: the engine
+    # reads each command line from the screen (as for a bash command its history
+    # did not record, or another terminal's integration).
+    need(config)
+    lines = ["echo one", "true", "ls -d /"]
+    with shell_host() as host:
+        home = build(config, host.dir / "rc")
+        pane = host.spawn([config.shell], env={"HOME": str(home)}, cols=80, rows=24)
+        # An empty line first (a theme's precmd leaves the first prompt without
+        # marks), once the first prompt is drawn (whose marks cannot be awaited).
+        pane.settle(0.5)
+        n = pane.prompts()
+        pane.type("\r")
+        pane.wait_prompt(n + 1)
+        for line in lines:
+            pane.command(line)
+        data = CMDLINE.sub(b"", pane.data)
+    assert b"cmdline_url" not in data
+    term = Terminal(80, 24, 1000)
+    term.feed(data)
+    assert [rec.command for rec in term.commands if rec.command] == lines
