@@ -129,6 +129,14 @@ _CONFIGS = [
         rprompt=True,
     ),
     Config(
+        # The right prompt is taken off each line once it is accepted.
+        "zsh-transient-rprompt",
+        "zsh",
+        {".zshrc": "PS1='%n> '\nRPROMPT='[%*]'\nsetopt transient_rprompt\n"},
+        ("zsh",),
+        rprompt=True,
+    ),
+    Config(
         "fish-right-prompt",
         "fish",
         {

@@ -98,6 +98,11 @@ class Server:
         assert isinstance(lines, list)
         return [str(line) for line in lines]
 
+    def cursor_x(self, target: str) -> int:
+        cursor = self("snapshot", "--json", target).json()["cursor"]
+        assert isinstance(cursor, dict)
+        return int(cursor["x"])
+
     def await_screen(self, target: str, text: str) -> None:
         """Until the pane's screen shows ``text`` (the shell echoed typed keys)."""
         deadline = time.monotonic() + STEP
@@ -235,3 +240,24 @@ def test_a_command_line_read_from_the_screen_leaves_the_right_prompt_out(config:
     term = Terminal(80, 24, 1000)
     term.feed(data)
     assert [rec.command for rec in term.commands if rec.command] == lines
+
+
+@pytest.mark.parametrize("config", RIGHT_PROMPTS, ids=[c.name for c in RIGHT_PROMPTS])
+def test_typed_input_before_the_cursor_moved_home_is_pending(config: Config) -> None:
+    # The cursor back at the prompt's start: nothing before it, the typed text after.
+    need(config)
+    with serving(config) as phux:
+        assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
+        assert phux("send-keys", "w", "Enter").code == 0
+        assert phux("wait", "--prompt", "--timeout", str(STEP), "w").code == 0
+        assert phux("send-keys", "w", "echo pend").code == 0
+        phux.await_screen("w", "echo pend")
+        typed_to = phux.cursor_x("w")
+        assert phux("send-keys", "w", "C-a").code == 0
+        deadline = time.monotonic() + STEP
+        while phux.cursor_x("w") == typed_to:  # (until the shell moved the cursor)
+            assert time.monotonic() < deadline, "the cursor never moved"
+            time.sleep(0.05)
+        res = phux("run", "--timeout", str(STEP), "w", "echo no")
+        assert res.code == 3, res.err
+        assert "input is pending at the prompt: 'echo pend'" in res.err
