@@ -137,6 +137,20 @@ _CONFIGS = [
         rprompt=True,
     ),
     Config(
+        # powerlevel10k-style transient prompt: an accepted line is redrawn with a
+        # short prompt and no right prompt (zle-line-finish, zle reset-prompt).
+        "zsh-transient-prompt",
+        "zsh",
+        {
+            ".zshrc": "_full() { PROMPT='%n@%m %~ > '; RPROMPT='[%*]' }\n"
+            "autoload -Uz add-zsh-hook\nadd-zsh-hook precmd _full\n"
+            "_transient() { PROMPT='> '; RPROMPT=''; zle reset-prompt }\n"
+            "zle -N zle-line-finish _transient\n"
+        },
+        ("zsh",),
+        rprompt=True,
+    ),
+    Config(
         "fish-right-prompt",
         "fish",
         {

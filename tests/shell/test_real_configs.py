@@ -158,6 +158,7 @@ def exercise(phux: Server, config: Config) -> None:
 FIRST_PROMPT = {
     "zsh-powerlevel9k": "a theme's precmd hook replaces the first prompt's marks",
     "zsh-rebuilt-prompt": "a precmd hook replaces the first prompt's marks",
+    "zsh-transient-prompt": "a precmd hook replaces the first prompt's marks",
     "bash-pyenv-like": "issue 23 item 2: run after new in a slow shell",
     "zsh-conda-like": "issue 23 item 2: run after new in a slow shell",
     "fish-conda-like": "issue 23 item 2: run after new in a slow shell",
@@ -217,7 +218,13 @@ RIGHT_PROMPTS = [c for c in CONFIGS.values() if c.rprompt]
 CMDLINE = re.compile(rb";cmdline_url=[^;\x07\x1b]*")
 
 
-@pytest.mark.parametrize("config", RIGHT_PROMPTS, ids=[c.name for c in RIGHT_PROMPTS])
+# A transient prompt redraws the accepted line with a shorter prompt and no marks:
+# read from the screen, the command starts at the old B's column (spec: known
+# limits); zsh always gives cmdline_url, so history has the line as typed.
+READ_FROM_SCREEN = [c for c in RIGHT_PROMPTS if c.name != "zsh-transient-prompt"]
+
+
+@pytest.mark.parametrize("config", READ_FROM_SCREEN, ids=[c.name for c in READ_FROM_SCREEN])
 def test_a_command_line_read_from_the_screen_leaves_the_right_prompt_out(config: Config) -> None:
     # The shells' real bytes, with the C marks' cmdline_url taken out: the engine
     # reads each command line from the screen (as for a bash command its history
