@@ -27,31 +27,69 @@ def _pane_of_default(phux: Phux) -> int:  # noqa: F811
     return int(res.json()["pane"])
 
 
-def test_the_default_target_follows_last_use(phux: Phux) -> None:  # noqa: F811
-    """After work on `used`, a bare snapshot reads `used`, not the newer session."""
+def test_the_default_target_follows_writes_not_reads(phux: Phux) -> None:  # noqa: F811
+    """The default target is the active pane of the session last acted on: a write
+    (send-keys, run, paste) moves it there, a read (snapshot, wait, history, watch)
+    never does (issue 23 item 8)."""
     used = phux.new("lastuse-a")
     phux.settle("lastuse-a")
-    newer = phux.new("lastuse-b")
-    phux.settle("lastuse-b")  # wait: also a use, of the newer one
+    newer = phux.new("lastuse-b")  # creating a session selects it
+    phux.settle("lastuse-b")
     assert _pane_of_default(phux) == newer
-    for verb in (
-        ("send-keys", "lastuse-a", "echo hi", "Enter"),
-        ("run", "lastuse-a", "true"),
-        ("paste", "lastuse-a", " "),
+    for read in (
         ("snapshot", "lastuse-a"),
         ("wait", "--timeout", "5", "--regex", ".", "lastuse-a"),
         ("history", "lastuse-a"),
+        ("ls", "--panes"),
     ):
-        assert phux("snapshot", "lastuse-b").code == 0  # the other one was used last...
-        assert _pane_of_default(phux) == newer
-        res = phux(*verb)
-        assert res.code == 0, (verb, res.err)
-        assert _pane_of_default(phux) == used, verb  # ...until this verb used `used`
-    assert phux("snapshot", "lastuse-b").code == 0
+        assert phux(*read).code == 0, read
+        assert _pane_of_default(phux) == newer, read
     assert phux("watch", "--until", "dirty", "--timeout", "0.3", "lastuse-a").code in (0, 124)
-    assert _pane_of_default(phux) == used
+    assert _pane_of_default(phux) == newer
+    for write in (
+        ("send-keys", "lastuse-a", "echo hi", "Enter"),
+        ("run", "lastuse-a", "true"),
+        ("paste", "lastuse-a", " "),
+    ):
+        assert phux("send-keys", "lastuse-b", "").code == 0  # the other one was written last...
+        assert _pane_of_default(phux) == newer
+        res = phux(*write)
+        assert res.code == 0, (write, res.err)
+        assert _pane_of_default(phux) == used, write  # ...until this write went to `used`
     res = phux("snapshot", "--json", ".")
     assert res.code == 0 and int(res.json()["pane"]) == used
+    assert phux("kill", "lastuse-a").code == 0
+    assert phux("kill", "lastuse-b").code == 0
+
+
+def test_a_session_name_does_not_drift_to_a_pane_read_or_made(phux: Phux) -> None:  # noqa: F811
+    """`run build` keeps going to build's active pane after a `snapshot build:logs`,
+    a `new-window` and a `split` (tmux's session target); `--select` moves it, and
+    the @N each creation printed pins a pane."""
+    seed = phux.new("drift")
+    phux.settle("drift")
+    made = phux("new-window", "drift", "-n", "logs", "--", "sh", "-c", "echo L; exec sleep 60")
+    assert made.code == 0, made.err
+    name, at = made.out.split()
+    logs = int(at.removeprefix("@"))
+    assert name == "drift:1.0"
+    split = phux("split", "--json", "drift:1", "--", "sh", "-c", "echo S; exec sleep 60")
+    assert split.code == 0, split.err
+    assert phux("wait", "--until", "L", "--timeout", "10", "drift:logs").code == 0
+    assert phux("snapshot", "drift:logs").code == 0
+    assert phux("history", "drift:1.1").code == 0
+    res = phux("run", "--json", "drift", "echo still-here")
+    assert res.code == 0, res.err
+    assert res.json()["output"] == "still-here"
+    assert int(phux("snapshot", "--json", "drift").json()["pane"]) == seed
+    # --select makes the new pane the session's active one; `=` is the one before.
+    sel = phux("split", "--json", "--select", "drift:0", "--", "sh", "-c", "exec sleep 60")
+    assert sel.code == 0, sel.err
+    picked = int(sel.json()["terminal_id"])
+    assert int(phux("snapshot", "--json", "drift").json()["pane"]) == picked
+    assert int(phux("snapshot", "--json", "=").json()["pane"]) == seed
+    assert int(phux("snapshot", "--json", f"@{logs}").json()["pane"]) == logs
+    assert phux("kill", "drift").code == 0
 
 
 def test_an_exited_sessions_name_stays_resolvable(phux: Phux) -> None:  # noqa: F811
@@ -144,10 +182,10 @@ def test_windows_panes_and_tags_from_the_cli(phux: Phux) -> None:  # noqa: F811
         res = phux("wait", "--json", "--until", marker, "--timeout", "10", target)
         assert res.code == 0, (target, res.err)
         assert res.json()["pane"] == tid, target
-    # `=`: the pane used before the last one (the last one was @win above).
-    res = phux("snapshot", "--json", "=")
+    # Reads and unselected creations leave the session's active pane where it was.
+    res = phux("snapshot", "--json", "layout")
     assert res.code == 0, res.err
-    assert res.json()["pane"] == split["terminal_id"]
+    assert res.json()["pane"] == seed
     assert phux("untag", "layout:1.1", "builder").out == "ci\n"
     assert phux("snapshot", "#builder").code == 1
     listing = phux("ls", "--json", "--panes")

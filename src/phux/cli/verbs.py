@@ -218,6 +218,41 @@ def deadline_option(f: F) -> F:
     )(f)
 
 
+def _parse_env(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> dict[str, str]:
+    from phux.client.client import parse_env
+    from phux.client.errors import InvalidArgument
+
+    try:
+        return parse_env(value)
+    except InvalidArgument as exc:
+        raise click.BadParameter(exc.message) from None
+
+
+def env_option(f: F) -> F:
+    """tmux's ``-e VAR=VALUE``: set in the new pane over the server's environment."""
+    return click.option(
+        "-e",
+        "env",
+        metavar="VAR=VALUE",
+        multiple=True,
+        callback=_parse_env,
+        help="Set VAR in the pane (repeatable); the rest of its environment is the "
+        "server's, not this command's.",
+    )(f)
+
+
+def select_option(f: F) -> F:
+    return click.option(
+        "--select",
+        "select",
+        is_flag=True,
+        help="Make the new pane its session's active pane, which the session's name "
+        "then names (default: the active pane stays; target the new one by its @N).",
+    )(f)
+
+
 def verb_epilog(*extra: str) -> str:
     return texts.epilog(*extra, texts.SOCKET)
 
@@ -739,10 +774,12 @@ def history_cmd(
             ("1", "the name is taken / failure (when attached: the server went away)"),
             ("128+N", "when attached: the program was killed by signal N"),
         ),
+        texts.PANE_ENV,
         texts.JSON_ERRORS,
     ),
 )
 @click.option("-s", "name", metavar="NAME", help="Session name (default: smallest free number).")
+@env_option
 @click.option(
     "-c",
     "cwd",
@@ -783,6 +820,7 @@ def history_cmd(
 @click.argument("command", nargs=-1)
 def new_cmd(
     name: str | None,
+    env: dict[str, str],
     cwd: str | None,
     detached: bool,
     no_shell_integration: bool,
@@ -823,6 +861,7 @@ def new_cmd(
                     name,
                     cwd=directory,
                     command=list(command),
+                    env=env,
                     shell_integration=not no_shell_integration,
                     deadline=deadline,
                 )
@@ -865,6 +904,7 @@ def new_cmd(
         f"  run:      phux run{via} {session} make test\n"
         f"  attach:   phux attach{via} {session}\n"
         f"  end it:   phux kill{via} {session}\n"
+        f"  {session} names its active pane; @{result.terminal_id} names this pane always\n"
     )
 
 
@@ -1013,6 +1053,12 @@ def _argv(command: tuple[str, ...]) -> list[str]:
     return list(command[1:] if command[:1] == ("--",) else command)
 
 
+SELECT_RULE = (
+    "The session's active pane (what its name targets) stays where it was unless\n"
+    "--select: reach the new pane by the @N printed, or SESSION:W.P."
+)
+
+
 def _print_pane(result: Any, as_json: bool) -> None:
     if as_json:
         write_out(to_json(result) + "\n")
@@ -1030,12 +1076,16 @@ def _print_pane(result: Any, as_json: bool) -> None:
         "  phux snapshot build:logs        # or build:1, build:1.0",
         "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
         "before a COMMAND (every word after it is the program's argv).",
+        SELECT_RULE,
+        texts.PANE_ENV,
         texts.exit_codes(("0", "created"), ("1", "no such session / bad name / failure")),
         texts.JSON_ERRORS,
     ),
 )
 @click.option("-n", "name", metavar="NAME", help="Window name, for NAME:WINDOW selectors.")
 @click.option("-c", "cwd", metavar="CWD", help="Working directory (default: the current one).")
+@env_option
+@select_option
 @json_option('Print {"session", "window", "pane", "terminal_id"}.')
 @deadline_option
 @socket_option
@@ -1044,6 +1094,8 @@ def _print_pane(result: Any, as_json: bool) -> None:
 def new_window_cmd(
     name: str | None,
     cwd: str | None,
+    env: dict[str, str],
+    select: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -1057,6 +1109,8 @@ def new_window_cmd(
             name=name,
             command=_argv(command),
             cwd=os.path.abspath(cwd) if cwd is not None else None,
+            env=env,
+            select=select,
             deadline=deadline_after(timeout),
         )
     _print_pane(result, as_json)
@@ -1070,12 +1124,16 @@ def new_window_cmd(
         "\b\nExample:\n  phux split build:0 -- htop     # then: phux snapshot build:0.1",
         "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
         "before a COMMAND (every word after it is the program's argv).",
+        SELECT_RULE,
+        texts.PANE_ENV,
         texts.TARGET_GRAMMAR,
         texts.exit_codes(("0", "created"), ("1", "target not found / failure")),
         texts.JSON_ERRORS,
     ),
 )
 @click.option("-c", "cwd", metavar="CWD", help="Working directory (default: the current one).")
+@env_option
+@select_option
 @json_option('Print {"session", "window", "pane", "terminal_id"}.')
 @deadline_option
 @socket_option
@@ -1083,6 +1141,8 @@ def new_window_cmd(
 @click.argument("command", nargs=-1)
 def split_cmd(
     cwd: str | None,
+    env: dict[str, str],
+    select: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -1096,6 +1156,8 @@ def split_cmd(
             target,
             command=_argv(command),
             cwd=os.path.abspath(cwd) if cwd is not None else None,
+            env=env,
+            select=select,
             deadline=deadline_after(timeout),
         )
     _print_pane(result, as_json)

@@ -73,8 +73,7 @@ def wait_for(
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
     limit = deadline.earliest(Deadline.after(timeout))
 
-    pane = client.resolve(target, deadline)
-    client.used(pane, deadline)
+    pane = client.resolve(target, deadline)  # a read: the active pane stays
     mirror = client.mirror(pane, deadline)
     fresh_rows = 0
 

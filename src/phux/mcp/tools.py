@@ -113,6 +113,7 @@ class RunArgs(_Args):
 class WaitArgs(_Args):
     target: str | None = None
     until: str | None = None
+    regex: str | None = None
     idle_ms: IdleMs | None = None
     prompt: bool = False
     exit: bool = False
@@ -128,6 +129,7 @@ class NewArgs(_Args):
     name: Annotated[str, msgspec.Meta(min_length=1)]
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     shell_integration: bool = True
 
 
@@ -145,12 +147,16 @@ class NewWindowArgs(_Args):
     name: str | None = None
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    select: bool = False
 
 
 class SplitArgs(_Args):
     target: str
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    select: bool = False
 
 
 class TagArgs(_Args):
@@ -357,11 +363,14 @@ def _error_text(exc: BaseException) -> str:
 
 
 _TARGET_GRAMMAR = (
-    "TARGET grammar (resolved client-side, as in the CLI): `.` current (the pane last used), "
-    "`=` the pane used before that, `name` session (an exited session's name still works "
-    "while the server keeps its panes), `name:N` or `name:tag` window, `name:N.M` pane, "
-    "`@N` pane id, `#tag` tagged panes (phux_tag). A target that names several panes narrows "
-    "to the most recently used one, else the first."
+    "TARGET grammar (resolved client-side, as in the CLI): `.` current (the active pane of "
+    "the session last acted on), `=` the pane active before that, `name` session: its active "
+    "pane (an exited session's name still works while the server keeps its panes), `name:N` "
+    "or `name:tag` window, `name:N.M` pane, `@N` pane id (pins one pane), `#tag` tagged panes "
+    "(phux_tag). A target that names several panes narrows to the active one, else the "
+    "first. The active pane moves only when a call writes to a pane (phux_send_keys, "
+    "phux_paste, phux_run), selects one (select=true) or creates a session; reads "
+    "(phux_snapshot, phux_wait, phux_history, phux_ls) never move it."
 )
 _SOCKET_PROP = {
     "type": "string",
@@ -545,6 +554,7 @@ class PhuxTools:
             result = client.wait(
                 args.target,
                 until=args.until,
+                regex=args.regex,
                 idle_ms=args.idle_ms,
                 prompt=args.prompt,
                 exit=args.exit,
@@ -559,12 +569,11 @@ class PhuxTools:
                 exit_code=result.exit_code if args.exit else msgspec.UNSET,
             )
 
-        if arguments.get("until") is not None and (
-            arguments.get("prompt") or arguments.get("exit")
-        ):
-            return ToolResult("invalid arguments: give one of until, prompt, exit", True)
-        if arguments.get("prompt") and arguments.get("exit"):
-            return ToolResult("invalid arguments: give one of until, prompt, exit", True)
+        text = arguments.get("until") is not None or arguments.get("regex") is not None
+        if arguments.get("until") is not None and arguments.get("regex") is not None:
+            return ToolResult("invalid arguments: give until or regex, not both", True)
+        if sum((text, bool(arguments.get("prompt")), bool(arguments.get("exit")))) > 1:
+            return ToolResult("invalid arguments: give one of until/regex, prompt, exit", True)
         return self._invoke(WaitArgs, arguments, work, retry_stale=True)
 
     def history(self, arguments: dict[str, Any]) -> ToolResult:
@@ -581,6 +590,7 @@ class PhuxTools:
                 args.name,
                 cwd=args.cwd,
                 command=args.command,
+                env=args.env,
                 shell_integration=args.shell_integration,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
@@ -602,6 +612,8 @@ class PhuxTools:
                 name=args.name,
                 command=args.command,
                 cwd=args.cwd,
+                env=args.env,
+                select=args.select,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -613,6 +625,8 @@ class PhuxTools:
                 args.target,
                 command=args.command,
                 cwd=args.cwd,
+                env=args.env,
+                select=args.select,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -768,14 +782,15 @@ LS_DOC = (
 SNAPSHOT_DOC = (
     "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
     "cursor, lines, scrollback, title, wrapped, alternate, styles when asked, program = the "
-    "foreground program, state = prompt | running | hidden_input | tui | exited). "
-    "Side-effect-free: never attaches or resizes. target is optional (default: the last used "
-    "session). scrollback: absent = viewport only, 0 = all retained history, N = the newest N "
-    "history rows; empty while alternate is true (a full-screen program: history belongs to "
-    "the main screen). cells=true adds `styles`: runs of styled text {row, col, width, text, "
-    "semantic?, style} with only the non-default SGR flags and colours (schema_version=3 gives "
-    "the old per-cell `cells` instead, for one version). Repeated snapshots of a pane are "
-    "served from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+    "foreground program, state = prompt | running | hidden_input | tui | exited). Side-effect-"
+    "free: never attaches or resizes, and the session's active pane stays. target is optional "
+    "(default: `.`). scrollback: absent = viewport only, 0 = all retained history, N = the "
+    "newest N history rows; empty while alternate is true (a full-screen program: history "
+    "belongs to the main screen). cells=true adds `styles`: runs of styled text {row, col, "
+    "width, text, semantic?, style} with only the non-default SGR flags and colours "
+    "(schema_version=3 gives the old per-cell `cells` instead, for one version). Repeated "
+    "snapshots of a pane are served from a warm local mirror. Returns at once (at most 30 s). "
+    + _TARGET_GRAMMAR
 )
 
 SNAPSHOT_SCHEMA = _schema(
@@ -876,23 +891,28 @@ RUN_SCHEMA = _schema(
 
 WAIT_DOC = (
     "Block until a pane meets a condition: until = some visible line contains this text; "
+    "regex = a Python regex matches some visible line; "
     "prompt = true: the pane's shell is at an idle prompt (with shell integration: its "
     "prompt drawn, nothing typed; without: the shell holds the terminal and the screen was "
     "still for idle_ms); exit = true: the pane's program exited; else the screen has been "
-    f"still for idle_ms (default {DEFAULT_IDLE_MS} ms). Give at most one of until, prompt, "
-    'exit. Returns {"outcome": "met" | "timed_out", "polls": N}, plus "state" and '
+    f"still for idle_ms (default {DEFAULT_IDLE_MS} ms). Give at most one of until, regex, "
+    'prompt, exit. Returns {"outcome": "met" | "timed_out", "polls": N}, plus "state" and '
     '"program" with prompt or exit, and "exit_code" (the status, 128+N for signal N) with '
     "exit; a timeout is an outcome, not an error. Side-effect-free. Blocks up to "
-    f"timeout_secs (default {WAIT_TIMEOUT:g}; 0 checks once without waiting). "
+    f"timeout_secs (default {WAIT_TIMEOUT:g}; 0 checks the current state once, watching "
+    "only as long as the condition needs: idle_ms of quiet, or 100 ms for a prompt). "
     + _LONG_WAITS
     + " Tip: match text that only the command's output prints, not the command line you "
-    "typed (its echo is visible too). target is optional (default: the last session). "
-    + _TARGET_GRAMMAR
+    "typed (its echo is visible too). target is optional (default: `.`). " + _TARGET_GRAMMAR
 )
 WAIT_SCHEMA = _schema(
     {
         "target": {"type": "string", "description": "Pane selector; default: last session."},
         "until": {"type": "string", "description": "Succeed once a visible line contains this."},
+        "regex": {
+            "type": "string",
+            "description": "Succeed once this Python regex matches a visible line.",
+        },
         "prompt": {
             "type": "boolean",
             "default": False,
@@ -914,8 +934,8 @@ WAIT_SCHEMA = _schema(
             "minimum": 0,
             "maximum": MAX_TIMEOUT_SECS,
             "default": WAIT_TIMEOUT,
-            "description": f"Give up after this long (default {WAIT_TIMEOUT:g}; 0 checks once, "
-            "without waiting). Keep <= 50.",
+            "description": f"Give up after this long (default {WAIT_TIMEOUT:g}; 0 checks the "
+            "current state once). Keep <= 50.",
         },
     }
 )
@@ -942,13 +962,25 @@ HISTORY_SCHEMA = _schema(
     ["target"],
 )
 
+_ENV_DOC = (
+    "A pane's environment is the server's (not this adapter's: the agent's venv or exported "
+    "variables do not reach it), plus PHUX_TERMINAL and TERM, plus env, which wins."
+)
+_ENV_PROP = {
+    "type": "object",
+    "additionalProperties": {"type": "string"},
+    "description": 'Variables set in the pane over the server\'s environment ({"VAR": '
+    '"value"}, tmux\'s -e).',
+}
 NEW_DOC = (
     "Create a named session on the running server without attaching (does not start a "
     "server: with none running it fails). command is the seed pane's argv (default: the "
     "server's shell); cwd its working directory. A shell gets phux's invisible prompt and "
-    "command marks unless shell_integration is false. A name already in use is rejected. Returns "
-    '{"session": NAME, "terminal_id": N}; target the pane as NAME or @N. Returns at once '
-    "(at most 30 s)."
+    "command marks unless shell_integration is false. A name already in use is rejected. "
+    + _ENV_DOC
+    + ' Returns {"session": NAME, "terminal_id": N}; target the pane as NAME (the session\'s '
+    "active pane, which moves when another pane is written to) or @N (this pane, always). "
+    "Returns at once (at most 30 s)."
 )
 NEW_SCHEMA = _schema(
     {
@@ -959,6 +991,7 @@ NEW_SCHEMA = _schema(
             "description": "argv of the seed pane; omit or [] for the default shell.",
         },
         "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+        "env": _ENV_PROP,
         "shell_integration": {
             "type": "boolean",
             "description": "false: start a shell without phux's prompt/command marks "
@@ -1002,12 +1035,18 @@ _ARGV_PROP = {
     "description": "argv of the new pane; omit or [] for the default shell.",
 }
 _CWD_PROP = {"type": "string", "description": "Working directory of the new pane."}
+_SELECT_PROP = {
+    "type": "boolean",
+    "description": "Make the new pane its session's active pane, which the session's name "
+    "then targets (default false: the active pane stays; target the new one by @N).",
+}
 
 NEW_WINDOW_DOC = (
     "Add a window to a live session: its pane 0 runs command (default: the server's shell), "
-    "sized like the session's last used pane. name names the window for `session:name` "
+    "sized like the session's active pane. name names the window for `session:name` "
     'targets. Returns {"session", "window", "pane", "terminal_id"}; target it as '
-    "session:WINDOW.0 or @N. Returns at once (at most 30 s)."
+    "session:WINDOW.0 or @N: the session's name still names its active pane unless "
+    "select is true. " + _ENV_DOC + " Returns at once (at most 30 s)."
 )
 NEW_WINDOW_SCHEMA = _schema(
     {
@@ -1015,6 +1054,8 @@ NEW_WINDOW_SCHEMA = _schema(
         "name": {"type": "string", "description": "Window name (not a number; no `:` `.` `,`)."},
         "command": _ARGV_PROP,
         "cwd": _CWD_PROP,
+        "env": _ENV_PROP,
+        "select": _SELECT_PROP,
     },
     ["session"],
 )
@@ -1022,7 +1063,10 @@ NEW_WINDOW_SCHEMA = _schema(
 SPLIT_DOC = (
     "Add a pane to the window of the pane target names, with the next pane index and the "
     'same size, running command (default: the server\'s shell). Returns {"session", "window", '
-    '"pane", "terminal_id"}; target it as session:W.P or @N. Returns at once (at most 30 s). '
+    '"pane", "terminal_id"}; target it as session:W.P or @N: the session\'s name still '
+    "names its active pane unless select is true. "
+    + _ENV_DOC
+    + " Returns at once (at most 30 s). "
     + _TARGET_GRAMMAR
 )
 SPLIT_SCHEMA = _schema(
