@@ -258,3 +258,40 @@ def test_remedies_are_never_empty(phux: Phux) -> None:  # noqa: F811
     phux.new("remedy4")
     res = phux("rename", "remedy4", "remedy3b")
     assert res.code == 1 and "-s" not in res.err
+
+
+def test_e_sets_variables_in_new_panes(phux: Phux) -> None:  # noqa: F811
+    """tmux's -e VAR=VALUE on new, new-window and split: the pane's environment is the
+    server's plus these; the caller's own environment does not reach it."""
+    env = dict(phux.env, PHUX_T_CALLER="caller")
+    show = 'echo "v=[$PHUX_T_A][$PHUX_T_CALLER]"; exec sleep 60'
+    res = phux("new", "--json", "-s", "envs", "-e", "PHUX_T_A=a=1", "--", "sh", "-c", show, env=env)
+    assert res.code == 0, res.err
+    assert phux("wait", "--until", "v=[a=1][]", "--timeout", "10", "envs").code == 0
+    for verb, where in (("new-window", "envs"), ("split", "envs:0")):
+        res = phux(verb, "--json", where, "-e", f"PHUX_T_A={verb}", "--", "sh", "-c", show)
+        assert res.code == 0, res.err
+        pinned = f"@{res.json()['terminal_id']}"
+        assert phux("wait", "--until", f"v=[{verb}][]", "--timeout", "10", pinned).code == 0
+    for bad in ("NOEQUALS", "1X=y", "=y"):
+        res = phux("split", "envs:0", "-e", bad)
+        assert res.code == 2 and "-e" in res.err, (bad, res.err)
+    assert phux("kill", "envs").code == 0
+
+
+def test_wait_with_timeout_0_checks_the_current_state(phux: Phux) -> None:  # noqa: F811
+    """On an idle shell, --prompt and --idle with --timeout 0 are met (exit 0), and
+    --until text that is not there is not (124), at once."""
+    phux.new("once")
+    phux.settle("once")
+    for condition in (("--prompt",), ("--idle", "200"), ()):
+        started = time.monotonic()
+        res = phux("wait", "--timeout", "0", *condition, "once")
+        assert res.code == 0, (condition, res.err)
+        assert time.monotonic() - started < 8
+    assert phux("wait", "--timeout", "0", "--until", "not-on-screen", "once").code == 124
+    busy = phux.new("busy", "sh", "-c", "while :; do echo tick; sleep 0.05; done")
+    assert phux("wait", "--until", "tick", "--timeout", "10", f"@{busy}").code == 0
+    assert phux("wait", "--timeout", "0", "--idle", "300", f"@{busy}").code == 124
+    assert phux("kill", "once").code == 0
+    assert phux("kill", "busy").code == 0

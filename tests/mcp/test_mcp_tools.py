@@ -219,6 +219,7 @@ def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
     assert ok(tools.wait({"until": "done", "timeout_secs": 5})) == {"outcome": "met", "polls": 3}
     assert made[0].calls[-1][1][1] == {
         "until": "done",
+        "regex": None,
         "idle_ms": None,
         "prompt": False,
         "exit": False,
@@ -229,7 +230,14 @@ def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
     ok(tools.wait({"target": "w", "idle_ms": 300, "timeout_secs": 0}))  # 0: check once
     assert made[0].calls[-1][1] == (
         ("w",),
-        {"until": None, "idle_ms": 300, "prompt": False, "exit": False, "timeout": 0.0},
+        {
+            "until": None,
+            "regex": None,
+            "idle_ms": 300,
+            "prompt": False,
+            "exit": False,
+            "timeout": 0.0,
+        },
     )
     body = ok(tools.wait({"target": "w", "exit": True}))
     assert body["outcome"] == "met" and "exit_code" in body and "state" in body
@@ -245,12 +253,12 @@ def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
     }
     assert made[0].calls[-1] == (
         "new",
-        (("build",), {"cwd": "/tmp", "command": ["sh"], "shell_integration": True}),
+        (("build",), {"cwd": "/tmp", "command": ["sh"], "env": {}, "shell_integration": True}),
     )
-    ok(tools.new({"name": "b2", "shell_integration": False}))
+    ok(tools.new({"name": "b2", "shell_integration": False, "env": {"A": "1"}}))
     assert made[0].calls[-1] == (
         "new",
-        (("b2",), {"cwd": None, "command": [], "shell_integration": False}),
+        (("b2",), {"cwd": None, "command": [], "env": {"A": "1"}, "shell_integration": False}),
     )
 
 

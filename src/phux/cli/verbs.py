@@ -591,7 +591,8 @@ def run_cmd(
     default=WAIT_TIMEOUT,
     show_default=True,
     metavar="SECS",
-    help="Give up (exit 124) after SECS seconds; 0 checks once, without waiting.",
+    help="Give up (exit 124) after SECS seconds; 0 checks the current state once "
+    "(--idle and --prompt are watched for just their quiet time).",
 )
 @json_option("Print the final ScreenState JSON (also on timeout).")
 @socket_option

@@ -100,7 +100,7 @@ class LastNotAvailable(TargetNotFound):
     panes were ever made active."""
 
     code = "no_last_pane"
-    remedy = "use `.`, a session name or `@N`; `=` needs two panes used before"
+    remedy = "use `.`, a session name or `@N`; `=` needs two panes written to or selected"
 
 
 class TerminalGone(PhuxError):
