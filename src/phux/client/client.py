@@ -59,6 +59,7 @@ from phux.client.selectors import (
     validate_session_name,
 )
 from phux.runtime_paths import resolve_socket_path
+from phux.signed_marks import pane_key
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
     Detached,
@@ -475,6 +476,7 @@ class Client:
             )
         tid = pane.terminal
         mirror = Mirror(tid, engine=engine, history=history, raw=raw)
+        mirror.mark_key = pane_key(pane.metadata)
         mirror.input_events = input_events
         rid = conn.submit(
             lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER, input=input_events)

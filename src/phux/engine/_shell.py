@@ -49,6 +49,9 @@ __all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
 MAX_COMMANDS = 4096
 
 NONE, PROMPT, CONTINUATION, RUNNING = "none", "prompt", "continuation", "running"
+# What the integration said of itself (``I`` marks) and whether a prompt came since.
+STARTING, READY, OFF = "starting", "ready", "off"
+_ANNOUNCED = {"start": STARTING, "ready": READY, "off": OFF}
 
 
 class CommandRecord(Record):
@@ -92,7 +95,16 @@ class CommandRecord(Record):
 class ShellState:
     """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
 
-    __slots__ = ("checkpoint", "clock", "commands", "cycle", "phase", "screen")
+    __slots__ = (
+        "checkpoint",
+        "clock",
+        "commands",
+        "cycle",
+        "integration",
+        "key",
+        "phase",
+        "screen",
+    )
 
     def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
         self.screen = screen
@@ -100,6 +112,11 @@ class ShellState:
         # Replaying a checkpoint (Terminal.feed_checkpoint): a mark without phux_at
         # is a cell's mark only (a writer that does not carry the commands).
         self.checkpoint = False
+        # The pane's key: only marks signed with it count (None: all marks do).
+        self.key: str | None = None
+        # "none" (no signed mark yet), "starting" (the integration announced
+        # itself, no prompt yet), "ready" (a prompt was marked) or "off".
+        self.integration = NONE
         self.phase = NONE
         # The open prompt cycle: ("A" | "S" | "B", row, col) since the last
         # primary prompt ("S": a continuation prompt's A).
@@ -249,6 +266,11 @@ class ShellState:
     def mark(self, kind: str, args: str) -> None:
         """One OSC 133 mark (``kind`` and the rest of its parameters)."""
         screen = self.screen
+        if kind == "I":
+            # The integration announces itself (start, off) before any prompt;
+            # checkpoints say where it stands (start, ready, off).
+            self.integration = _ANNOUNCED.get(args.partition(";")[0], self.integration)
+            return
         if args == "phux_pen=1":  # (most marks of a checkpoint: no parsing)
             screen.set_semantic(_SEMANTIC[kind])
             return
@@ -291,6 +313,8 @@ class ShellState:
                 when = None
         elif not replayed and self.clock is not None and kind in "CD":
             when = self.clock()
+        if kind in "AB":
+            self.integration = READY
         if kind == "A":
             continuation = params.get("k") == "s"
             if self.phase == RUNNING:
