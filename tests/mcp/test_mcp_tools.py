@@ -16,7 +16,8 @@ from phux.client.models import NewResult, WaitResult
 from phux.client.run import RunOutcome
 from phux.client.selectors import Pane, Session
 from phux.engine.screen_state import Cursor, ScreenState
-from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
+from phux.mcp.names import READ_ONLY_TOOLS
+from phux.mcp.tools import ClientPool, PhuxTools
 from phux.timeouts import TIMEOUTS
 
 
@@ -416,6 +417,24 @@ def test_catalog(tools: PhuxTools) -> None:
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS
     assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
+
+
+def test_mcp_help_lists_every_tool(tools: PhuxTools) -> None:
+    """`phux mcp --help` names every tool of the catalog, and --read-only's help every
+    read-only one (issue 23: it listed 6 of the 12)."""
+    from click.testing import CliRunner
+
+    from phux.cli.mcp_cmd import mcp_cmd
+
+    result = CliRunner().invoke(mcp_cmd, ["--help"], terminal_width=200)
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    names = [t.name for t in tools.catalog()]
+    assert len(names) == 12
+    for name in names:
+        assert f" {name} " in text, name
+    read_only = ", ".join(t.name for t in tools.catalog(read_only=True))
+    assert f"change nothing: {read_only}." in text
 
 
 def test_annotations_agree_with_read_only(tools: PhuxTools) -> None:

@@ -49,6 +49,7 @@ from phux.client.models import (
 from phux.client.schemas import object_schema
 from phux.client.selectors import split_host
 from phux.client.wait import DEFAULT_IDLE_MS
+from phux.mcp.names import TITLES, TOOLS
 from phux.mcp.panes import PaneLocks, Ticket
 from phux.mcp.server import Place, Tool, ToolResult
 from phux.runtime_paths import SocketDirError, resolve_socket_path
@@ -644,23 +645,27 @@ class PhuxTools:
     # ------------------------------------------------------------ catalog
 
     def catalog(self, *, read_only: bool = False) -> list[Tool]:
-        tools = [
-            Tool("phux_ls", LS_DOC, _schema({}), self.ls),
-            Tool("phux_snapshot", SNAPSHOT_DOC, SNAPSHOT_SCHEMA, self.snapshot),
-            Tool("phux_send_keys", SEND_KEYS_DOC, SEND_KEYS_SCHEMA, self.send_keys),
-            Tool("phux_run", RUN_DOC, RUN_SCHEMA, self.run),
-            Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
-            Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
-            Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
-            Tool("phux_paste", PASTE_DOC, PASTE_SCHEMA, self.paste),
-            Tool("phux_kill", KILL_DOC, KILL_SCHEMA, self.kill),
-            Tool("phux_new_window", NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
-            Tool("phux_split", SPLIT_DOC, SPLIT_SCHEMA, self.split),
-            Tool("phux_tag", TAG_DOC, TAG_SCHEMA, self.tag),
+        """The tools in the order of :data:`phux.mcp.names.TOOLS`, the one list."""
+        table: dict[str, tuple[str, dict[str, Any], Callable[..., ToolResult]]] = {
+            "phux_ls": (LS_DOC, _schema({}), self.ls),
+            "phux_snapshot": (SNAPSHOT_DOC, SNAPSHOT_SCHEMA, self.snapshot),
+            "phux_send_keys": (SEND_KEYS_DOC, SEND_KEYS_SCHEMA, self.send_keys),
+            "phux_run": (RUN_DOC, RUN_SCHEMA, self.run),
+            "phux_wait": (WAIT_DOC, WAIT_SCHEMA, self.wait),
+            "phux_new": (NEW_DOC, NEW_SCHEMA, self.new),
+            "phux_history": (HISTORY_DOC, HISTORY_SCHEMA, self.history),
+            "phux_paste": (PASTE_DOC, PASTE_SCHEMA, self.paste),
+            "phux_kill": (KILL_DOC, KILL_SCHEMA, self.kill),
+            "phux_new_window": (NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
+            "phux_split": (SPLIT_DOC, SPLIT_SCHEMA, self.split),
+            "phux_tag": (TAG_DOC, TAG_SCHEMA, self.tag),
+        }
+        assert list(table) == [name for name, _, _ in TOOLS]
+        return [
+            self._described(Tool(name, *table[name]))
+            for name, _, ro in TOOLS
+            if ro or not read_only
         ]
-        if read_only:
-            tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
-        return [self._described(t) for t in tools]
 
     def _described(self, tool: Tool) -> Tool:
         """``tool`` with its title, annotations, output schema and queue from TOOL_META."""
@@ -674,9 +679,6 @@ class PhuxTools:
             output_schema=meta.output,
             queue=functools.partial(self._queue, tool.call) if meta.queued else None,
         )
-
-
-READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait", "phux_history"})
 
 
 @dataclass(frozen=True)
@@ -711,48 +713,48 @@ def _screen_schema() -> dict[str, Any]:
 
 
 TOOL_META: dict[str, ToolMeta] = {
-    "phux_ls": ToolMeta("List sessions", _READ, lambda: object_schema(SessionInfoList)),
-    "phux_snapshot": ToolMeta("Read a pane's screen", _READ, _screen_schema),
+    "phux_ls": ToolMeta(TITLES["phux_ls"], _READ, lambda: object_schema(SessionInfoList)),
+    "phux_snapshot": ToolMeta(TITLES["phux_snapshot"], _READ, _screen_schema),
     "phux_send_keys": ToolMeta(
-        "Type keys into a pane", _TYPE, lambda: object_schema(SendKeysResult), queued=True
+        TITLES["phux_send_keys"], _TYPE, lambda: object_schema(SendKeysResult), queued=True
     ),
     "phux_run": ToolMeta(
-        "Run a shell command",
+        TITLES["phux_run"],
         _TYPE,
         lambda: object_schema(McpRunResult, RunTimedOutResult),
         queued=True,
     ),
-    "phux_wait": ToolMeta("Wait for a pane", _READ, lambda: object_schema(WaitOutcome)),
+    "phux_wait": ToolMeta(TITLES["phux_wait"], _READ, lambda: object_schema(WaitOutcome)),
     "phux_new": ToolMeta(
-        "Create a session",
+        TITLES["phux_new"],
         _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
         lambda: object_schema(NewResult),
     ),
     "phux_paste": ToolMeta(
-        "Paste text into a pane", _TYPE, lambda: object_schema(SendKeysResult), queued=True
+        TITLES["phux_paste"], _TYPE, lambda: object_schema(SendKeysResult), queued=True
     ),
     "phux_history": ToolMeta(
-        "List a pane's commands",
+        TITLES["phux_history"],
         _READ,
         lambda: object_schema(HistoryResult, schema_version=HISTORY_SCHEMA_VERSION),
     ),
     "phux_kill": ToolMeta(
-        "Kill a session or pane",
+        TITLES["phux_kill"],
         _hints(read_only=False, destructive=True, idempotent=True, open_world=False),
         lambda: object_schema(KillResult),
     ),
     "phux_new_window": ToolMeta(
-        "Add a window",
+        TITLES["phux_new_window"],
         _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
         lambda: object_schema(NewPaneResult),
     ),
     "phux_split": ToolMeta(
-        "Add a pane",
+        TITLES["phux_split"],
         _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
         lambda: object_schema(NewPaneResult),
     ),
     "phux_tag": ToolMeta(
-        "Tag a pane",
+        TITLES["phux_tag"],
         _hints(read_only=False, destructive=False, idempotent=True, open_world=False),
         lambda: object_schema(TagResult),
     ),
