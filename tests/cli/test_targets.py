@@ -104,8 +104,20 @@ def test_an_exited_sessions_name_stays_resolvable(phux: Phux) -> None:  # noqa: 
     assert snap.code == 0, snap.err
     assert int(snap.json()["pane"]) == tid
     assert any("final words" in line for line in snap.json()["lines"])
+    # ls lists it, marked, while the server keeps it (text and JSON).
+    listing = phux("ls")
+    assert "jobdone: 1 window (exited)\n" in listing.out, listing.out
+    doc = phux("ls", "--json", "--panes")
+    assert doc.code == 0, doc.err
+    validate("session_list", doc.json())
+    (row,) = [r for r in doc.json()["sessions"] if r["name"] == "jobdone"]
+    assert row["exited"] is True and row["attached"] is False
+    assert [p["id"] for p in row["panes"]] == [f"@{tid}"]
+    assert row["panes"][0]["state"] == "exited"
     # A live session of the same name wins over the retained one.
     again = phux.new("jobdone")
+    (row,) = [r for r in phux("ls", "--json").json()["sessions"] if r["name"] == "jobdone"]
+    assert row["exited"] is False
     assert int(phux("snapshot", "--json", "jobdone").json()["pane"]) == again
     assert phux("kill", "jobdone").code == 0
 

@@ -128,3 +128,13 @@ def test_wait_regex_and_a_single_check(mcp: McpProcess) -> None:
         once = body(mcp.call("phux_wait", {"target": "mcpwait", "timeout_secs": 0, **condition}))
         assert once["outcome"] == "met", condition
     body(mcp.call("phux_kill", {"target": "mcpwait"}))
+
+
+def test_ls_shows_exited_sessions_the_server_keeps(mcp: McpProcess) -> None:
+    made = body(mcp.call("phux_new", {"name": "mcpgone", "command": ["sh", "-c", "exit 3"]}))
+    pane = f"@{made['terminal_id']}"
+    done = body(mcp.call("phux_wait", {"target": pane, "exit": True, "timeout_secs": 10}))
+    assert (done["outcome"], done["exit_code"]) == ("met", 3)
+    rows = body(mcp.call("phux_ls", {}))["sessions"]
+    (row,) = [r for r in rows if r["name"] == "mcpgone"]
+    assert row["exited"] is True and [p["id"] for p in row["panes"]] == [pane]

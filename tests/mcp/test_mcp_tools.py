@@ -153,8 +153,20 @@ def test_ls_raw_counts_sorted(tools: PhuxTools) -> None:
     body = ok(tools.ls({}))
     assert body == {
         "sessions": [
-            {"name": "abc", "window_count": 2, "attached_client_count": 1, "panes": []},
-            {"name": "zed", "window_count": 1, "attached_client_count": 0, "panes": []},
+            {
+                "name": "abc",
+                "window_count": 2,
+                "attached_client_count": 1,
+                "exited": False,
+                "panes": [],
+            },
+            {
+                "name": "zed",
+                "window_count": 1,
+                "attached_client_count": 0,
+                "exited": False,
+                "panes": [],
+            },
         ]
     }
 

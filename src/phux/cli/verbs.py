@@ -269,7 +269,9 @@ def verb_epilog(*extra: str) -> str:
         texts.JSON_ERRORS,
     ),
 )
-@json_option('Print SessionList JSON: {"schema_version", "sessions": [{name, windows, attached}]}.')
+@json_option(
+    'Print SessionList JSON: {"schema_version", "sessions": [{name, windows, attached, exited}]}.'
+)
 @click.option(
     "--panes",
     "with_panes",
@@ -282,6 +284,8 @@ def verb_epilog(*extra: str) -> str:
 def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) -> None:
     """List sessions, sorted by name: `name: N windows (attached)`.
 
+    A session whose panes all exited is listed as `(exited)` (JSON: "exited": true)
+    while the server keeps them: its name still reaches their final screens.
     Never starts a server: with none running it says so and exits 1.
     """
     panes = None

@@ -665,35 +665,28 @@ class Client:
     # ------------------------------------------------------------ verbs
 
     def ls(self, deadline: Deadline) -> list[Session]:
-        """Every session, sorted by name."""
-        snap = self.list_terminals(deadline)
-        out = []
-        for name, panes in snap.sessions().items():
-            out.append(
-                Session(
-                    name=name,
-                    window_count=len({p.window for p in panes}),
-                    attached_client_count=max(p.primaries for p in panes),
-                    terminals=[p.terminal for p in panes],
-                )
-            )
-        return out
+        """Every session, sorted by name: the live ones, then (``exited``) those whose
+        panes all exited and that the server still keeps."""
+        return self.ls_panes(deadline)[0]
 
     def ls_panes(self, deadline: Deadline) -> tuple[list[Session], dict[str, list[Pane]]]:
-        """:meth:`ls` and each session's live panes (window, pane, id order), from one
-        listing."""
+        """:meth:`ls` and each session's panes (window, pane, id order), from one
+        listing: a live session's live panes, an exited session's retained ones."""
         snap = self.list_terminals(deadline)
-        sessions = snap.sessions()
-        return self._sessions_of(sessions), sessions
+        live = snap.sessions()
+        gone = snap.retained_sessions()
+        sessions = [*self._sessions_of(live), *self._sessions_of(gone, exited=True)]
+        return sorted(sessions, key=lambda s: s.name), {**live, **gone}
 
     @staticmethod
-    def _sessions_of(sessions: dict[str, list[Pane]]) -> list[Session]:
+    def _sessions_of(sessions: dict[str, list[Pane]], *, exited: bool = False) -> list[Session]:
         return [
             Session(
                 name=name,
                 window_count=len({p.window for p in panes}),
                 attached_client_count=max(p.primaries for p in panes),
                 terminals=[p.terminal for p in panes],
+                exited=exited,
             )
             for name, panes in sessions.items()
         ]

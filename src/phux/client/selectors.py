@@ -245,6 +245,9 @@ class Session(Record):
     window_count: int
     attached_client_count: int
     terminals: list[int]
+    exited: bool = False
+    """Every pane of the session exited; the server still keeps them (their final
+    screens and exit statuses) until retention ends."""
 
 
 class Snapshot:
@@ -277,6 +280,16 @@ class Snapshot:
         a closed terminal's metadata readable until it forgets it, spec/L3.md §1)."""
         panes = [p for p in self.panes if not p.alive and p.session == name]
         return sorted(panes, key=Pane.order_key)
+
+    def retained_sessions(self) -> dict[str, list[Pane]]:
+        """Session name -> its closed, still retained panes, for the names no live
+        terminal has (what a name selector falls back to); names sorted."""
+        live = self.sessions()
+        out: dict[str, list[Pane]] = {}
+        for pane in self.panes:
+            if not pane.alive and pane.session is not None and pane.session not in live:
+                out.setdefault(pane.session, []).append(pane)
+        return {name: sorted(out[name], key=Pane.order_key) for name in sorted(out)}
 
     def last_session(self) -> str | None:
         """The session of the most recently active pane (else the newest session)."""

@@ -773,10 +773,11 @@ def _render(value: Any) -> ToolResult:
 
 LS_DOC = (
     "List the sessions on the running phux server (does not start one). Returns "
-    '{"sessions": [{"name", "window_count", "attached_client_count", "panes": [{"id", '
+    '{"sessions": [{"name", "window_count", "attached_client_count", "exited", "panes": [{"id", '
     '"window", "window_name", "index", "cols", "rows", "tags", "title", "cwd", "program", '
     '"state"}]}]}, sorted by name; a pane\'s program is its foreground program, its state '
-    "prompt | running | hidden_input | tui | exited. "
+    "prompt | running | hidden_input | tui | exited. exited is true for a session whose "
+    "panes all exited and that the server still keeps (its name still reaches them). "
     "Note: these are the raw counts; the CLI's `ls --json` calls them windows/attached. "
     "Returns at once (at most 30 s against a wedged server)."
 )
