@@ -28,6 +28,7 @@ from phux.cli.actions import (
     finish,
     reporting,
 )
+from phux.cli.complete import complete_keys, complete_session, complete_target
 from phux.cli.render import (
     session_lines,
     to_json,
@@ -362,7 +363,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
 )
 @deadline_option
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def snapshot_cmd(
     as_json: bool,
     scrollback: int | None,
@@ -419,8 +420,8 @@ def snapshot_cmd(
 )
 @deadline_option
 @socket_option
-@click.argument("target")
-@click.argument("keys", nargs=-1, required=True)
+@click.argument("target", shell_complete=complete_target)
+@click.argument("keys", nargs=-1, required=True, shell_complete=complete_keys)
 def send_keys_cmd(
     literal: bool, timeout: float, socket: str | None, target: str, keys: tuple[str, ...]
 ) -> None:
@@ -457,7 +458,7 @@ def send_keys_cmd(
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("text", required=False)
 def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None) -> None:
     """Paste TEXT (or all of stdin) into TARGET as one paste.
@@ -517,7 +518,7 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     help="Type the command even when the pane is not at an idle shell prompt.",
 )
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("cmd", nargs=-1, required=True)
 def run_cmd(
     timeout: float,
@@ -600,7 +601,7 @@ def run_cmd(
 )
 @json_option("Print the final ScreenState JSON (also on timeout).")
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def wait_cmd(
     until: str | None,
     regex: str | None,
@@ -672,7 +673,7 @@ def wait_cmd(
     help="Stop after SECS seconds (default: run until the pane closes or Ctrl-C).",
 )
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def watch_cmd(
     as_json: bool,
     until_event: str | None,
@@ -749,7 +750,7 @@ def watch_cmd(
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 def history_cmd(
     as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
 ) -> None:
@@ -933,7 +934,7 @@ def new_cmd(
 @click.option("--server", "server", is_flag=True, help="Stop the server and every terminal.")
 @deadline_option
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | None) -> None:
     """Kill TARGET: a whole session (all its panes at once), a window, a pane or @N.
 
@@ -974,7 +975,7 @@ def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | Non
 )
 @deadline_option
 @socket_option
-@click.argument("session")
+@click.argument("session", shell_complete=complete_session)
 @click.argument("new_name", metavar="NEW")
 def rename_cmd(timeout: float, socket: str | None, session: str, new_name: str) -> None:
     """Rename the session SESSION to NEW."""
@@ -1005,7 +1006,7 @@ def parse_size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("size", metavar="COLSxROWS", callback=parse_size)
 def resize_cmd(timeout: float, socket: str | None, target: str, size: tuple[int, int]) -> None:
     """Resize TARGET's terminal to SIZE, written COLSxROWS (e.g. 120x40).
@@ -1031,7 +1032,7 @@ def resize_cmd(timeout: float, socket: str | None, target: str, size: tuple[int,
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("name")
 def signal_cmd(timeout: float, socket: str | None, target: str, name: str) -> None:
     """Send signal NAME to the foreground process group of TARGET."""
@@ -1094,7 +1095,7 @@ def _print_pane(result: Any, as_json: bool) -> None:
 @json_option('Print {"session", "window", "pane", "terminal_id"}.')
 @deadline_option
 @socket_option
-@click.argument("session")
+@click.argument("session", shell_complete=complete_session)
 @click.argument("command", nargs=-1)
 def new_window_cmd(
     name: str | None,
@@ -1142,7 +1143,7 @@ def new_window_cmd(
 @json_option('Print {"session", "window", "pane", "terminal_id"}.')
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("command", nargs=-1)
 def split_cmd(
     cwd: str | None,
@@ -1184,7 +1185,7 @@ def _tag_verb(remove: bool) -> click.Command:
     )
     @deadline_option
     @socket_option
-    @click.argument("target")
+    @click.argument("target", shell_complete=complete_target)
     @click.argument("tags", metavar="TAG...", nargs=-1, required=True)
     def command(timeout: float, socket: str | None, target: str, tags: tuple[str, ...]) -> None:
         with reporting(verb, False), open_client(socket) as client:
