@@ -63,7 +63,8 @@ Enter, reads the output and exit code from the shell's OSC 133 marks, and
 returns once the next prompt is drawn (a command of several lines goes as one
 bracketed paste and Enter when the shell takes pastes). It refuses at once (exit 3) when the
 pane is not at an idle prompt: another program holds it (vim, less, python3,
-cat), the shell waits at a continuation prompt, input is pending, or echo is
+cat), the shell waits at a continuation prompt, input is pending (typed before
+the cursor; a right prompt or an autosuggestion is not input), or echo is
 off (a password or `read -s` prompt). An unbalanced quote is interrupted with
 C-c and reported (exit 4). A line that runs no command returns at once: a
 comment is exit 0 with no output; a line the shell rejects (a syntax error) is
