@@ -167,7 +167,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
 
         ls = await ok(session, "phux_ls")
         row = next(s for s in ls["sessions"] if s["name"] == name)
-        assert set(row) == {"name", "window_count", "attached_client_count", "panes"}
+        assert set(row) == {"name", "window_count", "attached_client_count", "exited", "panes"}
         assert [(p["id"], p["state"]) for p in row["panes"]] == [(pane, "prompt")]
         jsonschema.validate(row, json.loads(SESSION_INFO_SCHEMA.read_text()))
         assert row["window_count"] >= 1 and row["attached_client_count"] == 0
@@ -229,14 +229,18 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         # Windows, panes and tags, then every selector form reaches them.
         win = await ok(session, "phux_new_window", session=name, name="logs", command=["/bin/sh"])
         assert (win["session"], win["window"], win["pane"]) == (name, 1, 0)
-        split = await ok(session, "phux_split", target=f"{name}:logs", command=["/bin/sh"])
+        split = await ok(
+            session, "phux_split", target=f"{name}:logs", command=["/bin/sh"], select=True
+        )
         assert (split["window"], split["pane"]) == (1, 1)
         tagged = await ok(session, "phux_tag", target=f"{name}:1.1", tags=["mcptag"])
         assert tagged == {"tags": ["mcptag"]}
         for target, tid in (("#mcptag", split["terminal_id"]), (f"{name}:1.0", win["terminal_id"])):
             snap = await ok(session, "phux_snapshot", target=target)
             assert snap["pane"] == tid, target
-        assert (await ok(session, "phux_snapshot", target="="))["pane"] == split["terminal_id"]
+        # The selected split is the session's active pane; `=` the one active before.
+        assert (await ok(session, "phux_snapshot", target=name))["pane"] == split["terminal_id"]
+        assert (await ok(session, "phux_snapshot", target="="))["pane"] == new["terminal_id"]
         untagged = await ok(session, "phux_tag", target="#mcptag", tags=["mcptag"], remove=True)
         assert untagged == {"tags": []}
 
@@ -255,7 +259,9 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         ids = {pane, f"@{win['terminal_id']}", f"@{split['terminal_id']}"}
         assert set(killed["killed"]) == ids and len(killed["killed"]) == 3
         ls = await ok(session, "phux_ls")
-        assert name not in [s["name"] for s in ls["sessions"]]
+        # Killed: listed as exited while the server retains its panes.
+        (gone,) = [s for s in ls["sessions"] if s["name"] == name]
+        assert gone["exited"] is True and gone["attached_client_count"] == 0
         text, is_error = await call(session, "phux_kill", target=name)
         assert is_error and name in text
 
