@@ -50,7 +50,9 @@ def need(*programs: str) -> None:
 def start(client: Client, argv: list[str], home: Path, env: dict[str, str] | None = None) -> str:
     name = unique("hk")
     base = {"HOME": str(home), "TERM": "xterm-256color", "HISTFILE": str(home / "history")}
-    client.new(name, command=argv, env={**base, **(env or {})}, cwd=str(home), deadline=Deadline.after(10))
+    client.new(
+        name, command=argv, env={**base, **(env or {})}, cwd=str(home), deadline=Deadline.after(10)
+    )
     return name
 
 
@@ -67,13 +69,18 @@ def type_line(client: Client, name: str, line: str) -> None:
     client.wait(name, idle_ms=400, timeout=10, deadline=Deadline.after(15))
 
 
+def screen(client: Client, name: str) -> list[str]:
+    data = client.snapshot_data(name, scrollback=0, deadline=Deadline.after(10))
+    return [line for line in [*data["scrollback"], *data["lines"]] if line.strip()]
+
+
 def state(client: Client, name: str) -> str:
     return str(client.snapshot_data(name, deadline=Deadline.after(10))["state"])
 
 
 def works(client: Client, name: str) -> None:
     """The next runs are exact, and the pane says `prompt` between them."""
-    assert state(client, name) == "prompt"
+    assert state(client, name) == "prompt", screen(client, name)
     first = run(client, name, "echo one; false")
     assert (first.output, first.exit_code) == ("one", 1)
     second = run(client, name, "echo two; (exit 7)")
@@ -141,7 +148,8 @@ def test_bash_users_hook_keeps_running_and_sees_the_status(client: Client, tmp_p
 
 
 @pytest.mark.parametrize(
-    "line", ["precmd_functions=()", "preexec_functions=()", "precmd_functions=() preexec_functions=()"]
+    "line",
+    ["precmd_functions=()", "preexec_functions=()", "precmd_functions=() preexec_functions=()"],
 )
 def test_zsh_hook_arrays_replaced(client: Client, tmp_path: Path, line: str) -> None:
     need("zsh")

@@ -534,12 +534,17 @@ def _continuation(mark: Mark) -> bool:
 
 
 def _holder_text(
-    pane: Pane, mirror: Mirror, view: ShellView, force: bool
+    pane: Pane, mirror: Mirror, view: ShellView, force: bool, settled: bool = False
 ) -> tuple[str, str | None]:
     """``(path, refusal)``: ``path`` is "shell" (integration: marks seen, the pane's own
     shell holds the foreground) or "markers"; ``refusal`` says what holds the pane when
-    it is not at an idle shell prompt (None when it is, or with ``force``)."""
-    from phux.client.pane_state import REMOTE, SHELLS, TUI, project_parts
+    it is not at an idle shell prompt (None when it is, or with ``force``).
+
+    ``settled``: the output has been quiet since the foreground was read. Only then is a
+    prompt the shell's hooks did not mark (:func:`phux.client.pane_state.unmarked_prompt`:
+    hooks replaced for good, ``exec bash``) taken for one: ``run`` then types its markers,
+    which work in any shell. Before, the marks may just be on their way."""
+    from phux.client.pane_state import REMOTE, SHELLS, TUI, project_parts, unmarked_prompt
 
     fg = mirror.foreground_of(pane)
     phase = view.shell_phase
@@ -561,6 +566,10 @@ def _holder_text(
         return path, f"{name} shows a full-screen program (the alternate screen is up)"
     if path == "markers":
         return path, None
+    if unmarked_prompt(pane.pid, fg, view):
+        if settled:
+            return "markers", None
+        return path, "the shell's prompt carries no marks (its hooks were replaced?)"
     if phase == "continuation":
         return path, "the shell waits at a continuation prompt (an unfinished command line)"
     if phase == "running":
@@ -663,7 +672,7 @@ def _run_locked(
             limit = run_deadline.earliest(Deadline.after(_SETTLE_MAX))
             _settle(client, mirror, run_deadline, limit)
             view = _view(mirror)
-            path, refusal = _holder_text(pane, mirror, view, force)
+            path, refusal = _holder_text(pane, mirror, view, force, settled=True)
             # The shell holds the terminal but its marks say a command runs: it
             # may be about to print the command's end (a program just ended by
             # C-c or a signal; the shell not yet scheduled). Give it the rest of
@@ -676,7 +685,7 @@ def _run_locked(
                         raise
                     break
                 view = _view(mirror)
-                path, refusal = _holder_text(pane, mirror, view, force)
+                path, refusal = _holder_text(pane, mirror, view, force, settled=True)
         mirror.raw = None  # read: stop keeping the bytes
         if refusal is not None:
             from phux.client.errors import PaneBusy
