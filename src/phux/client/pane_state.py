@@ -95,9 +95,10 @@ def unmarked_prompt(pid: int, fg: Foreground | None, engine: Terminal | ShellVie
 
     * a line editor is up (the tty is not canonical: readline, zle, fish's) though the
       marks say a command runs (a C with no D): the hooks that print D are gone;
-    * a shell reading in canonical mode (dash) whose last marked prompt's line was
-      entered and nothing was marked since (:func:`prompt_entered`): the PS1 that
-      prints its marks was replaced. A builtin that reads (``read``) looks the same.
+    * the last marked prompt's line was entered and nothing was marked since
+      (:func:`prompt_entered`): the PS1 that prints the marks was replaced (dash,
+      whose D is in PS1; bash after a marker run left PS2's marks behind). A
+      builtin that reads (``read``) looks the same in dash.
 
     Call it once the output has settled: the marks of a prompt being drawn may still
     be on their way."""
@@ -107,9 +108,10 @@ def unmarked_prompt(pid: int, fg: Foreground | None, engine: Terminal | ShellVie
     if phase == "running":
         return not fg.canonical
     if phase in ("prompt", "continuation"):
-        # (dash keeps the marks of its PS2 when PS1 was replaced: a marker run's
-        # two-line command leaves a marked continuation prompt behind it)
-        return fg.canonical and prompt_entered(engine)
+        # (bash and dash keep the marks of PS2 when PS1 was replaced: a marker run's
+        # two-line command leaves a marked continuation prompt behind it.) fish edits
+        # a command of several lines in place, below its prompt, with no marks.
+        return fg.name != "fish" and prompt_entered(engine)
     return False
 
 

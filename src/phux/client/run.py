@@ -905,11 +905,26 @@ def _run_integrated(
                 wake = deadline.earliest(Deadline(at=mirror.last_output + _FISH_GRACE))
             if interrupted_at is not None:
                 wake = deadline.earliest(Deadline(at=interrupted_at + _INTERRUPT_GRACE))
+            unmarked = interrupted_at is None and shell != "fish" and _ended_open(scanner)
+            if unmarked:
+                wake = wake.earliest(Deadline(at=mirror.last_output + _UNMARKED_QUIET))
             try:
                 client.pump(wake)
             except DeadlineExceeded:
                 if deadline.expired():
                     raise RunTimedOut(line, _ms_since(submitted), _screen(mirror, pane)) from None
+                if unmarked and _back_unmarked(client, pane, mirror, deadline):
+                    raise RunTimedOut(
+                        line,
+                        _ms_since(submitted),
+                        _screen(mirror, pane),
+                        reason=(
+                            "the command ran, but the shell came back to its prompt without "
+                            "the marks that report its end (its prompt hooks were replaced, "
+                            "PROMPT_COMMAND and PS1 at once?): its exit status is unknown; "
+                            "the next run types markers"
+                        ),
+                    ) from None
                 if (
                     fish_watch
                     and not scanner.marks
@@ -925,6 +940,32 @@ def _run_integrated(
         mirror.resize_hooks.remove(scanner.resize)
         mirror.gap_hooks.remove(scanner.gap)
     return _integrated_outcome(scanner, line, own, submitted, prompts_needed)
+
+
+_UNMARKED_QUIET = 0.5
+"""How long a shell back at its line editor after our C, with no D, stays quiet before
+``run`` takes it for one whose hooks the command removed."""
+
+
+def _ended_open(scanner: MarkScanner) -> bool:
+    """A C mark came, and nothing after it: the command runs, or ended unmarked."""
+    kinds = [m.kind for m in scanner.marks]
+    return "C" in kinds and kinds[-1] == "C"
+
+
+def _back_unmarked(client: Client, pane: Pane, mirror: Mirror, deadline: Deadline) -> bool:
+    """The pane's own shell holds the terminal with its line editor up (not canonical)
+    and the output has been quiet: it reads a new command line, unmarked."""
+    if not mirror.alive or time.monotonic() - mirror.last_output < _UNMARKED_QUIET:
+        return False
+    if mirror.foreground_known:
+        fg = mirror.foreground_of(pane)
+    else:  # no change reported since the subscription: ask
+        try:
+            fg = client.resolve(pane.id, deadline).foreground
+        except PhuxError:
+            return False
+    return fg is not None and fg.pgrp == pane.pid and not fg.canonical
 
 
 def _redrawn(scanner: MarkScanner, since: int) -> str | None:
