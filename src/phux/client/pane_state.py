@@ -111,7 +111,11 @@ def unmarked_prompt(pid: int, fg: Foreground | None, engine: Terminal | ShellVie
         # (bash and dash keep the marks of PS2 when PS1 was replaced: a marker run's
         # two-line command leaves a marked continuation prompt behind it.) fish edits
         # a command of several lines in place, below its prompt, with no marks.
-        return fg.name != "fish" and prompt_entered(engine)
+        # A line editor (not canonical) at a primary prompt redraws it with marks
+        # when its hooks run at all: only a continuation prompt is left behind.
+        if not fg.canonical and (phase != "continuation" or fg.name == "fish"):
+            return False
+        return prompt_entered(engine)
     return False
 
 

@@ -70,12 +70,6 @@ _phux_precmd_last() {
     if [[ ${preexec_functions[-1]-} != _phux_preexec ]]; then
         preexec_functions=(${preexec_functions:#_phux_preexec} _phux_preexec)
     fi
-    # zle is up only from the first prompt on (it cannot be hooked from a startup
-    # file), and a widget defined later (Debian's zshrc defines zle-line-finish)
-    # replaces the hook dispatcher: it wraps theirs when added again.
-    if [[ ${widgets[zle-line-finish]-} != *azhw:* ]]; then
-        builtin autoload -Uz add-zle-hook-widget && add-zle-hook-widget line-finish _phux_line_finish
-    fi
     return ret
 }
 
@@ -84,6 +78,12 @@ _phux_preexec() {
     emulate -L zsh
     # precmd_functions replaced: put the hooks back, so that a D follows this C.
     _phux_ensure_hooks
+    # zle cannot be hooked from a startup file (it is not up yet), nor at the first
+    # prompt without delaying it; a widget defined later (Debian's zshrc defines
+    # zle-line-finish) replaces the hook dispatcher, which wraps it when added again.
+    if [[ ${widgets[zle-line-finish]-} != *azhw:* ]]; then
+        builtin autoload -Uz add-zle-hook-widget && add-zle-hook-widget line-finish _phux_line_finish
+    fi
     _phux_ran=1
     _phux_urlencode $1 ''
     builtin printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' $_phux_url $_phux_k
