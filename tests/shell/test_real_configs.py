@@ -151,25 +151,7 @@ def exercise(phux: Server, config: Config) -> None:
             assert config.marker not in entry["output"]
 
 
-# The first `run` right after `new` (issue 23 item 2) in a shell that starts
-# slowly.
-FIRST_PROMPT = {
-    "bash-pyenv-like": "issue 23 item 2: run after new in a slow shell",
-    "zsh-conda-like": "issue 23 item 2: run after new in a slow shell",
-    "fish-conda-like": "issue 23 item 2: run after new in a slow shell",
-}
-
-
-@pytest.mark.parametrize(
-    "config",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(reason=FIRST_PROMPT[c.name], strict=True))
-        if c.name in FIRST_PROMPT
-        else c
-        for c in CONFIGS.values()
-    ],
-    ids=list(CONFIGS),
-)
+@pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
 def test_new_then_run(config: Config) -> None:
     need(config)
     with serving(config) as phux:
@@ -180,8 +162,7 @@ def test_new_then_run(config: Config) -> None:
 
 @pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
 def test_run_at_a_drawn_prompt(config: Config) -> None:
-    # An empty line first: the prompt after it is drawn with the marks in every
-    # configuration (see FIRST_PROMPT).
+    # An empty line first: run at a prompt drawn again, not the first one.
     need(config)
     with serving(config) as phux:
         assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
