@@ -26,7 +26,7 @@ import pytest
 from phux.engine import Terminal
 
 from .corpus import CONFIGS, Config, build, need
-from .kit import shell_host
+from .kit import command_marks, shell_host
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -151,14 +151,8 @@ def exercise(phux: Server, config: Config) -> None:
             assert config.marker not in entry["output"]
 
 
-# The first `run` right after `new` (issue 23 item 2) in a shell that starts
-# slowly, and zsh themes whose precmd hook (added after phux's) sets PROMPT: the
-# first prompt carries no marks (phux.zsh puts its last hook last only from the
-# second prompt on).
+# The first `run` right after `new` (issue 23 item 2) in a shell that starts slowly.
 FIRST_PROMPT = {
-    "zsh-powerlevel9k": "a theme's precmd hook replaces the first prompt's marks",
-    "zsh-rebuilt-prompt": "a precmd hook replaces the first prompt's marks",
-    "zsh-transient-prompt": "a precmd hook replaces the first prompt's marks",
     "bash-pyenv-like": "issue 23 item 2: run after new in a slow shell",
     "zsh-conda-like": "issue 23 item 2: run after new in a slow shell",
     "fish-conda-like": "issue 23 item 2: run after new in a slow shell",
@@ -268,3 +262,21 @@ def test_typed_input_before_the_cursor_moved_home_is_pending(config: Config) -> 
         res = phux("run", "--timeout", str(STEP), "w", "echo no")
         assert res.code == 3, res.err
         assert "input is pending at the prompt: 'echo pend'" in res.err
+
+
+LATE_HOOKS = [c for c in CONFIGS.values() if c.name in ("zsh-powerlevel9k", "zsh-rebuilt-prompt")]
+
+
+@pytest.mark.parametrize("config", LATE_HOOKS, ids=[c.name for c in LATE_HOOKS])
+def test_the_first_prompt_has_marks_when_a_later_precmd_hook_sets_it(config: Config) -> None:
+    # add-zsh-hook precmd in .zshrc runs after phux's last hook at the first
+    # prompt and sets PROMPT without the marks: the line editor's start wraps
+    # it and redraws the prompt.
+    need(config)
+    with shell_host() as host:
+        home = build(config, host.dir / "rc")
+        pane = host.spawn([config.shell], env={"HOME": str(home)}, cols=80, rows=24)
+        pane.wait_prompt(1)
+        pane.command("echo one")
+        assert command_marks(pane.data) == ["C echo one", "D 0"]
+        assert "one" in pane.screen()

@@ -38,6 +38,11 @@ _phux_urlencode() {
 _phux_precmd() {
     local ret=$?
     emulate -L zsh
+    if [[ -z ${_phux_zle-} ]]; then
+        # (here, not at load: add-zle-hook-widget needs the line editor loaded)
+        typeset -g _phux_zle=1
+        autoload -Uz add-zle-hook-widget && add-zle-hook-widget line-init _phux_line_init
+    fi
     if [[ -n $_phux_ran ]]; then
         builtin printf '\e]133;D;%s;phux_k=%s\a' $ret $_phux_k
         _phux_ran=
@@ -82,6 +87,18 @@ _phux_preexec() {
     _phux_ran=1
     _phux_urlencode $1 ''
     builtin printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' $_phux_url $_phux_k
+}
+
+# When the line editor starts: a precmd hook the user's files added after ours
+# (`add-zsh-hook precmd` in .zshrc: powerlevel9k, starship-style prompts) ran
+# after _phux_precmd_last at the first prompt and set PS1 without the marks;
+# wrap it (putting our hook last for the next prompts) and redraw the prompt.
+_phux_line_init() {
+    emulate -L zsh
+    if [[ $PS1 != ${~:-"${(b)_phux_a}*${(b)_phux_b}"} ]]; then
+        _phux_precmd_last
+        zle reset-prompt
+    fi
 }
 
 typeset -ga precmd_functions preexec_functions
