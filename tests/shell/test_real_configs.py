@@ -151,20 +151,16 @@ def exercise(phux: Server, config: Config) -> None:
             assert config.marker not in entry["output"]
 
 
-# The first `run` right after `new` (issue 23 item 2) in a shell that starts slowly.
-FIRST_PROMPT = {
-    "bash-pyenv-like": "issue 23 item 2: run after new in a slow shell",
-    "zsh-conda-like": "issue 23 item 2: run after new in a slow shell",
-    "fish-conda-like": "issue 23 item 2: run after new in a slow shell",
-}
+# The first `run` right after `new` in a shell that starts slowly is issue 23
+# item 2 (run waits for the announced shell's first prompt), in the works: these
+# pass some of the time. Not strict; take the marks off once it is done.
+SLOW_START = "issue 23 item 2: run right after new in a slow shell types the marker wrapper"
 
 
 @pytest.mark.parametrize(
     "config",
     [
-        pytest.param(c, marks=pytest.mark.xfail(reason=FIRST_PROMPT[c.name], strict=True))
-        if c.name in FIRST_PROMPT
-        else c
+        pytest.param(c, marks=pytest.mark.xfail(reason=SLOW_START, strict=False)) if c.slow else c
         for c in CONFIGS.values()
     ],
     ids=list(CONFIGS),
