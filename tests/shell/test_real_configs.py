@@ -175,8 +175,7 @@ def test_new_then_run(config: Config) -> None:
 
 @pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
 def test_run_at_a_drawn_prompt(config: Config) -> None:
-    # An empty line first: the prompt after it is drawn with the marks in every
-    # configuration (see FIRST_PROMPT).
+    # An empty line first, then the prompt after it (item 2 aside: SLOW_START).
     need(config)
     with serving(config) as phux:
         assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
@@ -265,9 +264,9 @@ LATE_HOOKS = [c for c in CONFIGS.values() if c.name in ("zsh-powerlevel9k", "zsh
 
 @pytest.mark.parametrize("config", LATE_HOOKS, ids=[c.name for c in LATE_HOOKS])
 def test_the_first_prompt_has_marks_when_a_later_precmd_hook_sets_it(config: Config) -> None:
-    # add-zsh-hook precmd in .zshrc runs after phux's last hook at the first
-    # prompt and sets PROMPT without the marks: the line editor's start wraps
-    # it and redraws the prompt.
+    # add-zsh-hook precmd in .zshrc would run after phux's last hook at the first
+    # prompt and set PROMPT without the marks: phux's .zshrc puts its hooks last
+    # again after the user's.
     need(config)
     with shell_host() as host:
         home = build(config, host.dir / "rc")

@@ -38,11 +38,6 @@ _phux_urlencode() {
 _phux_precmd() {
     local ret=$?
     emulate -L zsh
-    if [[ -z ${_phux_zle-} ]]; then
-        # (here, not at load: add-zle-hook-widget needs the line editor loaded)
-        typeset -g _phux_zle=1
-        autoload -Uz add-zle-hook-widget && add-zle-hook-widget line-init _phux_line_init
-    fi
     if [[ -n $_phux_ran ]]; then
         builtin printf '\e]133;D;%s;phux_k=%s\a' $ret $_phux_k
         _phux_ran=
@@ -89,18 +84,25 @@ _phux_preexec() {
     builtin printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' $_phux_url $_phux_k
 }
 
-# When the line editor starts: a precmd hook the user's files added after ours
-# (`add-zsh-hook precmd` in .zshrc: powerlevel9k, starship-style prompts) ran
-# after _phux_precmd_last at the first prompt and set PS1 without the marks;
-# wrap it (putting our hook last for the next prompts) and redraw the prompt.
-_phux_line_init() {
-    emulate -L zsh
-    if [[ $PS1 != ${~:-"${(b)_phux_a}*${(b)_phux_b}"} ]]; then
-        _phux_precmd_last
-        zle reset-prompt
-    fi
-}
-
 typeset -ga precmd_functions preexec_functions
 precmd_functions=(_phux_precmd $precmd_functions _phux_precmd_last)
 preexec_functions+=(_phux_preexec)
+
+# After each of the user's startup files (.zshenv ours, .zprofile, .zshrc,
+# .zlogin: see .zshenv): keep the hooks first and last, after whatever a theme
+# added, so that the first prompt is marked too; point ZDOTDIR back here while
+# zsh has more startup files to read, and leave it as the user has it after the
+# last one.
+_phux_after_startup_file() {
+    if [[ -n ${ZDOTDIR+x} && $ZDOTDIR != ${_phux_dir-} ]]; then
+        _phux_zdotdir=$ZDOTDIR _phux_zdotdir_set=1
+    fi
+    precmd_functions=(_phux_precmd ${precmd_functions:#_phux_precmd(|_last)} _phux_precmd_last)
+    preexec_functions=(${preexec_functions:#_phux_preexec} _phux_preexec)
+    if [[ $1 == .zlogin || ( $1 == .zshrc && ! -o login ) || ! -o rcs ]]; then
+        unset _phux_zdotdir _phux_zdotdir_set _phux_dir
+        unfunction _phux_after_startup_file
+    else
+        ZDOTDIR=${_phux_dir-$ZDOTDIR}
+    fi
+}
