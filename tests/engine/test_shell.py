@@ -235,9 +235,42 @@ def test_history_trimmed_output_is_truncated() -> None:
     ((_, text, _, truncated),) = outputs(t)
     assert truncated
     assert text.split("\n") == lines[-(10 + 4) :]  # the history, and the viewport above the prompt
-    # Once every row of the command left the history, the command is gone too.
+    # Once every row of the command left the history, the command stays, its output gone.
     feed(t, "\r\n" * 30)
-    assert t.commands == []
+    assert outputs(t) == [("seq", "", 0, True)]
+
+
+def test_commands_outlive_their_rows_through_checkpoints() -> None:
+    """`history` after a flood: the earlier commands keep their line, status, cwd and
+    times when their rows left the history, and a checkpoint (a client connecting
+    later) carries them."""
+    t = Terminal(20, 5, history=10, clock=Clock())
+    feed(t, cwd("/tmp") + bash_cycle("true", "", 0) + bash_cycle("false", "", 1))
+    flood = "".join(f"{i}\n" for i in range(1000))
+    feed(t, bash_cycle("seq 1000", flood, 0) + A + "$ " + B)
+    expected = [("true", "", 0, True), ("false", "", 1, True)]
+    assert outputs(t)[:2] == expected
+    assert outputs(t)[2][0::2] == ("seq 1000", 0)
+    u = replayed(t, 10)
+    assert shell_state(u) == shell_state(t)
+    assert [(r.command, r.cwd, r.exit_code, r.duration_ms) for r in u.commands] == [
+        ("true", "/tmp", 0, 10),
+        ("false", "/tmp", 1, 10),
+        ("seq 1000", "/tmp", 0, 10),
+    ]
+    assert outputs(u)[:2] == expected
+    # ... and a checkpoint of that replay too (the rows are far above the history).
+    assert shell_state(replayed(u, 10)) == shell_state(t)
+
+
+def test_commands_are_bounded() -> None:
+    from phux.engine._shell import MAX_COMMANDS
+
+    t = Terminal(20, 5, history=10)
+    feed(t, "".join(bash_cycle(f"c{i}", "", 0) for i in range(MAX_COMMANDS + 1)))
+    kept = [r.command for r in t.commands]
+    assert len(kept) == MAX_COMMANDS * 3 // 4
+    assert kept[-1] == f"c{MAX_COMMANDS}"
 
 
 def test_soft_wrapped_output_is_one_line() -> None:

@@ -45,8 +45,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
 
-# Commands kept at most (besides those whose rows all left the history).
-MAX_COMMANDS = 4096
+# Commands kept at most, those whose rows all left the history included (their
+# command line, cwd, status and times outlive their output). Checkpoints carry
+# every one, after each command: the bound keeps that small.
+MAX_COMMANDS = 1024
 
 NONE, PROMPT, CONTINUATION, RUNNING = "none", "prompt", "continuation", "running"
 # What the integration said of itself (``I`` marks) and whether a prompt came since.
@@ -279,16 +281,6 @@ class ShellState:
                 lines.pop()
         return "\n".join(lines), truncated
 
-    def live(self) -> list[CommandRecord]:
-        """The commands, without those whose rows all left the history."""
-        commands = self.commands
-        if commands:
-            first = self.first_row()
-            kept = [r for r in commands if r.end_row is None or r.end_row >= first]
-            if len(kept) != len(commands):
-                self.commands = commands = kept
-        return commands
-
     def erase(self, row: int, col: int) -> None:
         """The main screen was erased from (row, col) on: finished ranges that ran
         past it are cut there; a running command's output restarts there if it
@@ -442,8 +434,7 @@ class ShellState:
         commands.append(rec)
         if len(commands) > MAX_COMMANDS:
             # A quarter at once, so that a long session does not pay a pass per command.
-            self.live()
-            del self.commands[: len(self.commands) - MAX_COMMANDS * 3 // 4]
+            del commands[: len(commands) - MAX_COMMANDS * 3 // 4]
 
     def _finish(
         self, exit_code: int | None, when: int | None, row: int, col: int, erased: bool = False

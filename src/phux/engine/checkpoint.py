@@ -547,7 +547,7 @@ def _write_shell(
     top = screen.scrolled_off
     phase = NONE
     cwd: str | None = None
-    for rec in shell.live():
+    for rec in shell.commands:
         key = id(rec)
         hit = cache.get(key) if cache else None
         if hit is None or hit[0] is not rec:
@@ -582,8 +582,8 @@ def _write_shell(
         elif phase == NONE:
             phase = PROMPT
     if phase != shell.phase:
-        # A finished command whose rows all left the history: a D without a
-        # command says "at a prompt" all the same.
+        # The commands were dropped (beyond MAX_COMMANDS) but the shell is at a
+        # prompt: a D without a command says so all the same.
         out.append("\x1b]133;D;phux_at=0,0\x07")
     return encoded
 
