@@ -117,7 +117,9 @@ def test_history_of_output_that_left_the_history(host: ShellHost) -> None:
     pane.command("seq 1 20000")  # past the server's and the client's history
     pane.command("echo last")
     commands = history(host, pane)["commands"]
-    assert [c["command"] for c in commands] == ["seq 1 20000", "echo last"]
+    assert [c["command"] for c in commands] == ["echo first", "seq 1 20000", "echo last"]
+    gone = commands.pop(0)  # its rows all left the history: the command stays, its output not
+    assert (gone["exit_code"], gone["output"], gone["truncated"]) == (0, "", True)
     long = commands[0]
     assert long["truncated"] is True and long["output"].endswith("\n19999\n20000")
     assert commands[1]["output"] == "last" and commands[1]["truncated"] is False
@@ -252,5 +254,53 @@ def test_mcp_history_tool(host: ShellHost) -> None:
         assert [c["command"] for c in last] == ["ls /nonexistent-dir"]
         bad = tools.history({**args, "last": -1})
         assert bad.is_error
+    finally:
+        tools.close()
+
+
+def settled_history(host: ShellHost, pane: Pane, count: int) -> list[dict[str, Any]]:
+    """`phux history --json` once it lists ``count`` commands with both times: the
+    server's replica checkpoints each command mark once it has caught up (a journal
+    tail after the checkpoint carries no times)."""
+    end = time.monotonic() + 30
+    while True:
+        commands: list[dict[str, Any]] = history(host, pane)["commands"]
+        if len(commands) == count and all(c["duration_ms"] is not None for c in commands):
+            return commands
+        assert time.monotonic() < end, commands
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_history_outlives_a_flood_and_mcp_agrees(host: ShellHost, shell: str) -> None:
+    """Issue 23 item 9: after 100 000 lines of output the earlier commands are still
+    listed, with their codes, cwd and durations, to a client connecting afterwards
+    (the CLI bootstraps from the server's checkpoint) and to MCP's long-lived client
+    alike, whose warm mirror read the commands' marks only at its next call."""
+    home = host.make_home(f"flood-{shell}", {".bashrc": BASHRC})
+    pane = host.spawn([shell], env={"HOME": str(home)}, cols=60, rows=10)
+    pane.wait_prompt(1)
+    tools = PhuxTools()
+    try:
+        args = {"target": f"@{pane.terminal}", "socket": str(host.server.socket)}
+        assert json.loads(tools.history(args).text)["commands"] == []  # (now warm)
+        pane.command("echo first")
+        pane.command("sh -c 'exit 3'")
+        pane.command("sleep 1")
+        pane.command("seq 1 100000")
+        commands = settled_history(host, pane, 4)
+        got = [(c["command"], c["exit_code"], c["cwd"]) for c in commands]
+        assert got == [
+            ("echo first", 0, str(home)),
+            ("sh -c 'exit 3'", 3, str(home)),
+            ("sleep 1", 0, str(home)),
+            ("seq 1 100000", 0, str(home)),
+        ]
+        assert [c["output"] for c in commands[:3]] == ["", "", ""]
+        assert all(c["truncated"] for c in commands)
+        assert 1000 <= commands[2]["duration_ms"] < 10_000
+        assert commands[0]["started_ms"] <= commands[2]["started_ms"] <= commands[3]["started_ms"]
+        mcp = json.loads(tools.history(args).text)["commands"]
+        assert mcp == commands
     finally:
         tools.close()
