@@ -75,7 +75,7 @@ def test_history_lists_agent_and_person_commands(host: ShellHost, shell: str) ->
     # has caught up (its helper process may still be starting): poll until then.
     end = time.monotonic() + 30
     doc = history(host, pane)
-    while shell != "dash" and any(c["started_ms"] is None for c in doc["commands"]):
+    while any(c["duration_ms"] is None for c in doc["commands"]):
         assert time.monotonic() < end, doc
         time.sleep(0.2)
         doc = history(host, pane)
@@ -92,12 +92,10 @@ def test_history_lists_agent_and_person_commands(host: ShellHost, shell: str) ->
     for entry in doc["commands"]:
         assert entry["cwd"] == str(home)
         assert entry["running"] is False and entry["truncated"] is False
-        if shell == "dash":  # no start mark: when it started is unknown
-            assert entry["started_ms"] is None and entry["duration_ms"] is None
-        else:
-            # The server's checkpoint carries the times its replica stamped.
-            assert abs(entry["started_ms"] - time.time() * 1000) < 120_000
-            assert 0 <= entry["duration_ms"] < 60_000
+        # The server's checkpoint carries the times its replica stamped (dash: the
+        # start is the line feed that ended the input).
+        assert abs(entry["started_ms"] - time.time() * 1000) < 120_000
+        assert 0 <= entry["duration_ms"] < 60_000
 
     last = history(host, pane, "-n", "2")["commands"]
     assert [c["command"] for c in last] == ["seq 1 25", "echo 'é 你好'"]
@@ -221,9 +219,10 @@ def test_watch_reports_commands(host: ShellHost, shell: str) -> None:
                 "command": "sh -c 'exit 3'",
             }
             assert 0 <= finished["duration_ms"] < 60_000
-        else:  # dash prints no start mark: a finish without a duration
+        else:  # dash prints no start mark: no command_started; it started at the
+            # line feed that ended its input
             (finished,) = commands
-            assert finished["duration_ms"] is None
+            assert 0 <= finished["duration_ms"] < 60_000
         assert finished["exit_code"] == 3 and finished["command"] == "sh -c 'exit 3'"
         pane.read_until(lambda d: d.count(PROMPT_A) > n)
         agent_command(host, pane, "true")
@@ -267,11 +266,13 @@ def settled_history(host: ShellHost, pane: Pane, count: int) -> list[dict[str, A
         commands: list[dict[str, Any]] = history(host, pane)["commands"]
         if len(commands) == count and all(c["duration_ms"] is not None for c in commands):
             return commands
-        assert time.monotonic() < end, commands
+        assert time.monotonic() < end, [
+            (c["command"], c["exit_code"], c["duration_ms"], c["truncated"]) for c in commands
+        ]
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
 def test_history_outlives_a_flood_and_mcp_agrees(host: ShellHost, shell: str) -> None:
     """Issue 23 item 9: after 100 000 lines of output the earlier commands are still
     listed, with their codes, cwd and durations, to a client connecting afterwards

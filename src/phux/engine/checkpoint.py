@@ -572,9 +572,16 @@ def _write_shell(
         if rec.end_row is not None:
             out.append(f"{hit[2]};phux_at={rec.end_row - top},{rec.end_col}\x07")
             phase = PROMPT
-    for kind, row, col in shell.cycle:
+    last_b = max((i for i, step in enumerate(shell.cycle) if step[0] == "B"), default=-1)
+    for i, (kind, row, col) in enumerate(shell.cycle):
         mark = "A;k=s" if kind == "S" else kind
-        out.append(f"\x1b]133;{mark};phux_at={row - top},{col}\x07")
+        entered = ""
+        if i == last_b and shell.entered is not None:
+            # The input's end (a command without C runs from there: dash).
+            when, at, typed = shell.entered
+            t = "" if when is None else when
+            entered = f";phux_entered={at - top},{t},{percent_encode(typed)}"
+        out.append(f"\x1b]133;{mark};phux_at={row - top},{col}{entered}\x07")
         if kind == "A":
             phase = PROMPT
         elif kind == "S":
