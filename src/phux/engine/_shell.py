@@ -387,9 +387,9 @@ class ShellState:
             if self.phase in (NONE, RUNNING):
                 self.phase = PROMPT
             self.cycle.append(("B", row, col))
-            entered = params.get("phux_entered")  # (a checkpoint's: see _write_shell)
-            if entered is not None:
-                y, _, rest = entered.partition(",")
+            at_end = params.get("phux_entered")  # (a checkpoint's: see _write_shell)
+            if at_end is not None:
+                y, _, rest = at_end.partition(",")
                 t, _, typed_url = rest.partition(",")
                 try:
                     when = int(t) if t else None
