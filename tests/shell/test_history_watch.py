@@ -143,6 +143,18 @@ def test_history_of_a_pane_without_a_shell(host: ShellHost) -> None:
     assert history(host, pane)["commands"] == []
     text = phux(host, "history", f"@{pane.terminal}")
     assert text.returncode == 0 and text.stdout == ""
+    assert "the pane's program reports none" in text.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_history_before_any_command(host: ShellHost, shell: str) -> None:
+    """An integrated shell with nothing run yet is not said to print no marks."""
+    home = host.make_home(f"empty-{shell}", {".bashrc": BASHRC})
+    pane = host.spawn([shell], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    text = phux(host, "history", f"@{pane.terminal}")
+    assert text.returncode == 0 and text.stdout == ""
+    assert "no commands yet (none ran since the shell started" in text.stderr
     assert "no commands" in text.stderr
 
 
