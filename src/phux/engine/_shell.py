@@ -28,7 +28,9 @@ two parameters of phux's own, which other terminals ignore:
   ``C`` marks also carry ``phux_cwd=`` (the percent-encoded cwd the command
   started in) when it differs from the previous command's (``phux_nocwd=1``:
   none known); ``D`` marks carry ``phux_cut=1`` when erasing the screen cut
-  the command's range.
+  the command's range; the open cycle's last ``B`` carries
+  ``phux_entered=<row>,<ms>,<input>`` once a line feed ended its input
+  (``ShellState.entered``: where and when a command without C started).
 """
 
 from __future__ import annotations
