@@ -8,7 +8,9 @@
 #
 # Bytes (spec/shell-integration.md): before each prompt `133;D;<status>` when a
 # command ran, `7;file://host/cwd`; PS1 is wrapped in `133;A` .. `133;B`, PS2
-# in `133;A;k=s` .. `133;B`; PS0 prints `133;C;cmdline_url=<command>`.
+# in `133;A;k=s` .. `133;B`; PS0 prints `133;C;cmdline_url=<command>`. The D
+# and the hooks' re-install also live in PS1 and PS0, so that replacing
+# PROMPT_COMMAND (a bashrc sourced again) does not lose them.
 
 builtin set +o posix
 # The pane's key signs every mark (spec/shell-integration.md, "Signed marks"):
