@@ -166,9 +166,12 @@ def test_coexists_with_a_debug_trap_preexec_framework(host: ShellHost) -> None:
         "C true",
         "D 0",
     ]
-    # Settled: the framework's entries first and last, ours inside, none twice.
+    # Settled: the framework's entries first and last, ours inside, none twice
+    # (the start function is the first line of the element that holds the
+    # user's string, empty here: see spec/shell-integration.md, bash).
     assert output_of(pane, "printf '%s,' \"${PROMPT_COMMAND[@]}\"; echo") == [
-        "fw_precmd,_phux_prompt_start,_phux_prompt_end,__bp_interactive_mode,"
+        "fw_precmd,_phux_prompt_start",
+        ",_phux_prompt_end,__bp_interactive_mode,",
     ]
 
 

@@ -167,20 +167,25 @@ _phux_marking() {
 }
 
 # Puts the hooks back into PROMPT_COMMAND, ours removed from it first. With
-# arrays (bash >= 5.1) PROMPT_COMMAND becomes one: the user's first element
-# (a string value is one) stays first, so that a string assigned later
-# replaces it as it would without phux; _phux_prompt_start comes next and
-# _phux_prompt_end last. Older bash: lines of a string, ours first and last.
+# arrays (bash >= 5.1) PROMPT_COMMAND becomes one whose element 0 is the
+# user's first element (a string value is one) with a first line calling
+# _phux_prompt_start, so that D comes before the user's hooks print (direnv),
+# `$PROMPT_COMMAND` reads the user's string after it, and a string assigned
+# later replaces that element only, as it would without phux (the line is
+# put back at the next prompt); _phux_prompt_end is last. Older bash: lines
+# of a string, ours first and last.
 _phux_install_prompt_command() {
     local e last
     local -a pc=() tail=()
     if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501)); then
         if [[ -v PROMPT_COMMAND && ${PROMPT_COMMAND@a} == *a* ]]; then
             for e in "${PROMPT_COMMAND[@]}"; do
+                e=${e//_phux_prompt_start$'\n'/}
                 [[ $e == _phux_prompt_start || $e == _phux_prompt_end ]] || pc+=("$e")
             done
         else
             e=$'\n'${PROMPT_COMMAND-}$'\n'
+            e=${e//_phux_prompt_start$'\n'/}
             e=${e//$'\n'_phux_prompt_start$'\n'/$'\n'}
             e=${e//$'\n'_phux_prompt_end$'\n'/$'\n'}
             e=${e#$'\n'}
@@ -196,11 +201,7 @@ _phux_install_prompt_command() {
             tail=("${pc[-1]}")
             unset 'pc[-1]'
         fi
-        if ((${#pc[@]})); then
-            PROMPT_COMMAND=("${pc[0]}" _phux_prompt_start "${pc[@]:1}" _phux_prompt_end "${tail[@]}")
-        else
-            PROMPT_COMMAND=(_phux_prompt_start _phux_prompt_end "${tail[@]}")
-        fi
+        PROMPT_COMMAND=("_phux_prompt_start"$'\n'"${pc[0]-}" "${pc[@]:1}" _phux_prompt_end "${tail[@]}")
         return
     fi
     e=$'\n'${PROMPT_COMMAND-}$'\n'
