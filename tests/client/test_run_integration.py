@@ -436,3 +436,20 @@ def test_a_listing_from_before_the_shell_took_the_terminal_back_is_not_trusted(
     assert client.wait(bash, idle_ms=100, timeout=10, deadline=Deadline.after(15)).met
     out = _run_locked(client, stale, "echo alive", Deadline.after(15), time.monotonic(), False)
     assert (out.exit_code, out.output) == (0, "alive")
+
+
+@pytest.mark.parametrize("argv", [["tail", "-f", "log.txt"], ["sleep", "600"]])
+def test_refuses_a_pane_whose_own_program_is_not_a_shell(
+    client: Client, home: Path, argv: list[str]
+) -> None:
+    """README's `new-window build -n logs -- tail -f build.log`: the pane's own
+    process holds the terminal, and it is not a shell."""
+    from phux.client.pane_state import project
+
+    (home / "log.txt").write_text("first\n")
+    name = unique("prog")
+    client.new(name, command=argv, cwd=str(home), deadline=Deadline.after(10))
+    wait_foreground(client, name, argv[0])
+    assert project(client.resolve(name, Deadline.after(5)), None) == (argv[0], "running")
+    error = refused(client, name, argv[0], "not the shell")
+    assert error.state == "running" and error.holder == argv[0]

@@ -69,10 +69,17 @@ def _alternate(engine: Terminal | ShellView | None) -> bool:
 
 
 def foreground_is_shell(pid: int, fg: Foreground | None) -> bool:
-    """The pane's own shell (pid ``pid``) holds the foreground, or another shell does."""
+    """A shell holds the foreground: the pane's own (pid ``pid``) or another one.
+
+    The name decides, not the pid: a pane made with ``-- tail -f build.log`` holds its
+    own foreground with a program that reads no command line. Only a group whose
+    program is unknown (its leader gone, /proc unreadable) is taken for the pane's
+    shell when it is the pane's own."""
     if fg is None:
         return False
-    return fg.pgrp == pid or fg.name in SHELLS
+    if fg.name:
+        return fg.name in SHELLS
+    return fg.pgrp == pid
 
 
 def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:

@@ -544,7 +544,7 @@ def _holder_text(
             f"the pane waits for hidden input ({name} turned echo off: a password or "
             "`read -s` prompt)"
         )
-    if fg is not None and not own_shell and fg.name not in SHELLS | REMOTE:
+    if fg is not None and (fg.name or not own_shell) and fg.name not in SHELLS | REMOTE:
         kind = "a full-screen program" if state == TUI else "a running program"
         return path, f"{name} holds the pane ({kind}), not the shell"
     if view.alternate:
@@ -746,9 +746,11 @@ def _await_first_prompt(
     mark, wait for output that then settles, so that ``run`` does not take a shell
     about to draw its first prompt for one without integration (a young pane without
     marks costs up to ``_FIRST_PROMPT_QUIET`` once it printed)."""
+    from phux.client.pane_state import foreground_is_shell
+
     fg = pane.foreground
-    if fg is not None and fg.pgrp != pane.pid:
-        return
+    if fg is not None and (fg.pgrp != pane.pid or not foreground_is_shell(pane.pid, fg)):
+        return  # not the pane's own shell (`-- sleep 600` may never print): nothing to await
     if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
         return
     try:
