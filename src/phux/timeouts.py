@@ -23,7 +23,8 @@ TIMEOUTS = (
     "passes phux stops waiting (CLI exit 125, MCP outcome timed_out) and the command keeps "
     "running: wait for the prompt to come back rather than run again. For a longer job, "
     "type it with send-keys and wait for the prompt. "
-    f"wait: default {WAIT_TIMEOUT:g}; 0 checks the condition once, now, without waiting; "
-    "when it passes: CLI exit 124, MCP outcome timed_out."
+    f"wait: default {WAIT_TIMEOUT:g}; 0 checks the current state once (idle and prompt "
+    "are watched for just their quiet time); when it passes: CLI exit 124, MCP outcome "
+    "timed_out."
 )
 """The one text that documents both timeouts, wherever they are documented."""

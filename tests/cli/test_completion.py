@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from .test_e2e import Phux, phux  # noqa: F401  (the module-scoped server fixture)
+
 BIN = Path(sys.executable).parent
 
 
@@ -47,7 +49,9 @@ def test_unknown_shell_is_a_usage_error() -> None:
     assert res.returncode == 2
 
 
-def complete_in_bash(tmp_path: Path, words: list[str]) -> list[str]:
+def complete_in_bash(
+    tmp_path: Path, words: list[str], env: dict[str, str] | None = None
+) -> list[str]:
     """Run the completion function in a real bash, as bash does on Tab."""
     path = tmp_path / "phux.bash"
     path.write_text(script("bash"))
@@ -62,7 +66,7 @@ def complete_in_bash(tmp_path: Path, words: list[str]) -> list[str]:
         ["bash", "--norc", "--noprofile", "-c", program],
         capture_output=True,
         text=True,
-        env=phux_env(),
+        env={**phux_env(), **(env or {})},
         timeout=30,
     )
     assert res.returncode == 0, res.stderr
@@ -107,3 +111,29 @@ def test_zsh_loads_the_script() -> None:
     )
     assert res.returncode == 0, res.stderr
     assert "_phux_completion: function" in res.stdout
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_bash_completes_targets_from_the_server_and_key_names(
+    tmp_path: Path,
+    phux: Phux,  # noqa: F811
+) -> None:
+    tid = phux.new("compl-one", "sh", "-c", "exec sleep 60")
+    made = phux("new-window", "compl-one", "-n", "logs", "--", "sh", "-c", "exec sleep 60")
+    assert made.code == 0, made.err
+    assert phux("tag", "compl-one:0", "ctag").code == 0
+    env = {"PHUX_SOCKET": str(phux.socket)}
+    words = complete_in_bash(tmp_path, ["phux", "snapshot", "compl-"], env)
+    assert {"compl-one", "compl-one:0", "compl-one:1", "compl-one:logs", "compl-one:0.0"} <= set(
+        words
+    ), words
+    assert f"@{tid}" in complete_in_bash(tmp_path, ["phux", "run", "@"], env)
+    assert complete_in_bash(tmp_path, ["phux", "kill", "#ct"], env) == ["#ctag"]
+    assert complete_in_bash(tmp_path, ["phux", "new-window", "compl-o"], env) == ["compl-one"]
+    keys = complete_in_bash(tmp_path, ["phux", "send-keys", "compl-one", "Ent"], env)
+    assert keys == ["Enter"]
+    assert "C-c" in complete_in_bash(tmp_path, ["phux", "send-keys", "compl-one", "C-"], env)
+    # Without a server, Tab offers nothing and prints no error.
+    gone = {"PHUX_SOCKET": str(tmp_path / "none.sock")}
+    assert complete_in_bash(tmp_path, ["phux", "snapshot", "compl-"], gone) == []
+    assert phux("kill", "compl-one").code == 0

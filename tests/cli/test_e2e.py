@@ -178,7 +178,7 @@ def test_ls(phux: Phux) -> None:
     names = [s["name"] for s in doc["sessions"]]
     assert names == sorted(names) and {"ls-a", "ls-b"} <= set(names)
     row = next(s for s in doc["sessions"] if s["name"] == "ls-a")
-    assert row == {"name": "ls-a", "windows": 1, "attached": False}
+    assert row == {"name": "ls-a", "windows": 1, "attached": False, "exited": False}
     text = phux("ls")
     assert "ls-a: 1 window\n" in text.out
     doc = phux("ls", "--json", "--panes").json()
@@ -323,7 +323,8 @@ def test_new_without_json_picks_a_numeric_name(phux: Phux) -> None:
 def test_kill_session_window_pane(phux: Phux) -> None:
     tid = phux.new("doomed")
     assert phux("kill", "doomed").code == 0
-    assert "doomed" not in phux("ls").out
+    # Killed, it is listed as exited while the server retains it.
+    assert "doomed: 1 window (exited)\n" in phux("ls").out
     # The name still reaches the killed pane while the server retains it.
     assert phux("snapshot", "--json", "doomed").json()["pane"] == tid
     assert phux("kill", "doomed").code == 1

@@ -27,31 +27,69 @@ def _pane_of_default(phux: Phux) -> int:  # noqa: F811
     return int(res.json()["pane"])
 
 
-def test_the_default_target_follows_last_use(phux: Phux) -> None:  # noqa: F811
-    """After work on `used`, a bare snapshot reads `used`, not the newer session."""
+def test_the_default_target_follows_writes_not_reads(phux: Phux) -> None:  # noqa: F811
+    """The default target is the active pane of the session last acted on: a write
+    (send-keys, run, paste) moves it there, a read (snapshot, wait, history, watch)
+    never does (issue 23 item 8)."""
     used = phux.new("lastuse-a")
     phux.settle("lastuse-a")
-    newer = phux.new("lastuse-b")
-    phux.settle("lastuse-b")  # wait: also a use, of the newer one
+    newer = phux.new("lastuse-b")  # creating a session selects it
+    phux.settle("lastuse-b")
     assert _pane_of_default(phux) == newer
-    for verb in (
-        ("send-keys", "lastuse-a", "echo hi", "Enter"),
-        ("run", "lastuse-a", "true"),
-        ("paste", "lastuse-a", " "),
+    for read in (
         ("snapshot", "lastuse-a"),
         ("wait", "--timeout", "5", "--regex", ".", "lastuse-a"),
         ("history", "lastuse-a"),
+        ("ls", "--panes"),
     ):
-        assert phux("snapshot", "lastuse-b").code == 0  # the other one was used last...
-        assert _pane_of_default(phux) == newer
-        res = phux(*verb)
-        assert res.code == 0, (verb, res.err)
-        assert _pane_of_default(phux) == used, verb  # ...until this verb used `used`
-    assert phux("snapshot", "lastuse-b").code == 0
+        assert phux(*read).code == 0, read
+        assert _pane_of_default(phux) == newer, read
     assert phux("watch", "--until", "dirty", "--timeout", "0.3", "lastuse-a").code in (0, 124)
-    assert _pane_of_default(phux) == used
+    assert _pane_of_default(phux) == newer
+    for write in (
+        ("send-keys", "lastuse-a", "echo hi", "Enter"),
+        ("run", "lastuse-a", "true"),
+        ("paste", "lastuse-a", " "),
+    ):
+        assert phux("send-keys", "lastuse-b", "").code == 0  # the other one was written last...
+        assert _pane_of_default(phux) == newer
+        res = phux(*write)
+        assert res.code == 0, (write, res.err)
+        assert _pane_of_default(phux) == used, write  # ...until this write went to `used`
     res = phux("snapshot", "--json", ".")
     assert res.code == 0 and int(res.json()["pane"]) == used
+    assert phux("kill", "lastuse-a").code == 0
+    assert phux("kill", "lastuse-b").code == 0
+
+
+def test_a_session_name_does_not_drift_to_a_pane_read_or_made(phux: Phux) -> None:  # noqa: F811
+    """`run build` keeps going to build's active pane after a `snapshot build:logs`,
+    a `new-window` and a `split` (tmux's session target); `--select` moves it, and
+    the @N each creation printed pins a pane."""
+    seed = phux.new("drift")
+    phux.settle("drift")
+    made = phux("new-window", "drift", "-n", "logs", "--", "sh", "-c", "echo L; exec sleep 60")
+    assert made.code == 0, made.err
+    name, at = made.out.split()
+    logs = int(at.removeprefix("@"))
+    assert name == "drift:1.0"
+    split = phux("split", "--json", "drift:1", "--", "sh", "-c", "echo S; exec sleep 60")
+    assert split.code == 0, split.err
+    assert phux("wait", "--until", "L", "--timeout", "10", "drift:logs").code == 0
+    assert phux("snapshot", "drift:logs").code == 0
+    assert phux("history", "drift:1.1").code == 0
+    res = phux("run", "--json", "drift", "echo still-here")
+    assert res.code == 0, res.err
+    assert res.json()["output"] == "still-here"
+    assert int(phux("snapshot", "--json", "drift").json()["pane"]) == seed
+    # --select makes the new pane the session's active one; `=` is the one before.
+    sel = phux("split", "--json", "--select", "drift:0", "--", "sh", "-c", "exec sleep 60")
+    assert sel.code == 0, sel.err
+    picked = int(sel.json()["terminal_id"])
+    assert int(phux("snapshot", "--json", "drift").json()["pane"]) == picked
+    assert int(phux("snapshot", "--json", "=").json()["pane"]) == seed
+    assert int(phux("snapshot", "--json", f"@{logs}").json()["pane"]) == logs
+    assert phux("kill", "drift").code == 0
 
 
 def test_an_exited_sessions_name_stays_resolvable(phux: Phux) -> None:  # noqa: F811
@@ -66,8 +104,20 @@ def test_an_exited_sessions_name_stays_resolvable(phux: Phux) -> None:  # noqa: 
     assert snap.code == 0, snap.err
     assert int(snap.json()["pane"]) == tid
     assert any("final words" in line for line in snap.json()["lines"])
+    # ls lists it, marked, while the server keeps it (text and JSON).
+    listing = phux("ls")
+    assert "jobdone: 1 window (exited)\n" in listing.out, listing.out
+    doc = phux("ls", "--json", "--panes")
+    assert doc.code == 0, doc.err
+    validate("session_list", doc.json())
+    (row,) = [r for r in doc.json()["sessions"] if r["name"] == "jobdone"]
+    assert row["exited"] is True and row["attached"] is False
+    assert [p["id"] for p in row["panes"]] == [f"@{tid}"]
+    assert row["panes"][0]["state"] == "exited"
     # A live session of the same name wins over the retained one.
     again = phux.new("jobdone")
+    (row,) = [r for r in phux("ls", "--json").json()["sessions"] if r["name"] == "jobdone"]
+    assert row["exited"] is False
     assert int(phux("snapshot", "--json", "jobdone").json()["pane"]) == again
     assert phux("kill", "jobdone").code == 0
 
@@ -144,10 +194,10 @@ def test_windows_panes_and_tags_from_the_cli(phux: Phux) -> None:  # noqa: F811
         res = phux("wait", "--json", "--until", marker, "--timeout", "10", target)
         assert res.code == 0, (target, res.err)
         assert res.json()["pane"] == tid, target
-    # `=`: the pane used before the last one (the last one was @win above).
-    res = phux("snapshot", "--json", "=")
+    # Reads and unselected creations leave the session's active pane where it was.
+    res = phux("snapshot", "--json", "layout")
     assert res.code == 0, res.err
-    assert res.json()["pane"] == split["terminal_id"]
+    assert res.json()["pane"] == seed
     assert phux("untag", "layout:1.1", "builder").out == "ci\n"
     assert phux("snapshot", "#builder").code == 1
     listing = phux("ls", "--json", "--panes")
@@ -220,3 +270,40 @@ def test_remedies_are_never_empty(phux: Phux) -> None:  # noqa: F811
     phux.new("remedy4")
     res = phux("rename", "remedy4", "remedy3b")
     assert res.code == 1 and "-s" not in res.err
+
+
+def test_e_sets_variables_in_new_panes(phux: Phux) -> None:  # noqa: F811
+    """tmux's -e VAR=VALUE on new, new-window and split: the pane's environment is the
+    server's plus these; the caller's own environment does not reach it."""
+    env = dict(phux.env, PHUX_T_CALLER="caller")
+    show = 'echo "v=[$PHUX_T_A][$PHUX_T_CALLER]"; exec sleep 60'
+    res = phux("new", "--json", "-s", "envs", "-e", "PHUX_T_A=a=1", "--", "sh", "-c", show, env=env)
+    assert res.code == 0, res.err
+    assert phux("wait", "--until", "v=[a=1][]", "--timeout", "10", "envs").code == 0
+    for verb, where in (("new-window", "envs"), ("split", "envs:0")):
+        res = phux(verb, "--json", where, "-e", f"PHUX_T_A={verb}", "--", "sh", "-c", show)
+        assert res.code == 0, res.err
+        pinned = f"@{res.json()['terminal_id']}"
+        assert phux("wait", "--until", f"v=[{verb}][]", "--timeout", "10", pinned).code == 0
+    for bad in ("NOEQUALS", "1X=y", "=y"):
+        res = phux("split", "envs:0", "-e", bad)
+        assert res.code == 2 and "-e" in res.err, (bad, res.err)
+    assert phux("kill", "envs").code == 0
+
+
+def test_wait_with_timeout_0_checks_the_current_state(phux: Phux) -> None:  # noqa: F811
+    """On an idle shell, --prompt and --idle with --timeout 0 are met (exit 0), and
+    --until text that is not there is not (124), at once."""
+    phux.new("once")
+    phux.settle("once")
+    for condition in (("--prompt",), ("--idle", "200"), ()):
+        started = time.monotonic()
+        res = phux("wait", "--timeout", "0", *condition, "once")
+        assert res.code == 0, (condition, res.err)
+        assert time.monotonic() - started < 8
+    assert phux("wait", "--timeout", "0", "--until", "not-on-screen", "once").code == 124
+    busy = phux.new("busy", "sh", "-c", "while :; do echo tick; sleep 0.05; done")
+    assert phux("wait", "--until", "tick", "--timeout", "10", f"@{busy}").code == 0
+    assert phux("wait", "--timeout", "0", "--idle", "300", f"@{busy}").code == 124
+    assert phux("kill", "once").code == 0
+    assert phux("kill", "busy").code == 0

@@ -234,8 +234,8 @@ def test_ls(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(out) == {
         "schema_version": 1,
         "sessions": [
-            {"name": "alpha", "windows": 2, "attached": True},
-            {"name": "zeta", "windows": 1, "attached": False},
+            {"name": "alpha", "windows": 2, "attached": True, "exited": False},
+            {"name": "zeta", "windows": 1, "attached": False, "exited": False},
         ],
     }
     code, out, _ = invoke(capsys, "ls")
@@ -433,7 +433,7 @@ def test_new(fake: FakeClient, capsys: pytest.CaptureFixture[str], tmp_path: Any
     assert fake.calls[-1] == (
         "new",
         ("s",),
-        {"cwd": str(tmp_path), "command": ["top"], "shell_integration": True},
+        {"cwd": str(tmp_path), "command": ["top"], "env": {}, "shell_integration": True},
     )
     code, out, _ = invoke(capsys, "new", "--json", "-s", "s", "--no-shell-integration")
     assert code == 0 and fake.calls[-1][2]["shell_integration"] is False

@@ -94,8 +94,9 @@ def test_phases_and_pending_input() -> None:
     assert (t.shell_phase, t.pending_input) == ("prompt", "")
     feed(t, "echo hi  ")
     assert (t.shell_phase, t.pending_input) == ("prompt", "echo hi")
-    feed(t, "\x1b[5D")  # the cursor moved back: the input is still the whole line
-    assert t.pending_input == "echo hi"
+    feed(t, "\x1b[5D")  # the cursor moved back: the input is what lies before it
+    assert t.pending_input == "echo"
+    feed(t, "\x1b[5C")
     feed(t, "\r\n" + C("echo%20hi"))
     assert (t.shell_phase, t.pending_input) == ("running", "")
     assert t.commands[-1].running
@@ -109,6 +110,49 @@ def test_phases_and_pending_input() -> None:
 def test_pending_input_soft_wrapped() -> None:
     t = feed(Terminal(10, 5), A + "$ " + B + "echo 123456789 x")
     assert t.pending_input == "echo 123456789 x"
+
+
+# How zsh draws RPROMPT='%*' and fish its fish_right_prompt (bytes as they print
+# them at 60 columns, tests/shell/test_right_prompts.py runs the shells).
+ZSH_RPROMPT = A + "user> " + B + "\x1b[K\x1b[45C20:40:00\x1b[53D"
+FISH_RPROMPT = A + "user> " + B + "\x1b[K\r\x1b[52C20:40:22\r\x1b[52C\r\x1b[6C"
+
+
+def test_a_right_prompt_is_not_input() -> None:
+    for prompt in (ZSH_RPROMPT, FISH_RPROMPT):
+        t = feed(Terminal(60, 5), prompt)
+        assert (t.shell_phase, t.pending_input) == ("prompt", "")
+        feed(t, "echo  hi")
+        assert t.pending_input == "echo  hi"
+        feed(t, "\x1b[2D")  # back over "hi": the line before the cursor
+        assert t.pending_input == "echo"
+        feed(t, "\x1b[6D")  # home: what follows, up to the right prompt
+        assert t.pending_input == "echo  hi"
+
+
+def test_an_autosuggestion_is_not_input() -> None:
+    # zsh-autosuggestions draws the rest of a history line in grey after the cursor.
+    t = feed(
+        Terminal(60, 5),
+        A + "user> " + B + "\x1b[1m\x1b[31mec\x1b[0m\x1b[90mho hello\x1b[39m\x1b[8D",
+    )
+    assert t.pending_input == "ec"
+
+
+def test_a_command_read_without_cmdline_url_leaves_the_right_prompt_out() -> None:
+    t = feed(Terminal(60, 6), ZSH_RPROMPT + "echo  hi\r\n" + C() + "hi\r\n" + D(0))
+    t2 = feed(Terminal(60, 6), FISH_RPROMPT + "true\r\n" + D(0))  # dash-like: no C
+    assert [r.command for r in t.commands] == ["echo  hi"]
+    assert [r.command for r in t2.commands] == ["true"]
+
+
+def test_input_reaching_the_edge_is_kept_whole() -> None:
+    # Typed text that reaches the last columns with no two blanks in it: no right prompt.
+    line = "echo " + "x" * 50
+    t = feed(Terminal(60, 6), A + "$ " + B + line)
+    assert t.pending_input == line
+    feed(t, "\r\n" + C() + D(0))
+    assert t.commands[-1].command == line
 
 
 def test_continuation_prompt() -> None:

@@ -229,14 +229,18 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         # Windows, panes and tags, then every selector form reaches them.
         win = await ok(session, "phux_new_window", session=name, name="logs", command=["/bin/sh"])
         assert (win["session"], win["window"], win["pane"]) == (name, 1, 0)
-        split = await ok(session, "phux_split", target=f"{name}:logs", command=["/bin/sh"])
+        split = await ok(
+            session, "phux_split", target=f"{name}:logs", command=["/bin/sh"], select=True
+        )
         assert (split["window"], split["pane"]) == (1, 1)
         tagged = await ok(session, "phux_tag", target=f"{name}:1.1", tags=["mcptag"])
         assert tagged == {"tags": ["mcptag"]}
         for target, tid in (("#mcptag", split["terminal_id"]), (f"{name}:1.0", win["terminal_id"])):
             snap = await ok(session, "phux_snapshot", target=target)
             assert snap["pane"] == tid, target
-        assert (await ok(session, "phux_snapshot", target="="))["pane"] == split["terminal_id"]
+        # The selected split is the session's active pane; `=` the one active before.
+        assert (await ok(session, "phux_snapshot", target=name))["pane"] == split["terminal_id"]
+        assert (await ok(session, "phux_snapshot", target="="))["pane"] == new["terminal_id"]
         untagged = await ok(session, "phux_tag", target="#mcptag", tags=["mcptag"], remove=True)
         assert untagged == {"tags": []}
 

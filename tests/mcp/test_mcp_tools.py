@@ -16,7 +16,8 @@ from phux.client.models import NewResult, WaitResult
 from phux.client.run import RunOutcome
 from phux.client.selectors import Pane, Session
 from phux.engine.screen_state import Cursor, ScreenState
-from phux.mcp.tools import READ_ONLY_TOOLS, ClientPool, PhuxTools
+from phux.mcp.names import READ_ONLY_TOOLS
+from phux.mcp.tools import ClientPool, PhuxTools
 from phux.timeouts import TIMEOUTS
 
 
@@ -152,8 +153,20 @@ def test_ls_raw_counts_sorted(tools: PhuxTools) -> None:
     body = ok(tools.ls({}))
     assert body == {
         "sessions": [
-            {"name": "abc", "window_count": 2, "attached_client_count": 1, "panes": []},
-            {"name": "zed", "window_count": 1, "attached_client_count": 0, "panes": []},
+            {
+                "name": "abc",
+                "window_count": 2,
+                "attached_client_count": 1,
+                "exited": False,
+                "panes": [],
+            },
+            {
+                "name": "zed",
+                "window_count": 1,
+                "attached_client_count": 0,
+                "exited": False,
+                "panes": [],
+            },
         ]
     }
 
@@ -219,6 +232,7 @@ def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
     assert ok(tools.wait({"until": "done", "timeout_secs": 5})) == {"outcome": "met", "polls": 3}
     assert made[0].calls[-1][1][1] == {
         "until": "done",
+        "regex": None,
         "idle_ms": None,
         "prompt": False,
         "exit": False,
@@ -229,7 +243,14 @@ def test_wait_outcomes(tools: PhuxTools, made: list[FakeClient]) -> None:
     ok(tools.wait({"target": "w", "idle_ms": 300, "timeout_secs": 0}))  # 0: check once
     assert made[0].calls[-1][1] == (
         ("w",),
-        {"until": None, "idle_ms": 300, "prompt": False, "exit": False, "timeout": 0.0},
+        {
+            "until": None,
+            "regex": None,
+            "idle_ms": 300,
+            "prompt": False,
+            "exit": False,
+            "timeout": 0.0,
+        },
     )
     body = ok(tools.wait({"target": "w", "exit": True}))
     assert body["outcome"] == "met" and "exit_code" in body and "state" in body
@@ -245,12 +266,12 @@ def test_new(tools: PhuxTools, made: list[FakeClient]) -> None:
     }
     assert made[0].calls[-1] == (
         "new",
-        (("build",), {"cwd": "/tmp", "command": ["sh"], "shell_integration": True}),
+        (("build",), {"cwd": "/tmp", "command": ["sh"], "env": {}, "shell_integration": True}),
     )
-    ok(tools.new({"name": "b2", "shell_integration": False}))
+    ok(tools.new({"name": "b2", "shell_integration": False, "env": {"A": "1"}}))
     assert made[0].calls[-1] == (
         "new",
-        (("b2",), {"cwd": None, "command": [], "shell_integration": False}),
+        (("b2",), {"cwd": None, "command": [], "env": {"A": "1"}, "shell_integration": False}),
     )
 
 
@@ -408,6 +429,24 @@ def test_catalog(tools: PhuxTools) -> None:
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS
     assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
+
+
+def test_mcp_help_lists_every_tool(tools: PhuxTools) -> None:
+    """`phux mcp --help` names every tool of the catalog, and --read-only's help every
+    read-only one (issue 23: it listed 6 of the 12)."""
+    from click.testing import CliRunner
+
+    from phux.cli.mcp_cmd import mcp_cmd
+
+    result = CliRunner().invoke(mcp_cmd, ["--help"], terminal_width=200)
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    names = [t.name for t in tools.catalog()]
+    assert len(names) == 12
+    for name in names:
+        assert f" {name} " in text, name
+    read_only = ", ".join(t.name for t in tools.catalog(read_only=True))
+    assert f"change nothing: {read_only}." in text
 
 
 def test_annotations_agree_with_read_only(tools: PhuxTools) -> None:

@@ -43,7 +43,9 @@ def test_the_agent_loop_over_ssh(remote: Remote) -> None:
     failed = remote.phux("run", "--host", host, "far", "sh -c 'exit 3'")
     assert failed.returncode == 3, failed.stderr
     ok(remote.phux("kill", "--host", host, "far"))
-    assert json.loads(ok(remote.phux("ls", "--host", host, "--json")).stdout)["sessions"] == []
+    # Killed: listed as exited while the server there retains it.
+    (gone,) = json.loads(ok(remote.phux("ls", "--host", host, "--json")).stdout)["sessions"]
+    assert (gone["name"], gone["exited"]) == ("far", True)
 
 
 def test_phux_host_and_the_selector_prefix(remote: Remote) -> None:

@@ -55,11 +55,12 @@ class Boot:
     def size(self) -> int:
         return len(self.checkpoint or b"") + len(self.journal)
 
-    def engine(self, history: int) -> Terminal:
-        """Replay as a client does: fresh engine, checkpoint, journal (with resizes)."""
-        t = Terminal(self.cols, self.rows, history=history)
+    def engine(self, history: int, mark_key: str | None = None) -> Terminal:
+        """Replay as a client does: fresh engine, checkpoint, journal (with resizes).
+        ``mark_key``: the pane's key, as a client passes it (None: trust every mark)."""
+        t = Terminal(self.cols, self.rows, history=history, mark_key=mark_key)
         if self.checkpoint is not None:
-            t.feed(self.checkpoint)
+            t.feed_checkpoint(self.checkpoint)
         seq = self.start_seq
         data = bytes(self.journal)
         for change in self.resizes:

@@ -20,8 +20,15 @@ from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded
 from phux.engine import Terminal
-from phux.wire.frames import EnvVar, Input
-from server.harness import ServerProcess, Stream, spawn, subscribe
+from phux.wire.frames import (
+    EnvVar,
+    Input,
+    ListTerminals,
+    Spawn,
+    TerminalList,
+    TerminalSpawned,
+)
+from server.harness import ServerProcess, Stream, subscribe
 
 ESC = "\x1b"
 MARK = re.compile(rb"\x1b\]((?:133|7);[^\x07\x1b]*)\x07")
@@ -56,6 +63,9 @@ def clean_env(home: Path) -> dict[str, str]:
     return env
 
 
+ANNOUNCE = re.compile(rb"\x1b\]133;I;[a-z]+\x07")
+
+
 @dataclass
 class Pane:
     conn: Connection
@@ -63,10 +73,22 @@ class Pane:
     stream: Stream
     cols: int
     rows: int
+    key: str = ""
+    """The pane's mark key (its ``phux.shell_key`` metadata; "" when it has none)."""
+
+    @property
+    def raw(self) -> bytes:
+        """Every byte the pane printed, as it printed them."""
+        return bytes(self.stream.data)
 
     @property
     def data(self) -> bytes:
-        return bytes(self.stream.data)
+        """What the pane printed, with its marks' signatures (``;phux_k=KEY``) and the
+        integration's announce marks taken out: the marks as they read unsigned."""
+        data = self.raw
+        if self.key:
+            data = data.replace(b";phux_k=" + self.key.encode(), b"")
+        return ANNOUNCE.sub(b"", data)
 
     def read_until(self, predicate: Callable[[bytes], bool], timeout: float = STEP_TIMEOUT) -> None:
         deadline = Deadline.after(timeout)
@@ -176,16 +198,27 @@ class ShellHost:
         self.conns.append(conn)
         envs = [EnvVar(name=k, value=v) for k, v in (env or {}).items()]
         start = cwd or (env or {}).get("HOME") or str(self.home)
-        tid = spawn(conn, argv, cols=cols, rows=rows, env=envs, cwd=start)
+        reply = conn.call_expect(
+            lambda rid: Spawn(request_id=rid, argv=argv, cols=cols, rows=rows, env=envs, cwd=start),
+            TerminalSpawned,
+            Deadline.after(5.0),
+        )
+        tid = reply.terminal
+        key = next((m.value.decode() for m in reply.metadata if m.key == "phux.shell_key"), "")
         subscribe(conn, tid)
-        return Pane(conn, tid, Stream(tid), cols, rows)
+        return Pane(conn, tid, Stream(tid), cols, rows, key)
 
     def attach(self, tid: int, cols: int = 80, rows: int = 24) -> Pane:
         """Subscribe to a pane something else started (its size must be given)."""
         conn = self.server.connect()
         self.conns.append(conn)
+        listing = conn.call_expect(
+            lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(5.0)
+        )
+        info = next(t for t in listing.terminals if t.terminal == tid)
+        key = next((m.value.decode() for m in info.metadata if m.key == "phux.shell_key"), "")
         subscribe(conn, tid)
-        return Pane(conn, tid, Stream(tid), cols, rows)
+        return Pane(conn, tid, Stream(tid), cols, rows, key)
 
 
 @contextlib.contextmanager

@@ -77,10 +77,18 @@ def test_programs_that_are_not_interactive_shells_start_unchanged(host: ShellHos
     ],
 )
 def test_argv_rewrites(argv: list[str], expected: list[str] | None) -> None:
-    env: dict[str, str] = {"ENV": "mine"}
-    assert inject(argv, env) == (argv if expected is None else expected)
+    env: dict[str, str] = {"ENV": "mine", "_PHUX_KEY": "from-the-caller"}
+    start, facts = inject(argv, env)
+    assert start == (argv if expected is None else expected)
     if expected is None:
-        assert env == {"ENV": "mine"}
+        assert env == {"ENV": "mine"} and facts == {}
+    else:
+        # A fresh key for each pane, given to the shell and published as metadata.
+        key = env["_PHUX_KEY"]
+        assert len(key) == 32 and key != "from-the-caller"
+        assert facts["phux.shell_key"] == key.encode()
+        assert facts["phux.shell"] in (b"bash", b"zsh", b"fish", b"sh")
+        assert inject(argv, dict(env))[1]["phux.shell_key"] != key.encode()
 
 
 def test_opt_out_rules() -> None:
@@ -143,3 +151,56 @@ def test_every_script_is_package_data() -> None:
     for path in files:
         rel = path.relative_to(package)
         assert any(rel.match(pattern) for pattern in patterns), rel
+
+
+def listed_metadata(host: ShellHost, tid: int) -> dict[str, bytes]:
+    from phux.client.deadline import Deadline
+    from phux.wire.frames import ListTerminals, TerminalList
+
+    with host.server.connect() as conn:
+        listing = conn.call_expect(
+            lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(5.0)
+        )
+    info = next(t for t in listing.terminals if t.terminal == tid)
+    return {m.key: m.value for m in info.metadata}
+
+
+def test_the_key_is_the_server_s_and_never_reaches_the_user_s_commands(host: ShellHost) -> None:
+    from phux.client.deadline import Deadline
+    from phux.wire.frames import EnvVar, MetaEntry, Spawn, TerminalSpawned
+
+    forged = [
+        MetaEntry(key="phux.shell_key", value=b"f" * 32),
+        MetaEntry(key="phux.shell", value=b"x"),
+    ]
+    home = host.make_home("keyed", {".bashrc": "PS1='$ '\necho \"rc[$_PHUX_KEY]\"\n"})
+    with host.server.connect() as conn:
+        ids = []
+        for argv in (["cat"], ["bash"]):
+            reply = conn.call_expect(
+                lambda rid, argv=argv: Spawn(
+                    request_id=rid,
+                    argv=argv,
+                    metadata=forged,
+                    env=[
+                        EnvVar(name="HOME", value=str(home)),
+                        EnvVar(name="_PHUX_KEY", value="f" * 32),
+                    ],
+                    cwd=str(home),
+                ),
+                TerminalSpawned,
+                Deadline.after(5.0),
+            )
+            ids.append(reply.terminal)
+    cat, bash = (listed_metadata(host, tid) for tid in ids)
+    # A pane the server did not integrate has no key, whatever the SPAWN said.
+    assert "phux.shell_key" not in cat and "phux.shell" not in cat
+    key = bash["phux.shell_key"]
+    assert bash["phux.shell"] == b"bash" and len(key) == 32 and key != b"f" * 32
+    pane = host.attach(ids[1])
+    data = ran(pane, 'echo "cmd[$_PHUX_KEY][$(env | grep -c PHUX_KEY)]" ok$((6*7))')
+    assert b"rc[]" in data and b"cmd[][0] ok42" in data
+    # Every mark the shell printed is signed with its own key.
+    raw = pane.raw
+    marks = raw.count(b"\x1b]133;")
+    assert marks >= 4 and raw.count(b";phux_k=" + key + b"\x07") == marks

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from phux.cli import help as texts
+from phux.cli.complete import complete_target
 from phux.cli.verbs import Verb, finish, reporting, socket_option
 
 _EPILOG = texts.epilog(
@@ -43,7 +44,7 @@ _EPILOG = texts.epilog(
     "does; reads never pass). Also $PHUX_ALLOW_CLIPBOARD=1.",
 )
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def attach_cmd(
     detach_key: str | None, allow_clipboard: bool | None, socket: str | None, target: str | None
 ) -> None:

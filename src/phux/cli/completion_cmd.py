@@ -22,7 +22,10 @@ _ENABLE = {
 )
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion_cmd(shell: str) -> None:
-    """Print the completion script for SHELL: verbs, options and choices complete on Tab.
+    """Print the completion script for SHELL: verbs, options and choices complete on Tab,
+    and so do TARGETs and session names (from the running server's listing: sessions,
+    windows, panes, @N, #tags; nothing when no server runs, and none is started) and
+    send-keys key names (Enter, C-c, ...).
 
     The script asks `phux` itself what to complete (with _PHUX_COMPLETE set),
     so it follows the installed version.

@@ -9,16 +9,26 @@ from __future__ import annotations
 TARGET_GRAMMAR = """\
 \b
 TARGET selects panes (resolved on the client from one server listing):
-  .          the current pane: $PHUX_TERMINAL inside phux, else the last used
-  =          the pane used before the last one (tmux's last-pane)
-  name       a session (an exited one's name works while the server keeps it)
+  .          the current pane: $PHUX_TERMINAL inside phux, else the active
+             pane of the session last acted on
+  =          the pane active before that one (tmux's last-pane)
+  name       a session: its active pane (an exited one's name works while
+             the server keeps it)
   name:N     window N of a session
   name:tag   the window of a session named `tag` (new-window -n)
   name:N.M   pane M of window N
-  @N         terminal id N (as printed by `phux new --json` and `watch`)
+  @N         terminal id N (printed by new, new-window, split): pins a pane
   #tag       the panes tagged `tag` (phux tag)
-A TARGET naming several panes narrows to the most recently used one, else
-the first (kill takes them all)."""
+A TARGET naming several panes narrows to the active one, else the first
+(kill takes them all). The active pane moves only when a pane is written to
+(send-keys, paste, run), selected (attach, new-window/split --select) or
+created by `new`; reads (snapshot, wait, watch, history, ls) never move it."""
+
+PANE_ENV = """\
+A pane's environment is the server's (that of the `phux` command that started
+the server, not this one's: FOO=1 phux new ... does not reach the pane), plus
+PHUX_TERMINAL and TERM, plus each -e VAR=VALUE, which wins. Pass what the pane
+needs with -e, e.g. -e VIRTUAL_ENV="$VIRTUAL_ENV" -e PATH="$PATH"."""
 
 ORDERING = """\
 Options may come anywhere: `phux wait work --until x` is `phux wait --until
@@ -53,7 +63,8 @@ Enter, reads the output and exit code from the shell's OSC 133 marks, and
 returns once the next prompt is drawn (a command of several lines goes as one
 bracketed paste and Enter when the shell takes pastes). It refuses at once (exit 3) when the
 pane is not at an idle prompt: another program holds it (vim, less, python3,
-cat), the shell waits at a continuation prompt, input is pending, or echo is
+cat), the shell waits at a continuation prompt, input is pending (typed before
+the cursor; a right prompt or an autosuggestion is not input), or echo is
 off (a password or `read -s` prompt). An unbalanced quote is interrupted with
 C-c and reported (exit 4). A line that runs no command returns at once: a
 comment is exit 0 with no output; a line the shell rejects (a syntax error) is

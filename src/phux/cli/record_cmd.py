@@ -10,6 +10,7 @@ import click
 
 from phux.cli import help as texts
 from phux.cli.actions import GRACE, deadline_after, finish, open_client, reporting
+from phux.cli.complete import complete_target
 from phux.cli.render import write_err
 from phux.cli.verbs import Verb, socket_option
 
@@ -72,7 +73,7 @@ def default_file(session: str | None, now: float | None = None) -> str:
 )
 @click.option("--title", metavar="TEXT", default=None, help="Title (default: the pane's name).")
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("file", required=False)
 def record_cmd(
     since: bool,

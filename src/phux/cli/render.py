@@ -212,14 +212,17 @@ if TYPE_CHECKING:
         def window_count(self) -> int: ...
         @property
         def attached_client_count(self) -> int: ...
+        @property
+        def exited(self) -> bool: ...
 
 
 def session_lines(sessions: Iterable[_SessionRow]) -> str:
-    """tmux-like listing: ``name: N windows (attached)``."""
+    """tmux-like listing: ``name: N windows (attached)``, or ``(exited)`` for a session
+    whose panes all exited and that the server still keeps."""
     out = []
     for s in sessions:
         plural = "window" if s.window_count == 1 else "windows"
-        suffix = " (attached)" if s.attached_client_count > 0 else ""
+        suffix = " (exited)" if s.exited else " (attached)" if s.attached_client_count > 0 else ""
         out.append(f"{s.name}: {s.window_count} {plural}{suffix}\n")
     return "".join(out)
 

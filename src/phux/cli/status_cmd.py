@@ -9,6 +9,7 @@ import click
 
 from phux.cli import help as texts
 from phux.cli.actions import deadline_after, finish, reporting
+from phux.cli.complete import complete_target
 from phux.cli.render import to_json, write_out
 from phux.cli.verbs import Verb, deadline_option, json_option, open_client, socket_option
 
@@ -185,7 +186,7 @@ def audit_line(entry: AuditEntry) -> str:
 )
 @deadline_option
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def audit_cmd(
     as_json: bool,
     last: int | None,

@@ -28,6 +28,7 @@ from phux.cli.actions import (
     finish,
     reporting,
 )
+from phux.cli.complete import complete_keys, complete_session, complete_target
 from phux.cli.render import (
     session_lines,
     to_json,
@@ -218,6 +219,41 @@ def deadline_option(f: F) -> F:
     )(f)
 
 
+def _parse_env(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> dict[str, str]:
+    from phux.client.client import parse_env
+    from phux.client.errors import InvalidArgument
+
+    try:
+        return parse_env(value)
+    except InvalidArgument as exc:
+        raise click.BadParameter(exc.message) from None
+
+
+def env_option(f: F) -> F:
+    """tmux's ``-e VAR=VALUE``: set in the new pane over the server's environment."""
+    return click.option(
+        "-e",
+        "env",
+        metavar="VAR=VALUE",
+        multiple=True,
+        callback=_parse_env,
+        help="Set VAR in the pane (repeatable); the rest of its environment is the "
+        "server's, not this command's.",
+    )(f)
+
+
+def select_option(f: F) -> F:
+    return click.option(
+        "--select",
+        "select",
+        is_flag=True,
+        help="Make the new pane its session's active pane, which the session's name "
+        "then names (default: the active pane stays; target the new one by its @N).",
+    )(f)
+
+
 def verb_epilog(*extra: str) -> str:
     return texts.epilog(*extra, texts.SOCKET)
 
@@ -234,7 +270,9 @@ def verb_epilog(*extra: str) -> str:
         texts.JSON_ERRORS,
     ),
 )
-@json_option('Print SessionList JSON: {"schema_version", "sessions": [{name, windows, attached}]}.')
+@json_option(
+    'Print SessionList JSON: {"schema_version", "sessions": [{name, windows, attached, exited}]}.'
+)
 @click.option(
     "--panes",
     "with_panes",
@@ -247,6 +285,8 @@ def verb_epilog(*extra: str) -> str:
 def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) -> None:
     """List sessions, sorted by name: `name: N windows (attached)`.
 
+    A session whose panes all exited is listed as `(exited)` (JSON: "exited": true)
+    while the server keeps them: its name still reaches their final screens.
     Never starts a server: with none running it says so and exits 1.
     """
     panes = None
@@ -323,7 +363,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
 )
 @deadline_option
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def snapshot_cmd(
     as_json: bool,
     scrollback: int | None,
@@ -380,8 +420,8 @@ def snapshot_cmd(
 )
 @deadline_option
 @socket_option
-@click.argument("target")
-@click.argument("keys", nargs=-1, required=True)
+@click.argument("target", shell_complete=complete_target)
+@click.argument("keys", nargs=-1, required=True, shell_complete=complete_keys)
 def send_keys_cmd(
     literal: bool, timeout: float, socket: str | None, target: str, keys: tuple[str, ...]
 ) -> None:
@@ -418,7 +458,7 @@ def send_keys_cmd(
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("text", required=False)
 def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None) -> None:
     """Paste TEXT (or all of stdin) into TARGET as one paste.
@@ -478,7 +518,7 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
     help="Type the command even when the pane is not at an idle shell prompt.",
 )
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("cmd", nargs=-1, required=True)
 def run_cmd(
     timeout: float,
@@ -556,11 +596,12 @@ def run_cmd(
     default=WAIT_TIMEOUT,
     show_default=True,
     metavar="SECS",
-    help="Give up (exit 124) after SECS seconds; 0 checks once, without waiting.",
+    help="Give up (exit 124) after SECS seconds; 0 checks the current state once "
+    "(--idle and --prompt are watched for just their quiet time).",
 )
 @json_option("Print the final ScreenState JSON (also on timeout).")
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def wait_cmd(
     until: str | None,
     regex: str | None,
@@ -632,7 +673,7 @@ def wait_cmd(
     help="Stop after SECS seconds (default: run until the pane closes or Ctrl-C).",
 )
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def watch_cmd(
     as_json: bool,
     until_event: str | None,
@@ -709,7 +750,7 @@ def watch_cmd(
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 def history_cmd(
     as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
 ) -> None:
@@ -739,10 +780,12 @@ def history_cmd(
             ("1", "the name is taken / failure (when attached: the server went away)"),
             ("128+N", "when attached: the program was killed by signal N"),
         ),
+        texts.PANE_ENV,
         texts.JSON_ERRORS,
     ),
 )
 @click.option("-s", "name", metavar="NAME", help="Session name (default: smallest free number).")
+@env_option
 @click.option(
     "-c",
     "cwd",
@@ -783,6 +826,7 @@ def history_cmd(
 @click.argument("command", nargs=-1)
 def new_cmd(
     name: str | None,
+    env: dict[str, str],
     cwd: str | None,
     detached: bool,
     no_shell_integration: bool,
@@ -823,6 +867,7 @@ def new_cmd(
                     name,
                     cwd=directory,
                     command=list(command),
+                    env=env,
                     shell_integration=not no_shell_integration,
                     deadline=deadline,
                 )
@@ -865,6 +910,7 @@ def new_cmd(
         f"  run:      phux run{via} {session} make test\n"
         f"  attach:   phux attach{via} {session}\n"
         f"  end it:   phux kill{via} {session}\n"
+        f"  {session} names its active pane; @{result.terminal_id} names this pane always\n"
     )
 
 
@@ -888,7 +934,7 @@ def new_cmd(
 @click.option("--server", "server", is_flag=True, help="Stop the server and every terminal.")
 @deadline_option
 @socket_option
-@click.argument("target", required=False)
+@click.argument("target", required=False, shell_complete=complete_target)
 def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | None) -> None:
     """Kill TARGET: a whole session (all its panes at once), a window, a pane or @N.
 
@@ -929,7 +975,7 @@ def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | Non
 )
 @deadline_option
 @socket_option
-@click.argument("session")
+@click.argument("session", shell_complete=complete_session)
 @click.argument("new_name", metavar="NEW")
 def rename_cmd(timeout: float, socket: str | None, session: str, new_name: str) -> None:
     """Rename the session SESSION to NEW."""
@@ -960,7 +1006,7 @@ def parse_size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("size", metavar="COLSxROWS", callback=parse_size)
 def resize_cmd(timeout: float, socket: str | None, target: str, size: tuple[int, int]) -> None:
     """Resize TARGET's terminal to SIZE, written COLSxROWS (e.g. 120x40).
@@ -986,7 +1032,7 @@ def resize_cmd(timeout: float, socket: str | None, target: str, size: tuple[int,
 )
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("name")
 def signal_cmd(timeout: float, socket: str | None, target: str, name: str) -> None:
     """Send signal NAME to the foreground process group of TARGET."""
@@ -1013,6 +1059,12 @@ def _argv(command: tuple[str, ...]) -> list[str]:
     return list(command[1:] if command[:1] == ("--",) else command)
 
 
+SELECT_RULE = (
+    "The session's active pane (what its name targets) stays where it was unless\n"
+    "--select: reach the new pane by the @N printed, or SESSION:W.P."
+)
+
+
 def _print_pane(result: Any, as_json: bool) -> None:
     if as_json:
         write_out(to_json(result) + "\n")
@@ -1030,20 +1082,26 @@ def _print_pane(result: Any, as_json: bool) -> None:
         "  phux snapshot build:logs        # or build:1, build:1.0",
         "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
         "before a COMMAND (every word after it is the program's argv).",
+        SELECT_RULE,
+        texts.PANE_ENV,
         texts.exit_codes(("0", "created"), ("1", "no such session / bad name / failure")),
         texts.JSON_ERRORS,
     ),
 )
 @click.option("-n", "name", metavar="NAME", help="Window name, for NAME:WINDOW selectors.")
 @click.option("-c", "cwd", metavar="CWD", help="Working directory (default: the current one).")
+@env_option
+@select_option
 @json_option('Print {"session", "window", "pane", "terminal_id"}.')
 @deadline_option
 @socket_option
-@click.argument("session")
+@click.argument("session", shell_complete=complete_session)
 @click.argument("command", nargs=-1)
 def new_window_cmd(
     name: str | None,
     cwd: str | None,
+    env: dict[str, str],
+    select: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -1057,6 +1115,8 @@ def new_window_cmd(
             name=name,
             command=_argv(command),
             cwd=os.path.abspath(cwd) if cwd is not None else None,
+            env=env,
+            select=select,
             deadline=deadline_after(timeout),
         )
     _print_pane(result, as_json)
@@ -1070,19 +1130,25 @@ def new_window_cmd(
         "\b\nExample:\n  phux split build:0 -- htop     # then: phux snapshot build:0.1",
         "Prints SESSION:W.P @N. Options may come anywhere before `--`; write `--`\n"
         "before a COMMAND (every word after it is the program's argv).",
+        SELECT_RULE,
+        texts.PANE_ENV,
         texts.TARGET_GRAMMAR,
         texts.exit_codes(("0", "created"), ("1", "target not found / failure")),
         texts.JSON_ERRORS,
     ),
 )
 @click.option("-c", "cwd", metavar="CWD", help="Working directory (default: the current one).")
+@env_option
+@select_option
 @json_option('Print {"session", "window", "pane", "terminal_id"}.')
 @deadline_option
 @socket_option
-@click.argument("target")
+@click.argument("target", shell_complete=complete_target)
 @click.argument("command", nargs=-1)
 def split_cmd(
     cwd: str | None,
+    env: dict[str, str],
+    select: bool,
     as_json: bool,
     timeout: float,
     socket: str | None,
@@ -1096,6 +1162,8 @@ def split_cmd(
             target,
             command=_argv(command),
             cwd=os.path.abspath(cwd) if cwd is not None else None,
+            env=env,
+            select=select,
             deadline=deadline_after(timeout),
         )
     _print_pane(result, as_json)
@@ -1117,7 +1185,7 @@ def _tag_verb(remove: bool) -> click.Command:
     )
     @deadline_option
     @socket_option
-    @click.argument("target")
+    @click.argument("target", shell_complete=complete_target)
     @click.argument("tags", metavar="TAG...", nargs=-1, required=True)
     def command(timeout: float, socket: str | None, target: str, tags: tuple[str, ...]) -> None:
         with reporting(verb, False), open_client(socket) as client:

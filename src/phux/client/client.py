@@ -59,6 +59,7 @@ from phux.client.selectors import (
     validate_session_name,
 )
 from phux.runtime_paths import resolve_socket_path
+from phux.signed_marks import pane_key
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
     Detached,
@@ -110,6 +111,43 @@ Sink = Callable[[Frame], None]
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_env(assignments: Sequence[str]) -> dict[str, str]:
+    """tmux's ``-e VAR=VALUE`` words -> {VAR: VALUE} (a later VAR wins); VALUE may be
+    empty or hold ``=``. InvalidArgument names the first bad word."""
+    out: dict[str, str] = {}
+    for word in assignments:
+        name, eq, value = word.partition("=")
+        if not eq:
+            raise InvalidArgument(f"bad -e {word!r}: write VAR=VALUE")
+        out[name] = value
+    check_env(out)
+    return out
+
+
+def check_env(env: Mapping[str, str]) -> None:
+    """Refuse variable names a shell cannot use and NUL bytes, which a PTY's
+    environment cannot carry."""
+    for name, value in env.items():
+        if not _ENV_NAME.fullmatch(name):
+            raise InvalidArgument(
+                f"bad environment variable name {name!r}: letters, digits and _, "
+                "not starting with a digit"
+            )
+        if "\x00" in value:
+            raise InvalidArgument(f"the value of {name} contains a NUL byte")
+
+
+def env_vars(env: Mapping[str, str] | None) -> list[EnvVar]:
+    """SPAWN's ``env``: set in the pane over the server's own environment."""
+    if not env:
+        return []
+    check_env(env)
+    return [EnvVar(name=k, value=v) for k, v in env.items()]
 
 
 def parse_signal(name: str) -> Signal:
@@ -438,6 +476,7 @@ class Client:
             )
         tid = pane.terminal
         mirror = Mirror(tid, engine=engine, history=history, raw=raw)
+        mirror.mark_key = pane_key(pane.metadata)
         mirror.input_events = input_events
         rid = conn.submit(
             lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER, input=input_events)
@@ -626,35 +665,28 @@ class Client:
     # ------------------------------------------------------------ verbs
 
     def ls(self, deadline: Deadline) -> list[Session]:
-        """Every session, sorted by name."""
-        snap = self.list_terminals(deadline)
-        out = []
-        for name, panes in snap.sessions().items():
-            out.append(
-                Session(
-                    name=name,
-                    window_count=len({p.window for p in panes}),
-                    attached_client_count=max(p.primaries for p in panes),
-                    terminals=[p.terminal for p in panes],
-                )
-            )
-        return out
+        """Every session, sorted by name: the live ones, then (``exited``) those whose
+        panes all exited and that the server still keeps."""
+        return self.ls_panes(deadline)[0]
 
     def ls_panes(self, deadline: Deadline) -> tuple[list[Session], dict[str, list[Pane]]]:
-        """:meth:`ls` and each session's live panes (window, pane, id order), from one
-        listing."""
+        """:meth:`ls` and each session's panes (window, pane, id order), from one
+        listing: a live session's live panes, an exited session's retained ones."""
         snap = self.list_terminals(deadline)
-        sessions = snap.sessions()
-        return self._sessions_of(sessions), sessions
+        live = snap.sessions()
+        gone = snap.retained_sessions()
+        sessions = [*self._sessions_of(live), *self._sessions_of(gone, exited=True)]
+        return sorted(sessions, key=lambda s: s.name), {**live, **gone}
 
     @staticmethod
-    def _sessions_of(sessions: dict[str, list[Pane]]) -> list[Session]:
+    def _sessions_of(sessions: dict[str, list[Pane]], *, exited: bool = False) -> list[Session]:
         return [
             Session(
                 name=name,
                 window_count=len({p.window for p in panes}),
                 attached_client_count=max(p.primaries for p in panes),
                 terminals=[p.terminal for p in panes],
+                exited=exited,
             )
             for name, panes in sessions.items()
         ]
@@ -693,7 +725,7 @@ class Client:
         if scrollback is not None and scrollback < 0:
             raise InvalidArgument("scrollback must be absent, 0 (all history) or a row count")
         pane = self.resolve(target, deadline)
-        self.used(pane, deadline)
+        # A read: it does not make the pane its session's active pane (spec/L3.md §2).
         # A one-shot client asked for the viewport only never looks at history:
         # an engine without it skips building the rows a checkpoint's scrollback
         # (and any flood since) scrolls through, most of the replay's cost.
@@ -856,7 +888,7 @@ class Client:
         env = dict(env or {})
         if not shell_integration:
             env["PHUX_SHELL_INTEGRATION"] = "0"
-        env_list = [EnvVar(name=k, value=v) for k, v in env.items()]
+        env_list = env_vars(env)
         attempts = 1 if name is not None else AUTO_NAME_ATTEMPTS
         taken: set[str] = set()
         for _ in range(attempts):
@@ -988,8 +1020,10 @@ class Client:
         return pane_history(self, target, last=last, deadline=deadline)
 
     def used(self, pane: Pane, deadline: Deadline) -> None:
-        """Record that a verb acts on ``pane`` (``phux.focus_ms``, spec/L3.md §2), so the
-        default target follows the pane last used.
+        """Record that a verb writes to ``pane`` (``phux.focus_ms``, spec/L3.md §2): it
+        becomes its session's active pane, which a session name and the default target
+        resolve to. Only writes and selections call this, never reads, so that reading
+        another pane does not move where the next ``run SESSION`` goes.
 
         Costs no round trip: the META_SET is only submitted. The server handles a
         connection's requests in order, so whatever the verb awaits next (its
@@ -1019,10 +1053,14 @@ class Client:
         name: str | None = None,
         command: Sequence[str] = (),
         cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        select: bool = False,
         deadline: Deadline,
     ) -> NewPaneResult:
         """Add a window to a live session: its pane 0 runs ``command`` (default: the
-        shell), sized like the session's focused pane (spec/L3.md §2)."""
+        shell), sized like the session's active pane (spec/L3.md §2). ``env``: variables
+        set in the pane over the server's environment. ``select``: the new pane becomes
+        the session's active pane (else the active pane stays where it was)."""
         if name is not None and (not name or _TAG_FORBIDDEN.search(name) or name.isdigit()):
             raise InvalidName(
                 f"invalid window name {name!r}: non-numeric, no `:`, `.`, `,`, spaces"
@@ -1033,7 +1071,9 @@ class Client:
                 raise TargetNotFound(f"no session named {session!r}")
             window = max((p.window or 0) for p in panes) + 1
             like = pick_pane(panes)
-            made = self._spawn_pane(session, window, 0, name, like, command, cwd, deadline)
+            made = self._spawn_pane(
+                session, window, 0, name, like, command, cwd, env, select, deadline
+            )
             if made is not None:
                 return made
 
@@ -1043,9 +1083,12 @@ class Client:
         *,
         command: Sequence[str] = (),
         cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        select: bool = False,
         deadline: Deadline,
     ) -> NewPaneResult:
-        """Add a pane to the window of the pane ``target`` names (next pane index)."""
+        """Add a pane to the window of the pane ``target`` names (next pane index);
+        ``env`` and ``select`` as for :meth:`new_window`."""
         pane = self.resolve(target, deadline)
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
@@ -1060,7 +1103,16 @@ class Client:
             ]
             index = max((p.pane or 0) for p in siblings or [pane]) + 1
             made = self._spawn_pane(
-                pane.session, window, index, pane.window_name, pane, command, cwd, deadline
+                pane.session,
+                window,
+                index,
+                pane.window_name,
+                pane,
+                command,
+                cwd,
+                env,
+                select,
+                deadline,
             )
             if made is not None:
                 return made
@@ -1074,10 +1126,14 @@ class Client:
         like: Pane,
         command: Sequence[str],
         cwd: str | None,
+        env: Mapping[str, str] | None,
+        select: bool,
         deadline: Deadline,
     ) -> NewPaneResult | None:
         """SPAWN the pane at (``window``, ``index``); None when a live pane holds that
-        place already (``phux.slot``, unique: the server decides at once)."""
+        place already (``phux.slot``, unique: the server decides at once). Unless
+        ``select``, the pane gets no ``phux.focus_ms``: the session's active pane
+        stays the one it was (tmux's ``split-window -d``)."""
         from phux.client.models import NewPaneResult
 
         if isinstance(command, str):
@@ -1086,9 +1142,10 @@ class Client:
             MetaEntry(key=KEY_SESSION, value=session.encode()),
             MetaEntry(key=KEY_WINDOW, value=str(window).encode()),
             MetaEntry(key=KEY_PANE, value=str(index).encode()),
-            MetaEntry(key=KEY_FOCUS, value=str(_now_ms()).encode()),
             MetaEntry(key=KEY_SLOT, value=slot_value(session, window, index)),
         ]
+        if select:
+            metadata.append(MetaEntry(key=KEY_FOCUS, value=str(_now_ms()).encode()))
         if window_name is not None:
             metadata.append(MetaEntry(key=KEY_WINDOW_NAME, value=window_name.encode()))
         workdir = cwd if cwd is not None else os.getcwd()
@@ -1099,7 +1156,7 @@ class Client:
                         request_id=rid,
                         argv=list(command),
                         cwd=workdir,
-                        env=[],
+                        env=env_vars(env),
                         cols=like.cols,
                         rows=like.rows,
                         metadata=sorted(metadata, key=lambda e: e.key),

@@ -96,10 +96,11 @@ class TargetNotFound(PhuxError):
 
 
 class LastNotAvailable(TargetNotFound):
-    """`=` (the pane used before the last one) names nothing: fewer than two panes used."""
+    """`=` (the pane active before the current one) names nothing: fewer than two
+    panes were ever made active."""
 
     code = "no_last_pane"
-    remedy = "use `.`, a session name or `@N`; `=` needs two panes used before"
+    remedy = "use `.`, a session name or `@N`; `=` needs two panes written to or selected"
 
 
 class TerminalGone(PhuxError):

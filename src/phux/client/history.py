@@ -30,8 +30,7 @@ def pane_history(
     """The pane's commands, oldest first; ``last``: only the newest ``last`` of them."""
     if last is not None and last < 0:
         raise InvalidArgument("-n must be a non-negative number of commands")
-    pane = client.resolve(target, deadline)
-    client.used(pane, deadline)
+    pane = client.resolve(target, deadline)  # a read: the active pane stays
     mirror = client.mirror(pane, deadline, history=DEFAULT_HISTORY)
     try:
         engine = mirror.engine

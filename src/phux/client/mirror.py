@@ -76,6 +76,9 @@ class Mirror:
         self.terminal = terminal
         self.history = history
         self.with_engine = engine
+        self.mark_key: str | None = ""
+        """The pane's key (``phux.signed_marks``): the engine acts only on marks
+        signed with it; "" (a pane whose shell phux did not integrate): on none."""
         self.input_events = False
         """Subscribed with SUBSCRIBE.input (INPUT_WRITTEN comes too, for sinks)."""
         self._engine: Terminal | None = None
@@ -139,7 +142,9 @@ class Mirror:
             return
         from phux.engine import Terminal
 
-        self._engine = Terminal(max(cols, 1), max(rows, 1), history=self.history)
+        self._engine = Terminal(
+            max(cols, 1), max(rows, 1), history=self.history, mark_key=self.mark_key
+        )
 
     def _feed(self, data: bytes) -> None:
         if self.raw is not None:

@@ -97,8 +97,12 @@ class SessionSummary(msgspec.Struct, kw_only=True):
     name: str
     windows: int
     attached: bool
+    exited: bool = False
+    """Every pane of the session exited; the server still keeps them (final screen,
+    exit status: ``phux snapshot NAME``, ``phux wait --exit @N``) until retention ends."""
     panes: list[PaneSummary] | msgspec.UnsetType = msgspec.UNSET
-    """Only with ``--panes``: every live pane, ordered by window, then index."""
+    """Only with ``--panes``: every pane (live, or for an exited session its
+    retained ones), ordered by window, then index."""
 
 
 class SessionInfo(msgspec.Struct, kw_only=True):
@@ -111,8 +115,10 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     name: str
     window_count: int
     attached_client_count: int
+    exited: bool = False
+    """Every pane exited; the server still keeps them until retention ends."""
     panes: list[PaneSummary] = msgspec.field(default_factory=list)
-    """Every live pane of the session (as ``phux ls --json --panes`` lists them)."""
+    """The session's panes (as ``phux ls --json --panes`` lists them)."""
 
     @classmethod
     def of(cls, session: Session, panes: Iterable[Pane] = ()) -> SessionInfo:
@@ -120,6 +126,7 @@ class SessionInfo(msgspec.Struct, kw_only=True):
             name=session.name,
             window_count=session.window_count,
             attached_client_count=session.attached_client_count,
+            exited=session.exited,
             panes=[PaneSummary.of(p) for p in panes],
         )
 
@@ -140,6 +147,7 @@ class SessionList(msgspec.Struct, kw_only=True):
                 name=info.name,
                 windows=info.window_count,
                 attached=info.attached_client_count > 0,
+                exited=info.exited,
                 panes=msgspec.UNSET
                 if panes is None
                 else [PaneSummary.of(p) for p in panes.get(info.name, [])],

@@ -51,6 +51,7 @@ from phux.client.errors import (
 )
 from phux.record import Record
 from phux.runtime_paths import SocketDirError, open_run_lock
+from phux.signed_marks import unsigned
 from phux.wire.frames import Exited, ExitStatus
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
@@ -422,7 +423,9 @@ class MarkScanner:
     viewport, however long it is.
     """
 
-    def __init__(self, cols: int, rows: int) -> None:
+    def __init__(self, cols: int, rows: int, key: str | None = None) -> None:
+        self.key = key
+        """The pane's mark key: OSC 133 marks without it are output (phux.signed_marks)."""
         self.buf = bytearray()
         self.base = 0  # bytes dropped from the front of buf
         self.scan = 0  # absolute offset scanning resumes at
@@ -466,16 +469,23 @@ class MarkScanner:
         pos = max(self.scan, base) - base
         now = time.monotonic()
         for match in _MARK.finditer(buf, pos):
+            pos = match.end()
+            params = match.group(2).decode("utf-8", "replace")
+            kind = match.group(1)
+            if kind is not None:  # OSC 133 (OSC 7 is not signed)
+                signed = unsigned(params.removeprefix(";"), self.key)
+                if signed is None:
+                    continue  # printed by a program, not by the pane's shell
+                params = ";" + signed if signed else ""
             self.marks.append(
                 Mark(
-                    kind=(match.group(1) or b"7").decode(),
-                    params=match.group(2).decode("utf-8", "replace"),
+                    kind=(kind or b"7").decode(),
+                    params=params,
                     start=base + match.start(),
-                    end=base + match.end(),
+                    end=pos,
                     at=now,
                 )
             )
-            pos = match.end()
         # Resume at an unterminated OSC (a mark split between reads), else near the end.
         pending = buf.rfind(b"\x1b", pos)
         if pending >= 0 and len(buf) - pending < _MARK_MAX:
@@ -721,13 +731,24 @@ def _view(mirror: Mirror) -> ShellView:
 
     if mirror.engine is not None:
         return view_of_engine(mirror.engine)
-    return view(bytes(mirror.raw or b""), mirror.cols, mirror.rows, mirror.checkpoint_bytes)
+    raw = bytes(mirror.raw or b"")
+    return view(raw, mirror.cols, mirror.rows, mirror.checkpoint_bytes, mirror.mark_key)
 
 
 def _marks_seen(mirror: Mirror) -> bool:
+    """The pane's shell marked a prompt (signed marks only: output can print marks)."""
     if mirror.engine is not None:
         return str(getattr(mirror.engine, "shell_phase", "none")) != "none"
-    return mirror.raw is not None and b"\x1b]133;" in mirror.raw
+    raw = mirror.raw
+    if raw is None:
+        return False
+    checkpoint = mirror.checkpoint_bytes
+    if raw.find(b"\x1b]133;", 0, checkpoint) >= 0:
+        return True  # the server's checkpoint: its marks came from signed ones
+    key = mirror.mark_key
+    if key is None:
+        return raw.find(b"\x1b]133;", checkpoint) >= 0
+    return bool(key) and raw.find(b";phux_k=" + key.encode(), checkpoint) >= 0
 
 
 def _ms_since(t: float) -> int:
@@ -810,7 +831,7 @@ def _run_integrated(
     else:
         data = line.replace("\n", "\r").encode() + b"\r"
         prompts_needed = len(lines)
-    scanner = MarkScanner(mirror.cols, mirror.rows)
+    scanner = MarkScanner(mirror.cols, mirror.rows, mirror.mark_key)
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
     mirror.gap_hooks.append(scanner.gap)

@@ -3,11 +3,11 @@
 Grammar (one TARGET string):
 
     .            the current pane: ``$PHUX_TERMINAL`` when it names a live terminal of
-                 this server, else the focused pane of the most recently focused session
-    =            the last pane: the live pane used before the most recent one (the
-                 second greatest ``phux.focus_ms``), like tmux's last-pane
-    NAME         a session (all its panes); when no live session has that name, the
-                 closed panes of one the server still retains
+                 this server, else the active pane of the most recently active session
+    =            the last pane: the live pane made active before the most recent one
+                 (the second greatest ``phux.focus_ms``), like tmux's last-pane
+    NAME         a session (all its panes; one pane is its active pane); when no live
+                 session has that name, the closed panes of one the server still retains
     NAME:N       window index N of a session
     NAME:TAG     the window(s) of a session whose ``phux.window_name`` is TAG
     NAME:W.M     pane index M of window W (an index or a window name)
@@ -18,7 +18,11 @@ Resolution runs over one LIST_TERMINALS snapshot using the L3 metadata
 conventions (``phux.session``, ``phux.window``, ``phux.window_name``,
 ``phux.pane``, ``phux.tags``, ``phux.focus_ms``). A selector that names
 several panes narrows to one: the candidate with the greatest ``phux.focus_ms``
-when any has one, else the first in order (window, pane, id).
+when any has one, else the first in order (window, pane, id). ``phux.focus_ms``
+marks the *active* pane, as tmux's: it moves when a client writes to a pane
+(send-keys, paste, run), selects it (attach, ``--select``) or creates a session,
+never on a read (snapshot, wait, watch, history), so a session name keeps
+naming the same pane until someone acts on another.
 """
 
 from __future__ import annotations
@@ -241,6 +245,9 @@ class Session(Record):
     window_count: int
     attached_client_count: int
     terminals: list[int]
+    exited: bool = False
+    """Every pane of the session exited; the server still keeps them (their final
+    screens and exit statuses) until retention ends."""
 
 
 class Snapshot:
@@ -274,8 +281,18 @@ class Snapshot:
         panes = [p for p in self.panes if not p.alive and p.session == name]
         return sorted(panes, key=Pane.order_key)
 
+    def retained_sessions(self) -> dict[str, list[Pane]]:
+        """Session name -> its closed, still retained panes, for the names no live
+        terminal has (what a name selector falls back to); names sorted."""
+        live = self.sessions()
+        out: dict[str, list[Pane]] = {}
+        for pane in self.panes:
+            if not pane.alive and pane.session is not None and pane.session not in live:
+                out.setdefault(pane.session, []).append(pane)
+        return {name: sorted(out[name], key=Pane.order_key) for name in sorted(out)}
+
     def last_session(self) -> str | None:
-        """The session of the most recently focused pane (else the newest session)."""
+        """The session of the most recently active pane (else the newest session)."""
         best: tuple[int, int] | None = None
         name: str | None = None
         for pane in self.live():
@@ -288,7 +305,8 @@ class Snapshot:
 
 
 def pick_pane(candidates: Sequence[Pane]) -> Pane:
-    """Narrow a non-empty set to one pane: the focused one, else the first in order."""
+    """Narrow a non-empty set to one pane: the active one (greatest ``phux.focus_ms``),
+    else the first in order."""
     ordered = sorted(candidates, key=Pane.order_key)
     focused = [p for p in ordered if p.focus_ms is not None]
     if focused:
@@ -317,7 +335,7 @@ def expand(
             key=lambda p: (p.focus_ms or 0, p.terminal),
         )
         if len(used) < 2:
-            raise LastNotAvailable("`=` (the pane used before the last one): no such pane yet")
+            raise LastNotAvailable("`=` (the pane active before the current one): no such pane yet")
         return [used[-2]]
     if isinstance(selector, ById):
         pane = snap.by_id.get(selector.terminal)

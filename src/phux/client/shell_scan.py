@@ -25,7 +25,14 @@ _ALT_SCREEN = re.compile(rb"\x1b\[\?[0-9;]*(?:1049|1047|47)[0-9;]*[hl]")
 class ShellView:
     """The part of an engine's state ``run`` reads (an engine passes for one too)."""
 
-    __slots__ = ("alternate", "bracketed_paste", "commands", "pending_input", "shell_phase")
+    __slots__ = (
+        "alternate",
+        "bracketed_paste",
+        "commands",
+        "integration",
+        "pending_input",
+        "shell_phase",
+    )
 
     def __init__(
         self,
@@ -33,11 +40,14 @@ class ShellView:
         pending_input: str = "",
         alternate: bool = False,
         bracketed_paste: bool = False,
+        integration: str = "none",
     ) -> None:
         self.shell_phase = shell_phase
         self.pending_input = pending_input
         self.alternate = alternate
         self.bracketed_paste = bracketed_paste
+        self.integration = integration
+        """As ``Terminal.integration``: none, starting, ready or off."""
         self.commands: list[object] = []
 
 
@@ -47,9 +57,26 @@ def view_of_engine(engine: Terminal) -> ShellView:
         str(getattr(engine, "pending_input", "") or ""),
         engine.alternate,
         engine.modes.bracketed_paste,
+        str(getattr(engine, "integration", "none")),
     )
     view.commands = list(getattr(engine, "commands", []))
     return view
+
+
+def _unsigned(data: bytes, checkpoint: int, key: str | None) -> bytes | None:
+    """``data`` with the signatures of the marks after the checkpoint taken off, when
+    every mark there is signed with ``key``; None when one is not (the engine then
+    decides). The checkpoint's own marks are the server's: trusted unsigned."""
+    if key is None:
+        return data
+    tail = data[checkpoint:]
+    marks = tail.count(b"\x1b]133;")
+    if not marks:
+        return data
+    signature = b";phux_k=" + key.encode()
+    if not key or tail.count(signature) != marks:
+        return None
+    return data[:checkpoint] + tail.replace(signature, b"")
 
 
 def scan(data: bytes, rows: int) -> ShellView | None:
@@ -65,7 +92,9 @@ def scan(data: bytes, rows: int) -> ShellView | None:
         if b"\x1b]133;" in data:
             return None  # a mark cut short or with an unusual terminator
         modes = scan_modes(data)
-        return None if modes is None else ShellView("none", "", False, modes.bracketed_paste)
+        if modes is None:
+            return None
+        return ShellView("none", "", False, modes.bracketed_paste)
     last = marks[-1]
     if b"phux_" in last.group(2):
         return _checkpoint_view(data, marks, rows)
@@ -92,7 +121,7 @@ def scan(data: bytes, rows: int) -> ShellView | None:
     modes = scan_modes(data)
     if modes is None:
         return None
-    return ShellView(phase, "", False, modes.bracketed_paste)
+    return ShellView(phase, "", False, modes.bracketed_paste, "ready")
 
 
 _PEN = b"phux_pen=1"
@@ -173,21 +202,28 @@ def _checkpoint_view(data: bytes, marks: list[re.Match[bytes]], rows: int) -> Sh
     if modes is None:
         return None
     phase = "continuation" if b"k=s" in a_mark.group(2).split(b";") else "prompt"
-    return ShellView(phase, "", False, modes.bracketed_paste)
+    return ShellView(phase, "", False, modes.bracketed_paste, "ready")
 
 
-def view(data: bytes, cols: int, rows: int, checkpoint: int = 0) -> ShellView:
+def view(
+    data: bytes, cols: int, rows: int, checkpoint: int = 0, key: str | None = None
+) -> ShellView:
     """The view of a pane whose bootstrap (from its last reset) is ``data``, whose
-    first ``checkpoint`` bytes are the server's checkpoint."""
+    first ``checkpoint`` bytes are the server's checkpoint; ``key`` is the pane's mark
+    key (``phux.signed_marks``: None takes every mark, "" none)."""
     bare = checkpoint and any(_PHUX not in m.group(2) for m in _MARK.finditer(data, 0, checkpoint))
     # Bare marks in a checkpoint are the cells' marks of a writer that did not carry
     # the shell's commands: only the engine reads them so (Terminal.feed_checkpoint).
-    found = None if bare else scan(data, rows)
+    found = None
+    if not bare:
+        plain = _unsigned(data, checkpoint, key)
+        # A mark without the pane's key is output, not the shell's: the engine drops it.
+        found = None if plain is None else scan(plain, rows)
     if found is not None:
         return found
     from phux.engine import Terminal
 
-    engine = Terminal(max(cols, 1), max(rows, 1), history=0)
+    engine = Terminal(max(cols, 1), max(rows, 1), history=0, mark_key=key)
     engine.feed_checkpoint(data[:checkpoint])
     engine.feed(data[checkpoint:])
     return view_of_engine(engine)

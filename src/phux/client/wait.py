@@ -9,7 +9,9 @@ scrolls away within one batch still counts. Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
 A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
 says so with its exit status.
-``--until`` / ``--regex`` take precedence over ``--idle``.
+``--until`` / ``--regex`` take precedence over ``--idle``. ``timeout=0`` checks
+the current state once; a quiet-time condition (idle, prompt) is watched for
+just that quiet time (see ``_once_limit``).
 
 ``prompt``: the pane's own shell holds the foreground (the PTY says so, kept
 current by TERMINAL_STATE) and is at an idle primary prompt: with shell
@@ -37,6 +39,20 @@ DEFAULT_IDLE_MS = 500
 PROMPT_QUIET_S = 0.1
 """``prompt`` with shell integration: how long the drawn prompt must stay quiet (keys
 sent just before the wait may still be on their way to the shell)."""
+ONCE_SLACK_S = 0.05
+"""``timeout=0`` on a condition that needs a quiet time: how long past that time the
+one check may come, so that a pane that stayed quiet is seen to have."""
+
+
+def _once_limit(deadline: Deadline, timeout: float | None, quiet_s: float) -> Deadline:
+    """The wait's limit. ``timeout=0`` checks the current state once: a condition
+    that is quiet time (idle, a prompt that must stay still) cannot be seen at an
+    instant, so the check watches for exactly that long, then answers: met when no
+    output came, timed out otherwise. Nothing tells when the pane last printed
+    before the wait began, so the quiet time is counted from the wait's start."""
+    if timeout == 0:
+        timeout = quiet_s + ONCE_SLACK_S if quiet_s > 0 else 0.0
+    return deadline.earliest(Deadline.after(timeout))
 
 
 def wait_for(
@@ -71,10 +87,9 @@ def wait_for(
         raise InvalidArgument("--idle must be a non-negative number of milliseconds")
     text_mode = until is not None or pattern is not None
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
-    limit = deadline.earliest(Deadline.after(timeout))
+    limit = _once_limit(deadline, timeout, 0.0 if text_mode else idle_s)
 
-    pane = client.resolve(target, deadline)
-    client.used(pane, deadline)
+    pane = client.resolve(target, deadline)  # a read: the active pane stays
     mirror = client.mirror(pane, deadline)
     fresh_rows = 0
 
@@ -187,6 +202,9 @@ def _wait_shell(
         pane = client.listed_after_subscribe(pane, mirror, deadline)
     checks = 0
     mirror.last_output = time.monotonic()
+    if timeout == 0 and prompt:  # the quiet time depends on the marks the mirror saw
+        with_marks = mirror.engine is not None and mirror.engine.shell_phase != "none"
+        limit = _once_limit(deadline, 0, PROMPT_QUIET_S if with_marks else idle_s)
 
     def status() -> int | None:
         return _status_code(mirror.exit) if not mirror.alive else None

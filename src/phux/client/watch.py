@@ -73,8 +73,7 @@ class WatchStream(Iterator[WatchEvent]):
         self._done = False
         self._closed_emitted = False
         self.pane: Pane = client.resolve(target, deadline)
-        self._name = self.pane.id
-        client.used(self.pane, deadline)
+        self._name = self.pane.id  # a read: the session's active pane stays
         client.subscribe_events(deadline)
         self._mirror: Mirror | None = client.mirror(self.pane, deadline)
         self._mirror.event_consumers += 1

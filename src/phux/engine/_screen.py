@@ -35,6 +35,7 @@ from phux.engine._pyte import modes as mo
 from phux.engine._shell import ShellState
 from phux.engine._widths import char_width, narrow_run, wide_run
 from phux.engine.events import Bell, CwdChanged, EngineEvent, TitleChanged
+from phux.signed_marks import unsigned
 
 # Semantic marks carried by every cell (OSC 133).
 SEM_OUTPUT = 0
@@ -545,7 +546,7 @@ def _printable_ascii_run() -> re.Pattern[str]:
 
 _GLYPH_CACHE_LIMIT = 2048
 _MAX_PENDING = 4096
-_MARKS = frozenset("ABCD")
+_MARKS = frozenset("ABCDI")
 _SGR_CACHE_LIMIT = 8192
 _FILL_CACHE_LIMIT = 64  # at most ~64 rows of cells
 
@@ -1631,7 +1632,15 @@ class EngineScreen(pyte.Screen):
     def _osc133(self, rest: str) -> None:
         kind, _, args = rest.partition(";")
         if kind in _MARKS:
-            self.shell.mark(kind, args)
+            shell = self.shell
+            if not shell.checkpoint:
+                # Output can print marks too: only the pane's signed ones count
+                # (phux.signed_marks). A checkpoint is the server's, unsigned.
+                signed = unsigned(args, shell.key)
+                if signed is None:
+                    return
+                args = signed
+            shell.mark(kind, args)
 
     # -- size ---------------------------------------------------------------------------
 

@@ -49,6 +49,9 @@ __all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
 MAX_COMMANDS = 4096
 
 NONE, PROMPT, CONTINUATION, RUNNING = "none", "prompt", "continuation", "running"
+# What the integration said of itself (``I`` marks) and whether a prompt came since.
+STARTING, READY, OFF = "starting", "ready", "off"
+_ANNOUNCED = {"start": STARTING, "ready": READY, "off": OFF}
 
 
 class CommandRecord(Record):
@@ -92,7 +95,16 @@ class CommandRecord(Record):
 class ShellState:
     """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
 
-    __slots__ = ("checkpoint", "clock", "commands", "cycle", "phase", "screen")
+    __slots__ = (
+        "checkpoint",
+        "clock",
+        "commands",
+        "cycle",
+        "integration",
+        "key",
+        "phase",
+        "screen",
+    )
 
     def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
         self.screen = screen
@@ -100,6 +112,11 @@ class ShellState:
         # Replaying a checkpoint (Terminal.feed_checkpoint): a mark without phux_at
         # is a cell's mark only (a writer that does not carry the commands).
         self.checkpoint = False
+        # The pane's key: only marks signed with it count (None: all marks do).
+        self.key: str | None = None
+        # "none" (no signed mark yet), "starting" (the integration announced
+        # itself, no prompt yet), "ready" (a prompt was marked) or "off".
+        self.integration = NONE
         self.phase = NONE
         # The open prompt cycle: ("A" | "S" | "B", row, col) since the last
         # primary prompt ("S": a continuation prompt's A).
@@ -170,16 +187,63 @@ class ShellState:
         return row
 
     def input_text(self, row: int, col: int) -> str:
-        """What was typed after a B mark at (row, col): to the end of its logical line."""
+        """What was typed after a B mark at (row, col): to the end of its logical line,
+        without a right prompt (an input line the shell accepted, or not at the cursor)."""
         if row < self.first_row():
             return ""  # (its start left the history)
         last = self.logical_end(row)
         parts = [self.text(row, col)]
         parts.extend(self.text(r) for r in range(row + 1, last + 1))
-        return "".join(parts).rstrip(" ")
+        text = "".join(parts).rstrip(" ")
+        if last == row and self._reaches_edge(row):
+            # A right prompt (zsh's RPROMPT, fish_right_prompt) ends at the row's right
+            # edge, set off from the input by two blanks or more. Shells hide it once
+            # the input reaches it, so a wrapped line has none.
+            gap = text.rfind("  ")
+            if gap >= 0:
+                text = text[:gap].rstrip(" ")
+        return text
+
+    def _reaches_edge(self, row: int) -> bool:
+        """Whether ``row`` holds something in its last three columns (zsh leaves the
+        last one blank by default, ZLE_RPROMPT_INDENT)."""
+        cols = self.screen.columns
+        return self.text(row, max(0, cols - 3)).strip(" ") != ""
+
+    def _at_cursor(self, row: int, col: int) -> str | None:
+        """The input of a prompt whose B mark is at (row, col), read up to the cursor
+        when the cursor is on the prompt's rows: what lies after the cursor is a right
+        prompt, an autosuggestion (fish's, zsh-autosuggestions') or text the cursor was
+        moved back over. Only an empty line before the cursor reads on past it (the
+        cursor moved home: no suggestion is drawn for an empty line). None: the cursor
+        is not on the prompt's rows."""
+        screen = self.screen
+        if screen.alternate or row < self.first_row():
+            return None
+        cursor = screen.cursor
+        crow, ccol = screen.scrolled_off + cursor.y, min(cursor.x, screen.columns)
+        if (crow, ccol) < (row, col):
+            return None
+        lines: list[str] = []
+        r = row
+        while r <= crow:
+            start = col if r == row else 0
+            end = self.logical_end(r)
+            if end >= crow:
+                parts = [self.text(x, start if x == r else 0) for x in range(r, crow)]
+                parts.append(self.text(crow, start if crow == r else 0, ccol))
+                lines.append("".join(parts).rstrip(" "))
+                break
+            lines.append(self.input_text(r, start))
+            r = end + 1
+        typed = "\n".join(lines)
+        if not typed and crow == row:
+            return self.input_text(row, col)
+        return typed
 
     def typed(self) -> str:
-        """The open cycle's input: each B's text, continuation lines joined by newlines."""
+        """The open cycle's input as the shell accepted it (read at its C or D mark):
+        each B's text, continuation lines joined by newlines."""
         return "\n".join(self.input_text(r, c) for kind, r, c in self.cycle if kind == "B")
 
     def output(self, rec: CommandRecord) -> tuple[str, bool]:
@@ -249,6 +313,11 @@ class ShellState:
     def mark(self, kind: str, args: str) -> None:
         """One OSC 133 mark (``kind`` and the rest of its parameters)."""
         screen = self.screen
+        if kind == "I":
+            # The integration announces itself (start, off) before any prompt;
+            # checkpoints say where it stands (start, ready, off).
+            self.integration = _ANNOUNCED.get(args.partition(";")[0], self.integration)
+            return
         if args == "phux_pen=1":  # (most marks of a checkpoint: no parsing)
             screen.set_semantic(_SEMANTIC[kind])
             return
@@ -291,6 +360,8 @@ class ShellState:
                 when = None
         elif not replayed and self.clock is not None and kind in "CD":
             when = self.clock()
+        if kind in "AB":
+            self.integration = READY
         if kind == "A":
             continuation = params.get("k") == "s"
             if self.phase == RUNNING:
@@ -402,7 +473,8 @@ class ShellState:
         kind, row, col = self.cycle[-1]
         if kind != "B":
             return ""
-        return self.input_text(row, col)
+        text = self._at_cursor(row, col)
+        return self.input_text(row, col) if text is None else text
 
 
 def _replace(rec: CommandRecord, **changes: object) -> CommandRecord:

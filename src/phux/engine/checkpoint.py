@@ -540,6 +540,8 @@ def _write_shell(
     command is a new record), for the next checkpoint to reuse."""
     shell = screen.shell
     encoded: dict[int, tuple[CommandRecord, str, str]] = {}
+    if shell.integration != NONE:
+        out.append(_INTEGRATION[shell.integration])
     if shell.phase == NONE:
         return encoded
     top = screen.scrolled_off
@@ -584,6 +586,14 @@ def _write_shell(
         # command says "at a prompt" all the same.
         out.append("\x1b]133;D;phux_at=0,0\x07")
     return encoded
+
+
+# Where the shell integration stands (phux.engine._shell: STARTING, READY, OFF).
+_INTEGRATION = {
+    "starting": "\x1b]133;I;start\x07",
+    "ready": "\x1b]133;I;ready\x07",
+    "off": "\x1b]133;I;off\x07",
+}
 
 
 @lru_cache(maxsize=64)

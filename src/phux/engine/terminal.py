@@ -57,11 +57,13 @@ class Terminal:
         rows: int = 24,
         history: int = 10_000,
         clock: Callable[[], int] | None = None,
+        mark_key: str | None = None,
     ) -> None:
         if cols < 1 or rows < 1:
             raise ValueError(f"terminal size must be positive, got {cols}x{rows}")
         self.screen = EngineScreen(cols, rows, history=history)
         self.screen.shell.clock = clock
+        self.screen.shell.key = mark_key
         self.stream = EngineStream(self.screen)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._generation = 0
@@ -147,6 +149,24 @@ class Terminal:
     @clock.setter
     def clock(self, clock: Callable[[], int] | None) -> None:
         self.screen.shell.clock = clock
+
+    @property
+    def mark_key(self) -> str | None:
+        """The pane's key: only OSC 133 marks signed with it are acted on
+        (``phux.signed_marks``); None, every mark is; ``""``, none is."""
+        return self.screen.shell.key
+
+    @mark_key.setter
+    def mark_key(self, key: str | None) -> None:
+        self.screen.shell.key = key
+
+    @property
+    def integration(self) -> str:
+        """What the shell integration said of itself: ``"none"`` (no signed mark
+        yet), ``"starting"`` (it announced itself, no prompt yet: the user's startup
+        files are running), ``"ready"`` (a prompt was marked) or ``"off"`` (a user
+        file turned it off)."""
+        return self.screen.shell.integration
 
     @property
     def shell_phase(self) -> str:

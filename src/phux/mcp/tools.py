@@ -49,6 +49,7 @@ from phux.client.models import (
 from phux.client.schemas import object_schema
 from phux.client.selectors import split_host
 from phux.client.wait import DEFAULT_IDLE_MS
+from phux.mcp.names import TITLES, TOOLS
 from phux.mcp.panes import PaneLocks, Ticket
 from phux.mcp.server import Place, Tool, ToolResult
 from phux.runtime_paths import SocketDirError, resolve_socket_path
@@ -113,6 +114,7 @@ class RunArgs(_Args):
 class WaitArgs(_Args):
     target: str | None = None
     until: str | None = None
+    regex: str | None = None
     idle_ms: IdleMs | None = None
     prompt: bool = False
     exit: bool = False
@@ -128,6 +130,7 @@ class NewArgs(_Args):
     name: Annotated[str, msgspec.Meta(min_length=1)]
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     shell_integration: bool = True
 
 
@@ -145,12 +148,16 @@ class NewWindowArgs(_Args):
     name: str | None = None
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    select: bool = False
 
 
 class SplitArgs(_Args):
     target: str
     command: list[str] = msgspec.field(default_factory=list)
     cwd: str | None = None
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    select: bool = False
 
 
 class TagArgs(_Args):
@@ -357,11 +364,14 @@ def _error_text(exc: BaseException) -> str:
 
 
 _TARGET_GRAMMAR = (
-    "TARGET grammar (resolved client-side, as in the CLI): `.` current (the pane last used), "
-    "`=` the pane used before that, `name` session (an exited session's name still works "
-    "while the server keeps its panes), `name:N` or `name:tag` window, `name:N.M` pane, "
-    "`@N` pane id, `#tag` tagged panes (phux_tag). A target that names several panes narrows "
-    "to the most recently used one, else the first."
+    "TARGET grammar (resolved client-side, as in the CLI): `.` current (the active pane of "
+    "the session last acted on), `=` the pane active before that, `name` session: its active "
+    "pane (an exited session's name still works while the server keeps its panes), `name:N` "
+    "or `name:tag` window, `name:N.M` pane, `@N` pane id (pins one pane), `#tag` tagged panes "
+    "(phux_tag). A target that names several panes narrows to the active one, else the "
+    "first. The active pane moves only when a call writes to a pane (phux_send_keys, "
+    "phux_paste, phux_run), selects one (select=true) or creates a session; reads "
+    "(phux_snapshot, phux_wait, phux_history, phux_ls) never move it."
 )
 _SOCKET_PROP = {
     "type": "string",
@@ -545,6 +555,7 @@ class PhuxTools:
             result = client.wait(
                 args.target,
                 until=args.until,
+                regex=args.regex,
                 idle_ms=args.idle_ms,
                 prompt=args.prompt,
                 exit=args.exit,
@@ -559,12 +570,11 @@ class PhuxTools:
                 exit_code=result.exit_code if args.exit else msgspec.UNSET,
             )
 
-        if arguments.get("until") is not None and (
-            arguments.get("prompt") or arguments.get("exit")
-        ):
-            return ToolResult("invalid arguments: give one of until, prompt, exit", True)
-        if arguments.get("prompt") and arguments.get("exit"):
-            return ToolResult("invalid arguments: give one of until, prompt, exit", True)
+        text = arguments.get("until") is not None or arguments.get("regex") is not None
+        if arguments.get("until") is not None and arguments.get("regex") is not None:
+            return ToolResult("invalid arguments: give until or regex, not both", True)
+        if sum((text, bool(arguments.get("prompt")), bool(arguments.get("exit")))) > 1:
+            return ToolResult("invalid arguments: give one of until/regex, prompt, exit", True)
         return self._invoke(WaitArgs, arguments, work, retry_stale=True)
 
     def history(self, arguments: dict[str, Any]) -> ToolResult:
@@ -581,6 +591,7 @@ class PhuxTools:
                 args.name,
                 cwd=args.cwd,
                 command=args.command,
+                env=args.env,
                 shell_integration=args.shell_integration,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
@@ -602,6 +613,8 @@ class PhuxTools:
                 name=args.name,
                 command=args.command,
                 cwd=args.cwd,
+                env=args.env,
+                select=args.select,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -613,6 +626,8 @@ class PhuxTools:
                 args.target,
                 command=args.command,
                 cwd=args.cwd,
+                env=args.env,
+                select=args.select,
                 deadline=Deadline.after(CALL_DEADLINE),
             )
 
@@ -630,23 +645,27 @@ class PhuxTools:
     # ------------------------------------------------------------ catalog
 
     def catalog(self, *, read_only: bool = False) -> list[Tool]:
-        tools = [
-            Tool("phux_ls", LS_DOC, _schema({}), self.ls),
-            Tool("phux_snapshot", SNAPSHOT_DOC, SNAPSHOT_SCHEMA, self.snapshot),
-            Tool("phux_send_keys", SEND_KEYS_DOC, SEND_KEYS_SCHEMA, self.send_keys),
-            Tool("phux_run", RUN_DOC, RUN_SCHEMA, self.run),
-            Tool("phux_wait", WAIT_DOC, WAIT_SCHEMA, self.wait),
-            Tool("phux_new", NEW_DOC, NEW_SCHEMA, self.new),
-            Tool("phux_history", HISTORY_DOC, HISTORY_SCHEMA, self.history),
-            Tool("phux_paste", PASTE_DOC, PASTE_SCHEMA, self.paste),
-            Tool("phux_kill", KILL_DOC, KILL_SCHEMA, self.kill),
-            Tool("phux_new_window", NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
-            Tool("phux_split", SPLIT_DOC, SPLIT_SCHEMA, self.split),
-            Tool("phux_tag", TAG_DOC, TAG_SCHEMA, self.tag),
+        """The tools in the order of :data:`phux.mcp.names.TOOLS`, the one list."""
+        table: dict[str, tuple[str, dict[str, Any], Callable[..., ToolResult]]] = {
+            "phux_ls": (LS_DOC, _schema({}), self.ls),
+            "phux_snapshot": (SNAPSHOT_DOC, SNAPSHOT_SCHEMA, self.snapshot),
+            "phux_send_keys": (SEND_KEYS_DOC, SEND_KEYS_SCHEMA, self.send_keys),
+            "phux_run": (RUN_DOC, RUN_SCHEMA, self.run),
+            "phux_wait": (WAIT_DOC, WAIT_SCHEMA, self.wait),
+            "phux_new": (NEW_DOC, NEW_SCHEMA, self.new),
+            "phux_history": (HISTORY_DOC, HISTORY_SCHEMA, self.history),
+            "phux_paste": (PASTE_DOC, PASTE_SCHEMA, self.paste),
+            "phux_kill": (KILL_DOC, KILL_SCHEMA, self.kill),
+            "phux_new_window": (NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
+            "phux_split": (SPLIT_DOC, SPLIT_SCHEMA, self.split),
+            "phux_tag": (TAG_DOC, TAG_SCHEMA, self.tag),
+        }
+        assert list(table) == [name for name, _, _ in TOOLS]
+        return [
+            self._described(Tool(name, *table[name]))
+            for name, _, ro in TOOLS
+            if ro or not read_only
         ]
-        if read_only:
-            tools = [t for t in tools if t.name in READ_ONLY_TOOLS]
-        return [self._described(t) for t in tools]
 
     def _described(self, tool: Tool) -> Tool:
         """``tool`` with its title, annotations, output schema and queue from TOOL_META."""
@@ -660,9 +679,6 @@ class PhuxTools:
             output_schema=meta.output,
             queue=functools.partial(self._queue, tool.call) if meta.queued else None,
         )
-
-
-READ_ONLY_TOOLS = frozenset({"phux_ls", "phux_snapshot", "phux_wait", "phux_history"})
 
 
 @dataclass(frozen=True)
@@ -697,48 +713,48 @@ def _screen_schema() -> dict[str, Any]:
 
 
 TOOL_META: dict[str, ToolMeta] = {
-    "phux_ls": ToolMeta("List sessions", _READ, lambda: object_schema(SessionInfoList)),
-    "phux_snapshot": ToolMeta("Read a pane's screen", _READ, _screen_schema),
+    "phux_ls": ToolMeta(TITLES["phux_ls"], _READ, lambda: object_schema(SessionInfoList)),
+    "phux_snapshot": ToolMeta(TITLES["phux_snapshot"], _READ, _screen_schema),
     "phux_send_keys": ToolMeta(
-        "Type keys into a pane", _TYPE, lambda: object_schema(SendKeysResult), queued=True
+        TITLES["phux_send_keys"], _TYPE, lambda: object_schema(SendKeysResult), queued=True
     ),
     "phux_run": ToolMeta(
-        "Run a shell command",
+        TITLES["phux_run"],
         _TYPE,
         lambda: object_schema(McpRunResult, RunTimedOutResult),
         queued=True,
     ),
-    "phux_wait": ToolMeta("Wait for a pane", _READ, lambda: object_schema(WaitOutcome)),
+    "phux_wait": ToolMeta(TITLES["phux_wait"], _READ, lambda: object_schema(WaitOutcome)),
     "phux_new": ToolMeta(
-        "Create a session",
+        TITLES["phux_new"],
         _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
         lambda: object_schema(NewResult),
     ),
     "phux_paste": ToolMeta(
-        "Paste text into a pane", _TYPE, lambda: object_schema(SendKeysResult), queued=True
+        TITLES["phux_paste"], _TYPE, lambda: object_schema(SendKeysResult), queued=True
     ),
     "phux_history": ToolMeta(
-        "List a pane's commands",
+        TITLES["phux_history"],
         _READ,
         lambda: object_schema(HistoryResult, schema_version=HISTORY_SCHEMA_VERSION),
     ),
     "phux_kill": ToolMeta(
-        "Kill a session or pane",
+        TITLES["phux_kill"],
         _hints(read_only=False, destructive=True, idempotent=True, open_world=False),
         lambda: object_schema(KillResult),
     ),
     "phux_new_window": ToolMeta(
-        "Add a window",
+        TITLES["phux_new_window"],
         _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
         lambda: object_schema(NewPaneResult),
     ),
     "phux_split": ToolMeta(
-        "Add a pane",
+        TITLES["phux_split"],
         _hints(read_only=False, destructive=False, idempotent=False, open_world=True),
         lambda: object_schema(NewPaneResult),
     ),
     "phux_tag": ToolMeta(
-        "Tag a pane",
+        TITLES["phux_tag"],
         _hints(read_only=False, destructive=False, idempotent=True, open_world=False),
         lambda: object_schema(TagResult),
     ),
@@ -757,10 +773,11 @@ def _render(value: Any) -> ToolResult:
 
 LS_DOC = (
     "List the sessions on the running phux server (does not start one). Returns "
-    '{"sessions": [{"name", "window_count", "attached_client_count", "panes": [{"id", '
+    '{"sessions": [{"name", "window_count", "attached_client_count", "exited", "panes": [{"id", '
     '"window", "window_name", "index", "cols", "rows", "tags", "title", "cwd", "program", '
     '"state"}]}]}, sorted by name; a pane\'s program is its foreground program, its state '
-    "prompt | running | hidden_input | tui | exited. "
+    "prompt | running | hidden_input | tui | exited. exited is true for a session whose "
+    "panes all exited and that the server still keeps (its name still reaches them). "
     "Note: these are the raw counts; the CLI's `ls --json` calls them windows/attached. "
     "Returns at once (at most 30 s against a wedged server)."
 )
@@ -768,14 +785,15 @@ LS_DOC = (
 SNAPSHOT_DOC = (
     "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
     "cursor, lines, scrollback, title, wrapped, alternate, styles when asked, program = the "
-    "foreground program, state = prompt | running | hidden_input | tui | exited). "
-    "Side-effect-free: never attaches or resizes. target is optional (default: the last used "
-    "session). scrollback: absent = viewport only, 0 = all retained history, N = the newest N "
-    "history rows; empty while alternate is true (a full-screen program: history belongs to "
-    "the main screen). cells=true adds `styles`: runs of styled text {row, col, width, text, "
-    "semantic?, style} with only the non-default SGR flags and colours (schema_version=3 gives "
-    "the old per-cell `cells` instead, for one version). Repeated snapshots of a pane are "
-    "served from a warm local mirror. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
+    "foreground program, state = prompt | running | hidden_input | tui | exited). Side-effect-"
+    "free: never attaches or resizes, and the session's active pane stays. target is optional "
+    "(default: `.`). scrollback: absent = viewport only, 0 = all retained history, N = the "
+    "newest N history rows; empty while alternate is true (a full-screen program: history "
+    "belongs to the main screen). cells=true adds `styles`: runs of styled text {row, col, "
+    "width, text, semantic?, style} with only the non-default SGR flags and colours "
+    "(schema_version=3 gives the old per-cell `cells` instead, for one version). Repeated "
+    "snapshots of a pane are served from a warm local mirror. Returns at once (at most 30 s). "
+    + _TARGET_GRAMMAR
 )
 
 SNAPSHOT_SCHEMA = _schema(
@@ -876,23 +894,28 @@ RUN_SCHEMA = _schema(
 
 WAIT_DOC = (
     "Block until a pane meets a condition: until = some visible line contains this text; "
+    "regex = a Python regex matches some visible line; "
     "prompt = true: the pane's shell is at an idle prompt (with shell integration: its "
     "prompt drawn, nothing typed; without: the shell holds the terminal and the screen was "
     "still for idle_ms); exit = true: the pane's program exited; else the screen has been "
-    f"still for idle_ms (default {DEFAULT_IDLE_MS} ms). Give at most one of until, prompt, "
-    'exit. Returns {"outcome": "met" | "timed_out", "polls": N}, plus "state" and '
+    f"still for idle_ms (default {DEFAULT_IDLE_MS} ms). Give at most one of until, regex, "
+    'prompt, exit. Returns {"outcome": "met" | "timed_out", "polls": N}, plus "state" and '
     '"program" with prompt or exit, and "exit_code" (the status, 128+N for signal N) with '
     "exit; a timeout is an outcome, not an error. Side-effect-free. Blocks up to "
-    f"timeout_secs (default {WAIT_TIMEOUT:g}; 0 checks once without waiting). "
+    f"timeout_secs (default {WAIT_TIMEOUT:g}; 0 checks the current state once, watching "
+    "only as long as the condition needs: idle_ms of quiet, or 100 ms for a prompt). "
     + _LONG_WAITS
     + " Tip: match text that only the command's output prints, not the command line you "
-    "typed (its echo is visible too). target is optional (default: the last session). "
-    + _TARGET_GRAMMAR
+    "typed (its echo is visible too). target is optional (default: `.`). " + _TARGET_GRAMMAR
 )
 WAIT_SCHEMA = _schema(
     {
         "target": {"type": "string", "description": "Pane selector; default: last session."},
         "until": {"type": "string", "description": "Succeed once a visible line contains this."},
+        "regex": {
+            "type": "string",
+            "description": "Succeed once this Python regex matches a visible line.",
+        },
         "prompt": {
             "type": "boolean",
             "default": False,
@@ -914,8 +937,8 @@ WAIT_SCHEMA = _schema(
             "minimum": 0,
             "maximum": MAX_TIMEOUT_SECS,
             "default": WAIT_TIMEOUT,
-            "description": f"Give up after this long (default {WAIT_TIMEOUT:g}; 0 checks once, "
-            "without waiting). Keep <= 50.",
+            "description": f"Give up after this long (default {WAIT_TIMEOUT:g}; 0 checks the "
+            "current state once). Keep <= 50.",
         },
     }
 )
@@ -942,13 +965,25 @@ HISTORY_SCHEMA = _schema(
     ["target"],
 )
 
+_ENV_DOC = (
+    "A pane's environment is the server's (not this adapter's: the agent's venv or exported "
+    "variables do not reach it), plus PHUX_TERMINAL and TERM, plus env, which wins."
+)
+_ENV_PROP = {
+    "type": "object",
+    "additionalProperties": {"type": "string"},
+    "description": 'Variables set in the pane over the server\'s environment ({"VAR": '
+    '"value"}, tmux\'s -e).',
+}
 NEW_DOC = (
     "Create a named session on the running server without attaching (does not start a "
     "server: with none running it fails). command is the seed pane's argv (default: the "
     "server's shell); cwd its working directory. A shell gets phux's invisible prompt and "
-    "command marks unless shell_integration is false. A name already in use is rejected. Returns "
-    '{"session": NAME, "terminal_id": N}; target the pane as NAME or @N. Returns at once '
-    "(at most 30 s)."
+    "command marks unless shell_integration is false. A name already in use is rejected. "
+    + _ENV_DOC
+    + ' Returns {"session": NAME, "terminal_id": N}; target the pane as NAME (the session\'s '
+    "active pane, which moves when another pane is written to) or @N (this pane, always). "
+    "Returns at once (at most 30 s)."
 )
 NEW_SCHEMA = _schema(
     {
@@ -959,6 +994,7 @@ NEW_SCHEMA = _schema(
             "description": "argv of the seed pane; omit or [] for the default shell.",
         },
         "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+        "env": _ENV_PROP,
         "shell_integration": {
             "type": "boolean",
             "description": "false: start a shell without phux's prompt/command marks "
@@ -1002,12 +1038,18 @@ _ARGV_PROP = {
     "description": "argv of the new pane; omit or [] for the default shell.",
 }
 _CWD_PROP = {"type": "string", "description": "Working directory of the new pane."}
+_SELECT_PROP = {
+    "type": "boolean",
+    "description": "Make the new pane its session's active pane, which the session's name "
+    "then targets (default false: the active pane stays; target the new one by @N).",
+}
 
 NEW_WINDOW_DOC = (
     "Add a window to a live session: its pane 0 runs command (default: the server's shell), "
-    "sized like the session's last used pane. name names the window for `session:name` "
+    "sized like the session's active pane. name names the window for `session:name` "
     'targets. Returns {"session", "window", "pane", "terminal_id"}; target it as '
-    "session:WINDOW.0 or @N. Returns at once (at most 30 s)."
+    "session:WINDOW.0 or @N: the session's name still names its active pane unless "
+    "select is true. " + _ENV_DOC + " Returns at once (at most 30 s)."
 )
 NEW_WINDOW_SCHEMA = _schema(
     {
@@ -1015,6 +1057,8 @@ NEW_WINDOW_SCHEMA = _schema(
         "name": {"type": "string", "description": "Window name (not a number; no `:` `.` `,`)."},
         "command": _ARGV_PROP,
         "cwd": _CWD_PROP,
+        "env": _ENV_PROP,
+        "select": _SELECT_PROP,
     },
     ["session"],
 )
@@ -1022,7 +1066,10 @@ NEW_WINDOW_SCHEMA = _schema(
 SPLIT_DOC = (
     "Add a pane to the window of the pane target names, with the next pane index and the "
     'same size, running command (default: the server\'s shell). Returns {"session", "window", '
-    '"pane", "terminal_id"}; target it as session:W.P or @N. Returns at once (at most 30 s). '
+    '"pane", "terminal_id"}; target it as session:W.P or @N: the session\'s name still '
+    "names its active pane unless select is true. "
+    + _ENV_DOC
+    + " Returns at once (at most 30 s). "
     + _TARGET_GRAMMAR
 )
 SPLIT_SCHEMA = _schema(

@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from phux.server.log import log
+from phux.signed_marks import KEY_METADATA
 
 if TYPE_CHECKING:
     from phux.server.config import ServerConfig
@@ -83,6 +84,10 @@ if TYPE_CHECKING:
 # to which answers are not sent (they were, or were lost with the old helper,
 # before), followed by the checkpoint that recreates the state at ``seq``.
 NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
+# KEY (after NEW and RESET): ``data`` is the pane's mark key (spec/shell-integration.md,
+# "Signed marks"): the replica acts only on the marks its shell signed, so its
+# checkpoints carry no forged command.
+KEY = 7
 # Results from the worker. PROGRESS: every byte before ``seq`` was parsed
 # (generation in ``cols``).
 CHECKPOINT, REPLIES, FAILED, PROGRESS = 11, 12, 13, 14
@@ -159,6 +164,11 @@ class WorkerCore:
             return
         rep = self.replicas.get(tid)
         if rep is None or rep.failed:
+            return
+        if kind == KEY:
+            engine = rep.engine
+            assert isinstance(engine, Engine)
+            engine.mark_key = data.decode("ascii", "replace")
             return
         gen = self.gens.get(tid, 0)
         if (kind == FEED and cols != gen) or (kind == RESIZE and _gen(data) != gen):
@@ -256,6 +266,10 @@ class WorkerCore:
             kind, tid, seq, gen, _size, _ = out[i]
             out[i] = (kind, tid, seq, gen, 0, chunks[0] if len(chunks) == 1 else b"".join(chunks))
         return out
+
+
+def _key_message(term: Terminal) -> Message:
+    return (KEY, term.id, 0, 0, 0, term.metadata.get(KEY_METADATA, b""))
 
 
 def _unix_ms() -> int:
@@ -608,6 +622,7 @@ class ReplicaHost:
         self._links[term.id] = _Link(term)
         cols, rows = term.size
         worker.send((NEW, term.id, 0, cols, rows, b""))
+        worker.send(_key_message(term))
         term.journal.compacting = True
         term.output_hooks.append(self._on_output)
         term.resize_hooks.append(self._on_resize)
@@ -711,6 +726,7 @@ class ReplicaHost:
         # answering them now could type a second answer into the program.
         head = journal.next_seq.to_bytes(8, "little") + gen + (boot.checkpoint or b"")
         worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, head))
+        worker.send(_key_message(term))
         for item in boot.items:
             if isinstance(item, JournalChunk):
                 worker.send((FEED, term.id, item.seq, link.gen, 0, item.data))

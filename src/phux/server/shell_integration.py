@@ -12,8 +12,11 @@ script argument, an unknown option) is started exactly as asked.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
+
+from phux.signed_marks import KEY_METADATA, SHELL_METADATA
 
 VARIABLE = "PHUX_SHELL_INTEGRATION"
 """``0`` in a SPAWN's environment opts that pane out; in the server's own
@@ -36,18 +39,32 @@ def server_default(environ: Mapping[str, str]) -> bool:
     return environ.get(VARIABLE) != "0"
 
 
-def inject(argv: list[str], env: dict[str, str]) -> list[str]:
-    """The argv to start; ``env`` is updated in place. Unchanged when not a shell we know."""
+KEY_VARIABLE = "_PHUX_KEY"
+"""How the shell gets its pane's key: the scripts move it into an unexported
+variable before the user's files run (spec/shell-integration.md, "Signed marks")."""
+
+
+def inject(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, bytes]]:
+    """The argv to start (``env`` is updated in place) and the terminal metadata the
+    server writes for it: the pane's mark key and the shell kind. Unchanged, and no
+    metadata, when not a shell we know or not an interactive invocation."""
+    env.pop(KEY_VARIABLE, None)  # only the server hands out keys
     name = os.path.basename(argv[0])
     if name == "bash":
-        return _bash(argv, env)
-    if name == "zsh":
-        return _zsh(argv, env)
-    if name == "fish":
-        return _fish(argv, env)
-    if name in ("sh", "dash"):
-        return _sh(argv, env)
-    return argv
+        kind, start = "bash", _bash(argv, env)
+    elif name == "zsh":
+        kind, start = "zsh", _zsh(argv, env)
+    elif name == "fish":
+        kind, start = "fish", _fish(argv, env)
+    elif name in ("sh", "dash"):
+        kind, start = "sh", _sh(argv, env)
+    else:
+        return argv, {}
+    if start is None:
+        return argv, {}
+    key = secrets.token_hex(16)
+    env[KEY_VARIABLE] = key
+    return start, {KEY_METADATA: key.encode(), SHELL_METADATA: kind.encode()}
 
 
 def _save_env(env: dict[str, str], name: str) -> None:
@@ -58,7 +75,7 @@ def _save_env(env: dict[str, str], name: str) -> None:
         env[saved] = env[name]
 
 
-def _bash(argv: list[str], env: dict[str, str]) -> list[str]:
+def _bash(argv: list[str], env: dict[str, str]) -> list[str] | None:
     # A posix-mode bash reads $ENV at startup whether or not it is a login
     # shell; the script leaves posix mode and reads the usual files itself.
     login = interactive = False
@@ -80,7 +97,7 @@ def _bash(argv: list[str], env: dict[str, str]) -> list[str]:
             i += 1
             rcfile = args[i]
         else:
-            return argv
+            return None
         i += 1
     if "HISTFILE" not in env:
         flags.append("histfile")  # posix mode would default it to ~/.sh_history
@@ -105,11 +122,11 @@ def _only_options(argv: list[str], allowed: frozenset[str]) -> bool:
 _ZSH_OPTIONS = frozenset({"-l", "--login", "-i", "--interactive", "-il", "-li"})
 
 
-def _zsh(argv: list[str], env: dict[str, str]) -> list[str]:
+def _zsh(argv: list[str], env: dict[str, str]) -> list[str] | None:
     # zsh reads $ZDOTDIR/.zshenv first; ours puts ZDOTDIR back, so zsh goes on
     # to read the user's .zprofile/.zshrc/.zlogin, and hooks in at the first prompt.
     if not _only_options(argv, _ZSH_OPTIONS):
-        return argv
+        return None
     _save_env(env, "ZDOTDIR")
     env["ZDOTDIR"] = str(SCRIPTS / "zsh")
     return argv
@@ -122,10 +139,10 @@ def _fish_quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _fish(argv: list[str], env: dict[str, str]) -> list[str]:
+def _fish(argv: list[str], env: dict[str, str]) -> list[str] | None:
     # --init-command runs after config.fish, so the user's prompt is defined by then.
     if not _only_options(argv, _FISH_OPTIONS):
-        return argv
+        return None
     script = SCRIPTS / "fish" / "phux.fish"
     return [*argv, "--init-command", "source " + _fish_quote(str(script))]
 
@@ -133,10 +150,10 @@ def _fish(argv: list[str], env: dict[str, str]) -> list[str]:
 _SH_OPTIONS = frozenset({"-i", "-l", "-il", "-li"})
 
 
-def _sh(argv: list[str], env: dict[str, str]) -> list[str]:
+def _sh(argv: list[str], env: dict[str, str]) -> list[str] | None:
     # An interactive POSIX shell reads the file $ENV names; ours reads the user's first.
     if not _only_options(argv, _SH_OPTIONS):
-        return argv
+        return None
     _save_env(env, "ENV")
     env["ENV"] = str(SCRIPTS / "sh" / "phux.sh")
     return argv

@@ -25,9 +25,10 @@ from phux.server.memory import MemoryFacts
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
 from phux.server.replica import ReplicaHost
-from phux.server.shell_integration import VARIABLE, inject, wanted
+from phux.server.shell_integration import KEY_VARIABLE, VARIABLE, inject, wanted
 from phux.server.subscriber import QueueBudget
 from phux.server.terminal import Terminal
+from phux.signed_marks import KEY_METADATA, SHELL_METADATA
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
 from phux.wire.handshake import MINOR_TERMINAL_STATE
@@ -240,7 +241,15 @@ class ServerState:
         env.update(overrides)
         # The variable is the server's knob, not the program's.
         env.pop(VARIABLE, None)
-        start = inject(argv, env) if wanted(overrides, self.config.shell_integration) else argv
+        # The pane's mark key and shell are the server's word, never a client's.
+        metadata.pop(KEY_METADATA, None)
+        metadata.pop(SHELL_METADATA, None)
+        start = argv
+        if wanted(overrides, self.config.shell_integration):
+            start, facts = inject(argv, env)
+            metadata.update(facts)
+        else:
+            env.pop(KEY_VARIABLE, None)
         try:
             process = spawn_on_pty(start, req.cwd, env, req.cols, req.rows)
         except OSError as exc:

@@ -66,6 +66,7 @@ from phux.client.errors import (
     ServerError,
 )
 from phux.client.keys import is_interrupt
+from phux.signed_marks import pane_key
 from phux.tui.keys import DetachKey, InputSplitter, parse_detach_key
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.queries import QueryFilter
@@ -238,6 +239,7 @@ class Session:
         self.conn = conn
         self.pane = pane
         self.terminal = pane.terminal
+        self.mark_key = pane_key(pane.metadata)
         self.splitter = InputSplitter(key)
         self.in_fd = in_fd
         self.out_fd = out_fd
@@ -325,7 +327,7 @@ class Session:
                 cols, rows = max(cols, 1), max(rows, 1)
                 engine = self.engine
                 if kind == _Backlog.NEW or engine is None:
-                    self.engine = Terminal(cols, rows, history=HISTORY)
+                    self.engine = Terminal(cols, rows, history=HISTORY, mark_key=self.mark_key)
                 elif (engine.cols, engine.rows) != (cols, rows):
                     engine.resize(cols, rows)
                 continue

@@ -11,6 +11,13 @@
 # in `133;A;k=s` .. `133;B`; PS0 prints `133;C;cmdline_url=<command>`.
 
 builtin set +o posix
+# The pane's key signs every mark (spec/shell-integration.md, "Signed marks"):
+# kept in an unexported variable, so the user's files and commands never inherit it.
+_phux_k=${_PHUX_KEY-${_phux_k-}}
+builtin unset _PHUX_KEY
+# Announce the integration before the user's files run: a client then waits for
+# the first prompt instead of guessing from quiet time.
+if [[ $- == *i* && -n $_phux_k ]]; then builtin printf '\e]133;I;start;phux_k=%s\a' "$_phux_k"; fi
 if [[ -n ${_PHUX_ENV+x} ]]; then
     builtin export ENV="$_PHUX_ENV"
 else
@@ -84,7 +91,7 @@ _phux_urlencode() {
 _phux_prompt_start() {
     _phux_status=$?
     if [[ -n $_phux_ran ]]; then
-        builtin printf '\e]133;D;%s\a' "$_phux_status"
+        builtin printf '\e]133;D;%s;phux_k=%s\a' "$_phux_status" "$_phux_k"
         _phux_ran=
     fi
     if [[ $PWD != "$_phux_cwd" ]]; then
@@ -109,16 +116,16 @@ _phux_preexec() {
         h=$(HISTTIMEFORMAT= \builtin history 1)
         h=${h#*[0-9][ *] }
         _phux_urlencode "$h" ''
-        builtin printf '\e]133;C;cmdline_url=%s\a' "$_phux_url"
+        builtin printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' "$_phux_url" "$_phux_k"
     else
         # Not in history (ignorespace, HISTIGNORE, history off): no text to give.
-        builtin printf '\e]133;C\a'
+        builtin printf '\e]133;C;phux_k=%s\a' "$_phux_k"
     fi
 }
 
-_phux_a=$'\[\e]133;A\a\]'
-_phux_a2=$'\[\e]133;A;k=s\a\]'
-_phux_b=$'\[\e]133;B\a\]'
+_phux_a=$'\[\e]133;A;phux_k='$_phux_k$'\a\]'
+_phux_a2=$'\[\e]133;A;k=s;phux_k='$_phux_k$'\a\]'
+_phux_b=$'\[\e]133;B;phux_k='$_phux_k$'\a\]'
 # The arithmetic sets _phux_ran in this shell (the substitution runs in a subshell).
 _phux_ps0='${_phux_empty:0:$((_phux_ran=1,0))}$(_phux_preexec "$HISTCMD")'
 
@@ -190,6 +197,9 @@ _phux_prompt_end() {
 }
 
 _phux_install_prompt_command
+elif [[ -z ${_phux_loaded-} && $- == *i* && -n $_phux_k ]]; then
+    # A user file turned the integration off: say so, no prompt marks will come.
+    builtin printf '\e]133;I;off;phux_k=%s\a' "$_phux_k"
 fi
 if [[ -n $_phux_ea ]]; then \builtin shopt -s expand_aliases; fi
 \builtin unset _phux_ea

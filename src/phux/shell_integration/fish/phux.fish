@@ -8,28 +8,39 @@
 # `7;file://host/cwd` and `133;A`; fish_prompt is wrapped to end with `133;B`.
 # fish has no continuation prompt (a multi-line command is edited in place).
 
-if status is-interactive; and not set -q __phux_loaded; and test "$PHUX_SHELL_INTEGRATION" != 0
+# The pane's key signs every mark (spec/shell-integration.md, "Signed marks"):
+# kept in an unexported global, so commands never inherit it.
+if set -q _PHUX_KEY
+    set -g __phux_k $_PHUX_KEY
+    set -e _PHUX_KEY
+end
+
+if status is-interactive; and not set -q __phux_loaded; and set -q __phux_k; and test "$PHUX_SHELL_INTEGRATION" = 0
+    # The user's config turned the integration off: no prompt marks will come.
+    printf '\e]133;I;off;phux_k=%s\a' $__phux_k
+else if status is-interactive; and not set -q __phux_loaded; and test "$PHUX_SHELL_INTEGRATION" != 0
     set -g __phux_loaded 1
+    set -q __phux_k; or set -g __phux_k ''
     set -g __phux_ran
 
     function __phux_preexec --on-event fish_preexec
         set -g __phux_ran 1
         # fish's url style keeps "/", which is not an RFC 3986 unreserved byte.
-        printf '\e]133;C;cmdline_url=%s\a' (string escape --style=url -- $argv[1] | string replace -a / %2F)
+        printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' (string escape --style=url -- $argv[1] | string replace -a / %2F) $__phux_k
     end
 
     function __phux_postexec --on-event fish_postexec
         set -l ret $status
         if set -q __phux_ran[1]
             set -g __phux_ran
-            printf '\e]133;D;%s\a' $ret
+            printf '\e]133;D;%s;phux_k=%s\a' $ret $__phux_k
         end
     end
 
     # Event handlers leave $status and $pipestatus alone for the prompt function.
     function __phux_prompt_start --on-event fish_prompt
         printf '\e]7;file://%s%s\a' $hostname (string escape --style=url -- $PWD)
-        printf '\e]133;A\a'
+        printf '\e]133;A;phux_k=%s\a' $__phux_k
         __phux_wrap_prompt
     end
 
@@ -46,7 +57,7 @@ if status is-interactive; and not set -q __phux_loaded; and test "$PHUX_SHELL_IN
             end
             function fish_prompt
                 __phux_user_prompt
-                printf '\e]133;B\a'
+                printf '\e]133;B;phux_k=%s\a' $__phux_k
             end
         end
     end

@@ -7,6 +7,16 @@
 # in `133;A;k=s` .. `133;B`; there is no C mark and no command line, and a PS1
 # the user changes later is not wrapped again.
 
+# The pane's key signs every mark (spec/shell-integration.md, "Signed marks"):
+# kept in an unexported variable, so the user's files and commands never inherit it.
+_phux_k=${_PHUX_KEY-${_phux_k-}}
+unset _PHUX_KEY
+# Announce the integration before the user's $ENV file runs: a client then waits
+# for the first prompt instead of guessing from quiet time.
+case $- in
+*i*) [ -n "$_phux_k" ] && printf '\033]133;I;start;phux_k=%s\007' "$_phux_k" ;;
+esac
+
 if [ -n "${_PHUX_ENV+x}" ]; then
     ENV=$_PHUX_ENV
     export ENV
@@ -57,8 +67,13 @@ case $- in
             return "$1"
         }
 
-        PS1="$_phux_o$_phux_esc]133;D;\$?$_phux_bel\$(_phux_osc7 \$?)$_phux_esc]133;A$_phux_bel$_phux_c${PS1-}$_phux_o$_phux_esc]133;B$_phux_bel$_phux_c"
-        PS2="$_phux_o$_phux_esc]133;A;k=s$_phux_bel$_phux_c${PS2-> }$_phux_o$_phux_esc]133;B$_phux_bel$_phux_c"
+        _phux_s=";phux_k=$_phux_k$_phux_bel"
+        PS1="$_phux_o$_phux_esc]133;D;\$?$_phux_s\$(_phux_osc7 \$?)$_phux_esc]133;A$_phux_s$_phux_c${PS1-}$_phux_o$_phux_esc]133;B$_phux_s$_phux_c"
+        PS2="$_phux_o$_phux_esc]133;A;k=s$_phux_s$_phux_c${PS2-> }$_phux_o$_phux_esc]133;B$_phux_s$_phux_c"
+        unset _phux_s
+    elif [ -z "${_phux_loaded-}" ] && [ -n "$_phux_k" ]; then
+        # A user file turned the integration off: no prompt marks will come.
+        printf '\033]133;I;off;phux_k=%s\007' "$_phux_k"
     fi
     ;;
 esac

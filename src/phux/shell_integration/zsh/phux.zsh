@@ -9,7 +9,9 @@
 
 [[ -n ${_phux_loaded-} ]] && return 0
 typeset -g _phux_loaded=1 _phux_ran= _phux_cwd= _phux_cwd_url= _phux_url=
-typeset -g _phux_a=$'%{\e]133;A\a%}' _phux_a2=$'%{\e]133;A;k=s\a%}' _phux_b=$'%{\e]133;B\a%}'
+typeset -g _phux_k=${_phux_k-}
+typeset -g _phux_a=$'%{\e]133;A;phux_k='$_phux_k$'\a%}' _phux_a2=$'%{\e]133;A;k=s;phux_k='$_phux_k$'\a%}'
+typeset -g _phux_b=$'%{\e]133;B;phux_k='$_phux_k$'\a%}'
 
 # Percent-encode $1 into _phux_url, keeping RFC 3986 unreserved bytes and the
 # characters in $2 (a bracket expression body, e.g. "/" for paths).
@@ -37,7 +39,7 @@ _phux_precmd() {
     local ret=$?
     emulate -L zsh
     if [[ -n $_phux_ran ]]; then
-        builtin printf '\e]133;D;%s\a' $ret
+        builtin printf '\e]133;D;%s;phux_k=%s\a' $ret $_phux_k
         _phux_ran=
     fi
     if [[ $PWD != $_phux_cwd ]]; then
@@ -79,7 +81,7 @@ _phux_preexec() {
     (( ${precmd_functions[(I)_phux_precmd]} )) || return 0
     _phux_ran=1
     _phux_urlencode $1 ''
-    builtin printf '\e]133;C;cmdline_url=%s\a' $_phux_url
+    builtin printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' $_phux_url $_phux_k
 }
 
 typeset -ga precmd_functions preexec_functions
