@@ -324,7 +324,9 @@ def test_refuses_in_a_python_repl(client: Client, bash: str) -> None:
     client.send_keys(bash, ["python3 -q", "Enter"], Deadline.after(5))
     wait_foreground(client, bash, "python3")
     assert client.wait(bash, until=">>>", timeout=10, deadline=Deadline.after(15)).met
-    refused(client, bash, "python3")
+    error = refused(client, bash, "python3", "a running program")
+    # A line REPL, not a full-screen program: its readline keeps the tty's signals on.
+    assert error.state == "running" and error.holder.startswith("python3")
     client.send_keys(bash, ["print(6 * 7)", "Enter"], Deadline.after(5))
     assert client.wait(bash, regex="^42$", timeout=10, deadline=Deadline.after(15)).met
     assert not any("Error" in row for row in screen(client, bash))
@@ -453,3 +455,16 @@ def test_refuses_a_pane_whose_own_program_is_not_a_shell(
     assert project(client.resolve(name, Deadline.after(5)), None) == (argv[0], "running")
     error = refused(client, name, argv[0], "not the shell")
     assert error.state == "running" and error.holder == argv[0]
+
+
+def test_a_raw_mode_program_off_the_alternate_screen_is_a_tui(client: Client, home: Path) -> None:
+    """ICANON and ISIG off (fzf --height, `stty raw`) on the main screen: a TUI."""
+    from phux.client.pane_state import project
+
+    name = unique("raw")
+    argv = ["/bin/sh", "-c", "stty raw -echo; exec cat"]
+    client.new(name, command=argv, cwd=str(home), deadline=Deadline.after(10))
+    wait_foreground(client, name, "cat")
+    assert project(client.resolve(name, Deadline.after(5)), None) == ("cat", "tui")
+    error = refused(client, name, "cat", "a full-screen program")
+    assert error.state == "tui"
