@@ -151,3 +151,23 @@ def test_dash_output_is_not_marked_as_input(phux: Phux) -> None:
     assert any(m[0] == 3 and m[2] == "prompt" for m in marked), marked
     doc = phux("history", "--json", "sh-dash-sem").json()
     assert [(c["command"], c["output"]) for c in doc["commands"]] == [("seq 1 3", "1\n2\n3")]
+
+
+@pytest.mark.parametrize(("n", "line"), enumerate(["end", "echo )", "echo $"]))
+def test_a_fish_syntax_error_returns_at_once_with_the_message(
+    phux: Phux, n: int, line: str
+) -> None:
+    """fish's editor does not run a line it cannot parse: it prints the error and keeps
+    the line. run reports it as bash does (exit 2, the message) and clears the line."""
+    name = f"sh-fish-syntax-{n}"
+    phux.new(name, "fish")
+    ready(phux, name)
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, line)
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == 2, (res.err, res.out)
+    doc = res.json()
+    validate("run_result", doc)
+    assert doc["exit_code"] == 2
+    assert doc["output"].startswith("fish:"), doc
+    assert phux("run", name, "echo after").out == "after\n"

@@ -890,7 +890,7 @@ def _run_integrated(
             if foreign_wake is not None:
                 wake = wake.earliest(foreign_wake)
                 foreign_wake = None
-            fish_watch = shell == "fish" and interrupted_at is None and not scanner.marks
+            fish_watch = shell == "fish" and interrupted_at is None and _only_redraws(scanner.marks)
             if fish_watch and mirror.last_output > submitted:
                 # Counted from fish's last output after the Enter, not from the Enter:
                 # a fish that has not read it yet (descheduled on a loaded machine)
@@ -905,10 +905,22 @@ def _run_integrated(
                     raise RunTimedOut(line, _ms_since(submitted), _screen(mirror, pane)) from None
                 if (
                     fish_watch
-                    and not scanner.marks
+                    and _only_redraws(scanner.marks)
                     and submitted < mirror.last_output <= time.monotonic() - _FISH_GRACE
                     and _fish_waits(client, pane, deadline)
                 ):
+                    message = _fish_rejection(scanner)
+                    if message:
+                        # fish did not run the line (a syntax error): it printed why and
+                        # drew its prompt again with the line still in its editor.
+                        _clear_fish_line(client, pane, scanner, deadline)
+                        return RunOutcome(
+                            command=line,
+                            exit_code=2,
+                            output=message,
+                            duration_ms=_ms_since(submitted),
+                            truncated=False,
+                        )
                     client.write(pane, b"\x03", deadline)
                     interrupted_at = time.monotonic()
                     interrupts = 1
@@ -1040,6 +1052,41 @@ def _fish_waits(client: Client, pane: Pane, deadline: Deadline) -> bool:
         return False
     fg = now.foreground
     return bool(now.alive and fg is not None and fg.pgrp == now.pid and not fg.canonical)
+
+
+def _only_redraws(marks: list[Mark]) -> bool:
+    """No mark since the Enter but B: fish redrew its prompt (no new prompt cycle, no
+    command started), as it does after rejecting a line."""
+    return all(m.kind == "B" for m in marks)
+
+
+def _fish_rejection(scanner: MarkScanner) -> str:
+    """What fish printed between the Enter and its prompt drawn again ("" when it
+    printed nothing: an unfinished line, which it keeps editing on a new row). The
+    row the prompt is drawn on is fish's, not the message's."""
+    marks = scanner.marks
+    if not marks:
+        return ""
+    buf = scanner.buf
+    newline = buf.find(b"\n")  # the Enter: the typed line ends there
+    stop = marks[0].start
+    if newline < 0 or scanner.base + newline >= stop:
+        return ""
+    text, _ = scanner.render(scanner.base + newline + 1, stop)
+    rows = text.rstrip("\n").split("\n")[:-1]  # the last: the prompt, drawn again
+    return "\n".join(rows).strip("\n")
+
+
+def _clear_fish_line(client: Client, pane: Pane, scanner: MarkScanner, deadline: Deadline) -> None:
+    """C-c: fish drops the line it kept and draws its prompt again (a B mark)."""
+    since = len(scanner.marks)
+    client.write(pane, b"\x03", deadline)
+    limit = deadline.earliest(Deadline.after(_INTERRUPT_GRACE))
+    while _redrawn(scanner, since) is None:
+        try:
+            client.pump(limit)
+        except DeadlineExceeded:
+            return  # the line is cleared once fish reads the C-c; the prompt may come later
 
 
 def _integrated_outcome(
