@@ -171,3 +171,22 @@ def test_a_fish_syntax_error_returns_at_once_with_the_message(
     assert doc["exit_code"] == 2
     assert doc["output"].startswith("fish:"), doc
     assert phux("run", name, "echo after").out == "after\n"
+
+
+def test_a_line_longer_than_the_canonical_limit_is_refused_in_dash(phux: Phux) -> None:
+    """dash reads its command line in the tty's canonical mode, whose line holds at most
+    4095 bytes: typed whole, the line would be cut and another command run."""
+    name = "sh-dash-long"
+    phux.new(name, "dash")
+    ready(phux, name)
+    long = "echo " + "x" * 5000
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, long)
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == 1, (res.err, res.out)
+    err = json.loads(res.err)["error"]
+    assert err["code"] == "invalid_argument" and "canonical" in err["message"], err
+    assert phux("run", name, "echo after").out == "after\n"
+    assert "x" * 100 not in phux("snapshot", name).out  # nothing of it was typed
+    short = "echo " + "y" * 3000  # under the limit: typed and run whole
+    assert phux("run", name, short).out == "y" * 3000 + "\n"

@@ -831,6 +831,7 @@ def _run_integrated(
     else:
         data = line.replace("\n", "\r").encode() + b"\r"
         prompts_needed = len(lines)
+    _check_canonical_lines(mirror, pane, data, shell)
     scanner = MarkScanner(mirror.cols, mirror.rows, mirror.mark_key)
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
@@ -1152,6 +1153,30 @@ def _echo_end(scanner: MarkScanner, line: str, d_mark: Mark) -> int:
     return start
 
 
+CANONICAL_LINE_MAX = 4095
+"""Bytes a line may hold, its end included, in the tty's canonical mode (Linux's n_tty
+keeps 4095 and drops the rest of a longer line but its end: another command runs)."""
+
+
+def _check_canonical_lines(mirror: Mirror, pane: Pane, data: bytes, shell: str | None) -> None:
+    """Refuse, before typing, a line the tty's canonical mode would cut: a shell with no
+    line editor of its own (dash, sh, bash --noediting) lets the kernel collect it."""
+    fg = mirror.foreground_of(pane)
+    if fg is None or not fg.canonical:
+        return  # the shell's editor reads keys one by one: any length
+    longest = max(len(part) + 1 for part in data.replace(b"\n", b"\r").split(b"\r"))
+    if longest <= CANONICAL_LINE_MAX:
+        return
+    from phux.client.errors import InvalidArgument
+
+    raise InvalidArgument(
+        f"not typing into {pane.id}: a line of the command is {longest} bytes and "
+        f"{shell or 'the shell'} reads it in the tty's canonical mode, which keeps at "
+        f"most {CANONICAL_LINE_MAX} (the rest would be cut and another command run)",
+        remedy="put the command in a script file and run that, or split it into lines",
+    )
+
+
 def _screen(mirror: Mirror, pane: Pane) -> ScreenState | None:
     engine = mirror.engine
     return engine.project(pane=pane.terminal) if engine is not None else None
@@ -1187,6 +1212,7 @@ def _run_markers(
         return RunTimedOut(line, _ms_since(since), _timeout_screen(scanner, pane.terminal))
 
     wrapped = wrap_fish(line, token) if shell == "fish" else wrap_command(line, token)
+    _check_canonical_lines(mirror, pane, wrapped.encode(), shell)
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
     mirror.gap_hooks.append(scanner.gap)
