@@ -152,13 +152,8 @@ def exercise(phux: Server, config: Config) -> None:
 
 
 # The first `run` right after `new` (issue 23 item 2) in a shell that starts
-# slowly, and zsh themes whose precmd hook (added after phux's) sets PROMPT: the
-# first prompt carries no marks (phux.zsh puts its last hook last only from the
-# second prompt on).
+# slowly.
 FIRST_PROMPT = {
-    "zsh-powerlevel9k": "a theme's precmd hook replaces the first prompt's marks",
-    "zsh-rebuilt-prompt": "a precmd hook replaces the first prompt's marks",
-    "zsh-transient-prompt": "a precmd hook replaces the first prompt's marks",
     "bash-pyenv-like": "issue 23 item 2: run after new in a slow shell",
     "zsh-conda-like": "issue 23 item 2: run after new in a slow shell",
     "fish-conda-like": "issue 23 item 2: run after new in a slow shell",

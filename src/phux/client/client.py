@@ -138,6 +138,9 @@ def check_env(env: Mapping[str, str]) -> None:
                 f"bad environment variable name {name!r}: letters, digits and _, "
                 "not starting with a digit"
             )
+        if name == "PHUX_TERMINAL":
+            # The pane's own id, which `.` inside it resolves by: the server's to set.
+            raise InvalidArgument("PHUX_TERMINAL is set by the server (the pane's id)")
         if "\x00" in value:
             raise InvalidArgument(f"the value of {name} contains a NUL byte")
 

@@ -967,7 +967,8 @@ HISTORY_SCHEMA = _schema(
 
 _ENV_DOC = (
     "A pane's environment is the server's (not this adapter's: the agent's venv or exported "
-    "variables do not reach it), plus PHUX_TERMINAL and TERM, plus env, which wins."
+    "variables do not reach it), plus PHUX_TERMINAL, PHUX_SOCKET and TERM, plus env, which "
+    "wins."
 )
 _ENV_PROP = {
     "type": "object",
