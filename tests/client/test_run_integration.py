@@ -468,3 +468,20 @@ def test_a_raw_mode_program_off_the_alternate_screen_is_a_tui(client: Client, ho
     assert project(client.resolve(name, Deadline.after(5)), None) == ("cat", "tui")
     error = refused(client, name, "cat", "a full-screen program")
     assert error.state == "tui"
+
+
+@pytest.mark.parametrize("integration", ["1", "0"])
+def test_a_timeout_reports_the_time_it_waited(client: Client, home: Path, integration: str) -> None:
+    """`--timeout 2` waited 2 s from the call: "gave up after 1721 ms" (counted from the
+    Enter, after attaching and reading the pane) was not what the caller waited."""
+    if integration == "1" and not integrated("bash"):
+        pytest.skip("no bash integration here")
+    name = start(client, Shell("bash", home), {"PHUX_SHELL_INTEGRATION": integration})
+    run(client, name, "true")
+    client.close()  # a fresh connection: attaching and reading the pane count too
+    began = time.monotonic()
+    with pytest.raises(RunTimedOut) as info:
+        client.run(name, "sleep 30", timeout=2, deadline=Deadline.after(10))
+    waited = (time.monotonic() - began) * 1000
+    assert 2000 <= info.value.duration_ms <= waited, (info.value.duration_ms, waited)
+    client.send_keys(name, ["C-c"], Deadline.after(5))

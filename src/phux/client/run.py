@@ -903,7 +903,8 @@ def _run_integrated(
                 client.pump(wake)
             except DeadlineExceeded:
                 if deadline.expired():
-                    raise RunTimedOut(line, _ms_since(submitted), _screen(mirror, pane)) from None
+                    # From the call, as --timeout counts, not from the Enter.
+                    raise RunTimedOut(line, _ms_since(started), _screen(mirror, pane)) from None
                 if (
                     fish_watch
                     and _only_redraws(scanner.marks)
@@ -1207,9 +1208,8 @@ def _run_markers(
     scanner = MarkerScanner(token, mirror.cols, mirror.rows)
     submitted: float | None = None
 
-    def gave_up() -> RunTimedOut:
-        since = submitted if submitted is not None else started
-        return RunTimedOut(line, _ms_since(since), _timeout_screen(scanner, pane.terminal))
+    def gave_up() -> RunTimedOut:  # from the call, as --timeout counts, not from the Enter
+        return RunTimedOut(line, _ms_since(started), _timeout_screen(scanner, pane.terminal))
 
     wrapped = wrap_fish(line, token) if shell == "fish" else wrap_command(line, token)
     _check_canonical_lines(mirror, pane, wrapped.encode(), shell)
