@@ -485,3 +485,17 @@ def test_a_timeout_reports_the_time_it_waited(client: Client, home: Path, integr
     waited = (time.monotonic() - began) * 1000
     assert 2000 <= info.value.duration_ms <= waited, (info.value.duration_ms, waited)
     client.send_keys(name, ["C-c"], Deadline.after(5))
+
+
+@pytest.mark.parametrize("integration", ["1", "0"])
+def test_output_before_a_clear_is_kept(client: Client, home: Path, integration: str) -> None:
+    """`clear` erases the screen the output was replayed into: only `after` came back,
+    with truncated false."""
+    if integration == "1" and not integrated("bash"):
+        pytest.skip("no bash integration here")
+    name = start(client, Shell("bash", home), {"PHUX_SHELL_INTEGRATION": integration})
+    out = run(client, name, "echo before; printf '\\033[H\\033[2J\\033[3J'; echo after")
+    assert (out.exit_code, out.output, out.truncated) == (0, "before\nafter", False)
+    if shutil.which("clear") is not None:
+        out = run(client, name, "echo one; clear; echo two")
+        assert (out.output, out.truncated) == ("one\ntwo", False)

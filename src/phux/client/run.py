@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
     from phux.client.shell_scan import ShellView
-    from phux.engine import ScreenState
+    from phux.engine import ScreenState, Terminal
 
 # Rows of rendered output kept in memory at most (the "history limit" of run).
 RUN_HISTORY_ROWS = 5_000_000
@@ -272,9 +272,18 @@ def _render_engine(
     points = sorted(resizes or [])
     pos = 0
     bounds = [o for o, _, _ in points] + [len(data)]
+    clears = [m.start() for m in _CLEAR.finditer(data)]
     for index, stop in enumerate(bounds):
         while pos < stop:
             end = min(stop, pos + _FEED_SLICE)
+            if clears and clears[0] < end:
+                end = max(clears.pop(0), pos)
+                # The screen is about to be erased (`clear`): what it shows now is
+                # output too, kept as if it had scrolled off.
+                engine.feed(data[pos:end])
+                pos = end
+                _keep_screen(engine, all_rows, all_wrapped)
+                continue
             engine.feed(data[pos:end])
             pos = end
             if engine.history_size >= _ENGINE_HISTORY // 2:
@@ -289,6 +298,23 @@ def _render_engine(
         if index < len(points):
             _, new_cols, new_rows = points[index]
             engine.resize(max(new_cols, 1), max(new_rows, 1))
+    _keep_screen(engine, all_rows, all_wrapped)
+    if len(all_rows) > RUN_HISTORY_ROWS:
+        cut = len(all_rows) - RUN_HISTORY_ROWS
+        del all_rows[:cut]
+        del all_wrapped[:cut]
+        dropped = True
+    lines = _join_logical(all_rows, all_wrapped)
+    return "\n".join(lines), dropped
+
+
+_CLEAR = re.compile(rb"\x1b\[[23]J|\x1bc")
+"""Erase the whole display (ED 2, ED 3: `clear`) or reset the terminal (RIS)."""
+
+
+def _keep_screen(engine: Terminal, all_rows: list[str], all_wrapped: list[bool]) -> None:
+    """Append the engine's history, then its screen's rows down to the last one written
+    (or the cursor's, when it is past the row's start)."""
     h_rows, h_wrapped = engine.drain_history()
     all_rows += h_rows
     all_wrapped += h_wrapped
@@ -303,8 +329,6 @@ def _render_engine(
     last = max(last, cursor.y if cursor.x > 0 else cursor.y - 1)
     all_rows += screen_rows[: last + 1]
     all_wrapped += [y in wrapped_set for y in range(last + 1)]
-    lines = _join_logical(all_rows, all_wrapped)
-    return "\n".join(lines), dropped
 
 
 def _status_code(status: ExitStatus | None) -> int:
