@@ -6,6 +6,7 @@ What an agent sees: exit codes, stdout, the one JSON error line on stderr.
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import pytest
@@ -190,3 +191,17 @@ def test_a_line_longer_than_the_canonical_limit_is_refused_in_dash(phux: Phux) -
     assert "x" * 100 not in phux("snapshot", name).out  # nothing of it was typed
     short = "echo " + "y" * 3000  # under the limit: typed and run whole
     assert phux("run", name, short).out == "y" * 3000 + "\n"
+
+
+def test_run_from_inside_its_own_pane_is_refused_at_once(phux: Phux) -> None:
+    """`phux run .` typed in a pane runs while that pane's shell runs it: the pane is
+    busy (with phux itself), so run refuses at once rather than wait its timeout."""
+    name = "sh-self"
+    phux.new(name, "bash")
+    ready(phux, name)
+    inner = f"{sys.executable} -m phux run --timeout 20 . 'echo inner'; echo rc=$?"
+    started = time.monotonic()
+    out = phux("run", "--timeout", "30", name, inner)
+    assert time.monotonic() - started < 10, out.err
+    assert "rc=3" in out.out, out.out
+    assert "inner\n" not in out.out

@@ -634,6 +634,7 @@ def run_command(
     if not pane.alive:
         raise TerminalGone(f"terminal {pane.id} has exited")
     client.used(pane, deadline)
+    _refuse_own_job(pane, force)
     lock = RunLock(client.local_anchor, pane.terminal)
     shown = command_line(command, pane.foreground.name if pane.foreground else None)
     try:
@@ -648,6 +649,25 @@ def run_command(
         return _run_locked(client, pane, command, run_deadline, started, force)
     finally:
         lock.release()
+
+
+def _refuse_own_job(pane: Pane, force: bool) -> None:
+    """``run .`` called by the command the pane runs (a script an agent ran there): the
+    pane comes back to its prompt only once this call returns, and a run that typed
+    that command holds the pane's run lock until then. Refused at once, never waited."""
+    fg = pane.foreground
+    if force or fg is None or os.environ.get("PHUX_TERMINAL") != str(pane.terminal):
+        return
+    if fg.pgrp != os.getpgrp():
+        return  # not the pane's foreground job (a background job may wait its turn)
+    from phux.client.errors import PaneBusy
+
+    raise PaneBusy(
+        f"not typing into {pane.id}: run was called from inside it, by the command it is "
+        "running (its prompt comes back only after this run ends)",
+        holder=fg.name,
+        state="running",
+    )
 
 
 def _run_locked(
