@@ -820,10 +820,20 @@ def _await_first_prompt(
     about to draw its first prompt for one without integration (a young pane without
     marks costs up to ``_FIRST_PROMPT_QUIET`` once it printed)."""
     from phux.client.pane_state import foreground_is_shell
+    from phux.signed_marks import SHELL_METADATA
 
     fg = pane.foreground
-    if fg is not None and (fg.pgrp != pane.pid or not foreground_is_shell(pane.pid, fg)):
-        return  # not the pane's own shell (`-- sleep 600` may never print): nothing to await
+    if fg is not None and fg.pgrp != pane.pid:
+        return
+    if (
+        fg is not None
+        and SHELL_METADATA not in pane.metadata
+        and not foreground_is_shell(pane.pid, fg)
+    ):
+        # Not a shell phux integrates (`-- sleep 600` may never print): nothing to await.
+        # An integrated one is awaited even so: a listing taken before its exec names
+        # the server's own program.
+        return
     if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
         return
     # A pane the server integrated announces its shell (spec/shell-integration.md,
