@@ -16,12 +16,14 @@
 ``prompt``        the shell holds the foreground and waits for a command line
                   (its primary prompt or a continuation prompt; see
                   :func:`shell_holder` for what ``run`` asks of it).
-``running``       a command runs: another program holds the foreground in a
-                  line-oriented tty (``cat``, ``make``), or the shell itself
-                  runs one (a builtin, between C and D).
+``running``       a command runs: another program holds the foreground
+                  (``cat``, ``make``, ``tail -f``, or a line REPL such as
+                  python3, whose line editor keeps the tty's signals on), or
+                  the shell itself runs one (a builtin, between C and D).
 ``tui``           a program drives the screen itself: the alternate screen is
-                  up, or a non-shell program put the tty in raw mode (vim,
-                  less, top, a readline REPL such as python3).
+                  up, or a non-shell program put the tty in raw mode (ICANON
+                  and ISIG off: vim, fzf). A pager kept on the main screen
+                  (``less -X``) keeps ISIG on and reads as ``running``.
 
 ``program`` is the foreground program's name (``comm``: ``bash``, ``vim``,
 ``python3``), None once the pane exited or when the server does not say.
@@ -69,10 +71,17 @@ def _alternate(engine: Terminal | ShellView | None) -> bool:
 
 
 def foreground_is_shell(pid: int, fg: Foreground | None) -> bool:
-    """The pane's own shell (pid ``pid``) holds the foreground, or another shell does."""
+    """A shell holds the foreground: the pane's own (pid ``pid``) or another one.
+
+    The name decides, not the pid: a pane made with ``-- tail -f build.log`` holds its
+    own foreground with a program that reads no command line. Only a group whose
+    program is unknown (its leader gone, /proc unreadable) is taken for the pane's
+    shell when it is the pane's own."""
     if fg is None:
         return False
-    return fg.pgrp == pid or fg.name in SHELLS
+    if fg.name:
+        return fg.name in SHELLS
+    return fg.pgrp == pid
 
 
 def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:
@@ -112,6 +121,6 @@ def project_parts(
         if _alternate(engine):
             return program, TUI
         return program, PROMPT if phase in ("prompt", "continuation") else RUNNING
-    if _alternate(engine) or not fg.canonical:
+    if _alternate(engine) or not (fg.canonical or fg.isig):
         return program, TUI
     return program, RUNNING
