@@ -68,6 +68,22 @@ def test_unbalanced_quote_is_exit_4(phux: Phux) -> None:
     assert phux("run", "sh-quote4", "echo closed").out == "closed\n"
 
 
+def test_a_continuation_prompt_is_its_own_state(phux: Phux) -> None:
+    phux.new("sh-ps2", "bash")
+    ready(phux, "sh-ps2")
+    assert phux("send-keys", "sh-ps2", "echo 'open", "Enter").code == 0
+    assert phux("wait", "--regex", "^> ?$", "--timeout", "10", "sh-ps2").code == 0
+    snap = phux("snapshot", "--json", "sh-ps2").json()
+    validate("screen_state", snap)
+    assert (snap["program"], snap["state"]) == ("bash", "continuation")
+    # Not an idle prompt: wait --prompt is not met, run refuses.
+    assert phux("wait", "--prompt", "--timeout", "0.5", "sh-ps2").code == 124
+    assert phux("run", "sh-ps2", "echo no").code == 3
+    assert phux("send-keys", "sh-ps2", "C-c").code == 0
+    ready(phux, "sh-ps2")
+    assert phux("run", "sh-ps2", "echo yes").out == "yes\n"
+
+
 def test_pane_dying_is_exit_5(phux: Phux) -> None:
     phux.new("sh-die", "bash")
     ready(phux, "sh-die")

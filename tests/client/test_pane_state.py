@@ -28,6 +28,13 @@ SHELL_AT_READLINE = fg("bash", PID, echo=False, canonical=False)
         (SHELL_AT_READLINE, ShellView("none"), ("bash", "prompt")),
         (fg("dash", PID), ShellView("prompt"), ("dash", "prompt")),
         (SHELL_AT_READLINE, ShellView("running"), ("bash", "running")),
+        (SHELL_AT_READLINE, ShellView("continuation"), ("bash", "continuation")),  # PS2
+        (
+            fg("ssh", echo=False, canonical=False),
+            ShellView("continuation"),
+            ("ssh", "continuation"),
+        ),
+        (None, ShellView("continuation"), (None, "continuation")),
         (fg("bash", PID, echo=False), ShellView("running"), ("bash", "hidden_input")),
         (fg("sudo", echo=False), ShellView("running"), ("sudo", "hidden_input")),
         (fg("cat"), ShellView("running"), ("cat", "running")),

@@ -14,8 +14,11 @@
                   whichever program asked (checked first: ``sudo`` or the
                   shell's own ``read -s`` alike).
 ``prompt``        the shell holds the foreground and waits for a command line
-                  (its primary prompt or a continuation prompt; see
-                  :func:`shell_holder` for what ``run`` asks of it).
+                  at its primary prompt (see :func:`shell_holder` for what
+                  ``run`` asks of it).
+``continuation``  the shell waits for the rest of an unfinished command line
+                  (a continuation prompt, PS2, marked ``A;k=s``): not idle,
+                  and ``run`` refuses it.
 ``running``       a command runs: another program holds the foreground
                   (``cat``, ``make``, ``tail -f``, or a line REPL such as
                   python3, whose line editor keeps the tty's signals on), or
@@ -46,11 +49,12 @@ if TYPE_CHECKING:
     from phux.wire.frames import Foreground
 
 PROMPT = "prompt"
+CONTINUATION = "continuation"
 RUNNING = "running"
 HIDDEN_INPUT = "hidden_input"
 TUI = "tui"
 EXITED = "exited"
-STATES = (PROMPT, RUNNING, HIDDEN_INPUT, TUI, EXITED)
+STATES = (PROMPT, CONTINUATION, RUNNING, HIDDEN_INPUT, TUI, EXITED)
 
 SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "ash", "yash", "posh"})
 """Programs that are a POSIX-ish (or fish) shell reading command lines."""
@@ -68,6 +72,13 @@ def shell_phase(engine: Terminal | ShellView | None) -> str:
 
 def _alternate(engine: Terminal | ShellView | None) -> bool:
     return bool(engine is not None and engine.alternate)
+
+
+def _at_prompt(phase: str) -> str:
+    """The state the marks alone say (no foreground to go by)."""
+    if phase == "continuation":
+        return CONTINUATION
+    return PROMPT if phase == "prompt" else RUNNING
 
 
 def foreground_is_shell(pid: int, fg: Foreground | None) -> bool:
@@ -106,7 +117,7 @@ def project_parts(
         # An older server (or /proc unreadable): the engine alone.
         if _alternate(engine):
             return None, TUI
-        return None, PROMPT if phase in ("prompt", "continuation") else RUNNING
+        return None, _at_prompt(phase)
     program = fg.name or None
     if not fg.echo and fg.canonical:
         return program, HIDDEN_INPUT
@@ -116,11 +127,13 @@ def project_parts(
         # The marks are the pane's own shell's: a shell started inside it (which
         # the outer one runs as a command) reads command lines, whatever they say.
         own = fg.pgrp == pid
+        if own and phase == "continuation":
+            return program, CONTINUATION
         return program, RUNNING if own and phase == "running" else PROMPT
     if fg.name in REMOTE:
         if _alternate(engine):
             return program, TUI
-        return program, PROMPT if phase in ("prompt", "continuation") else RUNNING
+        return program, _at_prompt(phase)
     if _alternate(engine) or not (fg.canonical or fg.isig):
         return program, TUI
     return program, RUNNING
