@@ -138,9 +138,9 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     wrapped: list[int]
     alternate: bool
     program: str | None = None
-    state: (
-        Literal["prompt", "continuation", "running", "hidden_input", "tui", "exited"] | None
-    ) = None
+    state: Literal["prompt", "continuation", "running", "hidden_input", "tui", "exited"] | None = (
+        None
+    )
 
 
 def screen_state(data: Data) -> ScreenState:
