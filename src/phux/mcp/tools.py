@@ -790,8 +790,9 @@ SNAPSHOT_DOC = (
     "exited). Side-effect-free: never attaches or resizes, and the session's active pane "
     "stays. target is optional (default: `.`). scrollback: absent = viewport only, 0 = all "
     "retained history, N = the newest N history rows; empty while alternate is true (a "
-    "full-screen program: history belongs to the main screen). cells=true adds `styles`: runs of styled text {row, col, "
-    "width, text, semantic?, style} with only the non-default SGR flags and colours "
+    "full-screen program: history belongs to the main screen). cells=true adds `styles`: "
+    "runs of styled text {row, col, width, text, semantic?, style} with only the "
+    "non-default SGR flags and colours "
     "(schema_version=3 gives the old per-cell `cells` instead, for one version). Repeated "
     "snapshots of a pane are served from a warm local mirror. Returns at once (at most 30 s). "
     + _TARGET_GRAMMAR
