@@ -31,6 +31,7 @@ class ShellView:
         "commands",
         "integration",
         "pending_input",
+        "prompt_entered",
         "shell_phase",
     )
 
@@ -49,6 +50,9 @@ class ShellView:
         self.integration = integration
         """As ``Terminal.integration``: none, starting, ready or off."""
         self.commands: list[object] = []
+        # The last prompt's line was entered and nothing was marked since
+        # (phux.client.pane_state.prompt_entered); False for the plain case scan() reads.
+        self.prompt_entered = False
 
 
 def view_of_engine(engine: Terminal) -> ShellView:
@@ -60,6 +64,9 @@ def view_of_engine(engine: Terminal) -> ShellView:
         str(getattr(engine, "integration", "none")),
     )
     view.commands = list(getattr(engine, "commands", []))
+    from phux.client.pane_state import prompt_entered
+
+    view.prompt_entered = prompt_entered(engine)
     return view
 
 
