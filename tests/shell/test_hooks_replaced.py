@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from client.conftest import running_server, unique
 from phux.client import Client, Deadline, RunTimedOut
 from phux.client.run import RunOutcome
-
-from client.conftest import running_server, unique
 
 RUN_TIMEOUT = 8.0
 """Well above what these commands take: a run that needs it all has lost its end."""
