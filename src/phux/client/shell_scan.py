@@ -29,6 +29,7 @@ class ShellView:
         "alternate",
         "bracketed_paste",
         "commands",
+        "drawing",
         "integration",
         "pending_input",
         "shell_phase",
@@ -49,6 +50,9 @@ class ShellView:
         self.integration = integration
         """As ``Terminal.integration``: none, starting, ready or off."""
         self.commands: list[object] = []
+        self.drawing = False
+        """A prompt cycle began (a D mark, or the prompt's A) and its B is not drawn
+        yet: the shell's prompt hooks run (``run`` waits for them)."""
 
 
 def view_of_engine(engine: Terminal) -> ShellView:
@@ -60,6 +64,8 @@ def view_of_engine(engine: Terminal) -> ShellView:
         str(getattr(engine, "integration", "none")),
     )
     view.commands = list(getattr(engine, "commands", []))
+    cycle = engine.screen.shell.cycle
+    view.drawing = view.shell_phase == "prompt" and not any(step[0] == "B" for step in cycle)
     return view
 
 
