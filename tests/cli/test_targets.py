@@ -285,7 +285,7 @@ def test_e_sets_variables_in_new_panes(phux: Phux) -> None:  # noqa: F811
         assert res.code == 0, res.err
         pinned = f"@{res.json()['terminal_id']}"
         assert phux("wait", "--until", f"v=[{verb}][]", "--timeout", "10", pinned).code == 0
-    for bad in ("NOEQUALS", "1X=y", "=y"):
+    for bad in ("NOEQUALS", "1X=y", "=y", "PHUX_TERMINAL=1"):
         res = phux("split", "envs:0", "-e", bad)
         assert res.code == 2 and "-e" in res.err, (bad, res.err)
     assert phux("kill", "envs").code == 0

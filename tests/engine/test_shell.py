@@ -77,14 +77,14 @@ def test_full_cycle_with_clock() -> None:
     assert rec.command == "ls -l"
     assert rec.cwd == "/home/u"
     assert rec.exit_code == 2
-    assert (rec.started_ms, rec.finished_ms) == (1010, 1020)
+    assert (rec.started_ms, rec.finished_ms) == (1020, 1030)
     assert rec.duration_ms == 10
     assert t.command_output(rec) == ("a\nb", False)
     events = [e for e in t.take_events() if not hasattr(e, "cwd")]
     assert events == [
         PromptStarted(),
         CommandStarted(command="ls -l"),
-        CommandFinished(exit_code=2, command="ls -l", started_ms=1010, finished_ms=1020),
+        CommandFinished(exit_code=2, command="ls -l", started_ms=1020, finished_ms=1030),
         PromptStarted(),
     ]
 
@@ -181,8 +181,8 @@ def test_dash_without_c_is_a_command_when_typed() -> None:
         ("false", "", 1, False),
         ("printf x", "x", 0, False),
     ]
-    rec = t.commands[0]
-    assert rec.started_ms is None and rec.finished_ms is not None
+    # It started at the line feed that ended its input (the clock ticks 10 a call).
+    assert [r.duration_ms for r in t.commands] == [10, 10, 10]
     finished = [e for e in t.take_events() if isinstance(e, CommandFinished)]
     assert [(e.command, e.exit_code) for e in finished] == [
         ("echo one", 0),
@@ -196,6 +196,39 @@ def test_dash_continuation_lines_joined() -> None:
     feed(t, A + "$ " + B + "for i in 1 2\r\n" + AS + "> " + B + "do echo $i; done\r\n")
     feed(t, "1\r\n2\r\n" + D(0) + A + "$ " + B)
     assert outputs(t) == [("for i in 1 2\ndo echo $i; done", "1\n2", 0, False)]
+
+
+def test_dash_start_time_survives_a_checkpoint() -> None:
+    """A checkpoint written while dash runs a command (its input ended, no D yet)
+    carries when it started: the replay's command has its duration."""
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, A + "$ " + B + "for i in 1 2\r\n" + AS + "> " + B + "do sleep 1; done\r\n")
+    u = replayed(t, 100)
+    u.clock = Clock()
+    u.clock.now = 5_000
+    feed(u, "x\r\n" + D(0) + A + "$ " + B)
+    (rec,) = u.commands
+    assert rec.command == "for i in 1 2\ndo sleep 1; done"
+    assert (rec.started_ms, rec.finished_ms) == (1020, 5010)  # (the last line)
+    assert u.command_output(rec) == ("x", False)
+
+
+def test_dash_command_whose_input_left_the_history() -> None:
+    """dash's command line is read when its input ends: a flood that pushes it out of
+    the history before the D leaves the command listed, whole (continuation lines)."""
+    t = Terminal(20, 4, history=5, clock=Clock())
+    feed(t, A + "$ " + B + "for i in 1 2\r\n" + AS + "> " + B + "do seq 99; done\r\n")
+    feed(t, "".join(f"{i}\r\n" for i in range(200)) + D(0) + A + "$ " + B)
+    ((command, text, code, truncated),) = outputs(t)
+    assert (command, code, truncated) == ("for i in 1 2\ndo seq 99; done", 0, True)
+    assert text.endswith("198\n199")
+    assert t.commands[0].duration_ms == 10
+    # ... when the flood comes in the same feed as the typed line (the bulk path).
+    t = Terminal(20, 4, history=5, clock=Clock())
+    flood = "".join(f"{i}\r\n" for i in range(5000))
+    feed(t, A + "$ " + B)
+    feed(t, "seq 0 4999\r\n" + flood + D(0) + A + "$ " + B)
+    assert [(r.command, r.exit_code) for r in t.commands] == [("seq 0 4999", 0)]
 
 
 def test_c_without_cmdline_uses_typed_text() -> None:
@@ -235,9 +268,42 @@ def test_history_trimmed_output_is_truncated() -> None:
     ((_, text, _, truncated),) = outputs(t)
     assert truncated
     assert text.split("\n") == lines[-(10 + 4) :]  # the history, and the viewport above the prompt
-    # Once every row of the command left the history, the command is gone too.
+    # Once every row of the command left the history, the command stays, its output gone.
     feed(t, "\r\n" * 30)
-    assert t.commands == []
+    assert outputs(t) == [("seq", "", 0, True)]
+
+
+def test_commands_outlive_their_rows_through_checkpoints() -> None:
+    """`history` after a flood: the earlier commands keep their line, status, cwd and
+    times when their rows left the history, and a checkpoint (a client connecting
+    later) carries them."""
+    t = Terminal(20, 5, history=10, clock=Clock())
+    feed(t, cwd("/tmp") + bash_cycle("true", "", 0) + bash_cycle("false", "", 1))
+    flood = "".join(f"{i}\n" for i in range(1000))
+    feed(t, bash_cycle("seq 1000", flood, 0) + A + "$ " + B)
+    expected = [("true", "", 0, True), ("false", "", 1, True)]
+    assert outputs(t)[:2] == expected
+    assert outputs(t)[2][0::2] == ("seq 1000", 0)
+    u = replayed(t, 10)
+    assert shell_state(u) == shell_state(t)
+    assert [(r.command, r.cwd, r.exit_code, r.duration_ms) for r in u.commands] == [
+        ("true", "/tmp", 0, 10),
+        ("false", "/tmp", 1, 10),
+        ("seq 1000", "/tmp", 0, 10),
+    ]
+    assert outputs(u)[:2] == expected
+    # ... and a checkpoint of that replay too (the rows are far above the history).
+    assert shell_state(replayed(u, 10)) == shell_state(t)
+
+
+def test_commands_are_bounded() -> None:
+    from phux.engine._shell import MAX_COMMANDS
+
+    t = Terminal(20, 5, history=10)
+    feed(t, "".join(bash_cycle(f"c{i}", "", 0) for i in range(MAX_COMMANDS + 1)))
+    kept = [r.command for r in t.commands]
+    assert len(kept) == MAX_COMMANDS * 3 // 4
+    assert kept[-1] == f"c{MAX_COMMANDS}"
 
 
 def test_soft_wrapped_output_is_one_line() -> None:
@@ -409,7 +475,7 @@ def test_checkpoint_keeps_commands_times_and_truncation() -> None:
     first, second = u.commands
     assert first.command == "seq 30" and first.cwd == "/home/u v"
     assert u.command_output(first)[1] is True  # truncated
-    assert (second.exit_code, second.started_ms, second.finished_ms) == (1, 1030, 1040)
+    assert (second.exit_code, second.started_ms, second.finished_ms) == (1, 1050, 1060)
     assert (u.shell_phase, u.pending_input) == ("prompt", "vim x")
     assert u.take_events()  # (the replay reports what it recreates; watchers drop it)
 

@@ -167,7 +167,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
 
         ls = await ok(session, "phux_ls")
         row = next(s for s in ls["sessions"] if s["name"] == name)
-        assert set(row) == {"name", "window_count", "attached_client_count", "panes"}
+        assert set(row) == {"name", "window_count", "attached_client_count", "exited", "panes"}
         assert [(p["id"], p["state"]) for p in row["panes"]] == [(pane, "prompt")]
         jsonschema.validate(row, json.loads(SESSION_INFO_SCHEMA.read_text()))
         assert row["window_count"] >= 1 and row["attached_client_count"] == 0
@@ -259,7 +259,9 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         ids = {pane, f"@{win['terminal_id']}", f"@{split['terminal_id']}"}
         assert set(killed["killed"]) == ids and len(killed["killed"]) == 3
         ls = await ok(session, "phux_ls")
-        assert name not in [s["name"] for s in ls["sessions"]]
+        # Killed: listed as exited while the server retains its panes.
+        (gone,) = [s for s in ls["sessions"] if s["name"] == name]
+        assert gone["exited"] is True and gone["attached_client_count"] == 0
         text, is_error = await call(session, "phux_kill", target=name)
         assert is_error and name in text
 

@@ -198,6 +198,16 @@ _CONFIGS = [
     Config("bash-vi", "bash", {".bashrc": "PS1='\\u$ '\nset -o vi\n"}),
     Config("zsh-vi", "zsh", {".zshrc": "PS1='%n> '\nbindkey -v\n"}, ("zsh",)),
     Config(
+        # fish draws its vi mode ("[I]") before the prompt, fish_mode_prompt.
+        "fish-vi",
+        "fish",
+        {
+            ".config/fish/config.fish": "set -g fish_greeting\nfish_vi_key_bindings\n"
+            "function fish_prompt; echo -n (whoami)'> '; end\n"
+        },
+        ("fish",),
+    ),
+    Config(
         # starship-style: a prompt hook builds PS1 anew before every prompt.
         "bash-rebuilt-ps1",
         "bash",

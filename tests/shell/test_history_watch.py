@@ -75,7 +75,7 @@ def test_history_lists_agent_and_person_commands(host: ShellHost, shell: str) ->
     # has caught up (its helper process may still be starting): poll until then.
     end = time.monotonic() + 30
     doc = history(host, pane)
-    while shell != "dash" and any(c["started_ms"] is None for c in doc["commands"]):
+    while any(c["duration_ms"] is None for c in doc["commands"]):
         assert time.monotonic() < end, doc
         time.sleep(0.2)
         doc = history(host, pane)
@@ -92,12 +92,10 @@ def test_history_lists_agent_and_person_commands(host: ShellHost, shell: str) ->
     for entry in doc["commands"]:
         assert entry["cwd"] == str(home)
         assert entry["running"] is False and entry["truncated"] is False
-        if shell == "dash":  # no start mark: when it started is unknown
-            assert entry["started_ms"] is None and entry["duration_ms"] is None
-        else:
-            # The server's checkpoint carries the times its replica stamped.
-            assert abs(entry["started_ms"] - time.time() * 1000) < 120_000
-            assert 0 <= entry["duration_ms"] < 60_000
+        # The server's checkpoint carries the times its replica stamped (dash: the
+        # start is the line feed that ended the input).
+        assert abs(entry["started_ms"] - time.time() * 1000) < 120_000
+        assert 0 <= entry["duration_ms"] < 60_000
 
     last = history(host, pane, "-n", "2")["commands"]
     assert [c["command"] for c in last] == ["seq 1 25", "echo 'é 你好'"]
@@ -117,7 +115,9 @@ def test_history_of_output_that_left_the_history(host: ShellHost) -> None:
     pane.command("seq 1 20000")  # past the server's and the client's history
     pane.command("echo last")
     commands = history(host, pane)["commands"]
-    assert [c["command"] for c in commands] == ["seq 1 20000", "echo last"]
+    assert [c["command"] for c in commands] == ["echo first", "seq 1 20000", "echo last"]
+    gone = commands.pop(0)  # its rows all left the history: the command stays, its output not
+    assert (gone["exit_code"], gone["output"], gone["truncated"]) == (0, "", True)
     long = commands[0]
     assert long["truncated"] is True and long["output"].endswith("\n19999\n20000")
     assert commands[1]["output"] == "last" and commands[1]["truncated"] is False
@@ -143,6 +143,18 @@ def test_history_of_a_pane_without_a_shell(host: ShellHost) -> None:
     assert history(host, pane)["commands"] == []
     text = phux(host, "history", f"@{pane.terminal}")
     assert text.returncode == 0 and text.stdout == ""
+    assert "the pane's program reports none" in text.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_history_before_any_command(host: ShellHost, shell: str) -> None:
+    """An integrated shell with nothing run yet is not said to print no marks."""
+    home = host.make_home(f"empty-{shell}", {".bashrc": BASHRC})
+    pane = host.spawn([shell], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    text = phux(host, "history", f"@{pane.terminal}")
+    assert text.returncode == 0 and text.stdout == ""
+    assert "no commands yet (none ran since the shell started" in text.stderr
     assert "no commands" in text.stderr
 
 
@@ -219,9 +231,10 @@ def test_watch_reports_commands(host: ShellHost, shell: str) -> None:
                 "command": "sh -c 'exit 3'",
             }
             assert 0 <= finished["duration_ms"] < 60_000
-        else:  # dash prints no start mark: a finish without a duration
+        else:  # dash prints no start mark: no command_started; it started at the
+            # line feed that ended its input
             (finished,) = commands
-            assert finished["duration_ms"] is None
+            assert 0 <= finished["duration_ms"] < 60_000
         assert finished["exit_code"] == 3 and finished["command"] == "sh -c 'exit 3'"
         pane.read_until(lambda d: d.count(PROMPT_A) > n)
         agent_command(host, pane, "true")
@@ -252,5 +265,55 @@ def test_mcp_history_tool(host: ShellHost) -> None:
         assert [c["command"] for c in last] == ["ls /nonexistent-dir"]
         bad = tools.history({**args, "last": -1})
         assert bad.is_error
+    finally:
+        tools.close()
+
+
+def settled_history(host: ShellHost, pane: Pane, count: int) -> list[dict[str, Any]]:
+    """`phux history --json` once it lists ``count`` commands with both times: the
+    server's replica checkpoints each command mark once it has caught up (a journal
+    tail after the checkpoint carries no times)."""
+    end = time.monotonic() + 30
+    while True:
+        commands: list[dict[str, Any]] = history(host, pane)["commands"]
+        if len(commands) == count and all(c["duration_ms"] is not None for c in commands):
+            return commands
+        assert time.monotonic() < end, [
+            (c["command"], c["exit_code"], c["duration_ms"], c["truncated"]) for c in commands
+        ]
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
+def test_history_outlives_a_flood_and_mcp_agrees(host: ShellHost, shell: str) -> None:
+    """Issue 23 item 9: after 100 000 lines of output the earlier commands are still
+    listed, with their codes, cwd and durations, to a client connecting afterwards
+    (the CLI bootstraps from the server's checkpoint) and to MCP's long-lived client
+    alike, whose warm mirror read the commands' marks only at its next call."""
+    home = host.make_home(f"flood-{shell}", {".bashrc": BASHRC})
+    pane = host.spawn([shell], env={"HOME": str(home)}, cols=60, rows=10)
+    pane.wait_prompt(1)
+    tools = PhuxTools()
+    try:
+        args = {"target": f"@{pane.terminal}", "socket": str(host.server.socket)}
+        assert json.loads(tools.history(args).text)["commands"] == []  # (now warm)
+        pane.command("echo first")
+        pane.command("sh -c 'exit 3'")
+        pane.command("sleep 1")
+        pane.command("seq 1 100000")
+        commands = settled_history(host, pane, 4)
+        got = [(c["command"], c["exit_code"], c["cwd"]) for c in commands]
+        assert got == [
+            ("echo first", 0, str(home)),
+            ("sh -c 'exit 3'", 3, str(home)),
+            ("sleep 1", 0, str(home)),
+            ("seq 1 100000", 0, str(home)),
+        ]
+        assert [c["output"] for c in commands[:3]] == ["", "", ""]
+        assert all(c["truncated"] for c in commands)
+        assert 1000 <= commands[2]["duration_ms"] < 10_000
+        assert commands[0]["started_ms"] <= commands[2]["started_ms"] <= commands[3]["started_ms"]
+        mcp = json.loads(tools.history(args).text)["commands"]
+        assert mcp == commands
     finally:
         tools.close()

@@ -102,6 +102,21 @@ def test_zdotdir_is_the_users_and_its_files_are_read(host: ShellHost) -> None:
     assert pane.screen()[-1] == "zdot>"
     assert output_of(pane, "env | grep -c '^_PHUX'") == ["0"]
 
+    # The usual XDG setup: ~/.zshenv moves ZDOTDIR, the rest lives there and
+    # uses it; phux's hooks still come last, so the first prompt is marked.
+    home = host.make_home(
+        "xdg",
+        {
+            ".zshenv": 'ZDOTDIR="$HOME/.config/zsh"\n',
+            ".config/zsh/.zshrc": 'source "$ZDOTDIR/prompt.zsh"\n',
+            ".config/zsh/prompt.zsh": "precmd_functions+=(mine)\nmine() { PS1='xdg> ' }\n",
+        },
+    )
+    pane = host.spawn(["zsh"], env={"HOME": str(home)})
+    pane.wait_prompt(1)
+    assert pane.screen()[-1] == "xdg>"
+    assert output_of(pane, 'echo "[$ZDOTDIR]"') == [f"[{home / '.config/zsh'}]"]
+
     home = host.make_home("nozdot", {".zshrc": "PS1='$ '\n"})
     pane = host.spawn(["zsh"], env={"HOME": str(home)})
     pane.wait_prompt(1)

@@ -26,7 +26,7 @@ import pytest
 from phux.engine import Terminal
 
 from .corpus import CONFIGS, Config, build, need
-from .kit import shell_host
+from .kit import command_marks, shell_host
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -151,30 +151,7 @@ def exercise(phux: Server, config: Config) -> None:
             assert config.marker not in entry["output"]
 
 
-# The first `run` right after `new` (issue 23 item 2) in a shell that starts
-# slowly, and zsh themes whose precmd hook (added after phux's) sets PROMPT: the
-# first prompt carries no marks (phux.zsh puts its last hook last only from the
-# second prompt on).
-FIRST_PROMPT = {
-    "zsh-powerlevel9k": "a theme's precmd hook replaces the first prompt's marks",
-    "zsh-rebuilt-prompt": "a precmd hook replaces the first prompt's marks",
-    "zsh-transient-prompt": "a precmd hook replaces the first prompt's marks",
-    "bash-pyenv-like": "issue 23 item 2: run after new in a slow shell",
-    "zsh-conda-like": "issue 23 item 2: run after new in a slow shell",
-    "fish-conda-like": "issue 23 item 2: run after new in a slow shell",
-}
-
-
-@pytest.mark.parametrize(
-    "config",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(reason=FIRST_PROMPT[c.name], strict=True))
-        if c.name in FIRST_PROMPT
-        else c
-        for c in CONFIGS.values()
-    ],
-    ids=list(CONFIGS),
-)
+@pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
 def test_new_then_run(config: Config) -> None:
     need(config)
     with serving(config) as phux:
@@ -185,8 +162,7 @@ def test_new_then_run(config: Config) -> None:
 
 @pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
 def test_run_at_a_drawn_prompt(config: Config) -> None:
-    # An empty line first: the prompt after it is drawn with the marks in every
-    # configuration (see FIRST_PROMPT).
+    # An empty line first: run at a prompt drawn again, not the first one.
     need(config)
     with serving(config) as phux:
         assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
@@ -268,3 +244,43 @@ def test_typed_input_before_the_cursor_moved_home_is_pending(config: Config) -> 
         res = phux("run", "--timeout", str(STEP), "w", "echo no")
         assert res.code == 3, res.err
         assert "input is pending at the prompt: 'echo pend'" in res.err
+
+
+LATE_HOOKS = [c for c in CONFIGS.values() if c.name in ("zsh-powerlevel9k", "zsh-rebuilt-prompt")]
+
+
+@pytest.mark.parametrize("config", LATE_HOOKS, ids=[c.name for c in LATE_HOOKS])
+def test_the_first_prompt_has_marks_when_a_later_precmd_hook_sets_it(config: Config) -> None:
+    # add-zsh-hook precmd in .zshrc would run after phux's last hook at the first
+    # prompt and set PROMPT without the marks: phux's .zshrc puts its hooks last
+    # again after the user's.
+    need(config)
+    with shell_host() as host:
+        home = build(config, host.dir / "rc")
+        pane = host.spawn([config.shell], env={"HOME": str(home)}, cols=80, rows=24)
+        pane.wait_prompt(1)
+        pane.command("echo one")
+        assert command_marks(pane.data) == ["C echo one", "D 0"]
+        assert "one" in pane.screen()
+
+
+DIRENV = [c for c in CONFIGS.values() if "direnv" in c.packages]
+
+
+@pytest.mark.parametrize("config", DIRENV, ids=[c.name for c in DIRENV])
+def test_direnv_prints_between_commands_not_in_their_output(config: Config) -> None:
+    # direnv's prompt hook prints "direnv: loading" after the command's D mark;
+    # in zsh its chpwd hook prints it during `cd`, which makes it cd's output.
+    need(config)
+    with serving(config) as phux:
+        (phux.home / "proj").mkdir()
+        (phux.home / "proj/.envrc").write_text("export PROJ_VAR=from-envrc\n")
+        assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
+        assert phux("send-keys", "w", "Enter").code == 0
+        assert phux("wait", "--prompt", "--timeout", str(STEP), "w").code == 0
+        res = phux("run", "--timeout", str(STEP), "w", "direnv allow proj && cd proj")
+        loading = "direnv: loading ~/proj/.envrc\ndirenv: export +PROJ_VAR\n"
+        assert (res.code, res.out) == (0, loading if config.shell == "zsh" else ""), res.err
+        phux.await_screen("w", "direnv: loading")
+        res = phux("run", "--timeout", str(STEP), "w", 'echo "[$PROJ_VAR]"')
+        assert (res.code, res.out) == (0, "[from-envrc]\n"), res.err

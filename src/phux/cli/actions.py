@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from phux.cli.render import box_screen, error_line, screen_json, to_json, write_err, write_out
+from phux.signed_marks import pane_key
 
 # One meaning and one default for the CLI and MCP (phux.timeouts); re-exported.
 from phux.timeouts import GRACE as GRACE
@@ -186,7 +187,12 @@ def history(
     *, as_json: bool, last: int | None, timeout: float, socket: str | None, target: str
 ) -> None:
     with reporting("history", as_json), open_client(socket) as client:
-        result = client.history(target, last=last, deadline=deadline_after(timeout))
+        deadline = deadline_after(timeout)
+        result = client.history(target, last=last, deadline=deadline)
+        # (only to explain an empty list: whether phux integrated the pane's shell)
+        integrated = not result.commands and bool(
+            pane_key(client.resolve(target, deadline).metadata)
+        )
     if as_json:
         write_out(to_json(result) + "\n")
         return
@@ -200,10 +206,15 @@ def history(
     if lines:
         write_out("".join(lines))
     else:
-        write_err(
-            "phux history: no commands (none ran yet, or the pane's shell prints no "
-            "OSC 133 marks: one phux did not start, or started with --no-shell-integration)\n"
-        )
+        write_err(_NO_COMMANDS[integrated])
+
+
+_NO_COMMANDS = {
+    True: "phux history: no commands yet (none ran since the shell started, or its "
+    "startup files turned phux's shell integration off: PHUX_SHELL_INTEGRATION=0)\n",
+    False: "phux history: no commands: the pane's program reports none (phux integrates "
+    "bash, zsh, fish, sh and dash when it starts them without --no-shell-integration)\n",
+}
 
 
 def _duration(ms: int | None) -> str:

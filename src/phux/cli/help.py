@@ -25,10 +25,11 @@ A TARGET naming several panes narrows to the active one, else the first
 created by `new`; reads (snapshot, wait, watch, history, ls) never move it."""
 
 PANE_ENV = """\
-A pane's environment is the server's (that of the `phux` command that started
-the server, not this one's: FOO=1 phux new ... does not reach the pane), plus
-PHUX_TERMINAL and TERM, plus each -e VAR=VALUE, which wins. Pass what the pane
-needs with -e, e.g. -e VIRTUAL_ENV="$VIRTUAL_ENV" -e PATH="$PATH"."""
+A pane's environment is the server's (that of whichever phux command started
+the server, often an earlier one; not this command's: FOO=1 phux new ... need
+not reach the pane), plus PHUX_TERMINAL, PHUX_SOCKET and TERM, plus each
+-e VAR=VALUE, which wins. Pass what the pane needs with -e, e.g.
+-e VIRTUAL_ENV="$VIRTUAL_ENV" -e PATH="$PATH"."""
 
 ORDERING = """\
 Options may come anywhere: `phux wait work --until x` is `phux wait --until

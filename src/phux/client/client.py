@@ -138,6 +138,9 @@ def check_env(env: Mapping[str, str]) -> None:
                 f"bad environment variable name {name!r}: letters, digits and _, "
                 "not starting with a digit"
             )
+        if name == "PHUX_TERMINAL":
+            # The pane's own id, which `.` inside it resolves by: the server's to set.
+            raise InvalidArgument("PHUX_TERMINAL is set by the server (the pane's id)")
         if "\x00" in value:
             raise InvalidArgument(f"the value of {name} contains a NUL byte")
 
@@ -411,14 +414,23 @@ class Client:
         engine: bool = True,
         history: int = DEFAULT_HISTORY,
         input_events: bool = False,
+        fresh: bool = False,
     ) -> Mirror:
         """A bootstrapped mirror of ``pane``, up to date with the listing it came from.
 
         ``input_events``: the subscription also brings INPUT_WRITTEN (protocol 1.3),
-        the bytes every client's input put on the PTY; for sinks (``add_sink``)."""
+        the bytes every client's input put on the PTY; for sinks (``add_sink``).
+        ``fresh``: bootstrap anew rather than reuse a warm mirror kept from an
+        earlier call (unless another operation is using it): a warm mirror stamps
+        the OSC 133 marks it reads with the time this client read them, at its next
+        call, while a bootstrap's checkpoint carries the times the server's replica
+        stamped as the bytes came (``history``)."""
         with self._guard():
             tid = pane.terminal
             existing = self._mirrors.get(tid)
+            if fresh and existing is not None and tid not in self._in_use:
+                self._unsubscribe(tid)
+                existing = None
             if existing is not None and tid in self._in_use:
                 # Shared with an operation still running on this client (a watch
                 # stream): an engine mirror serves everyone.

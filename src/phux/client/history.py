@@ -6,8 +6,10 @@ tail) into its own engine, and projects the engine's ``commands``: the OSC 133
 marks the shell integration prints give each command line, its working
 directory, exit code, times and output range. A command typed by an agent
 (``send-keys``, ``run``) and one typed by a person attached are the same
-marks: both are listed. History reaches back as far as the pane's history
-rows do; a command whose first rows left it is ``truncated``.
+marks: both are listed. The commands outlive their rows (the newest 1024 are
+kept, in the server's replica and its checkpoints as in the client): a command
+whose first rows left the history is ``truncated``, and one whose rows all
+left it has an empty ``output``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ def pane_history(
     if last is not None and last < 0:
         raise InvalidArgument("-n must be a non-negative number of commands")
     pane = client.resolve(target, deadline)  # a read: the active pane stays
-    mirror = client.mirror(pane, deadline, history=DEFAULT_HISTORY)
+    # Fresh: the times must be the server's (a warm mirror's are when this client
+    # read the bytes), the same for the CLI and MCP's long-lived client.
+    mirror = client.mirror(pane, deadline, history=DEFAULT_HISTORY, fresh=True)
     try:
         engine = mirror.engine
         assert engine is not None

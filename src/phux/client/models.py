@@ -288,11 +288,13 @@ HISTORY_SCHEMA_VERSION = 1
 class HistoryEntry(msgspec.Struct, kw_only=True):
     """One command the pane's shell ran, from its OSC 133 marks (oldest first).
 
-    ``started_ms``: unix ms (None when unknown: dash prints no start mark, and
-    commands in the bootstrap's journal tail carry no time). ``duration_ms``
+    ``started_ms``: unix ms, when the server read the start mark (dash, which
+    prints none: the line feed that ended the input); None when unknown
+    (commands in the bootstrap's journal tail carry no time). ``duration_ms``
     None when either end's time is unknown or it is still ``running``.
     ``output``: the rows from the start mark to the finish mark (logical lines,
-    right-stripped); ``truncated`` when some of them left the history.
+    right-stripped); ``truncated`` when some of them left the history (all of
+    them: ``output`` is empty, the rest of the entry is kept).
     """
 
     command: str

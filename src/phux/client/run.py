@@ -756,6 +756,14 @@ def _marks_seen(mirror: Mirror) -> bool:
     return bool(key) and raw.find(b";phux_k=" + key.encode(), checkpoint) >= 0
 
 
+def _integration_off(mirror: Mirror) -> bool:
+    """A user file turned the pane's integration off: no marks will come."""
+    if mirror.engine is not None:
+        return str(getattr(mirror.engine, "integration", "none")) == "off"
+    key = mirror.mark_key or ""
+    return bool(key) and b"\x1b]133;I;off;phux_k=" + key.encode() in (mirror.raw or b"")
+
+
 def _ms_since(t: float) -> int:
     return max(0, int((time.monotonic() - t) * 1000))
 
@@ -864,9 +872,16 @@ def _await_unmarked(
         return
     if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
         return
+    # A pane the server integrated announces its shell (spec/shell-integration.md,
+    # "The announce"): wait for the first prompt, not for quiet.
+    keyed = bool(mirror.mark_key)
     try:
         while not _marks_seen(mirror) and mirror.alive:
-            if mirror.next_seq > 0:
+            if keyed:
+                if _integration_off(mirror):
+                    return
+                wake = deadline
+            elif mirror.next_seq > 0:
                 quiet_at = mirror.last_output + _FIRST_PROMPT_QUIET
                 if time.monotonic() >= quiet_at:
                     return

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from phux.engine._pyte import charsets as cs
 from phux.engine._pyte import modes as mo
+from phux.engine._screen import SEM_INPUT
 from phux.engine._stream import _sgr_run
 from phux.engine._widths import narrow_class
 
@@ -183,11 +184,14 @@ def skip(
 
 def _plain_screen(screen: EngineScreen) -> bool:
     """Whether text on ``screen`` only draws and scrolls the whole main screen: no
-    scroll region, autowrap on, no insert mode, the plain charset."""
+    scroll region, autowrap on, no insert mode, the plain charset; and no shell input
+    open (after an OSC 133 B: the line feed ending it reads the command line from
+    its rows, which must be drawn: dash's, typed before a flood of output)."""
     margins = screen.margins
     mode = screen.mode
     return not (
         screen.alternate
+        or screen.semantic == SEM_INPUT
         or (margins is not None and (margins.top != 0 or margins.bottom != screen.lines - 1))
         or mo.IRM in mode
         or mo.DECAWM not in mode

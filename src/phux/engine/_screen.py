@@ -1051,6 +1051,7 @@ class EngineScreen(pyte.Screen):
         """
         if self.semantic == SEM_INPUT:  # (as linefeed() does at the first of them)
             self.set_semantic(SEM_OUTPUT)
+            self.shell.input_ended()
         self.scrolled_off += scrolls
         if self.history_size:
             self._unrendered += scrolls
@@ -1214,6 +1215,7 @@ class EngineScreen(pyte.Screen):
         before the C mark."""
         if self.semantic == SEM_INPUT:
             self.set_semantic(SEM_OUTPUT)
+            self.shell.input_ended()  # (dash's command starts here)
         self.index()
         if mo.LNM in self.mode:
             self.carriage_return()

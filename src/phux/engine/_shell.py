@@ -28,7 +28,9 @@ two parameters of phux's own, which other terminals ignore:
   ``C`` marks also carry ``phux_cwd=`` (the percent-encoded cwd the command
   started in) when it differs from the previous command's (``phux_nocwd=1``:
   none known); ``D`` marks carry ``phux_cut=1`` when erasing the screen cut
-  the command's range.
+  the command's range; the open cycle's last ``B`` carries
+  ``phux_entered=<row>,<ms>,<input>`` once a line feed ended its input
+  (``ShellState.entered``: where and when a command without C started).
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
 
-# Commands kept at most (besides those whose rows all left the history).
-MAX_COMMANDS = 4096
+# Commands kept at most, those whose rows all left the history included (their
+# command line, cwd, status and times outlive their output). Checkpoints carry
+# every one, after each command: the bound keeps that small.
+MAX_COMMANDS = 1024
 
 NONE, PROMPT, CONTINUATION, RUNNING = "none", "prompt", "continuation", "running"
 # What the integration said of itself (``I`` marks) and whether a prompt came since.
@@ -100,6 +104,7 @@ class ShellState:
         "clock",
         "commands",
         "cycle",
+        "entered",
         "integration",
         "key",
         "phase",
@@ -122,6 +127,12 @@ class ShellState:
         # primary prompt ("S": a continuation prompt's A).
         self.cycle: list[tuple[str, int, int]] = []
         self.commands: list[CommandRecord] = []
+        # The line feed that ended the open cycle's input (after its last B): when
+        # (None: unknown), the absolute row below it and the input read then. A
+        # shell with no C mark (dash) starts its command there: the start time and
+        # command line of a D without C (whose rows a flood may have pushed out of
+        # the history by then).
+        self.entered: tuple[int | None, int, str] | None = None
 
     # -- rows ----------------------------------------------------------------------
 
@@ -279,16 +290,6 @@ class ShellState:
                 lines.pop()
         return "\n".join(lines), truncated
 
-    def live(self) -> list[CommandRecord]:
-        """The commands, without those whose rows all left the history."""
-        commands = self.commands
-        if commands:
-            first = self.first_row()
-            kept = [r for r in commands if r.end_row is None or r.end_row >= first]
-            if len(kept) != len(commands):
-                self.commands = commands = kept
-        return commands
-
     def erase(self, row: int, col: int) -> None:
         """The main screen was erased from (row, col) on: finished ranges that ran
         past it are cut there; a running command's output restarts there if it
@@ -307,6 +308,14 @@ class ShellState:
             commands[i] = _replace(
                 rec, start_row=start[0], start_col=start[1], end_row=row, end_col=col, erased=True
             )
+
+    def input_ended(self) -> None:
+        """A line feed ends the input a B mark started (``EngineScreen.linefeed``)."""
+        if self.phase in (PROMPT, CONTINUATION) and self.cycle and self.cycle[-1][0] == "B":
+            clock = None if self.checkpoint else self.clock
+            when = clock() if clock is not None else None
+            row = self.screen.scrolled_off + self.screen.cursor.y + 1
+            self.entered = (when, row, self.typed())
 
     # -- marks ---------------------------------------------------------------------
 
@@ -371,6 +380,7 @@ class ShellState:
                 self.phase = CONTINUATION
             else:
                 self.cycle = [("A", row, col)]
+                self.entered = None
                 self.phase = PROMPT
                 screen.events.append(PromptStarted())
         elif kind == "B":
@@ -379,6 +389,15 @@ class ShellState:
             if self.phase in (NONE, RUNNING):
                 self.phase = PROMPT
             self.cycle.append(("B", row, col))
+            at_end = params.get("phux_entered")  # (a checkpoint's: see _write_shell)
+            if at_end is not None:
+                y, _, rest = at_end.partition(",")
+                t, _, typed_url = rest.partition(",")
+                try:
+                    when = int(t) if t else None
+                    self.entered = (when, screen.scrolled_off + int(y), percent_decode(typed_url))
+                except ValueError:
+                    self.entered = None
         elif kind == "C":
             if self.phase == RUNNING:
                 return  # (a shell whose hook fires twice for one command line)
@@ -401,6 +420,7 @@ class ShellState:
                 finished_ms=None, start_row=row, start_col=col,
             ))  # fmt: skip
             self.cycle = []
+            self.entered = None
             self.phase = RUNNING
             screen.events.append(CommandStarted(command=command))
         elif kind == "D":
@@ -414,27 +434,37 @@ class ShellState:
                 self._finish(exit_code, when, row, col, "phux_cut" in params)
             else:
                 # No C since the prompt (dash has no pre-exec hook): a command if
-                # something was typed; its output starts below the typed lines.
-                typed = self.typed()
+                # something was typed; its output starts below the typed lines,
+                # and it started at the line feed that ended them.
+                entered = self.entered
+                typed = entered[2] if entered is not None else self.typed()
+                started = entered[0] if entered is not None else None
                 inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
                 # Ctrl-C at the prompt (the tty echoes ^C) abandons the line.
                 if typed.strip() and inputs and not typed.endswith("^C"):
-                    start = self.logical_end(inputs[-1][0]) + 1
+                    if entered is not None:
+                        start = entered[1]
+                    else:
+                        start = self.logical_end(inputs[-1][0]) + 1
                     start_col = 0
                     if start > row or (start == row and col == 0):
                         start, start_col = row, col  # no room for output: an empty range
                     rec = CommandRecord(
-                        command=typed, cwd=screen.cwd, exit_code=exit_code, started_ms=None,
+                        command=typed, cwd=screen.cwd, exit_code=exit_code, started_ms=started,
                         finished_ms=when, start_row=start, start_col=start_col,
                         end_row=row, end_col=col,
                     )  # fmt: skip
                     self._add(rec)
                     screen.events.append(
                         CommandFinished(
-                            exit_code=exit_code, command=typed, started_ms=None, finished_ms=when
+                            exit_code=exit_code,
+                            command=typed,
+                            started_ms=started,
+                            finished_ms=when,
                         )
                     )
             self.cycle = []
+            self.entered = None
             self.phase = PROMPT
 
     def _add(self, rec: CommandRecord) -> None:
@@ -442,8 +472,7 @@ class ShellState:
         commands.append(rec)
         if len(commands) > MAX_COMMANDS:
             # A quarter at once, so that a long session does not pay a pass per command.
-            self.live()
-            del self.commands[: len(self.commands) - MAX_COMMANDS * 3 // 4]
+            del commands[: len(commands) - MAX_COMMANDS * 3 // 4]
 
     def _finish(
         self, exit_code: int | None, when: int | None, row: int, col: int, erased: bool = False

@@ -257,6 +257,7 @@ class EngineStream(pyte.Stream):
         screen.cursor.x = 0
         if screen.semantic == SEM_INPUT:  # (a line feed ends the input: linefeed())
             screen.set_semantic(SEM_OUTPUT)
+            screen.shell.input_ended()
         screen.index()  # LNM would only add another CR
 
     def _keypad_application(self) -> None:

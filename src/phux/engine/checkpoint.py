@@ -547,7 +547,7 @@ def _write_shell(
     top = screen.scrolled_off
     phase = NONE
     cwd: str | None = None
-    for rec in shell.live():
+    for rec in shell.commands:
         key = id(rec)
         hit = cache.get(key) if cache else None
         if hit is None or hit[0] is not rec:
@@ -572,9 +572,16 @@ def _write_shell(
         if rec.end_row is not None:
             out.append(f"{hit[2]};phux_at={rec.end_row - top},{rec.end_col}\x07")
             phase = PROMPT
-    for kind, row, col in shell.cycle:
+    last_b = max((i for i, step in enumerate(shell.cycle) if step[0] == "B"), default=-1)
+    for i, (kind, row, col) in enumerate(shell.cycle):
         mark = "A;k=s" if kind == "S" else kind
-        out.append(f"\x1b]133;{mark};phux_at={row - top},{col}\x07")
+        entered = ""
+        if i == last_b and shell.entered is not None:
+            # The input's end (a command without C runs from there: dash).
+            when, at, typed = shell.entered
+            t = "" if when is None else when
+            entered = f";phux_entered={at - top},{t},{percent_encode(typed)}"
+        out.append(f"\x1b]133;{mark};phux_at={row - top},{col}{entered}\x07")
         if kind == "A":
             phase = PROMPT
         elif kind == "S":
@@ -582,8 +589,8 @@ def _write_shell(
         elif phase == NONE:
             phase = PROMPT
     if phase != shell.phase:
-        # A finished command whose rows all left the history: a D without a
-        # command says "at a prompt" all the same.
+        # The commands were dropped (beyond MAX_COMMANDS) but the shell is at a
+        # prompt: a D without a command says so all the same.
         out.append("\x1b]133;D;phux_at=0,0\x07")
     return encoded
 

@@ -184,9 +184,10 @@ class Terminal:
 
     @property
     def commands(self) -> list[CommandRecord]:
-        """The commands seen (oldest first; the last may still be running), without
-        those whose rows all left the history. A fresh list."""
-        return list(self.screen.shell.live())
+        """The commands seen (oldest first; the last may still be running), up to
+        ``MAX_COMMANDS``: those whose rows all left the history too (their output
+        is gone: ``command_output`` gives "" and truncated). A fresh list."""
+        return list(self.screen.shell.commands)
 
     def command_output(self, rec: CommandRecord) -> tuple[str, bool]:
         """``rec``'s output: the rendered logical lines of its range joined by

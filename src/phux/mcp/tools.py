@@ -949,8 +949,9 @@ WAIT_SCHEMA = _schema(
 HISTORY_DOC = (
     "List the commands a pane's shell ran, oldest first, rebuilt from the pane's own output "
     "(the OSC 133 marks of the shell integration phux injects into bash, zsh, fish and sh): "
-    "commands typed by agents and by a person attached alike, as far back as the pane's "
-    'history reaches. Returns {"schema_version": 1, "pane": "@N", "commands": [{"command", '
+    "commands typed by agents and by a person attached alike, the newest 1024, also those "
+    "whose output left the pane's history (output empty, truncated true). "
+    'Returns {"schema_version": 1, "pane": "@N", "commands": [{"command", '
     '"cwd", "exit_code", "started_ms", "duration_ms", "running", "output", "truncated"}]}; '
     "exit_code/started_ms/duration_ms are null when unknown, truncated when the start of the "
     "output left the history. last = only the newest N commands. Side-effect-free; returns "
@@ -970,7 +971,8 @@ HISTORY_SCHEMA = _schema(
 
 _ENV_DOC = (
     "A pane's environment is the server's (not this adapter's: the agent's venv or exported "
-    "variables do not reach it), plus PHUX_TERMINAL and TERM, plus env, which wins."
+    "variables do not reach it), plus PHUX_TERMINAL, PHUX_SOCKET and TERM, plus env, which "
+    "wins."
 )
 _ENV_PROP = {
     "type": "object",

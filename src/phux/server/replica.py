@@ -83,6 +83,10 @@ if TYPE_CHECKING:
 # carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the seq up
 # to which answers are not sent (they were, or were lost with the old helper,
 # before), followed by the checkpoint that recreates the state at ``seq``.
+# FEED carries in ``rows`` the low 16 bits of the unix ms the server read the
+# bytes at: the replica stamps OSC 133 C/D marks with that time, not with when
+# it got to them (it lags behind under load: a 1 s command timed 0.3 s). Joined
+# chunks (``coalesce``) take the last one's time.
 NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
 # KEY (after NEW and RESET): ``data`` is the pane's mark key (spec/shell-integration.md,
 # "Signed marks"): the replica acts only on the marks its shell signed, so its
@@ -144,7 +148,7 @@ class WorkerCore:
             self.pending.pop(tid, None)
         if kind in (NEW, RESET):
             # The clock stamps OSC 133 C/D marks: checkpoints carry when commands ran.
-            new = Engine(cols, rows, history=self.history, clock=_unix_ms)
+            new = Engine(cols, rows, history=self.history, clock=_ArrivalClock())
             fresh = _Replica(tid, new, Checkpointer())
             fresh.seq = fresh.checkpoint_seq = seq
             if data:
@@ -177,6 +181,9 @@ class WorkerCore:
         assert isinstance(engine, Engine)
         try:
             if kind == FEED:
+                clock = engine.clock
+                if isinstance(clock, _ArrivalClock):
+                    clock.stamp = rows
                 engine.feed(data)
                 rep.seq = seq + len(data)
                 replies = engine.take_replies()
@@ -233,11 +240,12 @@ class WorkerCore:
         """
         out: list[Message] = []
         parts: dict[int, list[bytes]] = {}  # index in out -> the chunks joined there
+        stamps: dict[int, int] = {}  # index in out -> the last joined chunk's stamp
         open_: dict[int, int] = {}  # terminal -> index in out of its last FEED
         quiet = {tid: rep.quiet_until for tid, rep in self.replicas.items()}
         limit = 4 * self.hard_bytes
         for msg in msgs:
-            kind, tid, seq, gen, _rows, data = msg
+            kind, tid, seq, gen, stamp, data = msg
             if kind != FEED:
                 open_.pop(tid, None)
                 if kind in (NEW, RESET):
@@ -256,15 +264,18 @@ class WorkerCore:
                     and not start < q < seq + len(data)
                 ):
                     parts[i].append(data)
+                    stamps[i] = stamp
                     out[i] = (FEED, tid, start, gen, size + len(data), b"")
                     continue
             open_[tid] = len(out)
             parts[len(out)] = [data]
+            stamps[len(out)] = stamp
             # (rows, unused by FEED, holds the joined size until the join below)
             out.append((FEED, tid, seq, gen, len(data), b""))
         for i, chunks in parts.items():
             kind, tid, seq, gen, _size, _ = out[i]
-            out[i] = (kind, tid, seq, gen, 0, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            joined = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            out[i] = (kind, tid, seq, gen, stamps[i], joined)
         return out
 
 
@@ -274,6 +285,28 @@ def _key_message(term: Terminal) -> Message:
 
 def _unix_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _stamp() -> int:
+    """The low 16 bits of now in unix ms (a FEED's ``rows``)."""
+    return _unix_ms() & 0xFFFF
+
+
+class _ArrivalClock:
+    """A replica's clock: the time the server read the bytes being fed, from their
+    FEED's 16-bit stamp (the latest time not after now with those low bits; a
+    replica over 65 s behind would be a multiple of 65.5 s early)."""
+
+    __slots__ = ("stamp",)
+
+    def __init__(self) -> None:
+        self.stamp: int | None = None
+
+    def __call__(self) -> int:
+        now = _unix_ms()
+        if self.stamp is None:
+            return now
+        return now - ((now - self.stamp) & 0xFFFF)
 
 
 def _gen(data: bytes) -> int:
@@ -633,7 +666,7 @@ class ReplicaHost:
         worker = self._worker
         if link is None or worker is None:
             return
-        worker.send((FEED, term.id, chunk.seq, link.gen, 0, chunk.data))
+        worker.send((FEED, term.id, chunk.seq, link.gen, _stamp(), chunk.data))
         self.behind += chunk.end - link.fed
         link.fed = chunk.end
         self._publish_behind(paced=True)
@@ -729,7 +762,7 @@ class ReplicaHost:
         worker.send(_key_message(term))
         for item in boot.items:
             if isinstance(item, JournalChunk):
-                worker.send((FEED, term.id, item.seq, link.gen, 0, item.data))
+                worker.send((FEED, term.id, item.seq, link.gen, _stamp(), item.data))
             else:
                 worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
         link.fed = journal.next_seq

@@ -87,3 +87,22 @@ _phux_preexec() {
 typeset -ga precmd_functions preexec_functions
 precmd_functions=(_phux_precmd $precmd_functions _phux_precmd_last)
 preexec_functions+=(_phux_preexec)
+
+# After each of the user's startup files (.zshenv ours, .zprofile, .zshrc,
+# .zlogin: see .zshenv): keep the hooks first and last, after whatever a theme
+# added, so that the first prompt is marked too; point ZDOTDIR back here while
+# zsh has more startup files to read, and leave it as the user has it after the
+# last one.
+_phux_after_startup_file() {
+    if [[ -n ${ZDOTDIR+x} && $ZDOTDIR != ${_phux_dir-} ]]; then
+        _phux_zdotdir=$ZDOTDIR _phux_zdotdir_set=1
+    fi
+    precmd_functions=(_phux_precmd ${precmd_functions:#_phux_precmd(|_last)} _phux_precmd_last)
+    preexec_functions=(${preexec_functions:#_phux_preexec} _phux_preexec)
+    if [[ $1 == .zlogin || ( $1 == .zshrc && ! -o login ) || ! -o rcs ]]; then
+        unset _phux_zdotdir _phux_zdotdir_set _phux_dir
+        unfunction _phux_after_startup_file
+    else
+        ZDOTDIR=${_phux_dir-$ZDOTDIR}
+    fi
+}
