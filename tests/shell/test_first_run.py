@@ -127,6 +127,18 @@ def test_the_first_run_after_new_waits_for_a_slow_start(shell: str) -> None:
             assert text.count("echo hi") == 1, text
             assert BANNER in text
             assert history(phux, name) == ["echo hi"]
+        # MCP: phux_new, then phux_run at once (its client replays into an engine).
+        env = {**os.environ, "PHUX_SOCKET": str(phux.socket)}
+        with McpProcess(env=env) as mcp:
+            mcp.ask(0, "initialize", {"protocolVersion": "2025-06-18"})
+            made: dict[str, Any] = {"name": "m", "command": [shell]}
+            if shell == "dash":
+                made["env"] = {"ENV": str(phux.home / ".shrc")}
+            body(mcp.call("phux_new", made))
+            ran = body(mcp.call("phux_run", {"target": "m", "command": "echo hi"}))
+            assert (ran["exit_code"], ran["output"]) == (0, "hi")
+        text = screen_text(phux, "m")
+        assert "__phx" not in text and text.count("echo hi") == 1, text
 
 
 def finished(phux: Server, target: str, command: str) -> bool:
