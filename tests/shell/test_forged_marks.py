@@ -186,6 +186,8 @@ def test_forged_marks_in_output_change_nothing(shell: str) -> None:
         ]
         events = [json.loads(line) for line in out.splitlines() if line.strip()]
         assert not any("rm -rf" in json.dumps(e) for e in events), events
+        # (watch saw the real commands: the check above is not vacuous)
+        assert any("cat stolen.txt" in json.dumps(e) for e in events), events
 
 
 @pytest.mark.parametrize("shell", SHELLS)
