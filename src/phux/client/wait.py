@@ -21,7 +21,8 @@ without (no OSC 133 mark seen), the pane has printed nothing for ``idle_ms``
 (default 500 ms), except that a shell phux integrated that is still starting
 (announced, or ``phux.shell`` with no mark yet: its startup files run) is at no
 prompt until its first marked prompt, or until its bash or zsh line editor is up.
-``exit``: the pane's program has exited; the result carries its status (``exit_code``: the code, or 128 + the signal).
+``exit``: the pane's program has exited; the result carries its status
+(``exit_code``: the code, or 128 + the signal).
 """
 
 from __future__ import annotations
