@@ -210,3 +210,14 @@ def body(reply: dict[str, Any]) -> Any:
     result = reply["result"]
     assert result["isError"] is False, result["content"][0]["text"]
     return json.loads(result["content"][0]["text"])
+
+
+def test_force_types_into_a_shell_still_starting() -> None:
+    # --force types anyway: the keys wait in the tty for the shell to read them.
+    need("bash")
+    with serving(BLOCKED["bash"]) as phux:
+        new(phux, "w", "bash")
+        res = phux("run", "--force", "--timeout", "2", "w", "echo typed")
+        assert res.code == 125, res.err
+        assert "nothing was typed" not in res.err
+        assert "echo typed" in screen_text(phux, "w")

@@ -654,7 +654,7 @@ def _run_locked(
     try:
         if not mirror.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
-        _await_first_prompt(client, pane, mirror, run_deadline, started, command)
+        _await_first_prompt(client, pane, mirror, run_deadline, started, command, force)
         view = _view(mirror)
         path, refusal = _holder_text(pane, mirror, view, force)
         if refusal is not None and not mirror.foreground_known:
@@ -803,6 +803,7 @@ def _await_first_prompt(
     deadline: Deadline,
     started: float,
     command: str | Sequence[str],
+    force: bool = False,
 ) -> None:
     """Before typing, wait (within the run's deadline) for the prompt of a shell that is
     drawing it: an integrated shell whose startup files still run (it announced
@@ -810,9 +811,12 @@ def _await_first_prompt(
     or whose prompt hooks run after a command's D mark, before the prompt's B (a hook's
     child may hold the terminal meanwhile: that is not a running command). A shell
     that drew a prompt without marks (its editor is up, the pane quiet) is not waited
-    for. Nothing is typed until then; past the deadline, ``ShellNotReady`` says so."""
+    for. Nothing is typed until then; past the deadline, ``ShellNotReady`` says so.
+    ``force`` (type anyway) does not wait for an integrated shell."""
     if integrated_shell(pane) is None:
         _await_unmarked(client, pane, mirror, deadline, started, command)
+        return
+    if force:
         return
     view = _view(mirror)
     seen = mirror.next_seq
