@@ -64,9 +64,9 @@ Enter, reads the output and exit code from the shell's OSC 133 marks, and
 returns once the next prompt is drawn (a command of several lines goes as one
 bracketed paste and Enter when the shell takes pastes). A shell still starting
 (its startup files run) or drawing its prompt (its prompt hooks run) is waited
-for within --timeout (not with --force), and nothing is typed before its prompt. It refuses at once (exit 3) when the
-pane is not at an idle prompt: another program holds it (vim, less, python3,
-cat), the shell waits at a continuation prompt, input is pending (typed before
+for within --timeout (not with --force), and nothing is typed before its
+prompt. It refuses at once (exit 3) when the pane is not at an idle prompt:
+another program holds it (vim, less, python3, cat), the shell waits at a continuation prompt, input is pending (typed before
 the cursor; a right prompt or an autosuggestion is not input), or echo is
 off (a password or `read -s` prompt). An unbalanced quote is interrupted with
 C-c and reported (exit 4). A line that runs no command returns at once: a
