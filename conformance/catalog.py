@@ -155,12 +155,14 @@ class Foreground(Record):
     argv: list[str] = field(default_factory=list)
     echo: bool
     canonical: bool
+    isig: bool = True
     FIELDS: ClassVar[tuple[tuple[int, str, str], ...]] = (
         (1, "pgrp", "u32"),
         (2, "name", "string"),
         (3, "argv", "list<string>"),
         (4, "echo", "bool"),
         (5, "canonical", "bool"),
+        (6, "isig", "bool"),
     )
 
 

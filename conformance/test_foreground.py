@@ -93,10 +93,13 @@ def test_tty_modes_are_reported(conn: Conn, cleanup: list[int]) -> None:
     follow_events(conn)
     hidden = spawn(conn, cleanup, ["/bin/sh", "-c", "stty -echo; exec cat"])
     fg = reach(conn, hidden.terminal, named("cat"))
-    assert fg is not None and not fg.echo and fg.canonical
+    assert fg is not None and not fg.echo and fg.canonical and fg.isig
     raw = spawn(conn, cleanup, ["/bin/sh", "-c", "stty raw; exec cat"])
     fg = reach(conn, raw.terminal, named("cat"))
-    assert fg is not None and not fg.canonical
+    assert fg is not None and not fg.canonical and not fg.isig
+    editor = spawn(conn, cleanup, ["/bin/sh", "-c", "stty -icanon -echo; exec cat"])
+    fg = reach(conn, editor.terminal, named("cat"))
+    assert fg is not None and not fg.canonical and fg.isig  # a line editor's modes
 
 
 @pytest.mark.clause("L1.md §8.1 TERMINAL_STATE")
@@ -126,7 +129,7 @@ def test_terminal_state_reaches_an_events_subscriber_on_a_change(
         if isinstance(f, TerminalState) and f.terminal == t.terminal
     ]
     seen = [*earlier, state.foreground]
-    shapes = [None if f is None else (f.pgrp, f.name, f.echo, f.canonical) for f in seen]
+    shapes = [None if f is None else (f.pgrp, f.name, f.echo, f.canonical, f.isig) for f in seen]
     assert all(a != b for a, b in itertools.pairwise(shapes)), shapes
 
 

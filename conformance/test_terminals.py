@@ -26,6 +26,7 @@ from .catalog import (
     TerminalClosed,
     TerminalList,
     TerminalSpawned,
+    Unsubscribe,
 )
 from .helpers import check_error, spawn, subscribe
 from .wire_client import Conn
@@ -206,3 +207,43 @@ def test_inputs_are_written_in_order(conn: Conn, cleanup: list[int]) -> None:
     for rid in ids:
         assert conn.reply(rid) == Ok(request_id=rid)
     stream.read_until(conn, b"".join(b"<%03d>" % i for i in range(60)))
+
+
+@pytest.mark.clause("L1.md §5 roles")
+def test_a_primary_leaving_gives_the_size_back(
+    conn: Conn, connect: Connect, cleanup: list[int]
+) -> None:
+    """A big window attached, a small one attaches (the terminal shrinks), the small one
+    leaves: the terminal takes the big one's size again, not the departed one's."""
+    t = spawn(conn, cleanup, ["/bin/sh"], cols=80, rows=24)
+    big = connect()
+    subscribe(big, t.terminal, role=Role.PRIMARY, cols=120, rows=40)
+    small = connect()
+    subscribe(small, t.terminal, role=Role.PRIMARY, cols=60, rows=20)
+    listed = info(conn, t.terminal)
+    assert (listed.cols, listed.rows) == (60, 20)
+    rid = small.rid()
+    assert small.request(Unsubscribe(request_id=rid, terminal=t.terminal)) == Ok(request_id=rid)
+    listed = info(conn, t.terminal)
+    assert (listed.cols, listed.rows) == (120, 40)
+    assert _resized_to(big, t.terminal, (120, 40))
+    # The same when the smaller one's connection closes, and after it resized.
+    small = connect()
+    subscribe(small, t.terminal, role=Role.PRIMARY, cols=70, rows=20)
+    rid = small.rid()
+    reply = small.request(Resize(request_id=rid, terminal=t.terminal, cols=50, rows=15))
+    assert reply == Ok(request_id=rid)
+    assert (info(conn, t.terminal).cols, info(conn, t.terminal).rows) == (50, 15)
+    small.close()
+    # The big window is told, in order: 70x20, 50x15, then its own size back.
+    assert _resized_to(big, t.terminal, (120, 40))
+    listed = info(conn, t.terminal)
+    assert (listed.cols, listed.rows) == (120, 40)
+
+
+def _resized_to(stream: Conn, terminal: int, size: tuple[int, int]) -> bool:
+    """Read RESIZED frames of ``terminal`` until one says ``size`` (each read is bounded)."""
+    while True:
+        resized = stream.expect_type(Resized, terminal=terminal)
+        if (resized.cols, resized.rows) == size:
+            return True

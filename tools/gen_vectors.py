@@ -355,6 +355,15 @@ def canonical_cases() -> list[tuple[str, Frame]]:
             ),
         ),
         (
+            "TERMINAL_STATE raw mode",
+            f.TerminalState(
+                terminal=4,
+                foreground=f.Foreground(
+                    pgrp=6006, name="vim", argv=["vim"], echo=False, canonical=False, isig=False
+                ),
+            ),
+        ),
+        (
             "TERMINAL_STATE argv unreadable",
             f.TerminalState(
                 terminal=1, foreground=f.Foreground(pgrp=77, name="", echo=True, canonical=True)

@@ -6,6 +6,7 @@ What an agent sees: exit codes, stdout, the one JSON error line on stderr.
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import pytest
@@ -65,6 +66,22 @@ def test_unbalanced_quote_is_exit_4(phux: Phux) -> None:
     assert (res.code, res.out) == (4, ""), res.err
     assert json.loads(res.err)["error"]["code"] == "incomplete_command"
     assert phux("run", "sh-quote4", "echo closed").out == "closed\n"
+
+
+def test_a_continuation_prompt_is_its_own_state(phux: Phux) -> None:
+    phux.new("sh-ps2", "bash")
+    ready(phux, "sh-ps2")
+    assert phux("send-keys", "sh-ps2", "echo 'open", "Enter").code == 0
+    assert phux("wait", "--regex", "^> ?$", "--timeout", "10", "sh-ps2").code == 0
+    snap = phux("snapshot", "--json", "sh-ps2").json()
+    validate("screen_state", snap)
+    assert (snap["program"], snap["state"]) == ("bash", "continuation")
+    # Not an idle prompt: wait --prompt is not met, run refuses.
+    assert phux("wait", "--prompt", "--timeout", "0.5", "sh-ps2").code == 124
+    assert phux("run", "sh-ps2", "echo no").code == 3
+    assert phux("send-keys", "sh-ps2", "C-c").code == 0
+    ready(phux, "sh-ps2")
+    assert phux("run", "sh-ps2", "echo yes").out == "yes\n"
 
 
 def test_pane_dying_is_exit_5(phux: Phux) -> None:
@@ -151,3 +168,56 @@ def test_dash_output_is_not_marked_as_input(phux: Phux) -> None:
     assert any(m[0] == 3 and m[2] == "prompt" for m in marked), marked
     doc = phux("history", "--json", "sh-dash-sem").json()
     assert [(c["command"], c["output"]) for c in doc["commands"]] == [("seq 1 3", "1\n2\n3")]
+
+
+@pytest.mark.parametrize(("n", "line"), enumerate(["end", "echo )", "echo $"]))
+def test_a_fish_syntax_error_returns_at_once_with_the_message(
+    phux: Phux, n: int, line: str
+) -> None:
+    """fish's editor does not run a line it cannot parse: it prints the error and keeps
+    the line. run reports it as bash does (exit 2, the message) and clears the line."""
+    name = f"sh-fish-syntax-{n}"
+    phux.new(name, "fish")
+    ready(phux, name)
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, line)
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == 2, (res.err, res.out)
+    doc = res.json()
+    validate("run_result", doc)
+    assert doc["exit_code"] == 2
+    assert doc["output"].startswith("fish:"), doc
+    assert phux("run", name, "echo after").out == "after\n"
+
+
+def test_a_line_longer_than_the_canonical_limit_is_refused_in_dash(phux: Phux) -> None:
+    """dash reads its command line in the tty's canonical mode, whose line holds at most
+    4095 bytes: typed whole, the line would be cut and another command run."""
+    name = "sh-dash-long"
+    phux.new(name, "dash")
+    ready(phux, name)
+    long = "echo " + "x" * 5000
+    started = time.monotonic()
+    res = phux("run", "--json", "--timeout", "20", name, long)
+    assert time.monotonic() - started < 8, res.err
+    assert res.code == 1, (res.err, res.out)
+    err = json.loads(res.err)["error"]
+    assert err["code"] == "invalid_argument" and "canonical" in err["message"], err
+    assert phux("run", name, "echo after").out == "after\n"
+    assert "x" * 100 not in phux("snapshot", name).out  # nothing of it was typed
+    short = "echo " + "y" * 3000  # under the limit: typed and run whole
+    assert phux("run", name, short).out == "y" * 3000 + "\n"
+
+
+def test_run_from_inside_its_own_pane_is_refused_at_once(phux: Phux) -> None:
+    """`phux run .` typed in a pane runs while that pane's shell runs it: the pane is
+    busy (with phux itself), so run refuses at once rather than wait its timeout."""
+    name = "sh-self"
+    phux.new(name, "bash")
+    ready(phux, name)
+    inner = f"{sys.executable} -m phux run --timeout 20 . 'echo inner'; echo rc=$?"
+    started = time.monotonic()
+    out = phux("run", "--timeout", "30", name, inner)
+    assert time.monotonic() - started < 10, out.err
+    assert "rc=3" in out.out, out.out
+    assert "inner\n" not in out.out

@@ -12,8 +12,10 @@ from phux.wire.frames import Foreground
 PID = 100
 
 
-def fg(name: str, pgrp: int = 200, *, echo: bool = True, canonical: bool = True) -> Foreground:
-    return Foreground(pgrp=pgrp, name=name, argv=[name], echo=echo, canonical=canonical)
+def fg(
+    name: str, pgrp: int = 200, *, echo: bool = True, canonical: bool = True, isig: bool = True
+) -> Foreground:
+    return Foreground(pgrp=pgrp, name=name, argv=[name], echo=echo, canonical=canonical, isig=isig)
 
 
 SHELL_AT_READLINE = fg("bash", PID, echo=False, canonical=False)
@@ -26,11 +28,20 @@ SHELL_AT_READLINE = fg("bash", PID, echo=False, canonical=False)
         (SHELL_AT_READLINE, ShellView("none"), ("bash", "prompt")),
         (fg("dash", PID), ShellView("prompt"), ("dash", "prompt")),
         (SHELL_AT_READLINE, ShellView("running"), ("bash", "running")),
+        (SHELL_AT_READLINE, ShellView("continuation"), ("bash", "continuation")),  # PS2
+        (
+            fg("ssh", echo=False, canonical=False),
+            ShellView("continuation"),
+            ("ssh", "continuation"),
+        ),
+        (None, ShellView("continuation"), (None, "continuation")),
         (fg("bash", PID, echo=False), ShellView("running"), ("bash", "hidden_input")),
         (fg("sudo", echo=False), ShellView("running"), ("sudo", "hidden_input")),
         (fg("cat"), ShellView("running"), ("cat", "running")),
-        (fg("vim", echo=False, canonical=False), ShellView("running"), ("vim", "tui")),
-        (fg("python3", echo=False, canonical=False), ShellView("running"), ("python3", "tui")),
+        (fg("vim", echo=False, canonical=False, isig=False), ShellView("running"), ("vim", "tui")),
+        (fg("python3", echo=False, canonical=False), ShellView("running"), ("python3", "running")),
+        (fg("tail", PID), ShellView("none"), ("tail", "running")),  # new -- tail -f log
+        (fg("", PID), ShellView("prompt"), (None, "prompt")),  # own group, name unread
         (fg("less"), ShellView("running", alternate=True), ("less", "tui")),
         (fg("ssh", echo=False, canonical=False), ShellView("running"), ("ssh", "running")),
         (fg("ssh", echo=False, canonical=False), ShellView("prompt"), ("ssh", "prompt")),

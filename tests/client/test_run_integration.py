@@ -324,7 +324,9 @@ def test_refuses_in_a_python_repl(client: Client, bash: str) -> None:
     client.send_keys(bash, ["python3 -q", "Enter"], Deadline.after(5))
     wait_foreground(client, bash, "python3")
     assert client.wait(bash, until=">>>", timeout=10, deadline=Deadline.after(15)).met
-    refused(client, bash, "python3")
+    error = refused(client, bash, "python3", "a running program")
+    # A line REPL, not a full-screen program: its readline keeps the tty's signals on.
+    assert error.state == "running" and error.holder.startswith("python3")
     client.send_keys(bash, ["print(6 * 7)", "Enter"], Deadline.after(5))
     assert client.wait(bash, regex="^42$", timeout=10, deadline=Deadline.after(15)).met
     assert not any("Error" in row for row in screen(client, bash))
@@ -436,3 +438,64 @@ def test_a_listing_from_before_the_shell_took_the_terminal_back_is_not_trusted(
     assert client.wait(bash, idle_ms=100, timeout=10, deadline=Deadline.after(15)).met
     out = _run_locked(client, stale, "echo alive", Deadline.after(15), time.monotonic(), False)
     assert (out.exit_code, out.output) == (0, "alive")
+
+
+@pytest.mark.parametrize("argv", [["tail", "-f", "log.txt"], ["sleep", "600"]])
+def test_refuses_a_pane_whose_own_program_is_not_a_shell(
+    client: Client, home: Path, argv: list[str]
+) -> None:
+    """README's `new-window build -n logs -- tail -f build.log`: the pane's own
+    process holds the terminal, and it is not a shell."""
+    from phux.client.pane_state import project
+
+    (home / "log.txt").write_text("first\n")
+    name = unique("prog")
+    client.new(name, command=argv, cwd=str(home), deadline=Deadline.after(10))
+    wait_foreground(client, name, argv[0])
+    assert project(client.resolve(name, Deadline.after(5)), None) == (argv[0], "running")
+    error = refused(client, name, argv[0], "not the shell")
+    assert error.state == "running" and error.holder == argv[0]
+
+
+def test_a_raw_mode_program_off_the_alternate_screen_is_a_tui(client: Client, home: Path) -> None:
+    """ICANON and ISIG off (fzf --height, `stty raw`) on the main screen: a TUI."""
+    from phux.client.pane_state import project
+
+    name = unique("raw")
+    argv = ["/bin/sh", "-c", "stty raw -echo; exec cat"]
+    client.new(name, command=argv, cwd=str(home), deadline=Deadline.after(10))
+    wait_foreground(client, name, "cat")
+    assert project(client.resolve(name, Deadline.after(5)), None) == ("cat", "tui")
+    error = refused(client, name, "cat", "a full-screen program")
+    assert error.state == "tui"
+
+
+@pytest.mark.parametrize("integration", ["1", "0"])
+def test_a_timeout_reports_the_time_it_waited(client: Client, home: Path, integration: str) -> None:
+    """`--timeout 2` waited 2 s from the call: "gave up after 1721 ms" (counted from the
+    Enter, after attaching and reading the pane) was not what the caller waited."""
+    if integration == "1" and not integrated("bash"):
+        pytest.skip("no bash integration here")
+    name = start(client, Shell("bash", home), {"PHUX_SHELL_INTEGRATION": integration})
+    run(client, name, "true")
+    client.close()  # a fresh connection: attaching and reading the pane count too
+    began = time.monotonic()
+    with pytest.raises(RunTimedOut) as info:
+        client.run(name, "sleep 30", timeout=2, deadline=Deadline.after(10))
+    waited = (time.monotonic() - began) * 1000
+    assert 2000 <= info.value.duration_ms <= waited, (info.value.duration_ms, waited)
+    client.send_keys(name, ["C-c"], Deadline.after(5))
+
+
+@pytest.mark.parametrize("integration", ["1", "0"])
+def test_output_before_a_clear_is_kept(client: Client, home: Path, integration: str) -> None:
+    """`clear` erases the screen the output was replayed into: only `after` came back,
+    with truncated false."""
+    if integration == "1" and not integrated("bash"):
+        pytest.skip("no bash integration here")
+    name = start(client, Shell("bash", home), {"PHUX_SHELL_INTEGRATION": integration})
+    out = run(client, name, "echo before; printf '\\033[H\\033[2J\\033[3J'; echo after")
+    assert (out.exit_code, out.output, out.truncated) == (0, "before\nafter", False)
+    if shutil.which("clear") is not None:
+        out = run(client, name, "echo one; clear; echo two")
+        assert (out.output, out.truncated) == ("one\ntwo", False)

@@ -53,6 +53,7 @@ KNOWN_WORDS = {
     "TIOCSWINSZ",
     "ECHO",
     "ICANON",
+    "ISIG",
     "EAGAIN",
     "EIO",
     "EOF",

@@ -33,7 +33,7 @@ LS_SCHEMA_VERSION = 1
 ERROR_SCHEMA_VERSION = 1
 
 
-PaneStateName = typing.Literal["prompt", "running", "hidden_input", "tui", "exited"]
+PaneStateName = typing.Literal["prompt", "continuation", "running", "hidden_input", "tui", "exited"]
 
 
 class PaneSummary(msgspec.Struct, kw_only=True):

@@ -14,14 +14,19 @@
                   whichever program asked (checked first: ``sudo`` or the
                   shell's own ``read -s`` alike).
 ``prompt``        the shell holds the foreground and waits for a command line
-                  (its primary prompt or a continuation prompt; see
-                  :func:`shell_holder` for what ``run`` asks of it).
-``running``       a command runs: another program holds the foreground in a
-                  line-oriented tty (``cat``, ``make``), or the shell itself
-                  runs one (a builtin, between C and D).
+                  at its primary prompt (see :func:`shell_holder` for what
+                  ``run`` asks of it).
+``continuation``  the shell waits for the rest of an unfinished command line
+                  (a continuation prompt, PS2, marked ``A;k=s``): not idle,
+                  and ``run`` refuses it.
+``running``       a command runs: another program holds the foreground
+                  (``cat``, ``make``, ``tail -f``, or a line REPL such as
+                  python3, whose line editor keeps the tty's signals on), or
+                  the shell itself runs one (a builtin, between C and D).
 ``tui``           a program drives the screen itself: the alternate screen is
-                  up, or a non-shell program put the tty in raw mode (vim,
-                  less, top, a readline REPL such as python3).
+                  up, or a non-shell program put the tty in raw mode (ICANON
+                  and ISIG off: vim, fzf). A pager kept on the main screen
+                  (``less -X``) keeps ISIG on and reads as ``running``.
 
 ``program`` is the foreground program's name (``comm``: ``bash``, ``vim``,
 ``python3``), None once the pane exited or when the server does not say.
@@ -44,11 +49,12 @@ if TYPE_CHECKING:
     from phux.wire.frames import Foreground
 
 PROMPT = "prompt"
+CONTINUATION = "continuation"
 RUNNING = "running"
 HIDDEN_INPUT = "hidden_input"
 TUI = "tui"
 EXITED = "exited"
-STATES = (PROMPT, RUNNING, HIDDEN_INPUT, TUI, EXITED)
+STATES = (PROMPT, CONTINUATION, RUNNING, HIDDEN_INPUT, TUI, EXITED)
 
 SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "ash", "yash", "posh"})
 """Programs that are a POSIX-ish (or fish) shell reading command lines."""
@@ -68,11 +74,25 @@ def _alternate(engine: Terminal | ShellView | None) -> bool:
     return bool(engine is not None and engine.alternate)
 
 
+def _at_prompt(phase: str) -> str:
+    """The state the marks alone say (no foreground to go by)."""
+    if phase == "continuation":
+        return CONTINUATION
+    return PROMPT if phase == "prompt" else RUNNING
+
+
 def foreground_is_shell(pid: int, fg: Foreground | None) -> bool:
-    """The pane's own shell (pid ``pid``) holds the foreground, or another shell does."""
+    """A shell holds the foreground: the pane's own (pid ``pid``) or another one.
+
+    The name decides, not the pid: a pane made with ``-- tail -f build.log`` holds its
+    own foreground with a program that reads no command line. Only a group whose
+    program is unknown (its leader gone, /proc unreadable) is taken for the pane's
+    shell when it is the pane's own."""
     if fg is None:
         return False
-    return fg.pgrp == pid or fg.name in SHELLS
+    if fg.name:
+        return fg.name in SHELLS
+    return fg.pgrp == pid
 
 
 def project(pane: Pane, engine: Terminal | None) -> tuple[str | None, str]:
@@ -97,7 +117,7 @@ def project_parts(
         # An older server (or /proc unreadable): the engine alone.
         if _alternate(engine):
             return None, TUI
-        return None, PROMPT if phase in ("prompt", "continuation") else RUNNING
+        return None, _at_prompt(phase)
     program = fg.name or None
     if not fg.echo and fg.canonical:
         return program, HIDDEN_INPUT
@@ -107,11 +127,13 @@ def project_parts(
         # The marks are the pane's own shell's: a shell started inside it (which
         # the outer one runs as a command) reads command lines, whatever they say.
         own = fg.pgrp == pid
+        if own and phase == "continuation":
+            return program, CONTINUATION
         return program, RUNNING if own and phase == "running" else PROMPT
     if fg.name in REMOTE:
         if _alternate(engine):
             return program, TUI
-        return program, PROMPT if phase in ("prompt", "continuation") else RUNNING
-    if _alternate(engine) or not fg.canonical:
+        return program, _at_prompt(phase)
+    if _alternate(engine) or not (fg.canonical or fg.isig):
         return program, TUI
     return program, RUNNING

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
     from phux.client.shell_scan import ShellView
-    from phux.engine import ScreenState
+    from phux.engine import ScreenState, Terminal
     from phux.wire.frames import Foreground
 
 # Rows of rendered output kept in memory at most (the "history limit" of run).
@@ -274,9 +274,18 @@ def _render_engine(
     points = sorted(resizes or [])
     pos = 0
     bounds = [o for o, _, _ in points] + [len(data)]
+    clears = [m.start() for m in _CLEAR.finditer(data)]
     for index, stop in enumerate(bounds):
         while pos < stop:
             end = min(stop, pos + _FEED_SLICE)
+            if clears and clears[0] < end:
+                end = max(clears.pop(0), pos)
+                # The screen is about to be erased (`clear`): what it shows now is
+                # output too, kept as if it had scrolled off.
+                engine.feed(data[pos:end])
+                pos = end
+                _keep_screen(engine, all_rows, all_wrapped)
+                continue
             engine.feed(data[pos:end])
             pos = end
             if engine.history_size >= _ENGINE_HISTORY // 2:
@@ -291,6 +300,23 @@ def _render_engine(
         if index < len(points):
             _, new_cols, new_rows = points[index]
             engine.resize(max(new_cols, 1), max(new_rows, 1))
+    _keep_screen(engine, all_rows, all_wrapped)
+    if len(all_rows) > RUN_HISTORY_ROWS:
+        cut = len(all_rows) - RUN_HISTORY_ROWS
+        del all_rows[:cut]
+        del all_wrapped[:cut]
+        dropped = True
+    lines = _join_logical(all_rows, all_wrapped)
+    return "\n".join(lines), dropped
+
+
+_CLEAR = re.compile(rb"\x1b\[[23]J|\x1bc")
+"""Erase the whole display (ED 2, ED 3: `clear`) or reset the terminal (RIS)."""
+
+
+def _keep_screen(engine: Terminal, all_rows: list[str], all_wrapped: list[bool]) -> None:
+    """Append the engine's history, then its screen's rows down to the last one written
+    (or the cursor's, when it is past the row's start)."""
     h_rows, h_wrapped = engine.drain_history()
     all_rows += h_rows
     all_wrapped += h_wrapped
@@ -305,8 +331,6 @@ def _render_engine(
     last = max(last, cursor.y if cursor.x > 0 else cursor.y - 1)
     all_rows += screen_rows[: last + 1]
     all_wrapped += [y in wrapped_set for y in range(last + 1)]
-    lines = _join_logical(all_rows, all_wrapped)
-    return "\n".join(lines), dropped
 
 
 def _status_code(status: ExitStatus | None) -> int:
@@ -556,7 +580,7 @@ def _holder_text(
             f"the pane waits for hidden input ({name} turned echo off: a password or "
             "`read -s` prompt)"
         )
-    if fg is not None and not own_shell and fg.name not in SHELLS | REMOTE:
+    if fg is not None and (fg.name or not own_shell) and fg.name not in SHELLS | REMOTE:
         kind = "a full-screen program" if state == TUI else "a running program"
         return path, f"{name} holds the pane ({kind}), not the shell"
     if view.alternate:
@@ -615,6 +639,7 @@ def run_command(
     if not pane.alive:
         raise TerminalGone(f"terminal {pane.id} has exited")
     client.used(pane, deadline)
+    _refuse_own_job(pane, force)
     lock = RunLock(client.local_anchor, pane.terminal)
     shown = command_line(command, pane.foreground.name if pane.foreground else None)
     try:
@@ -629,6 +654,25 @@ def run_command(
         return _run_locked(client, pane, command, run_deadline, started, force)
     finally:
         lock.release()
+
+
+def _refuse_own_job(pane: Pane, force: bool) -> None:
+    """``run .`` called by the command the pane runs (a script an agent ran there): the
+    pane comes back to its prompt only once this call returns, and a run that typed
+    that command holds the pane's run lock until then. Refused at once, never waited."""
+    fg = pane.foreground
+    if force or fg is None or os.environ.get("PHUX_TERMINAL") != str(pane.terminal):
+        return
+    if fg.pgrp != os.getpgrp():
+        return  # not the pane's foreground job (a background job may wait its turn)
+    from phux.client.errors import PaneBusy
+
+    raise PaneBusy(
+        f"not typing into {pane.id}: run was called from inside it, by the command it is "
+        "running (its prompt comes back only after this run ends)",
+        holder=fg.name,
+        state="running",
+    )
 
 
 def _run_locked(
@@ -756,14 +800,6 @@ def _marks_seen(mirror: Mirror) -> bool:
     return bool(key) and raw.find(b";phux_k=" + key.encode(), checkpoint) >= 0
 
 
-def _integration_off(mirror: Mirror) -> bool:
-    """A user file turned the pane's integration off: no marks will come."""
-    if mirror.engine is not None:
-        return str(getattr(mirror.engine, "integration", "none")) == "off"
-    key = mirror.mark_key or ""
-    return bool(key) and b"\x1b]133;I;off;phux_k=" + key.encode() in (mirror.raw or b"")
-
-
 def _ms_since(t: float) -> int:
     return max(0, int((time.monotonic() - t) * 1000))
 
@@ -871,21 +907,21 @@ def _await_unmarked(
     """A young pane whose program phux did not integrate may not have drawn its first
     prompt yet: wait for output that then settles (up to ``_FIRST_PROMPT_QUIET`` once
     it printed), so that the markers are not typed into a shell still starting."""
+    from phux.client.pane_state import foreground_is_shell
+
     fg = pane.foreground
     if fg is not None and fg.pgrp != pane.pid:
         return
+    if fg is not None and not foreground_is_shell(pane.pid, fg):
+        # Not a shell (`-- sleep 600` may never print): nothing to await. (A shell phux
+        # integrated is awaited in _await_first_prompt even so: a listing taken before
+        # its exec names the server's own program.)
+        return
     if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
         return
-    # A pane the server integrated announces its shell (spec/shell-integration.md,
-    # "The announce"): wait for the first prompt, not for quiet.
-    keyed = bool(mirror.mark_key)
     try:
         while not _marks_seen(mirror) and mirror.alive:
-            if keyed:
-                if _integration_off(mirror):
-                    return
-                wake = deadline
-            elif mirror.next_seq > 0:
+            if mirror.next_seq > 0:
                 quiet_at = mirror.last_output + _FIRST_PROMPT_QUIET
                 if time.monotonic() >= quiet_at:
                     return
@@ -940,6 +976,7 @@ def _run_integrated(
     else:
         data = line.replace("\n", "\r").encode() + b"\r"
         prompts_needed = len(lines)
+    _check_canonical_lines(mirror, pane, data, shell)
     scanner = MarkScanner(mirror.cols, mirror.rows, mirror.mark_key)
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
@@ -999,7 +1036,7 @@ def _run_integrated(
             if foreign_wake is not None:
                 wake = wake.earliest(foreign_wake)
                 foreign_wake = None
-            fish_watch = shell == "fish" and interrupted_at is None and not scanner.marks
+            fish_watch = shell == "fish" and interrupted_at is None and _only_redraws(scanner.marks)
             if fish_watch and mirror.last_output > submitted:
                 # Counted from fish's last output after the Enter, not from the Enter:
                 # a fish that has not read it yet (descheduled on a loaded machine)
@@ -1011,13 +1048,26 @@ def _run_integrated(
                 client.pump(wake)
             except DeadlineExceeded:
                 if deadline.expired():
-                    raise RunTimedOut(line, _ms_since(submitted), _screen(mirror, pane)) from None
+                    # From the call, as --timeout counts, not from the Enter.
+                    raise RunTimedOut(line, _ms_since(started), _screen(mirror, pane)) from None
                 if (
                     fish_watch
-                    and not scanner.marks
+                    and _only_redraws(scanner.marks)
                     and submitted < mirror.last_output <= time.monotonic() - _FISH_GRACE
                     and _fish_waits(client, pane, deadline)
                 ):
+                    message = _fish_rejection(scanner)
+                    if message:
+                        # fish did not run the line (a syntax error): it printed why and
+                        # drew its prompt again with the line still in its editor.
+                        _clear_fish_line(client, pane, scanner, deadline)
+                        return RunOutcome(
+                            command=line,
+                            exit_code=2,
+                            output=message,
+                            duration_ms=_ms_since(submitted),
+                            truncated=False,
+                        )
                     client.write(pane, b"\x03", deadline)
                     interrupted_at = time.monotonic()
                     interrupts = 1
@@ -1151,6 +1201,41 @@ def _fish_waits(client: Client, pane: Pane, deadline: Deadline) -> bool:
     return bool(now.alive and fg is not None and fg.pgrp == now.pid and not fg.canonical)
 
 
+def _only_redraws(marks: list[Mark]) -> bool:
+    """No mark since the Enter but B: fish redrew its prompt (no new prompt cycle, no
+    command started), as it does after rejecting a line."""
+    return all(m.kind == "B" for m in marks)
+
+
+def _fish_rejection(scanner: MarkScanner) -> str:
+    """What fish printed between the Enter and its prompt drawn again ("" when it
+    printed nothing: an unfinished line, which it keeps editing on a new row). The
+    row the prompt is drawn on is fish's, not the message's."""
+    marks = scanner.marks
+    if not marks:
+        return ""
+    buf = scanner.buf
+    newline = buf.find(b"\n")  # the Enter: the typed line ends there
+    stop = marks[0].start
+    if newline < 0 or scanner.base + newline >= stop:
+        return ""
+    text, _ = scanner.render(scanner.base + newline + 1, stop)
+    rows = text.rstrip("\n").split("\n")[:-1]  # the last: the prompt, drawn again
+    return "\n".join(rows).strip("\n")
+
+
+def _clear_fish_line(client: Client, pane: Pane, scanner: MarkScanner, deadline: Deadline) -> None:
+    """C-c: fish drops the line it kept and draws its prompt again (a B mark)."""
+    since = len(scanner.marks)
+    client.write(pane, b"\x03", deadline)
+    limit = deadline.earliest(Deadline.after(_INTERRUPT_GRACE))
+    while _redrawn(scanner, since) is None:
+        try:
+            client.pump(limit)
+        except DeadlineExceeded:
+            return  # the line is cleared once fish reads the C-c; the prompt may come later
+
+
 def _integrated_outcome(
     scanner: MarkScanner, line: str, own: str, submitted: float | None, prompts_needed: int
 ) -> RunOutcome:
@@ -1214,6 +1299,30 @@ def _echo_end(scanner: MarkScanner, line: str, d_mark: Mark) -> int:
     return start
 
 
+CANONICAL_LINE_MAX = 4095
+"""Bytes a line may hold, its end included, in the tty's canonical mode (Linux's n_tty
+keeps 4095 and drops the rest of a longer line but its end: another command runs)."""
+
+
+def _check_canonical_lines(mirror: Mirror, pane: Pane, data: bytes, shell: str | None) -> None:
+    """Refuse, before typing, a line the tty's canonical mode would cut: a shell with no
+    line editor of its own (dash, sh, bash --noediting) lets the kernel collect it."""
+    fg = mirror.foreground_of(pane)
+    if fg is None or not fg.canonical:
+        return  # the shell's editor reads keys one by one: any length
+    longest = max(len(part) + 1 for part in data.replace(b"\n", b"\r").split(b"\r"))
+    if longest <= CANONICAL_LINE_MAX:
+        return
+    from phux.client.errors import InvalidArgument
+
+    raise InvalidArgument(
+        f"not typing into {pane.id}: a line of the command is {longest} bytes and "
+        f"{shell or 'the shell'} reads it in the tty's canonical mode, which keeps at "
+        f"most {CANONICAL_LINE_MAX} (the rest would be cut and another command run)",
+        remedy="put the command in a script file and run that, or split it into lines",
+    )
+
+
 def _screen(mirror: Mirror, pane: Pane) -> ScreenState | None:
     engine = mirror.engine
     return engine.project(pane=pane.terminal) if engine is not None else None
@@ -1244,11 +1353,11 @@ def _run_markers(
     scanner = MarkerScanner(token, mirror.cols, mirror.rows)
     submitted: float | None = None
 
-    def gave_up() -> RunTimedOut:
-        since = submitted if submitted is not None else started
-        return RunTimedOut(line, _ms_since(since), _timeout_screen(scanner, pane.terminal))
+    def gave_up() -> RunTimedOut:  # from the call, as --timeout counts, not from the Enter
+        return RunTimedOut(line, _ms_since(started), _timeout_screen(scanner, pane.terminal))
 
     wrapped = wrap_fish(line, token) if shell == "fish" else wrap_command(line, token)
+    _check_canonical_lines(mirror, pane, wrapped.encode(), shell)
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
     mirror.gap_hooks.append(scanner.gap)

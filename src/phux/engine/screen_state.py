@@ -28,7 +28,7 @@ Keys added to the seed's shape:
   pane is doing, when the reader knows (``phux snapshot`` and ``wait`` do; a
   bare engine does not). ``program`` is the foreground program's name
   (``bash``, ``vim``), absent when unknown or once the pane exited; ``state``
-  is ``prompt``, ``running``, ``hidden_input``, ``tui`` or ``exited``
+  is ``prompt``, ``continuation``, ``running``, ``hidden_input``, ``tui`` or ``exited``
   (``phux.client.pane_state`` says how each is decided).
 
 ``styles`` and ``cells`` are absent (not ``null``) when not requested,
@@ -138,7 +138,9 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     wrapped: list[int]
     alternate: bool
     program: str | None = None
-    state: Literal["prompt", "running", "hidden_input", "tui", "exited"] | None = None
+    state: Literal["prompt", "continuation", "running", "hidden_input", "tui", "exited"] | None = (
+        None
+    )
 
 
 def screen_state(data: Data) -> ScreenState:

@@ -779,8 +779,9 @@ LS_DOC = (
     '{"sessions": [{"name", "window_count", "attached_client_count", "exited", "panes": [{"id", '
     '"window", "window_name", "index", "cols", "rows", "tags", "title", "cwd", "program", '
     '"state"}]}]}, sorted by name; a pane\'s program is its foreground program, its state '
-    "prompt | running | hidden_input | tui | exited. exited is true for a session whose "
-    "panes all exited and that the server still keeps (its name still reaches them). "
+    "prompt | continuation | running | hidden_input | tui | exited. exited is true for a "
+    "session whose panes all exited and that the server still keeps (its name still reaches "
+    "them). "
     "Note: these are the raw counts; the CLI's `ls --json` calls them windows/attached. "
     "Returns at once (at most 30 s against a wedged server)."
 )
@@ -788,12 +789,13 @@ LS_DOC = (
 SNAPSHOT_DOC = (
     "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
     "cursor, lines, scrollback, title, wrapped, alternate, styles when asked, program = the "
-    "foreground program, state = prompt | running | hidden_input | tui | exited). Side-effect-"
-    "free: never attaches or resizes, and the session's active pane stays. target is optional "
-    "(default: `.`). scrollback: absent = viewport only, 0 = all retained history, N = the "
-    "newest N history rows; empty while alternate is true (a full-screen program: history "
-    "belongs to the main screen). cells=true adds `styles`: runs of styled text {row, col, "
-    "width, text, semantic?, style} with only the non-default SGR flags and colours "
+    "foreground program, state = prompt | continuation | running | hidden_input | tui | "
+    "exited). Side-effect-free: never attaches or resizes, and the session's active pane "
+    "stays. target is optional (default: `.`). scrollback: absent = viewport only, 0 = all "
+    "retained history, N = the newest N history rows; empty while alternate is true (a "
+    "full-screen program: history belongs to the main screen). cells=true adds `styles`: "
+    "runs of styled text {row, col, width, text, semantic?, style} with only the "
+    "non-default SGR flags and colours "
     "(schema_version=3 gives the old per-cell `cells` instead, for one version). Repeated "
     "snapshots of a pane are served from a warm local mirror. Returns at once (at most 30 s). "
     + _TARGET_GRAMMAR

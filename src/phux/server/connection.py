@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import select
 import socket
@@ -116,6 +117,23 @@ def peer_credentials(sock: trio.socket.SocketType) -> tuple[int, int, int]:
     raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, gid = struct.unpack("3i", raw)
     return pid, uid, gid
+
+
+_SIZED = itertools.count(1)
+"""Orders the primaries' sizes: the most recent one set wins (Subscription.sized_at)."""
+
+
+def give_size_back(leaving: Subscription) -> None:
+    """A primary left (unsubscribed, or its connection closed) while the terminal has its
+    size: the terminal takes the size of the most recent primary still subscribed, so the
+    window that remains is filled again (tmux's rule: the clients attached decide)."""
+    term = leaving.terminal
+    if leaving.size is None or not term.alive or term.size != leaving.size:
+        return  # not a primary's size, or someone resized it since: theirs stands
+    sized = [s for s in term.subscribers if s.role is Role.PRIMARY and s.size is not None]
+    if sized:
+        cols, rows = max(sized, key=lambda s: s.sized_at).size or leaving.size
+        term.resize(cols, rows)
 
 
 def _closed_frame(term: Terminal) -> bytes:
@@ -278,6 +296,7 @@ class ClientConnection:
         for sub in self.subs.values():
             if sub in sub.terminal.subscribers:
                 sub.terminal.subscribers.remove(sub)
+                give_size_back(sub)
         self.subs.clear()
         for msub in self.meta_subs.values():
             state.meta.subscriptions.discard(msub)
@@ -529,6 +548,10 @@ class ClientConnection:
         term = self.state.get_alive(frame.terminal)
         check_size(frame.cols, frame.rows)
         term.resize(frame.cols, frame.rows)
+        mine = self.subs.get(term.id)
+        if mine is not None and mine.role is Role.PRIMARY:
+            # The primary's window changed: the size to give back when a later one leaves.
+            mine.size, mine.sized_at = (frame.cols, frame.rows), next(_SIZED)
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _send_signal(self, frame: SendSignal) -> None:
@@ -598,8 +621,10 @@ class ClientConnection:
             raise RequestError(ErrorCode.INVALID_COMMAND, f"unknown role {frame.role}") from None
         if (frame.cols is None) != (frame.rows is None):
             raise RequestError(ErrorCode.INVALID_COMMAND, "cols and rows go together")
+        size: tuple[int, int] | None = None
         if role is Role.PRIMARY and frame.cols is not None and frame.rows is not None:
             check_size(frame.cols, frame.rows)
+            size = (frame.cols, frame.rows)
             if term.alive:
                 term.resize(frame.cols, frame.rows)
         wants_state = self.minor >= MINOR_TERMINAL_STATE
@@ -613,6 +638,8 @@ class ClientConnection:
             # A client of an older minor cannot have meant the field (nor place the frame).
             wants_input=frame.input and self.minor >= MINOR_AUDIT,
         )
+        if size is not None:
+            sub.size, sub.sized_at = size, next(_SIZED)
         term.subscribers.append(sub)
         self.subs[term.id] = sub
         self.outbox.push_bootstrap(sub, frame.request_id)
@@ -625,6 +652,7 @@ class ClientConnection:
             )
         if sub in sub.terminal.subscribers:
             sub.terminal.subscribers.remove(sub)
+            give_size_back(sub)
         self.outbox.drop(sub, keep_bootstrap=True)
         self.outbox.push(Ok(request_id=frame.request_id))
 

@@ -23,8 +23,9 @@ MAX_CMDLINE_BYTES = 4096
 _MAX_SCAN = 256
 """Processes looked at when a group's leader has gone and another member is sought."""
 
-Key = tuple[int, str, bool, bool]
-"""What a change is judged by: pgrp, name, echo, canonical (argv is read only when it changes)."""
+Key = tuple[int, str, bool, bool, bool]
+"""What a change is judged by: pgrp, name, echo, canonical, isig (argv is read only when
+it changes)."""
 
 
 def _stat(pid: int) -> tuple[str, str, int] | None:
@@ -125,20 +126,21 @@ def read_key(master_fd: int, session_pid: int) -> tuple[Key, int] | None:
     pid, name = member if member is not None else (pgrp, "")
     echo = bool(lflag & termios.ECHO)
     canonical = bool(lflag & termios.ICANON)
-    return (pgrp, name, echo, canonical), pid
+    isig = bool(lflag & termios.ISIG)  # off: raw mode (vim, fzf), not a line editor (readline)
+    return (pgrp, name, echo, canonical, isig), pid
 
 
 def build(key: Key, pid: int, *, settled: bool = True) -> Foreground | None:
     """The record for ``key``, with the argv of ``pid`` (none when no member was found).
     Not ``settled``: None while ``pid`` is caught in exec (see :func:`read_argv`), so
     that the caller looks again rather than report the new name with no arguments."""
-    pgrp, name, echo, canonical = key
+    pgrp, name, echo, canonical, isig = key
     argv = read_argv(pid) if name else []
     if argv is None:
         if not settled:
             return None
         argv = []
-    return Foreground(pgrp=pgrp, name=name, argv=argv, echo=echo, canonical=canonical)
+    return Foreground(pgrp=pgrp, name=name, argv=argv, echo=echo, canonical=canonical, isig=isig)
 
 
 def read_foreground(master_fd: int, session_pid: int) -> Foreground | None:

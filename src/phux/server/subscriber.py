@@ -85,6 +85,10 @@ class Subscription:
     """The client's minor has TERMINAL_STATE: it gets the terminal's state changes."""
     wants_input: bool = False
     """SUBSCRIBE asked for INPUT_WRITTEN (1.3): the bytes written to the PTY."""
+    size: tuple[int, int] | None = None
+    """A primary's window: the size it subscribed with or last resized to (L1.md §5)."""
+    sized_at: int = 0
+    """When ``size`` was set (a server-wide counter): the most recent primary wins."""
 
     def push_output(self, chunk: Chunk) -> None:
         if self.state is SubState.LIVE:

@@ -106,8 +106,9 @@ class Foreground(Record):
     Read from the PTY and /proc when the server sends it, never parsed from
     output. ``name`` is the command name (``comm``) of the group's leader, or
     of another live member once the leader has exited ("" when none is found),
-    ``argv`` that process's arguments (capped; may be empty), ``echo`` and
-    ``canonical`` the tty's ECHO and ICANON modes (spec/L1.md §8.1).
+    ``argv`` that process's arguments (capped; may be empty), ``echo``,
+    ``canonical`` and ``isig`` the tty's ECHO, ICANON and ISIG modes
+    (spec/L1.md §8.1; ``isig`` since 1.3, true from a server that omits it).
     """
 
     pgrp: U32
@@ -115,6 +116,7 @@ class Foreground(Record):
     argv: list[str] = field(default_factory=list)
     echo: bool
     canonical: bool
+    isig: bool = True
 
 
 class AuditRecord(Record):
