@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phux.client.pane_state import project, project_parts
+from phux.client.pane_state import project, project_parts, unmarked_prompt
 from phux.client.selectors import Pane
 from phux.client.shell_scan import ShellView
 from phux.wire.frames import Foreground
@@ -27,7 +27,10 @@ SHELL_AT_READLINE = fg("bash", PID, echo=False, canonical=False)
         (SHELL_AT_READLINE, ShellView("prompt"), ("bash", "prompt")),
         (SHELL_AT_READLINE, ShellView("none"), ("bash", "prompt")),
         (fg("dash", PID), ShellView("prompt"), ("dash", "prompt")),
-        (SHELL_AT_READLINE, ShellView("running"), ("bash", "running")),
+        # A C with no D while readline is up: the hooks that print D are gone, and
+        # run types its markers there (unmarked_prompt).
+        (SHELL_AT_READLINE, ShellView("running"), ("bash", "prompt")),
+        (fg("bash", PID), ShellView("running"), ("bash", "running")),  # a builtin runs
         (SHELL_AT_READLINE, ShellView("continuation"), ("bash", "continuation")),  # PS2
         (
             fg("ssh", echo=False, canonical=False),
@@ -57,3 +60,28 @@ def test_states(foreground: Foreground | None, view: ShellView, want: tuple[str,
 def test_exited() -> None:
     pane = Pane(terminal=1, alive=False, cols=80, rows=24, pid=PID)
     assert project(pane, None) == (None, "exited")
+
+
+def entered(phase: str) -> ShellView:
+    view = ShellView(phase)
+    view.prompt_entered = True
+    return view
+
+
+@pytest.mark.parametrize(
+    ("foreground", "view", "want"),
+    [
+        (SHELL_AT_READLINE, ShellView("running"), True),  # hooks gone, exec bash
+        (fg("bash", PID), ShellView("running"), False),  # a builtin runs
+        (fg("bash", 300, canonical=False), ShellView("running"), False),  # not its own shell
+        (SHELL_AT_READLINE, ShellView("prompt"), False),
+        (SHELL_AT_READLINE, entered("prompt"), False),  # a line editor redraws with marks
+        (SHELL_AT_READLINE, entered("continuation"), True),  # PS2's marks left behind
+        (fg("fish", PID, canonical=False), entered("continuation"), False),
+        (fg("dash", PID), entered("prompt"), True),  # PS1 replaced
+        (fg("dash", PID), ShellView("prompt"), False),
+        (None, ShellView("running"), False),
+    ],
+)
+def test_unmarked_prompt(foreground: Foreground | None, view: ShellView, want: bool) -> None:
+    assert unmarked_prompt(PID, foreground, view) is want

@@ -222,17 +222,22 @@ def test_norc_and_rcfile(host: ShellHost) -> None:
     assert pane.screen()[-1] == "other>"
 
 
-def test_hooks_removed_at_the_prompt_leave_no_half_command(host: ShellHost) -> None:
-    home = host.make_home("removed", {".bashrc": "PS1='$ '\n"})
+@pytest.mark.parametrize(
+    "line", ["PROMPT_COMMAND=", "unset PROMPT_COMMAND", "PROMPT_COMMAND=(x=1)"]
+)
+def test_hooks_removed_at_the_prompt_leave_no_half_command(host: ShellHost, line: str) -> None:
+    home = host.make_home(
+        "removed-" + "".join(c for c in line if c.isalnum()), {".bashrc": "PS1='$ '\n"}
+    )
     pane = host.spawn(["bash"], env={"HOME": str(home)})
     pane.wait_prompt(1)
-    pane.command("PROMPT_COMMAND=")
+    pane.command(line)
     pane.command("false")
-    # PS1 keeps its marks, but with no hook to print D, no C is printed either.
-    # The command that removed them gets its C but no D (the next prompt's A
-    # ends it); the ones after get neither.
-    assert command_marks(pane.data) == ["C PROMPT_COMMAND="]
-    assert pane.prompts() == 3
+    pane.command("(exit 3)")
+    # PS1 keeps its marks, and its A piece prints the D the prompt hook did not
+    # (and puts the hooks back when PROMPT_COMMAND was emptied or unset).
+    assert command_marks(pane.data) == [f"C {line}", "D 0", "C false", "D 1", "C (exit 3)", "D 3"]
+    assert pane.prompts() == 4
 
 
 def test_strict_user_settings_and_aliases_do_not_break_the_hooks(host: ShellHost) -> None:

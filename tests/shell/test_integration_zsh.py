@@ -135,13 +135,22 @@ def test_a_theme_that_rebuilds_the_prompt_in_precmd(host: ShellHost) -> None:
     assert command_marks(pane.data) == ["C sh -c 'exit 7'", "D 7", "C true", "D 0"]
 
 
-def test_hooks_removed_at_the_prompt_leave_no_half_command(host: ShellHost) -> None:
-    home = host.make_home("removed", {".zshrc": "PS1='$ '\n"})
+@pytest.mark.parametrize(
+    "line",
+    ["precmd_functions=()", "preexec_functions=()", "precmd_functions=() preexec_functions=()"],
+)
+def test_hooks_removed_at_the_prompt_come_back(host: ShellHost, line: str) -> None:
+    home = host.make_home(
+        "removed-" + "".join(c for c in line if c.isalpha()), {".zshrc": "PS1='$ '\n"}
+    )
     pane = host.spawn(["zsh"], env={"HOME": str(home)})
     pane.wait_prompt(1)
-    pane.command("precmd_functions=()")
+    pane.command(line)
     pane.command("false")
-    # The command that removed them gets its C but no D (the next prompt's A
-    # ends it); the ones after get neither.
-    assert command_marks(pane.data) == ["C precmd_functions=()"]
-    assert pane.prompts() == 3
+    pane.command("(exit 3)")
+    # Each hook puts the others back, and so does the zle hook run when Enter
+    # accepts a line: only the command that removed the precmd hook has no D
+    # (the next prompt's A ends it with an unknown status).
+    removed = [f"C {line}"] if "precmd" in line else [f"C {line}", "D 0"]
+    assert command_marks(pane.data) == [*removed, "C false", "D 1", "C (exit 3)", "D 3"]
+    assert pane.prompts() == 4

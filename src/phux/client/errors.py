@@ -176,8 +176,19 @@ class RunTimedOut(PhuxError):
     exit_code = 125
     remedy = "raise --timeout, or drive long programs with send-keys and wait"
 
-    def __init__(self, command: str, duration_ms: int, screen: object | None = None) -> None:
-        super().__init__(f"gave up after {duration_ms} ms waiting for the command to finish")
+    def __init__(
+        self,
+        command: str,
+        duration_ms: int,
+        screen: object | None = None,
+        reason: str | None = None,
+    ) -> None:
+        why = reason or "waiting for the command to finish"
+        super().__init__(
+            f"gave up after {duration_ms} ms: {why}"
+            if reason
+            else f"gave up after {duration_ms} ms {why}"
+        )
         self.command = command
         self.duration_ms = duration_ms
         self.screen = screen

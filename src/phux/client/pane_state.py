@@ -81,6 +81,57 @@ def _at_prompt(phase: str) -> str:
     return PROMPT if phase == "prompt" else RUNNING
 
 
+def prompt_entered(engine: Terminal | ShellView | None) -> bool:
+    """The last prompt's line was entered and nothing was marked since: the cursor is
+    below the logical line its B mark ends (a shell without a line editor, dash, that
+    prints its marks at every prompt has run it, or drawn a prompt of its own)."""
+    if engine is None:
+        return False
+    entered = getattr(engine, "prompt_entered", None)
+    if isinstance(entered, bool):  # a ShellView
+        return entered
+    screen = getattr(engine, "screen", None)
+    shell = getattr(screen, "shell", None)
+    if screen is None or shell is None or shell.phase not in ("prompt", "continuation"):
+        return False
+    if not shell.cycle:
+        return False
+    kind, row, _ = shell.cycle[-1]
+    if kind != "B":
+        return False
+    return bool(screen.scrolled_off + screen.cursor.y > shell.logical_end(row))
+
+
+def unmarked_prompt(pid: int, fg: Foreground | None, engine: Terminal | ShellView | None) -> bool:
+    """The pane's own shell reads a command line at a prompt its hooks did not mark
+    (hooks replaced for good, ``exec bash``), by the kernel's facts against the marks:
+
+    * a line editor is up (the tty is not canonical: readline, zle, fish's) though the
+      marks say a command runs (a C with no D): the hooks that print D are gone;
+    * the last marked prompt's line was entered and nothing was marked since
+      (:func:`prompt_entered`): the PS1 that prints the marks was replaced (dash,
+      whose D is in PS1; bash after a marker run left PS2's marks behind). A
+      builtin that reads (``read``) looks the same in dash.
+
+    Call it once the output has settled: the marks of a prompt being drawn may still
+    be on their way."""
+    if fg is None or fg.pgrp != pid:
+        return False
+    phase = shell_phase(engine)
+    if phase == "running":
+        return not fg.canonical
+    if phase in ("prompt", "continuation"):
+        # (bash and dash keep the marks of PS2 when PS1 was replaced: a marker run's
+        # two-line command leaves a marked continuation prompt behind it.) fish edits
+        # a command of several lines in place, below its prompt, with no marks.
+        # A line editor (not canonical) at a primary prompt redraws it with marks
+        # when its hooks run at all: only a continuation prompt is left behind.
+        if not fg.canonical and (phase != "continuation" or fg.name == "fish"):
+            return False
+        return prompt_entered(engine)
+    return False
+
+
 def foreground_is_shell(pid: int, fg: Foreground | None) -> bool:
     """A shell holds the foreground: the pane's own (pid ``pid``) or another one.
 
@@ -127,9 +178,14 @@ def project_parts(
         # The marks are the pane's own shell's: a shell started inside it (which
         # the outer one runs as a command) reads command lines, whatever they say.
         own = fg.pgrp == pid
-        if own and phase == "continuation":
+        # A C with no D while the shell's line editor is up: the hooks that mark its
+        # prompts are gone, and `run` takes its marker path there (unmarked_prompt).
+        running = own and phase == "running" and fg.canonical
+        # A continuation prompt, unless its marks were left behind by a PS1 that
+        # no longer prints any (the hooks gone: the shell reads a new command).
+        if own and phase == "continuation" and not unmarked_prompt(pid, fg, engine):
             return program, CONTINUATION
-        return program, RUNNING if own and phase == "running" else PROMPT
+        return program, RUNNING if running else PROMPT
     if fg.name in REMOTE:
         if _alternate(engine):
             return program, TUI

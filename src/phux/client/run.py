@@ -560,12 +560,17 @@ def _continuation(mark: Mark) -> bool:
 
 
 def _holder_text(
-    pane: Pane, mirror: Mirror, view: ShellView, force: bool
+    pane: Pane, mirror: Mirror, view: ShellView, force: bool, settled: bool = False
 ) -> tuple[str, str | None]:
     """``(path, refusal)``: ``path`` is "shell" (integration: marks seen, the pane's own
     shell holds the foreground) or "markers"; ``refusal`` says what holds the pane when
-    it is not at an idle shell prompt (None when it is, or with ``force``)."""
-    from phux.client.pane_state import REMOTE, SHELLS, TUI, project_parts
+    it is not at an idle shell prompt (None when it is, or with ``force``).
+
+    ``settled``: the output has been quiet since the foreground was read. Only then is a
+    prompt the shell's hooks did not mark (:func:`phux.client.pane_state.unmarked_prompt`:
+    hooks replaced for good, ``exec bash``) taken for one: ``run`` then types its markers,
+    which work in any shell. Before, the marks may just be on their way."""
+    from phux.client.pane_state import REMOTE, SHELLS, TUI, project_parts, unmarked_prompt
 
     fg = mirror.foreground_of(pane)
     phase = view.shell_phase
@@ -587,6 +592,10 @@ def _holder_text(
         return path, f"{name} shows a full-screen program (the alternate screen is up)"
     if path == "markers":
         return path, None
+    if unmarked_prompt(pane.pid, fg, view):
+        if settled:
+            return "markers", None
+        return path, "the shell's prompt carries no marks (its hooks were replaced?)"
     if phase == "continuation":
         return path, "the shell waits at a continuation prompt (an unfinished command line)"
     if phase == "running":
@@ -712,7 +721,7 @@ def _run_locked(
             limit = run_deadline.earliest(Deadline.after(_SETTLE_MAX))
             _settle(client, mirror, run_deadline, limit)
             view = _view(mirror)
-            path, refusal = _holder_text(pane, mirror, view, force)
+            path, refusal = _holder_text(pane, mirror, view, force, settled=True)
             # The shell holds the terminal but its marks say a command runs: it
             # may be about to print the command's end (a program just ended by
             # C-c or a signal; the shell not yet scheduled). Give it the rest of
@@ -725,7 +734,7 @@ def _run_locked(
                         raise
                     break
                 view = _view(mirror)
-                path, refusal = _holder_text(pane, mirror, view, force)
+                path, refusal = _holder_text(pane, mirror, view, force, settled=True)
         mirror.raw = None  # read: stop keeping the bytes
         if refusal is not None:
             from phux.client.errors import PaneBusy
@@ -1044,12 +1053,27 @@ def _run_integrated(
                 wake = deadline.earliest(Deadline(at=mirror.last_output + _FISH_GRACE))
             if interrupted_at is not None:
                 wake = deadline.earliest(Deadline(at=interrupted_at + _INTERRUPT_GRACE))
+            unmarked = interrupted_at is None and shell != "fish" and _ended_open(scanner)
+            if unmarked:
+                wake = wake.earliest(Deadline(at=mirror.last_output + _UNMARKED_QUIET))
             try:
                 client.pump(wake)
             except DeadlineExceeded:
                 if deadline.expired():
                     # From the call, as --timeout counts, not from the Enter.
                     raise RunTimedOut(line, _ms_since(started), _screen(mirror, pane)) from None
+                if unmarked and _back_unmarked(client, pane, mirror, deadline):
+                    raise RunTimedOut(
+                        line,
+                        _ms_since(started),
+                        _screen(mirror, pane),
+                        reason=(
+                            "the command ran, but the shell came back to its prompt without "
+                            "the marks that report its end (its prompt hooks were replaced, "
+                            "PROMPT_COMMAND and PS1 at once?): its exit status is unknown; "
+                            "the next run types markers"
+                        ),
+                    ) from None
                 if (
                     fish_watch
                     and _only_redraws(scanner.marks)
@@ -1077,6 +1101,32 @@ def _run_integrated(
         mirror.resize_hooks.remove(scanner.resize)
         mirror.gap_hooks.remove(scanner.gap)
     return _integrated_outcome(scanner, line, own, submitted, prompts_needed)
+
+
+_UNMARKED_QUIET = 0.5
+"""How long a shell back at its line editor after our C, with no D, stays quiet before
+``run`` takes it for one whose hooks the command removed."""
+
+
+def _ended_open(scanner: MarkScanner) -> bool:
+    """A C mark came, and nothing after it: the command runs, or ended unmarked."""
+    kinds = [m.kind for m in scanner.marks]
+    return "C" in kinds and kinds[-1] == "C"
+
+
+def _back_unmarked(client: Client, pane: Pane, mirror: Mirror, deadline: Deadline) -> bool:
+    """The pane's own shell holds the terminal with its line editor up (not canonical)
+    and the output has been quiet: it reads a new command line, unmarked."""
+    if not mirror.alive or time.monotonic() - mirror.last_output < _UNMARKED_QUIET:
+        return False
+    if mirror.foreground_known:
+        fg = mirror.foreground_of(pane)
+    else:  # no change reported since the subscription: ask
+        try:
+            fg = client.resolve(pane.id, deadline).foreground
+        except PhuxError:
+            return False
+    return fg is not None and fg.pgrp == pane.pid and not fg.canonical
 
 
 def _redrawn(scanner: MarkScanner, since: int) -> str | None:

@@ -32,6 +32,7 @@ class ShellView:
         "drawing",
         "integration",
         "pending_input",
+        "prompt_entered",
         "shell_phase",
     )
 
@@ -53,6 +54,9 @@ class ShellView:
         self.drawing = False
         """A prompt cycle began (a D mark, or the prompt's A) and its B is not drawn
         yet: the shell's prompt hooks run (``run`` waits for them)."""
+        # The last prompt's line was entered and nothing was marked since
+        # (phux.client.pane_state.prompt_entered); False for the plain case scan() reads.
+        self.prompt_entered = False
 
 
 def view_of_engine(engine: Terminal) -> ShellView:
@@ -66,6 +70,9 @@ def view_of_engine(engine: Terminal) -> ShellView:
     view.commands = list(getattr(engine, "commands", []))
     cycle = engine.screen.shell.cycle
     view.drawing = view.shell_phase == "prompt" and not any(step[0] == "B" for step in cycle)
+    from phux.client.pane_state import prompt_entered
+
+    view.prompt_entered = prompt_entered(engine)
     return view
 
 

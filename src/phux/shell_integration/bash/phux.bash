@@ -8,7 +8,9 @@
 #
 # Bytes (spec/shell-integration.md): before each prompt `133;D;<status>` when a
 # command ran, `7;file://host/cwd`; PS1 is wrapped in `133;A` .. `133;B`, PS2
-# in `133;A;k=s` .. `133;B`; PS0 prints `133;C;cmdline_url=<command>`.
+# in `133;A;k=s` .. `133;B`; PS0 prints `133;C;cmdline_url=<command>`. The D
+# and the hooks' re-install also live in PS1 and PS0, so that replacing
+# PROMPT_COMMAND (a bashrc sourced again) does not lose them.
 
 builtin set +o posix
 # The pane's key signs every mark (spec/shell-integration.md, "Signed marks"):
@@ -62,7 +64,7 @@ if \builtin shopt -q expand_aliases; then _phux_ea=1; else _phux_ea=; fi
 # A user file may have turned the integration off, or this may be a second load.
 if [[ ${PHUX_SHELL_INTEGRATION-} != 0 && -z ${_phux_loaded-} && $- == *i* ]]; then
 _phux_loaded=1
-_phux_ran=
+_phux_ran=0
 _phux_status=0
 _phux_cwd=
 _phux_cwd_url=
@@ -90,9 +92,9 @@ _phux_urlencode() {
 # Runs first in PROMPT_COMMAND: the status of the command just finished.
 _phux_prompt_start() {
     _phux_status=$?
-    if [[ -n $_phux_ran ]]; then
+    if ((_phux_ran)); then
         builtin printf '\e]133;D;%s;phux_k=%s\a' "$_phux_status" "$_phux_k"
-        _phux_ran=
+        _phux_ran=0
     fi
     if [[ $PWD != "$_phux_cwd" ]]; then
         _phux_urlencode "$PWD" /
@@ -109,9 +111,9 @@ _phux_prompt_start() {
 # it runs: the history entry is the command line, when bash recorded one.
 _phux_preexec() {
     local h
-    # Without the prompt hooks (PROMPT_COMMAND replaced at the prompt) no D
-    # would follow, and a C alone would read as a command that never ends.
-    _phux_installed || return 0
+    # A C mark only when a D will follow it, else it would read as a command
+    # that never ends: the D comes from the prompt hooks or from PS1's mark.
+    _phux_marking || return 0
     if [[ $1 != "$_phux_hist" ]]; then
         h=$(HISTTIMEFORMAT= \builtin history 1)
         h=${h#*[0-9][ *] }
@@ -123,11 +125,26 @@ _phux_preexec() {
     fi
 }
 
-_phux_a=$'\[\e]133;A;phux_k='$_phux_k$'\a\]'
+# What keeps the hooks alive when the user replaces PROMPT_COMMAND wholesale
+# (`PROMPT_COMMAND=...` in a bashrc sourced again, `unset PROMPT_COMMAND`) is
+# in PS0 and PS1, whose expansions run in the shell itself at every command
+# and every prompt, without a fork:
+# - D is in PS1's A piece too, printed there with PS1's `$?` (the command's:
+#   bash restores it after PROMPT_COMMAND) when the prompt hook did not print
+#   it first (_phux_ran is then still 1);
+# - `${PROMPT_COMMAND:=_phux_prompt_end}` puts the end hook back when
+#   PROMPT_COMMAND is unset or empty, and the end hook puts back the rest. It
+#   sits in the key of an empty associative array, so that it prints nothing.
+# A string assigned to an array PROMPT_COMMAND replaces only its element 0
+# (bash >= 5.1): the user's own, so that ours stay.
+builtin declare -gA _phux_none
+_phux_d=('' $'\e]133;D;@;phux_k='$_phux_k$'\a')
+_phux_keep='${_phux_none["${PROMPT_COMMAND:=_phux_prompt_end}"]-}'
+_phux_a='\['$_phux_keep'${_phux_d[_phux_ran]/@/$?}${_phux_empty:0:$((_phux_ran=0))}'$'\e]133;A;phux_k='$_phux_k$'\a\\]'
 _phux_a2=$'\[\e]133;A;k=s;phux_k='$_phux_k$'\a\]'
 _phux_b=$'\[\e]133;B;phux_k='$_phux_k$'\a\]'
 # The arithmetic sets _phux_ran in this shell (the substitution runs in a subshell).
-_phux_ps0='${_phux_empty:0:$((_phux_ran=1,0))}$(_phux_preexec "$HISTCMD")'
+_phux_ps0=$_phux_keep'${_phux_empty:0:$((_phux_ran=1,0))}$(_phux_preexec "$HISTCMD")'
 
 # bash-preexec keeps its __bp_interactive_mode last (its DEBUG trap takes the
 # first command after it for the user's), and installs itself from a last
@@ -143,35 +160,60 @@ _phux_installed() {
     [[ $all == *$'\n'_phux_prompt_start$'\n'* && $all == *$'\n'_phux_prompt_end$'\n'* ]]
 }
 
-# Puts _phux_prompt_start first and _phux_prompt_end last in PROMPT_COMMAND,
-# keeping its form (a string gets lines, an array elements).
+# A D mark will follow the command about to run (see _phux_preexec).
+_phux_marking() {
+    local IFS=$'\n'
+    [[ $'\n'"${PROMPT_COMMAND[*]-}"$'\n' == *$'\n'_phux_prompt_end$'\n'* || $PS1 == *"$_phux_a"* ]]
+}
+
+# Puts the hooks back into PROMPT_COMMAND, ours removed from it first. With
+# arrays (bash >= 5.1) PROMPT_COMMAND becomes one: the user's first element
+# (a string value is one) stays first, so that a string assigned later
+# replaces it as it would without phux; _phux_prompt_start comes next and
+# _phux_prompt_end last. Older bash: lines of a string, ours first and last.
 _phux_install_prompt_command() {
     local e last
-    local -a pc=()
-    if [[ -v PROMPT_COMMAND && ${PROMPT_COMMAND@a} == *a* ]]; then
-        for e in "${PROMPT_COMMAND[@]}"; do
-            [[ $e == _phux_prompt_start || $e == _phux_prompt_end ]] || pc+=("$e")
-        done
+    local -a pc=() tail=()
+    if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501)); then
+        if [[ -v PROMPT_COMMAND && ${PROMPT_COMMAND@a} == *a* ]]; then
+            for e in "${PROMPT_COMMAND[@]}"; do
+                [[ $e == _phux_prompt_start || $e == _phux_prompt_end ]] || pc+=("$e")
+            done
+        else
+            e=$'\n'${PROMPT_COMMAND-}$'\n'
+            e=${e//$'\n'_phux_prompt_start$'\n'/$'\n'}
+            e=${e//$'\n'_phux_prompt_end$'\n'/$'\n'}
+            e=${e#$'\n'}
+            e=${e%$'\n'}
+            last=${e##*$'\n'}
+            if [[ $e == *$'\n'* ]] && _phux_is_tail "$last"; then
+                pc=("${e%$'\n'"$last"}" "$last")
+            elif [[ -n $e ]]; then
+                pc=("$e")
+            fi
+        fi
         if ((${#pc[@]})) && _phux_is_tail "${pc[-1]}"; then
-            last=${pc[-1]}
+            tail=("${pc[-1]}")
             unset 'pc[-1]'
-            PROMPT_COMMAND=(_phux_prompt_start "${pc[@]}" _phux_prompt_end "$last")
-        else
-            PROMPT_COMMAND=(_phux_prompt_start "${pc[@]}" _phux_prompt_end)
         fi
+        if ((${#pc[@]})); then
+            PROMPT_COMMAND=("${pc[0]}" _phux_prompt_start "${pc[@]:1}" _phux_prompt_end "${tail[@]}")
+        else
+            PROMPT_COMMAND=(_phux_prompt_start _phux_prompt_end "${tail[@]}")
+        fi
+        return
+    fi
+    e=$'\n'${PROMPT_COMMAND-}$'\n'
+    e=${e//$'\n'_phux_prompt_start$'\n'/$'\n'}
+    e=${e//$'\n'_phux_prompt_end$'\n'/$'\n'}
+    e=${e#$'\n'}
+    e=${e%$'\n'}
+    last=${e##*$'\n'}
+    if [[ -n $e ]] && _phux_is_tail "$last"; then
+        e=${e%"$last"}
+        PROMPT_COMMAND=_phux_prompt_start$'\n'$e'_phux_prompt_end'$'\n'$last
     else
-        e=$'\n'${PROMPT_COMMAND-}$'\n'
-        e=${e//$'\n'_phux_prompt_start$'\n'/$'\n'}
-        e=${e//$'\n'_phux_prompt_end$'\n'/$'\n'}
-        e=${e#$'\n'}
-        e=${e%$'\n'}
-        last=${e##*$'\n'}
-        if [[ -n $e ]] && _phux_is_tail "$last"; then
-            e=${e%"$last"}
-            PROMPT_COMMAND=_phux_prompt_start$'\n'$e'_phux_prompt_end'$'\n'$last
-        else
-            PROMPT_COMMAND=_phux_prompt_start$'\n'${e:+$e$'\n'}_phux_prompt_end
-        fi
+        PROMPT_COMMAND=_phux_prompt_start$'\n'${e:+$e$'\n'}_phux_prompt_end
     fi
 }
 

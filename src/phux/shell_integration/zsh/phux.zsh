@@ -76,12 +76,36 @@ _phux_precmd_last() {
 # Last in preexec_functions: $1 is the command line as typed.
 _phux_preexec() {
     emulate -L zsh
-    # Without the precmd hook (precmd_functions replaced) no D would follow,
-    # and a C alone would read as a command that never ends.
-    (( ${precmd_functions[(I)_phux_precmd]} )) || return 0
+    # precmd_functions replaced: put the hooks back, so that a D follows this C.
+    _phux_ensure_hooks
+    # zle cannot be hooked from a startup file (it is not up yet), nor at the first
+    # prompt without delaying it; a widget defined later (Debian's zshrc defines
+    # zle-line-finish) replaces the hook dispatcher, which wraps it when added again.
+    if [[ ${widgets[zle-line-finish]-} != *azhw:* ]]; then
+        builtin autoload -Uz add-zle-hook-widget && add-zle-hook-widget line-finish _phux_line_finish
+    fi
     _phux_ran=1
     _phux_urlencode $1 ''
     builtin printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' $_phux_url $_phux_k
+}
+
+# The hooks put back where they are gone (`precmd_functions=()` typed or in a
+# .zshrc sourced again), without moving the user's.
+_phux_ensure_hooks() {
+    if (( ! ${precmd_functions[(I)_phux_precmd]} || ! ${precmd_functions[(I)_phux_precmd_last]} )); then
+        precmd_functions=(_phux_precmd ${precmd_functions:#_phux_precmd(|_last)} _phux_precmd_last)
+    fi
+    if (( ! ${preexec_functions[(I)_phux_preexec]} )); then
+        preexec_functions+=(_phux_preexec)
+    fi
+}
+
+# Each hook puts the others back: precmd and preexec each other, and a zle hook
+# that runs when Enter accepts a line both, before preexec runs. So replacing
+# both arrays (or either) loses the marks of that one command at most.
+_phux_line_finish() {
+    emulate -L zsh
+    _phux_ensure_hooks
 }
 
 typeset -ga precmd_functions preexec_functions
