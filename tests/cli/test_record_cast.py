@@ -234,6 +234,39 @@ def test_record_since_with_timeout_holds_earlier_output(phux: Phux) -> None:  # 
     assert phux("kill", "recd").code == 0
 
 
+def test_a_recording_never_carries_the_panes_key(phux: Phux) -> None:  # noqa: F811
+    # The key signs the shell integration's marks (spec/shell-integration.md): a
+    # recording holds a placeholder, so `cat` of it in a pane forges nothing.
+    from phux.client.client import Client
+    from phux.client.deadline import Deadline
+    from phux.signed_marks import pane_key
+
+    phux.new("reck", "bash")
+    assert phux("run", "--timeout", "15", "reck", "echo one").code == 0
+    client = Client(str(phux.socket))
+    try:
+        key = pane_key(client.resolve("reck", Deadline.after(10)).metadata)
+    finally:
+        client.close()
+    assert len(key) == 32
+    path = phux.root / "reck.cast"
+    recorder = start_recorder(phux, "--since", "reck", str(path))
+    try:
+        wait_for(lambda: path.exists() and path.read_text().count("\n") >= 2, "the header")
+        assert phux("run", "--timeout", "15", "reck", "echo two; false").code == 1
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        recorder.communicate(timeout=DEADLINE)
+    text = path.read_text()
+    assert key not in text
+    assert "phux_k=" + "x" * 32 in text  # the live marks, with the placeholder
+    # Played back into the pane, its marks are output like any other.
+    res = phux("run", "--json", "--timeout", "15", "reck", f"cat {path}; echo TAIL; false")
+    assert res.code == 1, res.err
+    assert res.json()["output"].endswith("TAIL")
+    assert phux("kill", "reck").code == 0
+
+
 def test_record_default_file_name(phux: Phux) -> None:  # noqa: F811
     phux.new("recf", "sh", "-c", "echo x; read x")
     res = phux("record", "--timeout", "0.2", "recf")

@@ -189,3 +189,47 @@ def test_input_events_in_order_split_utf8_kept_whole_replies_left_out() -> None:
         ("i", "q"),
     ]
     assert stats.input_bytes == 7
+
+
+KEY = "0123456789abcdef0123456789abcdef"
+
+
+def keyed(frames: list[Frame], key: str = KEY) -> list[Any]:
+    out = io.StringIO()
+    writer = CastWriter(T, out, since=True, title="t", size=(1, 1), env={}, key=key)
+    for frame in frames:
+        writer.handle(frame)
+    writer.finish()
+    return [json.loads(line) for line in out.getvalue().splitlines()[1:]]
+
+
+def test_the_panes_key_never_reaches_the_recording() -> None:
+    # The mark key signs the integration's marks; a recording holds a placeholder,
+    # whole and split between frames (one byte at a time, too), live and in the
+    # bootstrap, and in the input.
+    mark = f"\x1b]133;A;phux_k={KEY}\x07$ ".encode()
+    live = [Output(terminal=T, seq=len(mark) + i, data=mark[i : i + 1]) for i in range(len(mark))]
+    frames = [
+        *boot(0, BootstrapChunk(terminal=T, seq=0, data=mark), ready=len(mark)),
+        *live,
+        Output(terminal=T, seq=2 * len(mark), data=f"k={KEY[:20]}".encode()),
+        Output(terminal=T, seq=2 * len(mark) + 22, data=f"{KEY[20:]} ok".encode()),
+        InputWritten(terminal=T, seq=0, data=f"echo {KEY}\r".encode()),
+    ]
+    events = keyed(frames)
+    whole = json.dumps(events)
+    assert KEY not in whole and KEY[:8] not in whole
+    placeholder = "x" * 32
+    assert text(events) == (f"\x1b]133;A;phux_k={placeholder}\x07$ " * 2 + f"k={placeholder} ok")
+    assert [data for _, code, data in events if code == "i"] == [f"echo {placeholder}\r"]
+
+
+def test_text_that_only_looks_like_the_keys_start_is_kept() -> None:
+    frames = [
+        *boot(0, ready=0),
+        Output(terminal=T, seq=0, data=b"x=0123"),
+        Output(terminal=T, seq=6, data=b" done 01"),
+    ]
+    assert text(keyed(frames)) == "x=0123 done 01"
+    # Without a key (a pane phux did not integrate) nothing is replaced.
+    assert text(keyed(frames, key="")) == "x=0123 done 01"

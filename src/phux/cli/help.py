@@ -62,20 +62,22 @@ With shell integration (panes phux starts with bash, zsh, fish or sh/dash,
 unless `phux new --no-shell-integration`), run types exactly the command and
 Enter, reads the output and exit code from the shell's OSC 133 marks, and
 returns once the next prompt is drawn (a command of several lines goes as one
-bracketed paste and Enter when the shell takes pastes). It refuses at once (exit 3) when the
-pane is not at an idle prompt: another program holds it (vim, less, python3,
-cat), the shell waits at a continuation prompt, input is pending (typed before
-the cursor; a right prompt or an autosuggestion is not input), or echo is
-off (a password or `read -s` prompt), or the command the pane runs is what
-called `run .`. An unbalanced quote is interrupted with
-C-c and reported (exit 4). A line that runs no command returns at once: a
-comment is exit 0 with no output; a line the shell rejects (a syntax error) is
-exit 2 with the shell's message as output. A line over 4095 bytes is refused
-(exit 1) in a shell that reads in the tty's canonical mode (dash, sh), which
-would cut it. Without integration (a shell phux did not start,
-ssh in the pane) it brackets the command with printed markers, and types only
-when the foreground program is a shell (bash zsh fish sh dash ksh mksh ash
-yash posh) or a remote one (ssh mosh-client et)."""
+bracketed paste and Enter when the shell takes pastes). A shell still starting
+(its startup files run) or drawing its prompt (its prompt hooks run) is waited
+for within --timeout (not with --force), and nothing is typed before its
+prompt. It refuses at once (exit 3) when the pane is not at an idle prompt:
+another program holds it (vim, less, python3, cat), the shell waits at a
+continuation prompt, input is pending (typed before the cursor; a right prompt
+or an autosuggestion is not input), or echo is off (a password or `read -s`
+prompt), or the command the pane runs is what called `run .`. An unbalanced
+quote is interrupted with C-c and reported (exit 4). A line that runs no
+command returns at once: a comment is exit 0 with no output; a line the shell
+rejects (a syntax error) is exit 2 with the shell's message as output. A line
+over 4095 bytes is refused (exit 1) in a shell that reads in the tty's
+canonical mode (dash, sh), which would cut it. Without integration (a shell
+phux did not start, ssh in the pane) it brackets the command with printed
+markers, and types only when the foreground program is a shell (bash zsh fish
+sh dash ksh mksh ash yash posh) or a remote one (ssh mosh-client et)."""
 
 
 def exit_codes(*rows: tuple[str, str]) -> str:

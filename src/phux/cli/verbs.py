@@ -494,7 +494,11 @@ def paste_cmd(timeout: float, socket: str | None, target: str, text: str | None)
             ("3", "pane_busy: refused, the pane is not at an idle shell prompt; nothing typed"),
             ("4", "incomplete_command: the shell asked for more input; interrupted, nothing ran"),
             ("5", "pane_exited: the pane's program died while the command ran"),
-            ("125", "phux gave up waiting (--timeout); no JSON is printed"),
+            (
+                "125",
+                "phux gave up waiting (--timeout); no JSON is printed (the shell still\n"
+                "        starting or drawing its prompt: nothing was typed, the message says so)",
+            ),
             ("1", "no server / target not found / other failure"),
         ),
         "Codes 3, 4, 5 and 125 can also be a command's own: with --json, a failure\n"

@@ -194,6 +194,25 @@ class RunTimedOut(PhuxError):
         self.screen = screen
 
 
+class ShellNotReady(RunTimedOut):
+    """`run` gave up before typing anything: the pane's shell had not drawn its prompt
+    (its startup files still ran, or a prompt hook did). CLI exit 125 like any run
+    that gave up; MCP reports it as an error, since no command runs."""
+
+    remedy = (
+        "look at what the shell's startup files do (`phux snapshot` shows where they "
+        "stopped), or raise --timeout"
+    )
+
+    def __init__(self, command: str, duration_ms: int, why: str) -> None:
+        PhuxError.__init__(
+            self, f"gave up after {duration_ms} ms before typing: {why}; nothing was typed"
+        )
+        self.command = command
+        self.duration_ms = duration_ms
+        self.screen = None
+
+
 class PaneBusy(PhuxError):
     """`run` refused before typing anything: the pane is not at an idle shell prompt
     (another program holds it, the shell waits at a continuation prompt, input is

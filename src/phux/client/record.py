@@ -24,6 +24,11 @@ in it; nor are the server's own answers to the program's terminal queries
 (a terminal's replies, not typing). The times are when the recorder received
 the bytes, like the output's.
 
+The pane's mark key (its ``phux.shell_key``, which signs the shell
+integration's OSC 133 marks: spec/shell-integration.md) is written as
+``KEY_PLACEHOLDER`` wherever it appears, so a recording never carries a live
+key: played back (or ``cat``) in a pane, its marks are output like any other.
+
 Output is decoded as UTF-8 incrementally (a character split across frames is
 kept whole; invalid bytes become U+FFFD, as asciinema does). Every event is
 written and flushed as it happens, so a recording cut short by a signal is
@@ -41,6 +46,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded
+from phux.signed_marks import pane_key
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
@@ -77,6 +83,41 @@ class RecordStats:
         self.timed_out = False
 
 
+KEY_PLACEHOLDER = "x" * 32
+"""What a recording holds instead of the pane's key: not hex, so never any pane's key."""
+
+
+class KeyRedactor:
+    """Replaces a key in a text stream with ``KEY_PLACEHOLDER``, also when it is split
+    between pieces: a piece's tail that may begin the key waits for the next piece."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.held = ""
+
+    def feed(self, text: str) -> str:
+        key = self.key
+        if not key:
+            return text
+        text = (self.held + text).replace(key, KEY_PLACEHOLDER)
+        self.held = ""
+        for n in range(min(len(key) - 1, len(text)), 0, -1):
+            if key.startswith(text[-n:]):
+                self.held, text = text[-n:], text[:-n]
+                break
+        return text
+
+    def flush(self) -> str:
+        """What is held at the end: a short tail as it is (it may be plain text that
+        looked like the key's start), a longer one as the placeholder's start."""
+        held, self.held = self.held, ""
+        return held if len(held) < 8 else KEY_PLACEHOLDER[: len(held)]
+
+    def drop(self) -> None:
+        """Forget the held tail (the bytes after it were lost: a gap)."""
+        self.held = ""
+
+
 class CastWriter:
     """The asciicast v2 state machine: a terminal's frames in, lines to ``out``.
 
@@ -98,9 +139,13 @@ class CastWriter:
         title: str | None,
         size: tuple[int, int],
         env: Mapping[str, str] | None = None,
+        key: str = "",
     ) -> None:
         self.out = out
         self.since = since
+        self._redact = KeyRedactor(key)
+        """The pane's key (``phux.shell_key``) never reaches the file."""
+        self._redact_input = KeyRedactor(key)
         self.title = title
         self.stats = RecordStats()
         environ = os.environ if env is None else env
@@ -144,6 +189,7 @@ class CastWriter:
                 # in this bootstrap is superseded.
                 self._boot_events.clear()
                 self._decoder.reset()
+                self._redact.drop()
                 self._boot_events.append(("o", self._decode(frame.data)))
                 self._next_seq = frame.seq
             elif frame.seq > self._next_seq:
@@ -176,7 +222,7 @@ class CastWriter:
         if isinstance(frame, InputWritten):
             if self._live and not frame.reply:
                 self.stats.input_bytes += len(frame.data)
-                text = self._input_decoder.decode(frame.data)
+                text = self._redact_input.feed(self._input_decoder.decode(frame.data))
                 if text:
                     self._event("i", text)
             return
@@ -216,10 +262,11 @@ class CastWriter:
             self._boot_events.append(("r", size))
 
     def _decode(self, data: bytes) -> str:
-        return self._decoder.decode(data)
+        return self._redact.feed(self._decoder.decode(data))
 
     def _gap(self) -> None:
         self.stats.gaps += 1
+        self._redact.drop()
         # The resizes in the lost stretch are lost too: the state resumes at the
         # size the fresh bootstrap starts from.
         fresh = self._fresh_size
@@ -258,6 +305,7 @@ class CastWriter:
             # What the pane printed before is not part of the recording; a
             # character split at the start is dropped with it.
             self._decoder.reset()
+            self._redact.drop()
             self.stats.output_bytes = 0
             self.stats.resizes = 0
 
@@ -274,10 +322,11 @@ class CastWriter:
 
     def finish(self) -> None:
         """Flush a character left half-decoded and stamp the duration."""
-        tail = self._decoder.decode(b"", final=True)
+        tail = self._redact.feed(self._decoder.decode(b"", final=True)) + self._redact.flush()
         if tail and self._header_written:
             self._event("o", tail)
         tail = self._input_decoder.decode(b"", final=True)
+        tail = self._redact_input.feed(tail) + self._redact_input.flush()
         if tail and self._header_written:
             self._event("i", tail)
         self.stats.duration = time.monotonic() - self._start if self._header_written else 0.0
@@ -324,6 +373,7 @@ class Recorder:
             title=title if title is not None else default_title(self.pane),
             size=(self.pane.cols, self.pane.rows),
             env=env,
+            key=pane_key(self.pane.metadata),
         )
         self.stats = self.writer.stats
         # The sink goes in before SUBSCRIBE, so it sees the whole bootstrap.

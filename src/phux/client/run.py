@@ -45,6 +45,7 @@ from phux.client.errors import (
     InvalidArgument,
     PhuxError,
     RunTimedOut,
+    ShellNotReady,
     TerminalGone,
     UnsafeSocket,
     describe_exit,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from phux.client.selectors import Pane
     from phux.client.shell_scan import ShellView
     from phux.engine import ScreenState, Terminal
+    from phux.wire.frames import Foreground
 
 # Rows of rendered output kept in memory at most (the "history limit" of run).
 RUN_HISTORY_ROWS = 5_000_000
@@ -619,6 +621,9 @@ _INTERRUPT_GRACE = 1.0
 _FIRST_PROMPT_AGE_MS = 10_000
 """A pane younger than this with no mark yet may still be starting its integrated shell."""
 _FIRST_PROMPT_QUIET = 0.1
+_UNMARKED_QUIET = 0.3
+"""How long an integrated bash or zsh must stay quiet with its line editor up, its
+prompt not marked, before ``run`` takes that prompt for one drawn without marks."""
 
 
 def run_command(
@@ -702,7 +707,7 @@ def _run_locked(
     try:
         if not mirror.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
-        _await_first_prompt(client, pane, mirror, run_deadline, started, command)
+        _await_first_prompt(client, pane, mirror, run_deadline, started, command, force)
         view = _view(mirror)
         path, refusal = _holder_text(pane, mirror, view, force)
         if refusal is not None and not mirror.foreground_known:
@@ -804,16 +809,36 @@ def _marks_seen(mirror: Mirror) -> bool:
     return bool(key) and raw.find(b";phux_k=" + key.encode(), checkpoint) >= 0
 
 
-def _integration_off(mirror: Mirror) -> bool:
-    """A user file turned the pane's integration off: no marks will come."""
-    if mirror.engine is not None:
-        return str(getattr(mirror.engine, "integration", "none")) == "off"
-    key = mirror.mark_key or ""
-    return bool(key) and b"\x1b]133;I;off;phux_k=" + key.encode() in (mirror.raw or b"")
-
-
 def _ms_since(t: float) -> int:
     return max(0, int((time.monotonic() - t) * 1000))
+
+
+def integrated_shell(pane: Pane) -> str | None:
+    """The shell the server started with its integration (``phux.shell``): bash, zsh,
+    fish or sh; None for a pane whose program phux did not integrate."""
+    from phux.signed_marks import SHELL_METADATA
+
+    value = pane.metadata.get(SHELL_METADATA)
+    return bytes(value).decode("ascii", "replace") if value else None
+
+
+def editor_up(pane: Pane, fg: Foreground | None) -> bool:
+    """The pane's own bash or zsh holds the terminal with its line editor up (the tty
+    out of canonical mode: readline, zle), which they put up only to read a command
+    line. Not fish: its reader takes the tty while config.fish still runs, and keeps
+    it while its prompt event handlers do."""
+    if integrated_shell(pane) not in ("bash", "zsh"):
+        return False
+    return fg is not None and fg.pgrp == pane.pid and not fg.canonical
+
+
+def shell_starting(pane: Pane, integration: str) -> bool:
+    """An integrated shell that has not marked its first prompt yet: it announced
+    itself (``133;I;start``: its startup files run), or phux started it with its
+    integration (fish announces only after config.fish) and no mark came."""
+    if integration == "starting":
+        return True
+    return integration == "none" and integrated_shell(pane) is not None
 
 
 def _await_first_prompt(
@@ -823,38 +848,89 @@ def _await_first_prompt(
     deadline: Deadline,
     started: float,
     command: str | Sequence[str],
+    force: bool = False,
 ) -> None:
-    """A pane just created may not have drawn its first prompt yet: until the first
-    mark, wait for output that then settles, so that ``run`` does not take a shell
-    about to draw its first prompt for one without integration (a young pane without
-    marks costs up to ``_FIRST_PROMPT_QUIET`` once it printed)."""
+    """Before typing, wait (within the run's deadline) for the prompt of a shell that is
+    drawing it: an integrated shell whose startup files still run (it announced
+    itself, or phux started it with its integration, and no marked prompt came yet),
+    or whose prompt hooks run after a command's D mark, before the prompt's B (a hook's
+    child may hold the terminal meanwhile: that is not a running command). A shell
+    that drew a prompt without marks (its editor is up, the pane quiet) is not waited
+    for. Nothing is typed until then; past the deadline, ``ShellNotReady`` says so.
+    ``force`` (type anyway) does not wait for an integrated shell."""
+    if integrated_shell(pane) is None:
+        _await_unmarked(client, pane, mirror, deadline, started, command)
+        return
+    if force:
+        return
+    view = _view(mirror)
+    seen = mirror.next_seq
+    up_since: float | None = None
+    try:
+        while mirror.alive:
+            starting = shell_starting(pane, view.integration)
+            if not starting and not view.drawing:
+                return
+            fg = mirror.foreground_of(pane)
+            wake = deadline
+            if not editor_up(pane, fg):
+                up_since = None
+            else:
+                # The editor reads a line though the marks did not say the prompt is
+                # drawn: once the pane stayed quiet since, no marks come for this prompt
+                # (a theme's hook replaced them). Counted from when the editor came up
+                # too: the tty's modes may be read before the prompt printed next.
+                if up_since is None:
+                    up_since = time.monotonic()
+                quiet_at = max(mirror.last_output, up_since) + _UNMARKED_QUIET
+                if time.monotonic() >= quiet_at:
+                    return
+                wake = deadline.earliest(Deadline(at=quiet_at))
+            try:
+                client.pump(wake)
+            except DeadlineExceeded:
+                if deadline.expired():
+                    raise
+            if mirror.next_seq != seen:
+                seen = mirror.next_seq
+                view = _view(mirror)
+    except DeadlineExceeded:
+        fg = mirror.foreground_of(pane)
+        shown = command_line(command, integrated_shell(pane))
+        holder = f": {fg.name} runs" if fg is not None and fg.pgrp != pane.pid and fg.name else ""
+        if shell_starting(pane, view.integration):
+            why = f"the shell is still starting (its startup files drew no prompt yet{holder})"
+        else:
+            why = f"the shell is still drawing its prompt (its prompt hooks run{holder})"
+        raise ShellNotReady(shown, _ms_since(started), why) from None
+
+
+def _await_unmarked(
+    client: Client,
+    pane: Pane,
+    mirror: Mirror,
+    deadline: Deadline,
+    started: float,
+    command: str | Sequence[str],
+) -> None:
+    """A young pane whose program phux did not integrate may not have drawn its first
+    prompt yet: wait for output that then settles (up to ``_FIRST_PROMPT_QUIET`` once
+    it printed), so that the markers are not typed into a shell still starting."""
     from phux.client.pane_state import foreground_is_shell
-    from phux.signed_marks import SHELL_METADATA
 
     fg = pane.foreground
     if fg is not None and fg.pgrp != pane.pid:
         return
-    if (
-        fg is not None
-        and SHELL_METADATA not in pane.metadata
-        and not foreground_is_shell(pane.pid, fg)
-    ):
-        # Not a shell phux integrates (`-- sleep 600` may never print): nothing to await.
-        # An integrated one is awaited even so: a listing taken before its exec names
-        # the server's own program.
+    if fg is not None and not foreground_is_shell(pane.pid, fg):
+        # Not a shell (`-- sleep 600` may never print): nothing to await. (A shell phux
+        # integrated is awaited in _await_first_prompt even so: a listing taken before
+        # its exec names the server's own program.)
         return
     if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
         return
-    # A pane the server integrated announces its shell (spec/shell-integration.md,
-    # "The announce"): wait for the first prompt, not for quiet.
-    keyed = bool(mirror.mark_key)
     try:
         while not _marks_seen(mirror) and mirror.alive:
-            if keyed:
-                if _integration_off(mirror):
-                    return
-                wake = deadline
-            elif mirror.next_seq > 0:
+            if mirror.next_seq > 0:
                 quiet_at = mirror.last_output + _FIRST_PROMPT_QUIET
                 if time.monotonic() >= quiet_at:
                     return

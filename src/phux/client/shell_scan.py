@@ -29,6 +29,7 @@ class ShellView:
         "alternate",
         "bracketed_paste",
         "commands",
+        "drawing",
         "integration",
         "pending_input",
         "prompt_entered",
@@ -50,6 +51,9 @@ class ShellView:
         self.integration = integration
         """As ``Terminal.integration``: none, starting, ready or off."""
         self.commands: list[object] = []
+        self.drawing = False
+        """A prompt cycle began (a D mark, or the prompt's A) and its B is not drawn
+        yet: the shell's prompt hooks run (``run`` waits for them)."""
         # The last prompt's line was entered and nothing was marked since
         # (phux.client.pane_state.prompt_entered); False for the plain case scan() reads.
         self.prompt_entered = False
@@ -64,6 +68,8 @@ def view_of_engine(engine: Terminal) -> ShellView:
         str(getattr(engine, "integration", "none")),
     )
     view.commands = list(getattr(engine, "commands", []))
+    cycle = engine.screen.shell.cycle
+    view.drawing = view.shell_phase == "prompt" and not any(step[0] == "B" for step in cycle)
     from phux.client.pane_state import prompt_entered
 
     view.prompt_entered = prompt_entered(engine)

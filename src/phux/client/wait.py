@@ -18,8 +18,11 @@ current by TERMINAL_STATE) and is at an idle primary prompt: with shell
 integration, its prompt's B mark is drawn, nothing is typed after it and
 nothing printed for 100 ms (keys sent just before may still be on their way);
 without (no OSC 133 mark seen), the pane has printed nothing for ``idle_ms``
-(default 500 ms). ``exit``: the pane's program has exited; the
-result carries its status (``exit_code``: the code, or 128 + the signal).
+(default 500 ms), except that a shell phux integrated that is still starting
+(announced, or ``phux.shell`` with no mark yet: its startup files run) is at no
+prompt until its first marked prompt, or until its bash or zsh line editor is up.
+``exit``: the pane's program has exited; the result carries its status
+(``exit_code``: the code, or 128 + the signal).
 """
 
 from __future__ import annotations
@@ -192,7 +195,7 @@ def _wait_shell(
     deadline: Deadline,
 ) -> WaitResult:
     from phux.client.pane_state import project_mirror
-    from phux.client.run import _status_code
+    from phux.client.run import _status_code, editor_up, shell_starting
 
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
     limit = deadline.earliest(Deadline.after(timeout))
@@ -226,6 +229,11 @@ def _wait_shell(
                 # have stayed quiet a moment (without marks: for idle_ms).
                 quiet_at = mirror.last_output + (PROMPT_QUIET_S if marks else idle_s)
                 drawn = _prompt_drawn(engine) if marks else True
+                if drawn and not marks and engine is not None:
+                    # An integrated shell still starting (its startup files run) is at
+                    # no prompt, unless its line editor is up (a prompt without marks).
+                    integration = str(getattr(engine, "integration", "none"))
+                    drawn = not shell_starting(pane, integration) or editor_up(pane, fg)
                 met = own and drawn and time.monotonic() >= quiet_at
                 if own and drawn and not met:
                     wake = limit.earliest(Deadline(at=quiet_at))

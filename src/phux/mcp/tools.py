@@ -31,6 +31,7 @@ from phux.client.errors import (
     PhuxError,
     ProtocolError,
     RunTimedOut,
+    ShellNotReady,
 )
 from phux.client.models import (
     HISTORY_SCHEMA_VERSION,
@@ -539,6 +540,8 @@ class PhuxTools:
                     outcome = client.run(
                         pane.id, args.command, timeout=left, force=args.force, deadline=deadline
                     )
+                except ShellNotReady:
+                    raise  # nothing was typed: an error, not a command still running
                 except RunTimedOut as exc:
                     return RunTimedOutResult(
                         command=exc.command, duration_ms=exc.duration_ms, waited_ms=waited
