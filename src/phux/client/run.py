@@ -621,7 +621,7 @@ _INTERRUPT_GRACE = 1.0
 _FIRST_PROMPT_AGE_MS = 10_000
 """A pane younger than this with no mark yet may still be starting its integrated shell."""
 _FIRST_PROMPT_QUIET = 0.1
-_UNMARKED_QUIET = 0.3
+_UNMARKED_PROMPT_QUIET = 0.3
 """How long an integrated bash or zsh must stay quiet with its line editor up, its
 prompt not marked, before ``run`` takes that prompt for one drawn without marks."""
 
@@ -882,7 +882,7 @@ def _await_first_prompt(
                 # too: the tty's modes may be read before the prompt printed next.
                 if up_since is None:
                     up_since = time.monotonic()
-                quiet_at = max(mirror.last_output, up_since) + _UNMARKED_QUIET
+                quiet_at = max(mirror.last_output, up_since) + _UNMARKED_PROMPT_QUIET
                 if time.monotonic() >= quiet_at:
                     return
                 wake = deadline.earliest(Deadline(at=quiet_at))
