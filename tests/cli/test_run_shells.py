@@ -84,6 +84,20 @@ def test_a_continuation_prompt_is_its_own_state(phux: Phux) -> None:
     assert phux("run", "sh-ps2", "echo yes").out == "yes\n"
 
 
+def test_a_quiet_builtin_is_waited_for_without_spinning(phux: Phux) -> None:
+    # `read -t` runs in the shell itself with the tty canonical: quiet, not a prompt
+    # the hooks missed. run reads on until the D mark, without burning the CPU.
+    import resource
+
+    phux.new("sh-quiet", "bash")
+    ready(phux, "sh-quiet")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    res = phux("run", "--timeout", "10", "sh-quiet", 'read -t 2 x; echo "got:[$x]"; false')
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert (res.code, res.out) == (1, "got:[]\n"), res.err
+    assert after.ru_utime - before.ru_utime < 1.0
+
+
 def test_pane_dying_is_exit_5(phux: Phux) -> None:
     phux.new("sh-die", "bash")
     ready(phux, "sh-die")

@@ -311,7 +311,9 @@ def test_history_outlives_a_flood_and_mcp_agrees(host: ShellHost, shell: str) ->
         ]
         assert [c["output"] for c in commands[:3]] == ["", "", ""]
         assert all(c["truncated"] for c in commands)
-        assert 1000 <= commands[2]["duration_ms"] < 10_000
+        # Stamped when the server read each mark: a C read late on a loaded machine
+        # (the D never earlier than the sleep's end) shortens it a little.
+        assert 900 <= commands[2]["duration_ms"] < 10_000
         assert commands[0]["started_ms"] <= commands[2]["started_ms"] <= commands[3]["started_ms"]
         mcp = json.loads(tools.history(args).text)["commands"]
         assert mcp == commands

@@ -1055,7 +1055,12 @@ def _run_integrated(
                 wake = deadline.earliest(Deadline(at=interrupted_at + _INTERRUPT_GRACE))
             unmarked = interrupted_at is None and shell != "fish" and _ended_open(scanner)
             if unmarked:
-                wake = wake.earliest(Deadline(at=mirror.last_output + _UNMARKED_QUIET))
+                # Look again once the pane was quiet that long: from its last output, or
+                # from now when that is past (the last look found a command still running,
+                # e.g. a builtin's `read`). A wake already past would read nothing.
+                now = time.monotonic()
+                at = mirror.last_output + _UNMARKED_QUIET
+                wake = wake.earliest(Deadline(at=at if at > now else now + _UNMARKED_QUIET))
             try:
                 client.pump(wake)
             except DeadlineExceeded:
