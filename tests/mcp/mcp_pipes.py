@@ -11,6 +11,7 @@ import json
 import os
 import select
 import time
+from collections.abc import Iterator
 from typing import Any
 
 READ_TIMEOUT = 10.0
@@ -224,3 +225,23 @@ class PhuxServer:
                     continue
         if proc is not None and proc.stderr is not None:
             proc.stderr.close()
+
+
+@contextlib.contextmanager
+def running_server() -> Iterator[PhuxServer]:
+    """A started PhuxServer, stopped afterwards (a module fixture's body)."""
+    srv = PhuxServer()
+    try:
+        yield srv.start()
+    finally:
+        srv.stop()
+
+
+@contextlib.contextmanager
+def initialized(server: PhuxServer, revision: str = "2025-06-18") -> Iterator[McpProcess]:
+    """A `phux mcp` on ``server`` past its initialize handshake."""
+    env = {**os.environ, "PHUX_SOCKET": str(server.socket)}
+    with McpProcess(env=env) as proc:
+        reply = proc.ask(0, "initialize", {"protocolVersion": revision})
+        assert reply["result"]["protocolVersion"] == revision
+        yield proc

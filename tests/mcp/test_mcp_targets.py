@@ -6,29 +6,22 @@ reads and new panes, `env` reaches the pane, phux_wait takes `regex`, and
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mcp_pipes import McpProcess, PhuxServer
+from mcp_pipes import McpProcess, PhuxServer, initialized, running_server
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PhuxServer]:
-    srv = PhuxServer()
-    try:
-        yield srv.start()
-    finally:
-        srv.stop()
+    with running_server() as srv:
+        yield srv
 
 
 @pytest.fixture
 def mcp(server: PhuxServer) -> Iterator[McpProcess]:
-    env = {**os.environ, "PHUX_SOCKET": str(server.socket)}
-    with McpProcess(env=env) as proc:
-        reply = proc.ask(0, "initialize", {"protocolVersion": "2025-06-18"})
-        assert reply["result"]["protocolVersion"] == "2025-06-18"
+    with initialized(server) as proc:
         yield proc
 
 

@@ -9,13 +9,12 @@ waited. Reads (``phux_wait``, ``phux_snapshot``) do not wait for writers.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mcp_pipes import McpProcess, PhuxServer, notification, request
+from mcp_pipes import McpProcess, PhuxServer, initialized, notification, request, running_server
 
 # The command reads a line for up to 4 s: keys typed into it would be its input. The
 # calls that must arrive while it reads have that long on a loaded machine.
@@ -24,19 +23,13 @@ READER = "echo wait''ing; read -t 4 x; echo \"got:[$x]\""
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PhuxServer]:
-    srv = PhuxServer()
-    try:
-        yield srv.start()
-    finally:
-        srv.stop()
+    with running_server() as srv:
+        yield srv
 
 
 @pytest.fixture
 def mcp(server: PhuxServer) -> Iterator[McpProcess]:
-    env = {**os.environ, "PHUX_SOCKET": str(server.socket)}
-    with McpProcess(env=env) as proc:
-        reply = proc.ask(0, "initialize", {"protocolVersion": "2025-06-18"})
-        assert reply["result"]["protocolVersion"] == "2025-06-18"
+    with initialized(server) as proc:
         yield proc
 
 
