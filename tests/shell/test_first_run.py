@@ -11,20 +11,16 @@ Real server, real shells, the CLI and MCP.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_real_configs import Server
+from .test_real_configs import Server, need_shell, serving_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 from mcp_pipes import McpProcess
@@ -68,29 +64,6 @@ BLOCKED: dict[str, dict[str, str]] = {
 SHELLS = ["bash", "zsh", "fish", "dash"]
 
 
-def need(shell: str) -> None:
-    if shutil.which(shell) is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{shell} is not installed")
-        pytest.skip(f"{shell} is not installed")
-
-
-@contextlib.contextmanager
-def serving(files: dict[str, str]) -> Iterator[Server]:
-    root = Path(tempfile.mkdtemp(prefix="phux-first-", dir="/tmp"))
-    home = root / "home"
-    for rel, text in files.items():
-        path = home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    server = Server(root, home)
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
-
-
 def new(phux: Server, name: str, shell: str) -> None:
     extra = ["-e", f"ENV={phux.home / '.shrc'}"] if shell == "dash" else []
     res = phux("new", "--json", "-s", name, *extra, "--", shell)
@@ -113,8 +86,8 @@ def history(phux: Server, target: str) -> list[str]:
 
 @pytest.mark.parametrize("shell", SHELLS)
 def test_the_first_run_after_new_waits_for_a_slow_start(shell: str) -> None:
-    need(shell)
-    with serving(SLOW[shell]) as phux:
+    need_shell(shell)
+    with serving_files(SLOW[shell], "phux-first-") as phux:
         for attempt in range(3):
             name = f"w{attempt}"
             new(phux, name, shell)
@@ -152,9 +125,9 @@ def finished(phux: Server, target: str, command: str) -> bool:
 def test_a_prompt_hook_holding_the_terminal_is_waited_for(shell: str) -> None:
     # After a command's D mark, before the next prompt's B: the hook's child holds the
     # terminal. `run` waits for the prompt instead of refusing ("sleep holds the pane").
-    need(shell)
+    need_shell(shell)
     files = {k: v.replace("sleep 0.8", "sleep 3") for k, v in SLOW[shell].items()}
-    with serving(files) as phux:
+    with serving_files(files, "phux-first-") as phux:
         new(phux, "w", shell)
         res = phux("run", "--timeout", STEP, "w", "echo first")
         assert (res.code, res.out) == (0, "first\n"), res.err
@@ -173,8 +146,8 @@ def test_a_prompt_hook_holding_the_terminal_is_waited_for(shell: str) -> None:
 
 @pytest.mark.parametrize("shell", SHELLS)
 def test_startup_files_that_never_finish(shell: str) -> None:
-    need(shell)
-    with serving(BLOCKED[shell]) as phux:
+    need_shell(shell)
+    with serving_files(BLOCKED[shell], "phux-first-") as phux:
         new(phux, "w", shell)
         started = time.monotonic()
         res = phux("run", "--json", "--timeout", "3", "w", "echo never")
@@ -214,8 +187,8 @@ def body(reply: dict[str, Any]) -> Any:
 
 def test_force_types_into_a_shell_still_starting() -> None:
     # --force types anyway: the keys wait in the tty for the shell to read them.
-    need("bash")
-    with serving(BLOCKED["bash"]) as phux:
+    need_shell("bash")
+    with serving_files(BLOCKED["bash"], "phux-first-") as phux:
         new(phux, "w", "bash")
         res = phux("run", "--force", "--timeout", "2", "w", "echo typed")
         assert res.code == 125, res.err

@@ -10,21 +10,17 @@ a real server.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_real_configs import Server
+from .test_real_configs import Server, need_shell, serving_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 from mcp_pipes import McpProcess
@@ -70,29 +66,9 @@ def keyed(key: str) -> str:
     )
 
 
+FISH_QUIET = {".config/fish/config.fish": "set -g fish_greeting\n"}
 EXPECTED_FORGED_D = "line-1\n$ rm -rf /important\nline-3\nline-4\nTAIL"
 EXPECTED_KEYED = "line-1\n$ rm -rf /important\nline-3\nline-4\nTAIL"
-
-
-def need(shell: str) -> None:
-    if shutil.which(shell) is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{shell} is not installed")
-        pytest.skip(f"{shell} is not installed")
-
-
-@contextlib.contextmanager
-def serving() -> Iterator[Server]:
-    root = Path(tempfile.mkdtemp(prefix="phux-forge-", dir="/tmp"))
-    home = root / "home"
-    (home / ".config/fish").mkdir(parents=True)
-    (home / ".config/fish/config.fish").write_text("set -g fish_greeting\n")
-    server = Server(root, home)
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def start(phux: Server, name: str, shell: str) -> dict[str, str]:
@@ -151,8 +127,8 @@ def check(phux: Server, name: str, file: str, expected: str) -> None:
 
 @pytest.mark.parametrize("shell", SHELLS)
 def test_forged_marks_in_output_change_nothing(shell: str) -> None:
-    need(shell)
-    with serving() as phux:
+    need_shell(shell)
+    with serving_files(FISH_QUIET, "phux-forge-") as phux:
         home = phux.home
         (home / "evil.txt").write_text(FORGED_D)
         (home / "c.txt").write_text(FORGED_C)
@@ -194,8 +170,8 @@ def test_forged_marks_in_output_change_nothing(shell: str) -> None:
 def test_marks_split_across_reads(shell: str) -> None:
     # The forged marks arrive in pieces: a pause in the middle of each mark, so the
     # reader sees half a mark (half of the pane's key), then the rest.
-    need(shell)
-    with serving() as phux:
+    need_shell(shell)
+    with serving_files(FISH_QUIET, "phux-forge-") as phux:
         start(phux, "w", shell)
         key = key_of(phux, "w")
         script = phux.home / "split.sh"

@@ -122,6 +122,31 @@ def serving(config: Config) -> Iterator[Server]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def serving_files(files: dict[str, str], prefix: str = "phux-rc-") -> Iterator[Server]:
+    """A server whose panes' HOME holds ``files`` (relative path -> text)."""
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    home = root / "home"
+    for rel, text in files.items():
+        path = home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    server = Server(root, home)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def need_shell(shell: str) -> None:
+    """Skip unless ``shell`` is installed; under CI=true fail (``.ci/run`` installs it)."""
+    if shutil.which(shell) is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{shell} is not installed")
+        pytest.skip(f"{shell} is not installed")
+
+
 def exercise(phux: Server, config: Config) -> None:
     """Runs, a refusal of really typed input, a run after it, and the history."""
     res = phux("run", "--json", "--timeout", str(STEP), "w", "echo hi; false")
