@@ -126,7 +126,7 @@ def test_a_prompt_hook_holding_the_terminal_is_waited_for(shell: str) -> None:
     # After a command's D mark, before the next prompt's B: the hook's child holds the
     # terminal. `run` waits for the prompt instead of refusing ("sleep holds the pane").
     need_shell(shell)
-    files = {k: v.replace("sleep 0.8", "sleep 3") for k, v in SLOW[shell].items()}
+    files = {k: v.replace("sleep 0.8", "sleep 1.5") for k, v in SLOW[shell].items()}
     with serving_files(files, "phux-first-") as phux:
         new(phux, "w", shell)
         res = phux("run", "--timeout", STEP, "w", "echo first")
