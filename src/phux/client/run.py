@@ -793,22 +793,6 @@ def _view(mirror: Mirror) -> ShellView:
     return view(raw, mirror.cols, mirror.rows, mirror.checkpoint_bytes, mirror.mark_key)
 
 
-def _marks_seen(mirror: Mirror) -> bool:
-    """The pane's shell marked a prompt (signed marks only: output can print marks)."""
-    if mirror.engine is not None:
-        return str(getattr(mirror.engine, "shell_phase", "none")) != "none"
-    raw = mirror.raw
-    if raw is None:
-        return False
-    checkpoint = mirror.checkpoint_bytes
-    if raw.find(b"\x1b]133;", 0, checkpoint) >= 0:
-        return True  # the server's checkpoint: its marks came from signed ones
-    key = mirror.mark_key
-    if key is None:
-        return raw.find(b"\x1b]133;", checkpoint) >= 0
-    return bool(key) and raw.find(b";phux_k=" + key.encode(), checkpoint) >= 0
-
-
 def _ms_since(t: float) -> int:
     return max(0, int((time.monotonic() - t) * 1000))
 
@@ -929,7 +913,9 @@ def _await_unmarked(
     if pane.created_ms and time.time() * 1000 - pane.created_ms > _FIRST_PROMPT_AGE_MS:
         return
     try:
-        while not _marks_seen(mirror) and mirror.alive:
+        # (No mark can end this wait: a pane phux did not integrate has no key, and
+        # no client or replica acts on an unsigned mark.)
+        while mirror.alive:
             if mirror.next_seq > 0:
                 quiet_at = mirror.last_output + _FIRST_PROMPT_QUIET
                 if time.monotonic() >= quiet_at:
