@@ -37,6 +37,11 @@ def unsigned(args: str, key: str | None) -> str | None:
     return head if sep else ""
 
 
+def signature(key: str) -> bytes:
+    """How a mark signed with ``key`` ends, before its terminator (raw-byte scans)."""
+    return (";" + KEY_PARAM + key).encode()
+
+
 def pane_key(metadata: object) -> str:
     """The key a pane's listing publishes (``""`` when none): ``metadata`` is the
     terminal's metadata mapping (str to bytes)."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from phux.signed_marks import signature
+
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.engine import Terminal
@@ -86,10 +88,10 @@ def _unsigned(data: bytes, checkpoint: int, key: str | None) -> bytes | None:
     marks = tail.count(b"\x1b]133;")
     if not marks:
         return data
-    signature = b";phux_k=" + key.encode()
-    if not key or tail.count(signature) != marks:
+    signed = signature(key)
+    if not key or tail.count(signed) != marks:
         return None
-    return data[:checkpoint] + tail.replace(signature, b"")
+    return data[:checkpoint] + tail.replace(signed, b"")
 
 
 def scan(data: bytes, rows: int) -> ShellView | None:
