@@ -45,8 +45,17 @@ def signature(key: str) -> bytes:
 def pane_key(metadata: object) -> str:
     """The key a pane's listing publishes (``""`` when none): ``metadata`` is the
     terminal's metadata mapping (str to bytes)."""
+    return _text(metadata, KEY_METADATA)
+
+
+def pane_shell(metadata: object) -> str:
+    """The shell the server integrated in a pane (``""``: none), from its metadata."""
+    return _text(metadata, SHELL_METADATA)
+
+
+def _text(metadata: object, name: str) -> str:
     get = getattr(metadata, "get", None)
-    value = get(KEY_METADATA) if get is not None else None
+    value = get(name) if get is not None else None
     if isinstance(value, bytes | bytearray):
         return bytes(value).decode("ascii", "replace")
     return ""

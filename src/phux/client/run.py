@@ -800,10 +800,9 @@ def _ms_since(t: float) -> int:
 def integrated_shell(pane: Pane) -> str | None:
     """The shell the server started with its integration (``phux.shell``): bash, zsh,
     fish or sh; None for a pane whose program phux did not integrate."""
-    from phux.signed_marks import SHELL_METADATA
+    from phux.signed_marks import pane_shell
 
-    value = pane.metadata.get(SHELL_METADATA)
-    return bytes(value).decode("ascii", "replace") if value else None
+    return pane_shell(pane.metadata) or None
 
 
 def editor_up(pane: Pane, fg: Foreground | None) -> bool:
