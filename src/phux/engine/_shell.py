@@ -100,6 +100,8 @@ class ShellState:
     """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
 
     __slots__ = (
+        "announced",
+        "away",
         "checkpoint",
         "clock",
         "commands",
@@ -107,6 +109,7 @@ class ShellState:
         "entered",
         "integration",
         "key",
+        "pending",
         "phase",
         "screen",
     )
@@ -133,6 +136,15 @@ class ShellState:
         # command line of a D without C (whose rows a flood may have pushed out of
         # the history by then).
         self.entered: tuple[int | None, int, str] | None = None
+        # A shell without C marks (sh) and its command's start (see ``foreground``):
+        # ``pending``: the line feed that ended the input came after the cycle's last
+        # mark (what follows is a continuation prompt, or the command runs);
+        # ``announced``: CommandStarted was reported for the open cycle's command;
+        # ``away``: the client's last foreground report said a job of the shell holds
+        # the terminal, and no prompt mark came since.
+        self.pending = False
+        self.announced = False
+        self.away = False
 
     # -- rows ----------------------------------------------------------------------
 
@@ -316,6 +328,39 @@ class ShellState:
             when = clock() if clock is not None else None
             row = self.screen.scrolled_off + self.screen.cursor.y + 1
             self.entered = (when, row, self.typed())
+            if not self.checkpoint:  # (a checkpoint says it with phux_entered)
+                self.pending = True
+                if self.away:
+                    self._start_inferred()
+
+    def foreground(self, shell_holds: bool) -> None:
+        """What holds the terminal, from the server (TERMINAL_STATE: the PTY's
+        foreground process group), told by a client of a shell that prints no C mark
+        (sh): ``shell_holds`` False when a job the shell started holds it.
+
+        A POSIX shell has no hook before a command, so at the line feed that ends
+        its input nothing says whether a continuation prompt follows (the line was
+        incomplete) or the command runs. Output after that line feed does not say
+        either: it may be the tty's echo of lines typed ahead (an agent types a
+        command of several lines at once), which comes before the shell even reads
+        the first. The shell gives the terminal to a job only once it has read a
+        whole command and runs it, and takes it back before it prints its next
+        prompt: a job holding the terminal after the line feed is that command
+        running. The report may come before the line feed (the server read the
+        echo after it saw the job): it counts then, at the line feed, until the
+        shell prints a prompt mark. A command that starts no job (a builtin:
+        ``read x``, ``cd``) is reported started at its D mark."""
+        self.away = not shell_holds
+        if self.away and self.pending:
+            self._start_inferred()
+
+    def _start_inferred(self) -> None:
+        """Report the start of the command whose input ended (once per command)."""
+        entered = self.entered
+        if self.announced or entered is None or not _is_command(entered[2]):
+            return
+        self.announced = True
+        self.screen.events.append(CommandStarted(command=entered[2]))
 
     # -- marks ---------------------------------------------------------------------
 
@@ -371,6 +416,11 @@ class ShellState:
             when = self.clock()
         if kind in "AB":
             self.integration = READY
+        if kind in ("A", "B", "C", "D"):
+            # The shell printed a mark: it holds the terminal (a job reported before
+            # has ended), and a line feed before the mark ended no command's input.
+            self.pending = False
+            self.away = False
         if kind == "A":
             continuation = params.get("k") == "s"
             if self.phase == RUNNING:
@@ -381,6 +431,7 @@ class ShellState:
             else:
                 self.cycle = [("A", row, col)]
                 self.entered = None
+                self.announced = False
                 self.phase = PROMPT
                 screen.events.append(PromptStarted())
         elif kind == "B":
@@ -396,6 +447,7 @@ class ShellState:
                 try:
                     when = int(t) if t else None
                     self.entered = (when, screen.scrolled_off + int(y), percent_decode(typed_url))
+                    self.pending = True  # (its line feed came after this B)
                 except ValueError:
                     self.entered = None
         elif kind == "C":
@@ -422,7 +474,9 @@ class ShellState:
             self.cycle = []
             self.entered = None
             self.phase = RUNNING
-            screen.events.append(CommandStarted(command=command))
+            if not self.announced:
+                screen.events.append(CommandStarted(command=command))
+            self.announced = False
         elif kind == "D":
             exit_code: int | None = None
             if code:
@@ -440,8 +494,7 @@ class ShellState:
                 typed = entered[2] if entered is not None else self.typed()
                 started = entered[0] if entered is not None else None
                 inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
-                # Ctrl-C at the prompt (the tty echoes ^C) abandons the line.
-                if typed.strip() and inputs and not typed.endswith("^C"):
+                if inputs and _is_command(typed):
                     if entered is not None:
                         start = entered[1]
                     else:
@@ -455,6 +508,10 @@ class ShellState:
                         end_row=row, end_col=col,
                     )  # fmt: skip
                     self._add(rec)
+                    if not self.announced:
+                        # Reported here at the latest (a builtin starts no job, and a
+                        # client that follows no foreground sees none).
+                        screen.events.append(CommandStarted(command=typed))
                     screen.events.append(
                         CommandFinished(
                             exit_code=exit_code,
@@ -465,6 +522,7 @@ class ShellState:
                     )
             self.cycle = []
             self.entered = None
+            self.announced = False
             self.phase = PROMPT
 
     def _add(self, rec: CommandRecord) -> None:
@@ -504,6 +562,12 @@ class ShellState:
             return ""
         text = self._at_cursor(row, col)
         return self.input_text(row, col) if text is None else text
+
+
+def _is_command(typed: str) -> bool:
+    """Whether a line read without a C mark ran something: not an empty line, nor one
+    abandoned with Ctrl-C at the prompt (the tty echoes ``^C``)."""
+    return bool(typed.strip()) and not typed.endswith("^C")
 
 
 def _replace(rec: CommandRecord, **changes: object) -> CommandRecord:
