@@ -670,3 +670,44 @@ def test_bash_ignores_the_foreground() -> None:
     events = _command_events(t)
     assert events[-1] == ("CommandFinished", "sleep 1")
     assert [e for e in events if e[0] == "CommandStarted"] == [("CommandStarted", "sleep 1")]
+
+
+TYPED_AHEAD = "for i in 1 2\r\ndo echo $i\r\ndone\r\n" + AS + "> " + B + AS + "> " + B
+
+
+def test_dash_lines_typed_ahead() -> None:
+    """All lines of a command typed at once: the tty echoes them before the shell
+    reads the first, so its continuation prompts come after them, and it reads
+    each line from the tty's queue at once (no line feed after their B)."""
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B + TYPED_AHEAD)
+    t.take_events()
+    assert t.pending_input == ""  # (what follows the last B is output)
+    t.foreground_changed(False)
+    command = "for i in 1 2\ndo echo $i\ndone"
+    assert _command_events(t) == [("CommandStarted", command)]
+    feed(t, "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [(command, "1\n2", 0, False)]
+    assert _command_events(t) == [("CommandFinished", command)]
+    # A checkpoint in between keeps the lines read and where the output starts.
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B + TYPED_AHEAD + "1\r\n")
+    u = replayed(t, 100)
+    feed(u, "2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(u) == [(command, "1\n2", 0, False)]
+
+
+def test_dash_lines_typed_ahead_past_the_command() -> None:
+    """A line typed ahead beyond the command's end is not part of it."""
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "if true\r\nthen echo x\r\nfi\r\necho next\r\n")
+    feed(t, AS + "> " + B + AS + "> " + B + "x\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("if true\nthen echo x\nfi", "x", 0, False)]
+
+
+def test_lines_typed_ahead_in_a_shell_with_c() -> None:
+    """bash, zsh and fish send their command line: nothing is inferred there."""
+    t = Terminal(40, 8)
+    feed(t, A + "$ " + B + TYPED_AHEAD + C("for%20i") + "1\r\n" + D(0))
+    assert [r.command for r in t.commands] == ["for i"]
+    assert t.screen.shell.taken == {}

@@ -5,7 +5,10 @@ that only led to a continuation prompt, and with its D at the latest (a builtin)
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -107,12 +110,32 @@ def test_a_builtin_reading_a_line(dash: Pane, watch: WatchProcess) -> None:
 def test_lines_typed_ahead_start_one_command(dash: Pane, watch: WatchProcess) -> None:
     """An agent types a command of several lines at once: the tty echoes them all
     before the shell reads the first, so output after the first line's Enter is no
-    sign that it ran. One start, before the end."""
-    dash.type("for i in 1 2\rdo sleep 0.5\rdone\r")
+    sign that it ran, and the lines come before the continuation prompts that read
+    them. One start, with every line, when the command's job runs."""
+    dash.type("for i in 1 2\rdo sleep 1\rdone\r")
     events = watch.until("command_finished", timeout=30)
-    (started, finished) = [e for e in events if e["event"].startswith("command_")]
-    assert (started["event"], finished["event"]) == ("command_started", "command_finished")
-    assert started["command"] == finished["command"], (started, finished)
+    command = "for i in 1 2\ndo sleep 1\ndone"
+    assert commands(events) == [("command_started", command), ("command_finished", command)]
+    at = {e["event"]: t for t, e in watch.arrived if e["event"].startswith("command_")}
+    assert at["command_finished"] - at["command_started"] > 1.0
+
+
+def test_run_of_several_lines_in_history(host: ShellHost, dash: Pane) -> None:
+    """`phux run` types a command of several lines at once: `history` lists it whole,
+    with its output."""
+    target = f"@{dash.terminal}"
+    run = phux(host, "run", "--json", target, "for i in 1 2\ndo echo $i\ndone")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["output"] == "1\n2"
+    listed = phux(host, "history", "--json", target)
+    assert listed.returncode == 0, listed.stderr
+    got = [(c["command"], c["output"]) for c in json.loads(listed.stdout)["commands"]]
+    assert got == [("for i in 1 2\ndo echo $i\ndone", "1\n2")]
+
+
+def phux(host: ShellHost, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "phux", args[0], "--socket", str(host.server.socket), *args[1:]]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 
 
 def wait_foreground(host: ShellHost, pane: Pane, name: str) -> None:

@@ -100,6 +100,7 @@ class ShellState:
     """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
 
     __slots__ = (
+        "ahead",
         "announced",
         "away",
         "checkpoint",
@@ -107,11 +108,14 @@ class ShellState:
         "commands",
         "cycle",
         "entered",
+        "entered_col",
         "integration",
         "key",
+        "no_c",
         "pending",
         "phase",
         "screen",
+        "taken",
     )
 
     def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
@@ -136,6 +140,9 @@ class ShellState:
         # command line of a D without C (whose rows a flood may have pushed out of
         # the history by then).
         self.entered: tuple[int | None, int, str] | None = None
+        # The column of ``entered``'s row where that input ended: 0 after a line feed;
+        # a B's column when the shell read a line typed ahead there (no line feed).
+        self.entered_col = 0
         # A shell without C marks (sh) and its command's start (see ``foreground``):
         # ``pending``: the line feed that ended the input came after the cycle's last
         # mark (what follows is a continuation prompt, or the command runs);
@@ -145,6 +152,16 @@ class ShellState:
         self.pending = False
         self.announced = False
         self.away = False
+        # The shell prints no C mark: told by a client (the pane's ``phux.shell`` is
+        # sh), or learned from a D that came with no C open (dash prints one at its
+        # first prompt; bash, zsh and fish print D only after a C), until a C comes.
+        self.no_c = False
+        # Lines typed ahead (a shell without C): the tty echoed them before the
+        # continuation prompt that reads them, so they are not after its B. ``ahead``:
+        # echoed, not read yet; ``taken``: the cycle's B marks (by index) whose line
+        # the shell read from ``ahead``.
+        self.ahead: list[str] = []
+        self.taken: dict[int, str] = {}
 
     # -- rows ----------------------------------------------------------------------
 
@@ -266,8 +283,14 @@ class ShellState:
 
     def typed(self) -> str:
         """The open cycle's input as the shell accepted it (read at its C or D mark):
-        each B's text, continuation lines joined by newlines."""
-        return "\n".join(self.input_text(r, c) for kind, r, c in self.cycle if kind == "B")
+        each B's text, continuation lines joined by newlines (a line typed ahead of
+        its continuation prompt: as the tty echoed it)."""
+        taken = self.taken
+        return "\n".join(
+            taken[i] if i in taken else self.input_text(r, c)
+            for i, (kind, r, c) in enumerate(self.cycle)
+            if kind == "B"
+        )
 
     def output(self, rec: CommandRecord) -> tuple[str, bool]:
         """The rendered logical lines of ``rec``'s output range, and whether some of its
@@ -328,6 +351,7 @@ class ShellState:
             when = clock() if clock is not None else None
             row = self.screen.scrolled_off + self.screen.cursor.y + 1
             self.entered = (when, row, self.typed())
+            self.entered_col = 0
             if not self.checkpoint:  # (a checkpoint says it with phux_entered)
                 self.pending = True
                 if self.away:
@@ -371,6 +395,8 @@ class ShellState:
             # The integration announces itself (start, off) before any prompt;
             # checkpoints say where it stands (start, ready, off).
             self.integration = _ANNOUNCED.get(args.partition(";")[0], self.integration)
+            if "phux_noc=1" in args.split(";"):  # (a checkpoint's: see _write_shell)
+                self.no_c = True
             return
         if args == "phux_pen=1":  # (most marks of a checkpoint: no parsing)
             screen.set_semantic(_SEMANTIC[kind])
@@ -416,6 +442,7 @@ class ShellState:
             when = self.clock()
         if kind in "AB":
             self.integration = READY
+        was_pending = self.pending
         if kind in ("A", "B", "C", "D"):
             # The shell printed a mark: it holds the terminal (a job reported before
             # has ended), and a line feed before the mark ended no command's input.
@@ -426,10 +453,18 @@ class ShellState:
             if self.phase == RUNNING:
                 self._finish(None, when, row, col)
             if continuation:
+                if was_pending and self.no_c and self.entered is not None and not replayed:
+                    # The shell read a line and found it incomplete, and printed
+                    # nothing of its own since: what lies between that line's end and
+                    # this prompt is the tty's echo of lines typed ahead.
+                    since = (self.entered[1], self.entered_col)
+                    self.ahead.extend(self._lines_between(since, (row, col)))
                 self.cycle.append(("S", row, col))
                 self.phase = CONTINUATION
             else:
                 self.cycle = [("A", row, col)]
+                self.taken.clear()
+                self.ahead.clear()
                 self.entered = None
                 self.announced = False
                 self.phase = PROMPT
@@ -440,17 +475,31 @@ class ShellState:
             if self.phase in (NONE, RUNNING):
                 self.phase = PROMPT
             self.cycle.append(("B", row, col))
+            read = params.get("phux_read")  # (a checkpoint's: see _write_shell)
+            if read is not None:
+                self.taken[len(self.cycle) - 1] = percent_decode(read)
+            elif self.ahead and self.phase == CONTINUATION and not replayed:
+                # The shell reads the next line typed ahead at once: its input ended
+                # here, and what follows is the command's output.
+                self.taken[len(self.cycle) - 1] = self.ahead.pop(0)
+                screen.set_semantic(0)
+                clock = None if self.checkpoint else self.clock
+                self.entered = (clock() if clock is not None else None, row, self.typed())
+                self.entered_col = col
+                self.pending = True
             at_end = params.get("phux_entered")  # (a checkpoint's: see _write_shell)
             if at_end is not None:
-                y, _, rest = at_end.partition(",")
-                t, _, typed_url = rest.partition(",")
+                y, t, typed_url, *more = at_end.split(",")
                 try:
                     when = int(t) if t else None
                     self.entered = (when, screen.scrolled_off + int(y), percent_decode(typed_url))
-                    self.pending = True  # (its line feed came after this B)
+                    self.entered_col = int(more[0]) if more else 0
+                    self.pending = True  # (its input ended after this B)
                 except ValueError:
                     self.entered = None
         elif kind == "C":
+            if not replayed:
+                self.no_c = False
             if self.phase == RUNNING:
                 return  # (a shell whose hook fires twice for one command line)
             url = params.get("cmdline_url")
@@ -472,6 +521,8 @@ class ShellState:
                 finished_ms=None, start_row=row, start_col=col,
             ))  # fmt: skip
             self.cycle = []
+            self.taken.clear()
+            self.ahead.clear()
             self.entered = None
             self.phase = RUNNING
             if not self.announced:
@@ -487,6 +538,8 @@ class ShellState:
             if self.phase == RUNNING:
                 self._finish(exit_code, when, row, col, "phux_cut" in params)
             else:
+                if not replayed:
+                    self.no_c = True  # (a D with no C open: this shell prints none)
                 # No C since the prompt (dash has no pre-exec hook): a command if
                 # something was typed; its output starts below the typed lines,
                 # and it started at the line feed that ended them.
@@ -496,11 +549,10 @@ class ShellState:
                 inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
                 if inputs and _is_command(typed):
                     if entered is not None:
-                        start = entered[1]
+                        start, start_col = entered[1], self.entered_col
                     else:
-                        start = self.logical_end(inputs[-1][0]) + 1
-                    start_col = 0
-                    if start > row or (start == row and col == 0):
+                        start, start_col = self.logical_end(inputs[-1][0]) + 1, 0
+                    if (start, start_col) >= (row, col):
                         start, start_col = row, col  # no room for output: an empty range
                     rec = CommandRecord(
                         command=typed, cwd=screen.cwd, exit_code=exit_code, started_ms=started,
@@ -521,6 +573,8 @@ class ShellState:
                         )
                     )
             self.cycle = []
+            self.taken.clear()
+            self.ahead.clear()
             self.entered = None
             self.announced = False
             self.phase = PROMPT
@@ -554,11 +608,25 @@ class ShellState:
             )
         )  # fmt: skip
 
+    def _lines_between(self, start: tuple[int, int], end: tuple[int, int]) -> list[str]:
+        """The logical lines that end (with a line feed) from ``start`` to ``end``."""
+        lines = []
+        row, col = start
+        while row < end[0]:
+            last = self.logical_end(row)
+            if last >= end[0]:
+                break  # (it runs on into the row of ``end``: not ended)
+            parts = [self.text(row, col)]
+            parts.extend(self.text(r) for r in range(row + 1, last + 1))
+            lines.append("".join(parts).rstrip(" "))
+            row, col = last + 1, 0
+        return lines
+
     def pending_input(self) -> str:
         if self.phase not in (PROMPT, CONTINUATION) or not self.cycle:
             return ""
         kind, row, col = self.cycle[-1]
-        if kind != "B":
+        if kind != "B" or len(self.cycle) - 1 in self.taken:
             return ""
         text = self._at_cursor(row, col)
         return self.input_text(row, col) if text is None else text
