@@ -29,8 +29,10 @@ two parameters of phux's own, which other terminals ignore:
   started in) when it differs from the previous command's (``phux_nocwd=1``:
   none known); ``D`` marks carry ``phux_cut=1`` when erasing the screen cut
   the command's range; the open cycle's last ``B`` carries
-  ``phux_entered=<row>,<ms>,<input>`` once a line feed ended its input
-  (``ShellState.entered``: where and when a command without C started).
+  ``phux_entered=<row>,<ms>,<input>[,<col>]`` once its input ended
+  (``ShellState.entered``: where and when a command without C started); a
+  ``B`` whose line was typed ahead carries ``phux_read=<line>``; the ``I`` mark
+  carries ``phux_noc=1`` for a shell that prints no C.
 """
 
 from __future__ import annotations
@@ -152,9 +154,9 @@ class ShellState:
         self.pending = False
         self.announced = False
         self.away = False
-        # The shell prints no C mark: told by a client (the pane's ``phux.shell`` is
-        # sh), or learned from a D that came with no C open (dash prints one at its
-        # first prompt; bash, zsh and fish print D only after a C), until a C comes.
+        # The shell prints no C mark: learned from a D that came with no C open (dash
+        # prints one at its first prompt; bash, zsh and fish print D only after a C)
+        # until a C comes, or from a checkpoint (``I;...;phux_noc=1``).
         self.no_c = False
         # Lines typed ahead (a shell without C): the tty echoed them before the
         # continuation prompt that reads them, so they are not after its B. ``ahead``:
