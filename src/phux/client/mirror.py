@@ -197,7 +197,8 @@ class Mirror:
         if isinstance(frame, TerminalState):
             self.foreground = frame.foreground
             self.foreground_known = True
-            self._tell_foreground(frame.foreground, baseline=False)
+            if self.state == Mirror.LIVE:  # (else BOOTSTRAP_READY tells it, once replayed)
+                self._tell_foreground(frame.foreground, baseline=False)
             return
         if isinstance(frame, BootstrapBegin):
             if self.state == Mirror.SUBSCRIBING and frame.request_id != self.request_id:
