@@ -711,3 +711,21 @@ def test_lines_typed_ahead_in_a_shell_with_c() -> None:
     feed(t, A + "$ " + B + TYPED_AHEAD + C("for%20i") + "1\r\n" + D(0))
     assert [r.command for r in t.commands] == ["for i"]
     assert t.screen.shell.taken == {}
+
+
+def test_a_checkpoint_says_the_shell_prints_no_c() -> None:
+    """A client that bootstraps from a checkpoint knows it without a D of its own."""
+    t = feed(Terminal(40, 8), D(0) + A + "$ " + B)
+    u = replayed(t, 100)
+    feed(u, TYPED_AHEAD + "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert [r.command for r in u.commands] == ["for i in 1 2\ndo echo $i\ndone"]
+
+
+def test_a_checkpoint_between_lines_typed_ahead() -> None:
+    """Written after the first continuation prompt read a line typed ahead: the
+    lines read and those still ahead go with it."""
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "for i in 1 2\r\ndo echo $i\r\ndone\r\n" + AS + "> " + B)
+    u = replayed(t, 100)
+    feed(u, AS + "> " + B + "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(u) == [("for i in 1 2\ndo echo $i\ndone", "1\n2", 0, False)]

@@ -31,7 +31,8 @@ two parameters of phux's own, which other terminals ignore:
   the command's range; the open cycle's last ``B`` carries
   ``phux_entered=<row>,<ms>,<input>[,<col>]`` once its input ended
   (``ShellState.entered``: where and when a command without C started); a
-  ``B`` whose line was typed ahead carries ``phux_read=<line>``; the ``I`` mark
+  ``B`` whose line was typed ahead carries ``phux_read=<line>``, the cycle's last
+  mark the lines still ahead as ``phux_ahead=<lines>``; the ``I`` mark
   carries ``phux_noc=1`` for a shell that prints no C.
 """
 
@@ -463,6 +464,7 @@ class ShellState:
                     self.ahead.extend(self._lines_between(since, (row, col)))
                 self.cycle.append(("S", row, col))
                 self.phase = CONTINUATION
+                self._ahead(params.get("phux_ahead"))
             else:
                 self.cycle = [("A", row, col)]
                 self.taken.clear()
@@ -477,7 +479,7 @@ class ShellState:
             if self.phase in (NONE, RUNNING):
                 self.phase = PROMPT
             self.cycle.append(("B", row, col))
-            read = params.get("phux_read")  # (a checkpoint's: see _write_shell)
+            read = params.get("phux_read")  # (checkpoints': see _write_shell)
             if read is not None:
                 self.taken[len(self.cycle) - 1] = percent_decode(read)
             elif self.ahead and self.phase == CONTINUATION and not replayed:
@@ -499,6 +501,7 @@ class ShellState:
                     self.pending = True  # (its input ended after this B)
                 except ValueError:
                     self.entered = None
+            self._ahead(params.get("phux_ahead"))
         elif kind == "C":
             if not replayed:
                 self.no_c = False
@@ -609,6 +612,11 @@ class ShellState:
                 finished_ms=when,
             )
         )  # fmt: skip
+
+    def _ahead(self, lines: str | None) -> None:
+        """A checkpoint's lines typed ahead and not read yet (``phux_ahead``)."""
+        if lines is not None:
+            self.ahead = percent_decode(lines).split("\n")
 
     def _lines_between(self, start: tuple[int, int], end: tuple[int, int]) -> list[str]:
         """The logical lines that end (with a line feed) from ``start`` to ``end``."""

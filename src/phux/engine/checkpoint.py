@@ -585,6 +585,8 @@ def _write_shell(
             t = "" if when is None else when
             at_col = f",{shell.entered_col}" if shell.entered_col else ""
             entered += f";phux_entered={at - top},{t},{percent_encode(typed)}{at_col}"
+        if i == len(shell.cycle) - 1 and shell.ahead:
+            entered += ";phux_ahead=" + percent_encode("\n".join(shell.ahead))
         out.append(f"\x1b]133;{mark};phux_at={row - top},{col}{entered}\x07")
         if kind == "A":
             phase = PROMPT
