@@ -208,3 +208,7 @@ def test_exec_of_a_new_shell(client: Client, tmp_path: Path, shell: str) -> None
     assert run(client, name, "echo ready").output == "ready"
     type_line(client, name, f"exec {shell}")
     works(client, name)
+    # `exec` never came back to mark its end: it is over, its status unknown.
+    entries = client.history(name, deadline=Deadline.after(10)).commands
+    exec_entry = [e for e in entries if e.command == f"exec {shell}"]
+    assert [(e.running, e.exit_code) for e in exec_entry] == [(False, None)], entries

@@ -997,6 +997,13 @@ def _run_integrated(
         data = line.replace("\n", "\r").encode() + b"\r"
         prompts_needed = len(lines)
     _check_canonical_lines(mirror, pane, data, shell)
+    pending: list[bytes] = []  # lines still to type, each once the shell asks for it
+    fg = mirror.foreground_of(pane)
+    if not paste and len(lines) > 1 and fg is not None and fg.canonical:
+        # The tty's canonical mode (dash) echoes lines typed ahead all at once, before
+        # the shell has printed the prompts that ask for them, so the screen and the
+        # history would read out of order: a line at a time, as a person types.
+        data, *pending = [part.encode() + b"\r" for part in lines]
     scanner = MarkScanner(mirror.cols, mirror.rows, mirror.mark_key)
     if mirror.input_events:
         scanner.typeahead = Typeahead(
@@ -1020,6 +1027,10 @@ def _run_integrated(
         own = line  # the command line our C mark names ("": take any)
         foreign_wake: Deadline | None = None
         while True:
+            answered = len(lines) - len(pending)
+            if pending and _integrated_progress(scanner, answered, own) is not None:
+                _type(client, pane, scanner, pending.pop(0), deadline)
+                continue
             if interrupted_at is None:
                 done = _integrated_progress(scanner, prompts_needed, own)
                 foreign = _foreign_done_at(scanner, own)
@@ -1335,7 +1346,7 @@ def _integrated_outcome(
             if open_c is None:
                 open_c = mark
         elif mark.kind == "D" and (open_c is not None or not saw_c):
-            start = open_c.end if open_c is not None else _echo_end(scanner, line, mark)
+            start = open_c.end if open_c is not None else _echo_end(scanner, mark)
             text, was_lost = scanner.render(start, mark.start)
             pieces.append(text)
             lost = lost or was_lost
@@ -1348,7 +1359,7 @@ def _integrated_outcome(
         # No command ran (bash and zsh print neither C nor D): a comment is exit 0
         # with no output; a line the shell rejected (a syntax error) is what it
         # printed, with exit 2, as bash and dash report a syntax error.
-        text, lost = scanner.render(_echo_end(scanner, line, cycle[-1]), cycle[-1].start)
+        text, lost = scanner.render(_echo_end(scanner, cycle[-1]), cycle[-1].start)
         output = text.strip("\n")
         status = 2 if output.strip() else 0
         finished_at = cycle[-1].at
@@ -1362,23 +1373,17 @@ def _integrated_outcome(
     )
 
 
-def _echo_end(scanner: MarkScanner, line: str, d_mark: Mark) -> int:
+def _echo_end(scanner: MarkScanner, d_mark: Mark) -> int:
     """Where the output starts in a shell that prints no C mark (dash, or a line that
-    ran nothing): after the tty's echo of the typed lines, and after the last
-    continuation prompt before ``d_mark``."""
+    ran nothing): after the echo of the line typed at the last prompt before
+    ``d_mark`` (the prompt drawn before the run, or a continuation prompt: ``run``
+    types a canonical-mode shell's lines one at a time, each once it is asked for)."""
     start = scanner.base
-    buf = scanner.buf
-    pos = 0
-    for _ in range(line.count("\n") + 1):
-        nl = buf.find(b"\n", pos)
-        if nl < 0 or scanner.base + nl >= d_mark.start:
-            break
-        pos = nl + 1
-    start = scanner.base + pos
     for mark in scanner.marks:
         if mark.kind == "B" and start <= mark.end <= d_mark.start:
             start = mark.end
-    return start
+    newline = scanner.buf.find(b"\n", start - scanner.base, d_mark.start - scanner.base)
+    return start if newline < 0 else scanner.base + newline + 1
 
 
 CANONICAL_LINE_MAX = 4095
