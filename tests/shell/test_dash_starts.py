@@ -120,13 +120,15 @@ def test_lines_typed_ahead_start_one_command(dash: Pane, watch: WatchProcess) ->
     assert at["command_finished"] - at["command_started"] > 1.0
 
 
-def test_run_of_several_lines_in_history(host: ShellHost, dash: Pane) -> None:
-    """`phux run` types a command of several lines at once: `history` lists it whole,
-    with its output."""
+def test_lines_sent_at_once_in_history(host: ShellHost, dash: Pane) -> None:
+    """`phux send-keys` with every line of a command: `history` lists it whole, with
+    its output (the lines' echo is not output)."""
     target = f"@{dash.terminal}"
-    run = phux(host, "run", "--json", target, "for i in 1 2\ndo echo $i\ndone")
-    assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout)["output"] == "1\n2"
+    n = dash.prompts()
+    keys = ["for i in 1 2", "Enter", "do echo $i", "Enter", "done", "Enter"]
+    sent = phux(host, "send-keys", target, *keys)
+    assert sent.returncode == 0, sent.stderr
+    dash.wait_prompt(n + 1)
     listed = phux(host, "history", "--json", target)
     assert listed.returncode == 0, listed.stderr
     got = [(c["command"], c["output"]) for c in json.loads(listed.stdout)["commands"]]
