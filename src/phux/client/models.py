@@ -263,7 +263,7 @@ class CommandStarted(_Event, tag="command_started"):
 
 class CommandFinished(_Event, tag="command_finished"):
     """A command finished (OSC 133 D): its exit code, how long it ran (None when
-    its start was not seen: it began before the watch) and its command line."""
+    its start time is unknown) and its command line."""
 
     exit_code: int | None = None
     duration_ms: int | None = None
