@@ -59,7 +59,7 @@ from phux.client.selectors import (
     validate_session_name,
 )
 from phux.runtime_paths import resolve_socket_path
-from phux.signed_marks import pane_key
+from phux.signed_marks import pane_key, pane_shell
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
     Detached,
@@ -490,6 +490,10 @@ class Client:
         tid = pane.terminal
         mirror = Mirror(tid, engine=engine, history=history, raw=raw)
         mirror.mark_key = pane_key(pane.metadata)
+        if pane_shell(pane.metadata) == "sh":
+            # No C mark: the engine infers its commands' starts from the foreground.
+            mirror.shell_pid = pane.pid
+            mirror.listed_foreground = pane.foreground
         mirror.input_events = input_events
         rid = conn.submit(
             lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER, input=input_events)
