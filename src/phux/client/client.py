@@ -206,6 +206,7 @@ class Client:
         self._in_use: dict[int, int] = {}
         self._unsub_rids: list[int] = []
         self._sinks: list[Sink] = []
+        self._cancelled = False
         self._events_subscribed = False
 
     # ------------------------------------------------------------ lifecycle
@@ -227,6 +228,17 @@ class Client:
         if conn is not None:
             conn.interrupt()
 
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        """Stop for good (an MCP call the host cancelled): what blocks in another thread
+        raises ConnectionLost at once, as with :meth:`interrupt`, and so does every
+        later call, a connection being opened meanwhile included. Thread-safe."""
+        self._cancelled = True
+        self.interrupt()
+
     def __enter__(self) -> Client:
         return self
 
@@ -244,12 +256,17 @@ class Client:
     def connection(self, deadline: Deadline) -> Connection:
         if self._conn is None or self._conn.closed:
             self._reset()
+            if self._cancelled:
+                raise ConnectionLost("the call was cancelled")
             if self.host is None:
                 self._conn = Connection.open(self.socket_path, deadline, self.client_name)
             else:
                 self._conn = Connection.open_host(
                     self.host, self._socket_arg, deadline, self.env, self.client_name
                 )
+            if self._cancelled:  # cancelled while connecting: cancel() saw no connection
+                self._conn.interrupt()
+                raise ConnectionLost("the call was cancelled")
         return self._conn
 
     @property
