@@ -632,7 +632,7 @@ class Client:
                 )
 
             failed: ServerError | None = None
-            written = 0
+            written = 0  # the bytes typed: the pieces before the first one refused
             try:
                 rids = [
                     conn.submit(make(piece, i < last and not urgent), deadline)
@@ -641,7 +641,8 @@ class Client:
                 for rid, piece in zip(rids, pieces, strict=True):
                     try:  # every reply, so none is left behind unread
                         conn.wait_reply(rid, deadline)
-                        written += len(piece)
+                        if failed is None:
+                            written += len(piece)
                     except ServerError as exc:
                         failed = failed or exc
             except DeadlineExceeded:
@@ -653,7 +654,17 @@ class Client:
                 # The server refused a piece (e.g. a limit) and closed: that is the news.
                 self.close()
             if failed is not None:
-                raise self._terminal_error(failed, pane) from None
+                error = self._terminal_error(failed, pane)
+                if written:
+                    # A retry would type the start again: say exactly what went in
+                    # (the server cancels the rest of a unit once a piece is refused).
+                    total = sum(map(len, pieces))
+                    error.message = (
+                        f"typed {written} of {total} bytes, then: {error.message}; "
+                        "the rest was not typed"
+                    )
+                    error.args = (error.message,)
+                raise error from None
 
     def _one_shot(self, pane: Pane) -> bool:
         """No mirror of ``pane`` is kept or held: one reading, then unsubscribe."""

@@ -523,6 +523,15 @@ class Terminal:
         if dropped:
             log.info("terminal %d: urgent input discarded %d queued inputs", self.id, len(dropped))
 
+    def cancel_rest_of_unit(self, conn: ClientConnection) -> None:
+        """A piece of ``conn``'s unit was refused (no room): its pieces still to come
+        are cancelled up to the one without ``more`` (INPUT_CANCELLED), and the
+        terminal's other input goes on (spec/L1.md §7)."""
+        self._cancelled_units.add(conn)
+        if self._holder is conn and not any(item.conn is conn for item in self._inputs):
+            self._holder = None
+            self._input_wake.set()
+
     def _stalled_unit(self, holder: ClientConnection) -> None:
         """The unit's next piece did not come within the hold timeout: its pieces
         still to come are cancelled (up to the one without ``more``), and the
