@@ -84,6 +84,9 @@ SLOW_CONSUMER_LINGER_S = 30.0
 
 _CLIENT_TYPES = frozenset(CLIENT_FRAMES)
 
+REPLIES_PAUSE = 1024 * 1024
+"""Queued replies and events past which a connection's next request waits for them to
+be sent (at most half its reply backlog, ``max_control_backlog``)."""
 PEER_CHECK_S = 0.05
 """While a connection's input backlog is full its frames are not read, so its EOF
 is not seen either: how often to look whether the peer hung up meanwhile."""
@@ -415,6 +418,30 @@ class ClientConnection:
                     break
                 self._release_partial()
                 self._handle(frame)
+                if self.outbox.control_bytes > self._replies_pause:
+                    # Its replies wait to be sent: its next request is read once they
+                    # went, so a client pipelining thousands is answered at the pace it
+                    # reads (never detached as a slow consumer for it).
+                    if not await self._replies_sent():
+                        return
+                else:
+                    # The other connections get a turn between one client's requests.
+                    await trio.lowlevel.checkpoint()
+
+    @property
+    def _replies_pause(self) -> int:
+        """Queued replies and events past which this connection's requests wait."""
+        return min(REPLIES_PAUSE, self.config.max_control_backlog // 2)
+
+    async def _replies_sent(self) -> bool:
+        """Wait until this connection's replies are sent down to half the pause; False
+        when the peer hung up meanwhile (its EOF is not read while waiting)."""
+        while self._reading and self.outbox.control_bytes > self._replies_pause // 2:
+            with trio.move_on_after(PEER_CHECK_S):
+                await self.outbox.replies_below(self._replies_pause // 2)
+            if _peer_hung_up(self.stream.socket):
+                return False
+        return True
 
     def _hold_partial(self, reader: FrameReader) -> None:
         """Count the incomplete frame at the front of ``reader`` in the server's bound on

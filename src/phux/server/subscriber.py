@@ -151,6 +151,21 @@ class Outbox:
     not read at all has its subscriptions tombstoned with nothing queued, so this is
     what shows it (bounded like the queue, by ``total_limit``)."""
     _wake: trio.Event = field(default_factory=trio.Event)
+    _room: trio.Event | None = None
+    _room_below: int = 0
+
+    async def replies_below(self, limit: int) -> None:
+        """Wait until at most ``limit`` bytes of replies and events are queued (the
+        sender took them) or the connection closes."""
+        while self.control_bytes > limit and not self.closing:
+            self._room, self._room_below = trio.Event(), limit
+            await self._room.wait()
+
+    def _made_room(self) -> None:
+        room = self._room
+        if room is not None and (self.control_bytes <= self._room_below or self.closing):
+            self._room = None
+            room.set()
 
     def _charge(self, n: int) -> None:
         self.queued_bytes += n
@@ -162,6 +177,7 @@ class Outbox:
         self.entries.clear()
         self._charge(-self.queued_bytes)
         self.control_bytes = 0
+        self._made_room()
 
     # ------------------------------------------------------------ producers
 
@@ -195,6 +211,7 @@ class Outbox:
             self.entries.append(Entry(Kind.CLOSE))
             self.closing = True
             self._wake.set()
+            self._made_room()
 
     def push_bootstrap(self, sub: Subscription, request_id: int) -> None:
         sub.state = SubState.PENDING
@@ -316,6 +333,7 @@ class Outbox:
             elif kind is Kind.FRAME:
                 self.control_bytes -= len(entry.data)
                 self._charge(-len(entry.data))
+                self._made_room()
                 out.append(entry.data)
                 size += len(entry.data)
             elif kind is Kind.SUB_FRAME:
