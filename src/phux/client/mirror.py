@@ -186,6 +186,10 @@ class Mirror:
             self.foreground = None
             return
         if isinstance(frame, TerminalState):
+            if self.state == Mirror.SUBSCRIBING and not self.ever_ready:
+                # An earlier subscription's, still in flight (the server reports
+                # changes from our SUBSCRIBE on): the listing taken after it decides.
+                return
             self.foreground = frame.foreground
             self.foreground_known = True
             return
