@@ -8,6 +8,9 @@ the tests drive write their own files under HOME (``.bash_history``,
 ``XDG_STATE_HOME`` and ``HOME`` at temporary directories of its own before any
 test runs, so whatever it starts inherits them; tests that need another value
 still set their own.
+
+The HOME is one fish has run in before (see FISH_COMPLETIONS): a fresh one makes
+the first interactive fish start a man page parser that outlives the test.
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ import tempfile
 
 import pytest
 
+FISH_COMPLETIONS = ".local/share/fish/generated_completions"
+"""Where fish keeps the completions it generates from man pages. Without it, an
+interactive fish starts (and disowns) a python that parses every man page into
+it: half a minute of CPU that outlives the test, the server and the HOME. Every
+HOME the tests give fish has it (tests/shell/kit.py ``settled_home``)."""
+
 _STATE: list[str] = []
 
 
@@ -27,6 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _STATE.extend((state, home))
     os.environ["XDG_STATE_HOME"] = state
     os.environ["HOME"] = home
+    os.makedirs(os.path.join(home, FISH_COMPLETIONS))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
