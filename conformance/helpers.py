@@ -171,6 +171,7 @@ def subscribe(
             )
             stream.ready = frame
             stream.alive = frame.alive
-            assert frame.alive == (frame.exit is None)
+            # Killed but not yet reaped: not alive, no exit yet (L1.md §3).
+            assert not (frame.alive and frame.exit is not None)
             return stream
         stream._take(frame)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +31,7 @@ from .catalog import (
     Unsubscribe,
     WireType,
 )
+from .codec import encode_frame
 from .helpers import check_error
 from .wire_client import Conn
 
@@ -253,3 +257,53 @@ def test_subscribe_with_request_id_zero_starts_no_bootstrap(conn: Conn) -> None:
     conn.send(Subscribe(request_id=0, terminal=NO_SUCH_TERMINAL))
     err = conn.expect_type(Error)
     assert err.code == ErrorCode.INVALID_COMMAND, err
+
+
+INPUT_FRAMING = 29
+"""spec/input.md §3: what an INPUT's length field counts besides its data, at most."""
+
+
+@pytest.mark.clause("input.md §3 size")
+def test_an_input_of_max_frame_is_read(conn: Conn) -> None:
+    """An INPUT with the largest request id and terminal, both flags and
+    ``max_frame − 29`` bytes of data fills ``max_frame`` exactly and is read (here
+    answered for its unknown terminal); one byte more is too large."""
+    assert conn.hello_ok is not None
+    max_frame = conn.hello_ok.max_frame
+    rid = 0xFFFFFFFF
+
+    def frame(size: int) -> bytes:
+        data = b"x" * size
+        return encode_frame(
+            Input(request_id=rid, terminal=NO_SUCH_TERMINAL, data=data, more=True, urgent=True)
+        )
+
+    fits = frame(max_frame - INPUT_FRAMING)
+    assert int.from_bytes(fits[:4], "big") == max_frame
+    conn.send_raw(fits)
+    check_error(conn.reply(rid), ErrorCode.TERMINAL_NOT_FOUND, rid)
+    conn.send_raw(frame(max_frame - INPUT_FRAMING + 1))
+    _closed_with_protocol_error(conn, ErrorCode.FRAME_TOO_LARGE)
+
+
+_MALFORMED = json.loads(
+    (Path(__file__).resolve().parents[1] / "spec/vectors/malformed.json").read_text()
+)["vectors"]
+
+
+@pytest.mark.parametrize(
+    "vector", [v for v in _MALFORMED if v["server_code"]], ids=lambda v: v["name"]
+)
+@pytest.mark.clause("proto.md §2.1 order of checks", "proto.md §3.3 decoder rules")
+def test_every_malformed_vector_is_answered_its_server_code(
+    conn: Conn, vector: dict[str, Any]
+) -> None:
+    """spec/vectors/malformed.json, sent by a client: the ERROR its ``server_code``
+    names, then the connection goes on, or closes when ``fatal``."""
+    conn.send_raw(bytes.fromhex(vector["hex"]))
+    code = ErrorCode[vector["server_code"]]
+    if vector["fatal"]:
+        _closed_with_protocol_error(conn, code)
+        return
+    assert connection_error(conn).code == code
+    still_alive(conn)

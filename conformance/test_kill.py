@@ -87,3 +87,24 @@ def test_killed_terminal_closes_with_sighup_status(conn: Conn, cleanup: list[int
 def test_kill_empty_list_is_invalid(conn: Conn) -> None:
     rid = conn.rid()
     check_error(conn.request(Kill(request_id=rid, terminals=[])), ErrorCode.INVALID_COMMAND, rid)
+
+
+@pytest.mark.clause("L1.md §3 KILL")
+def test_a_killed_terminal_not_yet_reaped_bootstraps_not_alive(
+    conn: Conn, connect: Connect, cleanup: list[int]
+) -> None:
+    """Its program ignores SIGHUP, so it lives until the SIGKILL after the grace: a
+    SUBSCRIBE meanwhile gets alive = false and no exit, as the listing says."""
+    from .helpers import subscribe
+
+    t = spawn(conn, cleanup, ["/bin/sh", "-c", "trap '' HUP; printf READY; sleep 30"]).terminal
+    stream = subscribe(conn, t)
+    stream.read_until(conn, b"READY")
+    rid = conn.rid()
+    assert conn.request(Kill(request_id=rid, terminals=[t])) == Ok(request_id=rid)
+    assert alive(conn.request(ListTerminals(request_id=conn.rid())), [t]) == [False]
+    late = subscribe(connect(), t)
+    assert late.ready is not None
+    assert (late.ready.alive, late.ready.exit) == (False, None)
+    closed = stream.read_until_closed(conn)
+    assert closed.status == Signaled(signal=9)

@@ -11,6 +11,10 @@ still set their own.
 
 The HOME is one fish has run in before (see FISH_COMPLETIONS): a fresh one makes
 the first interactive fish start a man page parser that outlives the test.
+
+Under ``CI=true`` the run needs every program the tests drive: a missing one fails
+the run at its start instead of skipping its tests one by one (``.ci/run``
+installs them), and tests that need root say in the summary that they did not run.
 """
 
 from __future__ import annotations
@@ -42,3 +46,38 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     for state in _STATE:
         shutil.rmtree(state, ignore_errors=True)
+
+
+REQUIRED_PROGRAMS = ("bash", "zsh", "fish", "dash", "tmux", "vim", "less", "top", "python3")
+"""What the tests drive; each skips its tests when missing, except under CI=true."""
+
+
+def missing_programs() -> list[str]:
+    return [program for program in REQUIRED_PROGRAMS if shutil.which(program) is None]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("CI") != "true":
+        return
+    missing = missing_programs()
+    if missing:
+        pytest.exit(
+            f"CI=true but {', '.join(missing)} not installed: their tests would be skipped "
+            "(.ci/run installs them)",
+            returncode=1,
+        )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if os.geteuid() != 0:
+        rooted = [
+            r
+            for r in terminalreporter.stats.get("skipped", [])
+            if "root" in str(getattr(r, "longrepr", ""))
+        ]
+        if rooted:
+            terminalreporter.write_line(
+                f"{len(rooted)} tests that need root did not run (not run as root): the "
+                "two-user security tests (tests/attack, tests/server/test_security.py)",
+                yellow=True,
+            )

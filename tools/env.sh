@@ -11,5 +11,10 @@ if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
     "$root/.venv/bin/python" -m pip install -q -e "$root[dev]"
     touch "$stamp"
 fi
+# The real bash-preexec for the shell-configuration tests (not kept in the repository).
+if [ ! -f "$root/.venv/share/phux-tests/bash-preexec.sh" ]; then
+    (cd "$root" && .venv/bin/python -m tools.bash_preexec >/dev/null 2>&1) ||
+        echo "tools/env.sh: could not fetch bash-preexec (its corpus tests will skip)" >&2
+fi
 export PATH="$root/.venv/bin:$PATH"
 cd "$root"

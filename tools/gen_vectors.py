@@ -623,8 +623,12 @@ def malformed_document() -> JSON:
             "Each hex string, fed to a fresh frame reader at once, must be rejected with the "
             "reason named (spec/proto.md §2.1 and §3.3; frames.md, 'Decode failures'); "
             "'truncated' means the reader is "
-            "still waiting for bytes when the input ends. 'code' is the ERROR code a server "
-            "answers with; 'fatal' means framing is broken and the connection closes."
+            "still waiting for bytes when the input ends. 'code' is the ErrorCode of that "
+            "failure; 'server_code' the ERROR a server answers when a client sends the bytes "
+            "(null: none yet, it waits for the rest): a whole frame of a server-to-client type "
+            "is UNKNOWN_MESSAGE_TYPE, whatever its body holds, as the direction is checked "
+            "before the body is decoded (proto.md §2.1); 'fatal' means framing is broken and "
+            "the connection closes."
         ),
         "vectors": [
             {
@@ -632,11 +636,23 @@ def malformed_document() -> JSON:
                 "hex": data.hex(),
                 "reason": reason.value,
                 "code": reason.code.name,
+                "server_code": _server_code(data, reason),
                 "fatal": reason in (DecodeReason.EMPTY_FRAME, DecodeReason.FRAME_TOO_LARGE),
             }
             for name, data, reason in malformed_cases()
         ],
     }
+
+
+def _server_code(data: bytes, reason: DecodeReason) -> str | None:
+    """What a server answers a client that sends ``data`` (spec/proto.md §2.1)."""
+    if reason in (DecodeReason.EMPTY_FRAME, DecodeReason.FRAME_TOO_LARGE):
+        return reason.code.name
+    if len(data) < 5 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        return None  # not a whole frame: the server waits for the rest
+    if data[4] >= 0x80:
+        return "UNKNOWN_MESSAGE_TYPE"  # a server-to-client type: its body is not read
+    return reason.code.name
 
 
 def render(doc: JSON) -> str:

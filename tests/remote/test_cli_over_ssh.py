@@ -179,3 +179,11 @@ def test_failures_say_what_to_do(remote: Remote) -> None:
     assert no_ssh.returncode == 1 and "not installed" in no_ssh.stderr
     bad = remote.phux("ls", "--host", "-oProxyCommand=x")
     assert bad.returncode == 2
+    # The far side's stderr reaches the local terminal as printable text only.
+    hostile = "printf '\\033]0;pwned\\007\\033[2Jboom\\n' >&2; exit 3;"
+    noisy = remote.phux(
+        "ls", "--host", remote.a.alias, env={**remote.env, "PHUX_REMOTE_PHUX": hostile}
+    )
+    assert noisy.returncode == 1 and "boom" in noisy.stderr, noisy.stderr
+    assert not any(ord(c) < 0x20 and c not in "\n\t" for c in noisy.stderr), noisy.stderr
+    assert "\\x1b]0;pwned\\x07" in noisy.stderr, noisy.stderr

@@ -144,9 +144,10 @@ def wait_exit(conn: Connection, terminal: int, timeout: float = 10.0) -> ExitSta
             continue
         if isinstance(frame, TerminalClosed):
             return frame.status
-        if isinstance(frame, BootstrapReady) and not frame.alive:
-            assert frame.exit is not None
+        if isinstance(frame, BootstrapReady) and frame.exit is not None:
+            assert not frame.alive
             return frame.exit
+        # (A READY without exit and not alive: killed, not yet reaped; CLOSED follows.)
 
 
 class Stream:

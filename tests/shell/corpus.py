@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from tools.bash_preexec import INSTALLED as BASH_PREEXEC
 
 from .kit import settled_home
 
@@ -87,20 +88,15 @@ DIRENV = "/usr/bin/direnv"
 _ZSH_HISTORY = ": 1700000000:0;echo suggested-from-history\n"
 _FISH_HISTORY = "- cmd: echo suggested-from-history\n  when: 1700000000\n"
 
-# The protocol of bash-preexec (github.com/rcaloras/bash-preexec): a DEBUG trap
-# calling preexec, a PROMPT_COMMAND calling precmd. Debian 12 does not package
-# it (nor does npm); this is the reduced form tests/shell/test_integration_bash.py
-# already checks the integration against.
-_BASH_PREEXEC = """\
-__bp_preexec_invoke_exec() {
-    [[ -n "${COMP_LINE-}" ]] && return
-    [[ "${__bp_ready-}" == 1 ]] || return
-    __bp_ready=
-    echo "preexec[$BASH_COMMAND]" >> ~/fw.log
-}
-__bp_precmd_invoke_cmd() { echo "precmd[$?]" >> ~/fw.log; __bp_ready=1; }
-trap '__bp_preexec_invoke_exec' DEBUG
-PROMPT_COMMAND="__bp_precmd_invoke_cmd${PROMPT_COMMAND:+; $PROMPT_COMMAND}"
+# The real bash-preexec (github.com/rcaloras/bash-preexec), which atuin, bashhub and
+# many dotfiles source: not packaged by Debian 12, so tools/env.sh fetches it from a
+# pinned PyPI wheel into the virtualenv (tools/bash_preexec.py). Its hooks log, so a
+# test can tell they kept running.
+_BASH_PREEXEC = f"""\
+PS1='\\u$ '
+source {BASH_PREEXEC}
+preexec() {{ echo "preexec[$1]" >> ~/fw.log; }}
+precmd() {{ echo "precmd" >> ~/fw.log; }}
 """
 
 _CONFIGS = [
@@ -186,7 +182,13 @@ _CONFIGS = [
         ("zsh", "direnv"),
         (DIRENV,),
     ),
-    Config("bash-preexec", "bash", {".bashrc": "PS1='\\u$ '\n" + _BASH_PREEXEC}),
+    Config(
+        "bash-preexec",
+        "bash",
+        {".bashrc": _BASH_PREEXEC},
+        ("a PyPI wheel: tools/bash_preexec.py",),
+        (str(BASH_PREEXEC),),
+    ),
     Config(
         "bash-two-line",
         "bash",

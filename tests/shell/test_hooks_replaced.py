@@ -77,9 +77,16 @@ def state(client: Client, name: str) -> str:
     return str(client.snapshot_data(name, deadline=Deadline.after(10))["state"])
 
 
+def at_prompt(client: Client, name: str) -> bool:
+    """`wait --prompt` is met (within a bound well above its quiet time)."""
+    return client.wait(name, prompt=True, timeout=5, deadline=Deadline.after(10)).met
+
+
 def works(client: Client, name: str) -> None:
-    """The next runs are exact, and the pane says `prompt` between them."""
+    """The next runs are exact, and the pane says `prompt` between them (and `wait
+    --prompt` agrees)."""
     assert state(client, name) == "prompt", screen(client, name)
+    assert at_prompt(client, name), screen(client, name)
     first = run(client, name, "echo one; false")
     assert (first.output, first.exit_code) == ("one", 1)
     second = run(client, name, "echo two; (exit 7)")
@@ -87,6 +94,9 @@ def works(client: Client, name: str) -> None:
     third = run(client, name, "cd / && echo three")
     assert (third.output, third.exit_code) == ("three", 0)
     assert state(client, name) == "prompt"
+    assert at_prompt(client, name)
+    # Checked once (--timeout 0): watched for an unmarked prompt's quiet time.
+    assert client.wait(name, prompt=True, timeout=0, deadline=Deadline.after(10)).met
 
 
 # ---------------------------------------------------------------- bash
@@ -198,3 +208,7 @@ def test_exec_of_a_new_shell(client: Client, tmp_path: Path, shell: str) -> None
     assert run(client, name, "echo ready").output == "ready"
     type_line(client, name, f"exec {shell}")
     works(client, name)
+    # `exec` never came back to mark its end: it is over, its status unknown.
+    entries = client.history(name, deadline=Deadline.after(10)).commands
+    exec_entry = [e for e in entries if e.command == f"exec {shell}"]
+    assert [(e.running, e.exit_code) for e in exec_entry] == [(False, None)], entries

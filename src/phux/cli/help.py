@@ -62,7 +62,9 @@ With shell integration (panes phux starts with bash, zsh, fish or sh/dash,
 unless `phux new --no-shell-integration`), run types exactly the command and
 Enter, reads the output and exit code from the shell's OSC 133 marks, and
 returns once the next prompt is drawn (a command of several lines goes as one
-bracketed paste and Enter when the shell takes pastes). A shell still starting
+bracketed paste and Enter when the shell takes pastes). The output is what the
+command printed: keys another client types meanwhile (a person attached,
+another agent's send-keys) are echoed on the screen but left out of it. A shell still starting
 (its startup files run) or drawing its prompt (its prompt hooks run) is waited
 for within --timeout (not with --force), and nothing is typed before its
 prompt. It refuses at once (exit 3) when the pane is not at an idle prompt:

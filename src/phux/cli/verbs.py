@@ -278,7 +278,10 @@ def verb_epilog(*extra: str) -> str:
     "with_panes",
     is_flag=True,
     help="Also list each session's panes (with --json: a `panes` list per session: id, "
-    "window, window_name, index, cols, rows, tags, title, cwd, program, state).",
+    "window, window_name, index, cols, rows, tags, title, cwd, program, state). The state "
+    "comes from the listing alone (what holds the terminal, its tty modes): a shell at a "
+    "continuation prompt or running a builtin reads `prompt` here; `snapshot` and `wait` "
+    "also read the shell's marks.",
 )
 @deadline_option
 @socket_option

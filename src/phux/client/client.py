@@ -419,7 +419,8 @@ class Client:
         """A bootstrapped mirror of ``pane``, up to date with the listing it came from.
 
         ``input_events``: the subscription also brings INPUT_WRITTEN (protocol 1.3),
-        the bytes every client's input put on the PTY; for sinks (``add_sink``).
+        the bytes every client's input put on the PTY; for sinks (``add_sink``). A
+        mirror that brings them serves a caller that does not ask for them too.
         ``fresh``: bootstrap anew rather than reuse a warm mirror kept from an
         earlier call (unless another operation is using it): a warm mirror stamps
         the OSC 133 marks it reads with the time this client read them, at its next
@@ -449,7 +450,7 @@ class Client:
             if existing is not None and (
                 existing.with_engine != engine
                 or existing.history != history
-                or existing.input_events != input_events
+                or (input_events and not existing.input_events)
             ):
                 self._unsubscribe(tid)
                 existing = None
@@ -516,11 +517,17 @@ class Client:
         mirror.last_output = time.monotonic()
         return mirror
 
-    def scan_mirror(self, pane: Pane, deadline: Deadline) -> Mirror:
+    def scan_mirror(self, pane: Pane, deadline: Deadline, *, input_events: bool = False) -> Mirror:
         """A mirror without an engine that keeps its bootstrap's bytes (``mirror.raw``)
         for a caller that scans them, as a one-shot ``run`` does; release it after."""
         with self._guard():
-            return self._subscribe(pane, deadline, engine=False, history=0, raw=True)
+            return self._subscribe(
+                pane, deadline, engine=False, history=0, raw=True, input_events=input_events
+            )
+
+    def shows_input(self, deadline: Deadline) -> bool:
+        """Whether the server can report the input written to a pane (INPUT_WRITTEN)."""
+        return self.connection(deadline).minor >= MINOR_AUDIT
 
     def release(self, mirror: Mirror) -> None:
         """Done with a mirror: keep it warm (LRU) or unsubscribe."""

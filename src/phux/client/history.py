@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from phux.client.errors import InvalidArgument
 from phux.client.mirror import DEFAULT_HISTORY
 from phux.client.models import HistoryEntry, HistoryResult
+from phux.client.pane_state import unmarked_prompt
 
 if TYPE_CHECKING:
     from phux.client.client import Client
@@ -40,6 +41,12 @@ def pane_history(
         engine = mirror.engine
         assert engine is not None
         entries = history_entries(engine, last)
+        if entries and entries[-1].running:
+            fg = mirror.foreground_of(client.listed_after_subscribe(pane, mirror, deadline))
+            if unmarked_prompt(pane.pid, fg, engine):
+                # The shell reads command lines again but never marked this one's end
+                # (`exec bash`, its hooks replaced): it is over, its status unknown.
+                entries[-1].running = False
     finally:
         client.release(mirror)
     return HistoryResult(pane=pane.id, commands=entries)

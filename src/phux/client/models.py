@@ -291,7 +291,9 @@ class HistoryEntry(msgspec.Struct, kw_only=True):
     ``started_ms``: unix ms, when the server read the start mark (dash, which
     prints none: the line feed that ended the input); None when unknown
     (commands in the bootstrap's journal tail carry no time). ``duration_ms``
-    None when either end's time is unknown or it is still ``running``.
+    None when either end's time is unknown or it is still ``running``; ``exit_code``
+    None and ``running`` false: it ended unmarked (``exec bash``, or the shell's
+    hooks were replaced), its status unknown.
     ``output``: the rows from the start mark to the finish mark (logical lines,
     right-stripped); ``truncated`` when some of them left the history (all of
     them: ``output`` is empty, the rest of the entry is kept).

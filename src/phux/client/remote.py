@@ -59,7 +59,7 @@ class SshLink:
         said = ""
         with contextlib.suppress(OSError, ValueError):
             self._stderr.seek(0)
-            said = self._stderr.read().decode("utf-8", "replace").strip()
+            said = printable(self._stderr.read().decode("utf-8", "replace")).strip()
         return explain(self.host, said, self.proc.returncode, fallback)
 
     def close(self) -> None:
@@ -78,6 +78,16 @@ class SshLink:
                 proc.wait()
         with contextlib.suppress(OSError):
             self._stderr.close()
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but line ends and tabs escaped (``\\x1b``):
+    what the far side (its shell's rc files, a banner, a hostile host) writes to ssh's
+    stderr must not drive the local terminal when an error quotes it."""
+    return "".join(
+        c if c in "\n\t" or not (ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0) else f"\\x{ord(c):02x}"
+        for c in text
+    )
 
 
 def ssh_argv(host: str, socket: str | None, env: Mapping[str, str]) -> list[str]:

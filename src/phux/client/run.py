@@ -50,6 +50,7 @@ from phux.client.errors import (
     UnsafeSocket,
     describe_exit,
 )
+from phux.client.typeahead import Typeahead, after_cuts, echo_mode, excise
 from phux.record import Record
 from phux.runtime_paths import SocketDirError, open_run_lock
 from phux.signed_marks import unsigned
@@ -118,6 +119,8 @@ class MarkerScanner:
         self.exit_code: int | None = None
         self.done_at: float | None = None
         self.output: bytes = b""
+        self.capture_seq: int | None = None
+        """The output seq of ``capture``'s first byte (None: unknown, bytes were lost)."""
 
     def start(self, seq: int) -> None:
         self.scan_seq = seq
@@ -143,6 +146,7 @@ class MarkerScanner:
                     del self.window[:-keep]
                 return
             rest = bytes(self.window[idx + len(self.begin) :])
+            self.capture_seq = end - len(rest)
             self.window.clear()
             self.phase = CAPTURING
             self.begin_size = self.size
@@ -175,6 +179,8 @@ class MarkerScanner:
             cut = len(capture) - RUN_CAPTURE_BYTES // 2
             cut = max(capture.find(b"\n", cut) + 1, cut)
             del capture[:cut]
+            if self.capture_seq is not None:
+                self.capture_seq += cut
             self.begin_size = self._size_at(cut)
             self.resizes = [(o - cut, c, r) for (o, c, r) in self.resizes if o > cut]
             self.truncated = True
@@ -195,6 +201,7 @@ class MarkerScanner:
         """Bytes from ``lost_seq`` on will not arrive (a tombstone, or a bootstrap gap)."""
         if self.scan_seq is None or self.phase == DONE:
             return
+        self.capture_seq = None
         if self.phase == BEFORE:
             # The begin marker may have been in the lost bytes: capture from here,
             # and drop that if the marker turns up after all.
@@ -461,6 +468,9 @@ class MarkScanner:
         self.start_size = (cols, rows)
         self.resizes: list[tuple[int, int, int]] = []
         self.lost: list[int] = []  # absolute offsets where bytes were lost or dropped
+        self.anchors: list[tuple[int, int]] = []  # (seq, absolute offset) where they part
+        self.typeahead: Typeahead | None = None
+        """Other clients' keys: their echo is cut from what ``render`` renders."""
 
     @property
     def end(self) -> int:
@@ -468,6 +478,15 @@ class MarkScanner:
 
     def start(self, seq: int) -> None:
         self.scan_seq = seq
+        self.anchors.append((seq, self.end))
+
+    def offset_of(self, seq: int) -> int:
+        """The absolute capture offset of output byte ``seq``."""
+        at_seq, at = self.anchors[0]
+        for s, o in self.anchors:
+            if s <= seq:
+                at_seq, at = s, o
+        return at + seq - at_seq
 
     def feed(self, seq: int, data: bytes) -> None:
         if self.scan_seq is None:
@@ -477,6 +496,7 @@ class MarkScanner:
             return
         if seq > self.scan_seq:
             self.lost.append(self.end)
+            self.anchors.append((seq, self.end))
         skip = self.scan_seq - seq
         if skip > 0:
             data = data[skip:]
@@ -540,6 +560,10 @@ class MarkScanner:
         data = bytes(self.buf[start - self.base : max(start, stop) - self.base])
         cols, rows = self._size_at(start)
         resizes = [(o - start, c, r) for (o, c, r) in self.resizes if start < o < stop]
+        if self.typeahead is not None and self.typeahead.foreign:
+            typed = [(self.offset_of(seq) - start, e) for seq, e in self.typeahead.foreign]
+            data, cuts = excise(data, typed)
+            resizes = [(after_cuts(o, cuts), c, r) for o, c, r in resizes]
         output, dropped = render_output(data, cols, rows, resizes)
         return output, lost or dropped
 
@@ -695,13 +719,15 @@ def _run_locked(
     fg = pane.foreground
     shell = fg.name if fg is not None else None
     try:
+        # Other clients' keys typed meanwhile are told from ours (phux.client.typeahead).
+        typeahead = client.shows_input(run_deadline)
         if client._one_shot(pane):
             # No engine: the checks read the bootstrap's bytes (phux.client.shell_scan)
             # and the output renders from the bytes, so a one-shot run of a command
             # with plain output never imports the engine.
-            mirror = client.scan_mirror(pane, run_deadline)
+            mirror = client.scan_mirror(pane, run_deadline, input_events=typeahead)
         else:
-            mirror = client.mirror(pane, run_deadline)
+            mirror = client.mirror(pane, run_deadline, input_events=typeahead)
     except DeadlineExceeded:
         raise RunTimedOut(command_line(command, shell), _ms_since(started)) from None
     try:
@@ -971,7 +997,19 @@ def _run_integrated(
         data = line.replace("\n", "\r").encode() + b"\r"
         prompts_needed = len(lines)
     _check_canonical_lines(mirror, pane, data, shell)
+    pending: list[bytes] = []  # lines still to type, each once the shell asks for it
+    fg = mirror.foreground_of(pane)
+    if not paste and len(lines) > 1 and fg is not None and fg.canonical:
+        # The tty's canonical mode (dash) echoes lines typed ahead all at once, before
+        # the shell has printed the prompts that ask for them, so the screen and the
+        # history would read out of order: a line at a time, as a person types.
+        data, *pending = [part.encode() + b"\r" for part in lines]
     scanner = MarkScanner(mirror.cols, mirror.rows, mirror.mark_key)
+    if mirror.input_events:
+        scanner.typeahead = Typeahead(
+            pane.terminal, lambda: echo_mode(mirror.foreground_of(pane), pane.pid)
+        )
+        client.add_sink(scanner.typeahead)
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
     mirror.gap_hooks.append(scanner.gap)
@@ -982,13 +1020,17 @@ def _run_integrated(
         scanner.start(mirror.next_seq)
         submitted = time.monotonic()
         try:
-            client.write(pane, data, deadline)
+            _type(client, pane, scanner, data, deadline)
         except DeadlineExceeded:
             raise RunTimedOut(line, _ms_since(started)) from None
         since = 0  # marks before this index came before the last C-c
         own = line  # the command line our C mark names ("": take any)
         foreign_wake: Deadline | None = None
         while True:
+            answered = len(lines) - len(pending)
+            if pending and _integrated_progress(scanner, answered, own) is not None:
+                _type(client, pane, scanner, pending.pop(0), deadline)
+                continue
             if interrupted_at is None:
                 done = _integrated_progress(scanner, prompts_needed, own)
                 foreign = _foreign_done_at(scanner, own)
@@ -1006,7 +1048,7 @@ def _run_integrated(
                 if (done == "continuation" or (done is None and late)) and interrupts < 3:
                     # The C-c came before the editor read again (the shell asked
                     # anew), or bash took it without drawing a prompt: once more.
-                    client.write(pane, b"\x03", deadline)
+                    _type(client, pane, scanner, b"\x03", deadline)
                     interrupts += 1
                     interrupted_at = time.monotonic()
                     since = len(scanner.marks)
@@ -1017,7 +1059,7 @@ def _run_integrated(
                         "interrupted it with C-c; nothing ran"
                     )
             elif done == "continuation":
-                client.write(pane, b"\x03", deadline)
+                _type(client, pane, scanner, b"\x03", deadline)
                 interrupted_at = time.monotonic()
                 interrupts = 1
                 since = len(scanner.marks)
@@ -1082,7 +1124,7 @@ def _run_integrated(
                             duration_ms=_ms_since(submitted),
                             truncated=False,
                         )
-                    client.write(pane, b"\x03", deadline)
+                    _type(client, pane, scanner, b"\x03", deadline)
                     interrupted_at = time.monotonic()
                     interrupts = 1
                     since = len(scanner.marks)
@@ -1090,7 +1132,18 @@ def _run_integrated(
         mirror.bytes_hooks.remove(scanner.feed)
         mirror.resize_hooks.remove(scanner.resize)
         mirror.gap_hooks.remove(scanner.gap)
+        if scanner.typeahead is not None:
+            client.remove_sink(scanner.typeahead)
     return _integrated_outcome(scanner, line, own, submitted, prompts_needed)
+
+
+def _type(
+    client: Client, pane: Pane, scanner: MarkScanner, data: bytes, deadline: Deadline
+) -> None:
+    """Write ``data`` as this run's own keys (``Typeahead`` tells them from others')."""
+    if scanner.typeahead is not None:
+        scanner.typeahead.wrote(data)
+    client.write(pane, data, deadline)
 
 
 _UNMARKED_QUIET = 0.5
@@ -1267,7 +1320,7 @@ def _fish_rejection(scanner: MarkScanner) -> str:
 def _clear_fish_line(client: Client, pane: Pane, scanner: MarkScanner, deadline: Deadline) -> None:
     """C-c: fish drops the line it kept and draws its prompt again (a B mark)."""
     since = len(scanner.marks)
-    client.write(pane, b"\x03", deadline)
+    _type(client, pane, scanner, b"\x03", deadline)
     limit = deadline.earliest(Deadline.after(_INTERRUPT_GRACE))
     while _redrawn(scanner, since) is None:
         try:
@@ -1293,7 +1346,7 @@ def _integrated_outcome(
             if open_c is None:
                 open_c = mark
         elif mark.kind == "D" and (open_c is not None or not saw_c):
-            start = open_c.end if open_c is not None else _echo_end(scanner, line, mark)
+            start = open_c.end if open_c is not None else _echo_end(scanner, mark)
             text, was_lost = scanner.render(start, mark.start)
             pieces.append(text)
             lost = lost or was_lost
@@ -1306,7 +1359,7 @@ def _integrated_outcome(
         # No command ran (bash and zsh print neither C nor D): a comment is exit 0
         # with no output; a line the shell rejected (a syntax error) is what it
         # printed, with exit 2, as bash and dash report a syntax error.
-        text, lost = scanner.render(_echo_end(scanner, line, cycle[-1]), cycle[-1].start)
+        text, lost = scanner.render(_echo_end(scanner, cycle[-1]), cycle[-1].start)
         output = text.strip("\n")
         status = 2 if output.strip() else 0
         finished_at = cycle[-1].at
@@ -1320,23 +1373,17 @@ def _integrated_outcome(
     )
 
 
-def _echo_end(scanner: MarkScanner, line: str, d_mark: Mark) -> int:
+def _echo_end(scanner: MarkScanner, d_mark: Mark) -> int:
     """Where the output starts in a shell that prints no C mark (dash, or a line that
-    ran nothing): after the tty's echo of the typed lines, and after the last
-    continuation prompt before ``d_mark``."""
+    ran nothing): after the echo of the line typed at the last prompt before
+    ``d_mark`` (the prompt drawn before the run, or a continuation prompt: ``run``
+    types a canonical-mode shell's lines one at a time, each once it is asked for)."""
     start = scanner.base
-    buf = scanner.buf
-    pos = 0
-    for _ in range(line.count("\n") + 1):
-        nl = buf.find(b"\n", pos)
-        if nl < 0 or scanner.base + nl >= d_mark.start:
-            break
-        pos = nl + 1
-    start = scanner.base + pos
     for mark in scanner.marks:
         if mark.kind == "B" and start <= mark.end <= d_mark.start:
             start = mark.end
-    return start
+    newline = scanner.buf.find(b"\n", start - scanner.base, d_mark.start - scanner.base)
+    return start if newline < 0 else scanner.base + newline + 1
 
 
 CANONICAL_LINE_MAX = 4095
@@ -1398,6 +1445,13 @@ def _run_markers(
 
     wrapped = wrap_fish(line, token) if shell == "fish" else wrap_command(line, token)
     _check_canonical_lines(mirror, pane, wrapped.encode(), shell)
+    typeahead = None
+    if mirror.input_events:
+        typeahead = Typeahead(
+            pane.terminal, lambda: echo_mode(mirror.foreground_of(pane), pane.pid)
+        )
+        client.add_sink(typeahead)
+        typeahead.wrote(wrapped.encode())
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
     mirror.gap_hooks.append(scanner.gap)
@@ -1414,14 +1468,21 @@ def _run_markers(
         mirror.bytes_hooks.remove(scanner.feed)
         mirror.resize_hooks.remove(scanner.resize)
         mirror.gap_hooks.remove(scanner.gap)
+        if typeahead is not None:
+            client.remove_sink(typeahead)
     if scanner.phase != DONE:
         raise _died(pane, mirror)
     exit_code = scanner.exit_code if scanner.exit_code is not None else 255
     data = scanner.output
+    resizes = scanner.resizes
+    if typeahead is not None and typeahead.foreign and scanner.capture_seq is not None:
+        at = scanner.capture_seq
+        data, cuts = excise(data, [(seq - at, echo) for seq, echo in typeahead.foreign])
+        resizes = [(after_cuts(o, cuts), c, r) for o, c, r in resizes]
     done_at = scanner.done_at or time.monotonic()
     lead = 2 if data.startswith(b"\r\n") else 1 if data.startswith(b"\n") else 0
     data = data[lead:]
-    resizes = [(max(0, o - lead), c, r) for (o, c, r) in scanner.resizes]
+    resizes = [(max(0, o - lead), c, r) for (o, c, r) in resizes]
     cols, rows = scanner.begin_size
     output, dropped = render_output(data, cols, rows, resizes)
     return RunOutcome(

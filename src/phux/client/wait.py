@@ -17,7 +17,8 @@ just that quiet time (see ``_once_limit``).
 current by TERMINAL_STATE) and is at an idle primary prompt: with shell
 integration, its prompt's B mark is drawn, nothing is typed after it and
 nothing printed for 100 ms (keys sent just before may still be on their way);
-without (no OSC 133 mark seen), the pane has printed nothing for ``idle_ms``
+without (no OSC 133 mark seen, or a shell whose hooks are gone:
+``pane_state.unmarked_prompt``), the pane has printed nothing for ``idle_ms``
 (default 500 ms), except that a shell phux integrated that is still starting
 (announced, or ``phux.shell`` with no mark yet: its startup files run) is at no
 prompt until its first marked prompt, or until its bash or zsh line editor is up.
@@ -194,7 +195,7 @@ def _wait_shell(
     timeout: float | None,
     deadline: Deadline,
 ) -> WaitResult:
-    from phux.client.pane_state import project_mirror
+    from phux.client.pane_state import project_mirror, unmarked_prompt
     from phux.client.run import _status_code, editor_up, shell_starting
 
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
@@ -206,7 +207,12 @@ def _wait_shell(
     checks = 0
     mirror.last_output = time.monotonic()
     if timeout == 0 and prompt:  # the quiet time depends on the marks the mirror saw
-        with_marks = mirror.engine is not None and mirror.engine.shell_phase != "none"
+        engine = mirror.engine
+        with_marks = (
+            engine is not None
+            and engine.shell_phase != "none"
+            and not unmarked_prompt(pane.pid, mirror.foreground_of(pane), engine)
+        )
         limit = _once_limit(deadline, 0, PROMPT_QUIET_S if with_marks else idle_s)
 
     def status() -> int | None:
@@ -229,6 +235,11 @@ def _wait_shell(
                 # have stayed quiet a moment (without marks: for idle_ms).
                 quiet_at = mirror.last_output + (PROMPT_QUIET_S if marks else idle_s)
                 drawn = _prompt_drawn(engine) if marks else True
+                if marks and not drawn and unmarked_prompt(pane.pid, fg, engine):
+                    # Its hooks are gone (replaced, `exec bash`): a prompt without
+                    # marks, as `state` says, held to a prompt without marks' quiet time.
+                    drawn = True
+                    quiet_at = mirror.last_output + idle_s
                 if drawn and not marks and engine is not None:
                     # An integrated shell still starting (its startup files run) is at
                     # no prompt, unless its line editor is up (a prompt without marks).

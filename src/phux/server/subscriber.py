@@ -407,7 +407,7 @@ def render_bootstrap(tid: int, request_id: int, boot: Bootstrap, terminal: Termi
                 next_seq=boot.next_seq,
                 cols=terminal.journal.cols,
                 rows=terminal.journal.rows,
-                alive=terminal.exit_status is None,
+                alive=terminal.alive,  # false from KILL on, as the listing (L1.md §3)
                 exit=terminal.exit_status,
             )
         )
