@@ -149,6 +149,18 @@ def open_lock_file(path: StrPath) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
 
 
+def open_private(path: StrPath, *, append: bool = True, exclusive: bool = False) -> int:
+    """A file for writing that only its owner can read when it is created (0600), never
+    opened through a symlink at ``path`` (O_NOFOLLOW: one placed there by someone else
+    would redirect it): recordings, the input audit, the server's log. ``append``:
+    added to, else emptied; ``exclusive``: it must not exist yet (a default name)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+    flags |= os.O_APPEND if append else os.O_TRUNC
+    if exclusive:
+        flags |= os.O_EXCL
+    return os.open(path, flags, 0o600)
+
+
 def open_run_lock(socket_path: StrPath, terminal: int) -> int:
     """The file descriptor of ``terminal``'s run lock (its directory made 0700 if missing).
 

@@ -13,7 +13,11 @@ RUN_TIMEOUT = 30.0
 WAIT_TIMEOUT = 30.0
 """Seconds ``wait`` waits for its condition by default."""
 MAX_TIMEOUT = 1e9
-"""The largest timeout accepted (keeps the platform's timers from overflowing)."""
+"""The largest --timeout the CLI accepts (keeps the platform's timers from overflowing)."""
+MCP_MAX_TIMEOUT = 3600.0
+"""The largest ``timeout_secs`` an MCP call accepts: an hour. A host abandons a call
+long before (commonly after about 60 s); each call blocking this long holds a thread
+and a connection of the adapter until it is cancelled."""
 GRACE = 5.0
 """Seconds allowed beyond the timeout for connecting, resolving and reporting."""
 

@@ -254,6 +254,8 @@ def test_a_recording_never_carries_the_panes_key(phux: Phux) -> None:  # noqa: F
     try:
         wait_for(lambda: path.exists() and path.read_text().count("\n") >= 2, "the header")
         assert phux("run", "--timeout", "15", "reck", "echo two; false").code == 1
+        # (The recorder follows on its own: the run's marks reach it a moment later.)
+        wait_for(lambda: "phux_k=" + "x" * 32 in path.read_text(), "the live marks")
     finally:
         recorder.send_signal(signal.SIGINT)
         recorder.communicate(timeout=DEADLINE)
@@ -331,5 +333,57 @@ def test_new_record_to_an_unwritable_file_creates_nothing(phux: Phux) -> None:  
     res = phux("new", "--json", "-s", "recbad", "--record", str(phux.root / "no" / "such.cast"))
     assert res.code == 1
     assert res.out == ""
-    assert "such.cast" in res.err
+    error = json.loads(res.err)["error"]  # the verb's one JSON error line, no traceback
+    assert error["code"] == "cannot_write" and "such.cast" in error["message"], res.err
     assert phux("snapshot", "recbad").code == 1, "the session was not created"
+
+
+def test_record_input_leaves_out_what_is_typed_where_nothing_echoes(phux: Phux) -> None:  # noqa: F811
+    """A password typed at a no-echo prompt (the pane's state `hidden_input`) is not in
+    the file; the header says such input is left out; input typed after it is kept."""
+    script = 'stty -echo; printf "pw: "; read pw; stty echo; echo; echo got-${#pw}; read x'
+    phux.new("recpw", "sh", "-c", script)
+    assert phux("wait", "--until", "pw:", "--timeout", "10", "recpw").code == 0
+    cast = phux.root / "recpw.cast"
+    recorder = start_recorder(phux, "--input", "--since", "recpw", str(cast))
+    try:
+        wait_for(lambda: cast.exists() and cast.read_text().count("\n") >= 1, "the header")
+        assert phux("send-keys", "recpw", "hunter2", "Enter").code == 0
+        assert phux("wait", "--regex", "^got-7$", "--timeout", "10", "recpw").code == 0
+        assert phux("send-keys", "recpw", "visible").code == 0
+        wait_for(lambda: cast.read_text().count("visible") >= 2, "the input and its echo")
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        _, err = recorder.communicate(timeout=DEADLINE)
+    assert recorder.returncode == 0, err
+    assert "hunter2" not in cast.read_text()
+    header, events = read_cast(cast)
+    assert "".join(data for _, code, data in events if code == "i") == "visible"
+    assert "echo" in header["phux"]["input"]  # what is left out, and why
+    assert "hidden" in err  # the summary says input was left out
+
+
+def test_recordings_are_private_and_never_follow_a_symlink(phux: Phux) -> None:  # noqa: F811
+    phux.new("recperm", "sh", "-c", "echo x; read x")
+    cast = phux.root / "perm.cast"
+    res = phux("record", "--timeout", "0.2", "recperm", str(cast))
+    assert res.code == 0, res.err
+    assert cast.stat().st_mode & 0o777 == 0o600
+    victim = phux.root / "victim.txt"
+    victim.write_text("keep me\n")
+    link = phux.root / "link.cast"
+    link.symlink_to(victim)
+    res = phux("record", "--timeout", "0.2", "recperm", str(link))
+    assert res.code == 1
+    assert "link.cast" in res.err and "symbolic link" in res.err, res.err
+    assert victim.read_text() == "keep me\n"
+    assert phux("kill", "recperm").code == 0
+
+
+def test_record_to_a_full_disk_is_a_clear_error(phux: Phux) -> None:  # noqa: F811
+    phux.new("recfull", "sh", "-c", "echo x; read x")
+    res = phux("record", "--since", "--timeout", "1", "recfull", "/dev/full")
+    assert res.code == 1, res.err
+    assert "/dev/full" in res.err and "No space left on device" in res.err, res.err
+    assert "bug" not in res.err
+    assert phux("kill", "recfull").code == 0

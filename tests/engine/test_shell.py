@@ -552,3 +552,180 @@ def test_checkpoints_keep_input_marks_across_rows() -> None:
     assert [_marks(t, y) for y in range(4)] == [[1, 1, 2, 2], [2, 2], [2, 2], [0, 0]]
     u = replayed(t, 100)
     assert [_marks(u, y) for y in range(4)] == [_marks(t, y) for y in range(4)]
+
+
+def _command_events(t: Terminal) -> list[tuple[str, str]]:
+    return [
+        (type(e).__name__, e.command)
+        for e in t.take_events()
+        if isinstance(e, CommandStarted | CommandFinished)
+    ]
+
+
+def test_dash_reports_each_command_started_at_its_d_at_the_latest() -> None:
+    """No C mark and no foreground told (a builtin, or an engine used on its own):
+    the start is reported with the D, just before the end, once per command."""
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B + "read x\r\nhello\r\n" + D(0) + A + "$ " + B)
+    feed(t, "\r\n" + D(0) + A + "$ " + B + "abandoned^C\r\n" + D(130) + A + "$ " + B)
+    feed(t, 'echo "a\r\n' + AS + "> " + B + 'b"\r\na\r\nb\r\n' + D(0) + A + "$ " + B)
+    assert _command_events(t) == [
+        ("CommandStarted", "read x"),
+        ("CommandFinished", "read x"),
+        ("CommandStarted", 'echo "a\nb"'),
+        ("CommandFinished", 'echo "a\nb"'),
+    ]
+
+
+def test_dash_command_started_when_its_job_takes_the_terminal() -> None:
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B + "sleep 5\r\n")
+    t.take_events()
+    t.foreground_changed(True)  # (the shell still reads the line)
+    assert _command_events(t) == []
+    t.foreground_changed(False)
+    assert _command_events(t) == [("CommandStarted", "sleep 5")]
+    t.foreground_changed(True)
+    t.foreground_changed(False)  # (a second job of the same command line)
+    feed(t, D(0) + A + "$ " + B)
+    assert _command_events(t) == [("CommandFinished", "sleep 5")]
+    (rec,) = t.commands
+    assert (rec.command, rec.exit_code, rec.duration_ms) == ("sleep 5", 0, 10)
+
+
+def test_dash_job_reported_before_the_echo_of_enter() -> None:
+    """The server may read the echo of Enter after it saw the job: the report counts
+    at the line feed that follows it."""
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "sleep 5")
+    t.take_events()
+    t.foreground_changed(False)
+    assert _command_events(t) == []
+    feed(t, "\r\n")
+    assert _command_events(t) == [("CommandStarted", "sleep 5")]
+
+
+def test_dash_continuation_is_not_a_start() -> None:
+    """A line that leads to a continuation prompt starts nothing; the job of the
+    whole command starts it, with every line."""
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "for i in 1 2\r\n")
+    t.take_events()
+    feed(t, AS + "> " + B)
+    t.foreground_changed(False)  # (reported before the echo of the second Enter)
+    assert _command_events(t) == []
+    feed(t, "do sleep 1; done\r\n")
+    assert _command_events(t) == [("CommandStarted", "for i in 1 2\ndo sleep 1; done")]
+
+
+def test_dash_job_report_ends_at_the_next_prompt() -> None:
+    """A job reported as holding the terminal is over once the shell prints a mark
+    (its report of the shell taking the terminal back may come later): the next
+    line, which only leads to a continuation prompt, is not started by it."""
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "sleep 1\r\n")
+    t.foreground_changed(False)
+    feed(t, D(0) + A + "$ " + B + 'echo "a\r\n')
+    t.take_events()
+    feed(t, AS + "> " + B)
+    assert _command_events(t) == []
+    feed(t, 'b"\r\na\r\nb\r\n' + D(0) + A + "$ " + B)
+    assert _command_events(t) == [
+        ("CommandStarted", 'echo "a\nb"'),
+        ("CommandFinished", 'echo "a\nb"'),
+    ]
+
+
+def test_dash_baseline_starts_only_a_command_already_entered() -> None:
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "sleep 9\r\n")
+    t.take_events()
+    t.foreground_changed(False, baseline=True)
+    assert _command_events(t) == [("CommandStarted", "sleep 9")]
+    feed(t, D(0) + A + "$ " + B)
+    assert _command_events(t) == [("CommandFinished", "sleep 9")]
+    # A listing older than the bytes (the job has ended since): not kept for the next line.
+    t.foreground_changed(False, baseline=True)
+    feed(t, 'echo "a\r\n' + AS + "> " + B)
+    assert _command_events(t) == []
+
+
+def test_dash_start_survives_a_checkpoint_as_a_pending_start() -> None:
+    """A checkpoint written while dash runs a command whose job was not reported yet:
+    the replay knows the input ended, so the report starts it."""
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, A + "$ " + B + "sleep 9\r\n")
+    u = replayed(t, 100)
+    u.take_events()
+    u.foreground_changed(False)
+    assert _command_events(u) == [("CommandStarted", "sleep 9")]
+
+
+def test_bash_ignores_the_foreground() -> None:
+    """A shell with C marks reports its start with its C, once."""
+    t = Terminal(40, 8)
+    feed(t, A + "$ " + B + "sleep 1\r\n")
+    t.foreground_changed(False)  # (not told by clients: its C comes first anyway)
+    feed(t, C("sleep%201") + D(0))
+    events = _command_events(t)
+    assert events[-1] == ("CommandFinished", "sleep 1")
+    assert [e for e in events if e[0] == "CommandStarted"] == [("CommandStarted", "sleep 1")]
+
+
+TYPED_AHEAD = "for i in 1 2\r\ndo echo $i\r\ndone\r\n" + AS + "> " + B + AS + "> " + B
+
+
+def test_dash_lines_typed_ahead() -> None:
+    """All lines of a command typed at once: the tty echoes them before the shell
+    reads the first, so its continuation prompts come after them, and it reads
+    each line from the tty's queue at once (no line feed after their B)."""
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B + TYPED_AHEAD)
+    t.take_events()
+    assert t.pending_input == ""  # (what follows the last B is output)
+    t.foreground_changed(False)
+    command = "for i in 1 2\ndo echo $i\ndone"
+    assert _command_events(t) == [("CommandStarted", command)]
+    feed(t, "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [(command, "1\n2", 0, False)]
+    assert _command_events(t) == [("CommandFinished", command)]
+    # A checkpoint in between keeps the lines read and where the output starts.
+    t = Terminal(40, 8, clock=Clock())
+    feed(t, D(0) + A + "$ " + B + TYPED_AHEAD + "1\r\n")
+    u = replayed(t, 100)
+    feed(u, "2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(u) == [(command, "1\n2", 0, False)]
+
+
+def test_dash_lines_typed_ahead_past_the_command() -> None:
+    """A line typed ahead beyond the command's end is not part of it."""
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "if true\r\nthen echo x\r\nfi\r\necho next\r\n")
+    feed(t, AS + "> " + B + AS + "> " + B + "x\r\n" + D(0) + A + "$ " + B)
+    assert outputs(t) == [("if true\nthen echo x\nfi", "x", 0, False)]
+
+
+def test_lines_typed_ahead_in_a_shell_with_c() -> None:
+    """bash, zsh and fish send their command line: nothing is inferred there."""
+    t = Terminal(40, 8)
+    feed(t, A + "$ " + B + TYPED_AHEAD + C("for%20i") + "1\r\n" + D(0))
+    assert [r.command for r in t.commands] == ["for i"]
+    assert t.screen.shell.taken == {}
+
+
+def test_a_checkpoint_says_the_shell_prints_no_c() -> None:
+    """A client that bootstraps from a checkpoint knows it without a D of its own."""
+    t = feed(Terminal(40, 8), D(0) + A + "$ " + B)
+    u = replayed(t, 100)
+    feed(u, TYPED_AHEAD + "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert [r.command for r in u.commands] == ["for i in 1 2\ndo echo $i\ndone"]
+
+
+def test_a_checkpoint_between_lines_typed_ahead() -> None:
+    """Written after the first continuation prompt read a line typed ahead: the
+    lines read and those still ahead go with it."""
+    t = Terminal(40, 8)
+    feed(t, D(0) + A + "$ " + B + "for i in 1 2\r\ndo echo $i\r\ndone\r\n" + AS + "> " + B)
+    u = replayed(t, 100)
+    feed(u, AS + "> " + B + "1\r\n2\r\n" + D(0) + A + "$ " + B)
+    assert outputs(u) == [("for i in 1 2\ndo echo $i\ndone", "1\n2", 0, False)]

@@ -60,7 +60,11 @@ class FakeClient:
         self.block: threading.Event | None = None
         self.stale = False
         self.entered = threading.Event()
+        self.cancelled = False
         log.append(self)
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> None:
         self.calls.append((name, (args, kwargs)))
@@ -541,3 +545,15 @@ def test_output_schemas_are_the_spec_schemas(tools: PhuxTools) -> None:
     expected = _file_as_output_schema("screen_state")
     expected["properties"]["schema_version"] = {"enum": [3, 4], "type": "integer"}
     assert screen == expected
+
+
+def test_a_cancelled_warm_client_serves_no_later_call(
+    tools: PhuxTools, made: list[FakeClient]
+) -> None:
+    """A call the host cancelled cancels its client (phux.mcp.server.on_cancel): even
+    when the call then ends without an error, the next call gets a new client."""
+    ok(tools.ls({}))
+    made[0].cancel()
+    ok(tools.ls({}))
+    ok(tools.ls({}))
+    assert [c.closed for c in made] == [True, False]

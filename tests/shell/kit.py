@@ -5,15 +5,21 @@ in them (spec/shell-integration.md)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pwd
+import queue
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 from phux.client.connection import Connection
@@ -297,3 +303,60 @@ def output_of(pane: Pane, line: str) -> list[str]:
     screen = pane.screen()
     at = max(i for i, row in enumerate(screen) if row.endswith(line))
     return screen[at + 1 : -1]
+
+
+class WatchProcess:
+    """`phux watch --json` in a subprocess, its lines read by a thread (``arrived``:
+    when each event was read, monotonic, in the order ``next`` returned them)."""
+
+    def __init__(self, host: ShellHost, pane: Pane) -> None:
+        argv = [sys.executable, "-m", "phux", "watch", "--json", "--timeout", "60"]
+        argv += ["--socket", str(host.server.socket), f"@{pane.terminal}"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
+        self.arrived: list[tuple[float, dict[str, Any]]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put((time.monotonic(), json.loads(line)))
+
+    def next(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            at, event = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        self.arrived.append((at, event))
+        return event
+
+    def until(self, name: str, timeout: float = 15) -> list[dict[str, Any]]:
+        end = time.monotonic() + timeout
+        seen = []
+        while time.monotonic() < end:
+            event = self.next(end - time.monotonic())
+            if event is None:
+                break
+            seen.append(event)
+            if event["event"] == name:
+                return seen
+        raise AssertionError(f"no {name} event; saw {seen}")
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+def await_watching(watch: WatchProcess, pane: Pane) -> None:
+    """Type a character at the prompt until the watch reports the echo (it is
+    subscribed then), and rub it out."""
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        pane.type("x")
+        event = watch.next(0.5)
+        pane.type("\x7f")
+        if event is not None:
+            while watch.next(0.3) is not None:
+                pass
+            return
+    raise AssertionError("the watch never reported output")

@@ -73,6 +73,25 @@ DROPPED = [
     b"\x1b]50;SetProfile=x\x07",
     b"\x1b];no code\x07",
     b"\x1b]\x07",
+    # What moves, resizes, iconifies, raises or lowers the person's window (XTWINOPS).
+    b"\x1b[8;5;5t",
+    b"\x1b[8;24;80t",
+    b"\x1b[3;0;0t",
+    b"\x1b[2t",
+    b"\x1b[1t",
+    b"\x1b[5t",
+    b"\x1b[9;1t",
+    b"\x1b[10;1t",
+    b"\x1b[48t",
+    # Hyperlinks of a scheme that runs something, or with control characters.
+    b"\x1b]8;;javascript:alert(1)\x07",
+    b"\x1b]8;;JavaScript:alert(1)\x1b\\",
+    b"\x1b]8;;data:text/html,x\x07",
+    b"\x1b]8;;vscode://file/x\x07",
+    b"\x1b]8;;no-scheme\x07",
+    b"\x1b]8;id=\x01x;https://example.com\x07",
+    b"\x1b]8;;https://exa\rmple.com\x07",
+    b"\x1b]8;;https://a\xc2\x9bb\x07",
 ]
 
 KEPT = [
@@ -83,7 +102,10 @@ KEPT = [
     b"\x1b[>4;2m",
     b"\x1b[>1n",
     b"\x1b[22;0t",
-    b"\x1b[8;24;80t",
+    b"\x1b[23;0t",
+    b"\x1b]8;id=1;https://example.com/a?b=c\x1b\\link\x1b]8;;\x1b\\",
+    b"\x1b]8;;mailto:a@example.com\x07a\x1b]8;;\x07",
+    b"\x1b]8;;file:///tmp/x\x07f\x1b]8;;\x07",
     b"\x1b[!p",
     b"\x1b[2 q",
     b"\x1b]0;a title\x07",
@@ -185,7 +207,7 @@ def test_split_at_every_byte() -> None:
 
 def test_long_strings_stream_without_being_held() -> None:
     f = QueryFilter()
-    head = b"\x1b]8;;http://" + b"Q" * (MAX_HELD + 10)
+    head = b"\x1b]11;rgb:" + b"Q" * (MAX_HELD + 10)
     out = f.feed(head)
     assert out == head  # decided (not a query) and streamed
     assert f.feed(b"QQ") == b"QQ"
@@ -460,3 +482,10 @@ def test_first_paint_hands_the_scrollback_over() -> None:
     ours = [row.rstrip() for row in source.screen.history_rows()]
     assert theirs[-len(ours) :] == ours == [f"line {i}" for i in range(40)]
     assert "the person's own screen" in theirs[: -len(ours)]
+
+
+def test_a_link_too_long_to_hold_is_dropped_however_it_is_cut() -> None:
+    """Its scheme and controls cannot be checked as it streams: dropped, like a title."""
+    link = b"\x1b]8;;https://" + b"Q" * MAX_HELD + b"\x07"
+    assert QueryFilter().feed(b"a" + link + b"b") == b"ab"
+    assert feed_in_pieces(b"a" + link + b"b", [100, 4000]) == b"ab"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import sys
 import time
 from typing import TextIO
@@ -98,7 +100,8 @@ def record_cmd(
         deadline = deadline_after(GRACE * 2)
         pane = client.resolve(target, deadline)
         path = file if file is not None else default_file(pane.session)
-        out = sys.stdout if path == "-" else _open(path)
+        # A default name is never an existing file: it is made anew (O_EXCL).
+        out = sys.stdout if path == "-" else _open(path, exclusive=file is None)
         try:
             recorder = Recorder(
                 client,
@@ -111,9 +114,12 @@ def record_cmd(
                 input=with_input,
             )
             stats = recorder.run()
+        except OSError as exc:  # the disk filled up, or the file went away
+            raise _unwritable(path, exc) from None
         finally:
             if out is not sys.stdout:
-                out.close()
+                with contextlib.suppress(OSError):
+                    out.close()
     why = (
         "the pane exited"
         if stats.pane_exited
@@ -124,6 +130,8 @@ def record_cmd(
     )
     where = "stdout" if path == "-" else path
     typed = f" ({stats.input_bytes} bytes of input)" * with_input
+    if stats.hidden_input_bytes:
+        typed += f" ({stats.hidden_input_bytes} bytes typed at a hidden prompt left out)"
     write_err(
         f"phux record: {stats.events} events{typed}, {stats.duration:.1f} s to {where} "
         f"({why}){lost}\n"
@@ -170,8 +178,24 @@ def start_background(
         )
 
 
-def _open(path: str) -> TextIO:
+def _open(path: str, *, exclusive: bool = False) -> TextIO:
+    """``path`` emptied (or created 0600) for writing, never through a symlink."""
+    from phux.runtime_paths import open_private
+
     try:
-        return open(path, "w", encoding="utf-8")
+        fd = open_private(path, append=False, exclusive=exclusive)
     except OSError as exc:
-        raise click.FileError(path, exc.strerror or str(exc)) from None
+        raise _unwritable(path, exc) from None
+    return open(fd, "w", encoding="utf-8")
+
+
+def _unwritable(path: str, exc: OSError) -> Exception:
+    from phux.client.errors import CannotWrite
+
+    if exc.errno == errno.ELOOP:
+        why = "it is a symbolic link (phux never writes a recording through one)"
+    elif exc.errno == errno.EEXIST:
+        why = "it exists (a default name is never overwritten)"
+    else:
+        why = exc.strerror or str(exc)
+    return CannotWrite(f"cannot write {path}: {why}")

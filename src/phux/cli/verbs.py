@@ -857,12 +857,12 @@ def new_cmd(
     if record_input and record is None:
         raise click.UsageError("--record-input needs --record FILE")
     directory = os.path.abspath(cwd) if cwd is not None else os.getcwd()
-    if record is not None:
-        from phux.cli.record_cmd import prepare_file
-
-        record = prepare_file(record)
     remote = bool(os.environ.get("PHUX_HOST"))
     with reporting("new", as_json):
+        if record is not None:
+            from phux.cli.record_cmd import prepare_file
+
+            record = prepare_file(record)
         from phux.client import InvalidArgument, ensure_server
 
         deadline = deadline_after(timeout)

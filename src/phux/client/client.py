@@ -59,7 +59,7 @@ from phux.client.selectors import (
     validate_session_name,
 )
 from phux.runtime_paths import resolve_socket_path
-from phux.signed_marks import pane_key
+from phux.signed_marks import pane_key, pane_shell
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
     Detached,
@@ -206,6 +206,7 @@ class Client:
         self._in_use: dict[int, int] = {}
         self._unsub_rids: list[int] = []
         self._sinks: list[Sink] = []
+        self._cancelled = False
         self._events_subscribed = False
 
     # ------------------------------------------------------------ lifecycle
@@ -227,6 +228,17 @@ class Client:
         if conn is not None:
             conn.interrupt()
 
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        """Stop for good (an MCP call the host cancelled): what blocks in another thread
+        raises ConnectionLost at once, as with :meth:`interrupt`, and so does every
+        later call, a connection being opened meanwhile included. Thread-safe."""
+        self._cancelled = True
+        self.interrupt()
+
     def __enter__(self) -> Client:
         return self
 
@@ -244,12 +256,17 @@ class Client:
     def connection(self, deadline: Deadline) -> Connection:
         if self._conn is None or self._conn.closed:
             self._reset()
+            if self._cancelled:
+                raise ConnectionLost("the call was cancelled")
             if self.host is None:
                 self._conn = Connection.open(self.socket_path, deadline, self.client_name)
             else:
                 self._conn = Connection.open_host(
                     self.host, self._socket_arg, deadline, self.env, self.client_name
                 )
+            if self._cancelled:  # cancelled while connecting: cancel() saw no connection
+                self._conn.interrupt()
+                raise ConnectionLost("the call was cancelled")
         return self._conn
 
     @property
@@ -490,6 +507,10 @@ class Client:
         tid = pane.terminal
         mirror = Mirror(tid, engine=engine, history=history, raw=raw)
         mirror.mark_key = pane_key(pane.metadata)
+        if pane_shell(pane.metadata) == "sh":
+            # No C mark: the engine infers its commands' starts from the foreground.
+            mirror.shell_pid = pane.pid
+            mirror.listed_foreground = pane.foreground
         mirror.input_events = input_events
         rid = conn.submit(
             lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER, input=input_events)
@@ -611,7 +632,7 @@ class Client:
                 )
 
             failed: ServerError | None = None
-            written = 0
+            written = 0  # the bytes typed: the pieces before the first one refused
             try:
                 rids = [
                     conn.submit(make(piece, i < last and not urgent), deadline)
@@ -620,7 +641,8 @@ class Client:
                 for rid, piece in zip(rids, pieces, strict=True):
                     try:  # every reply, so none is left behind unread
                         conn.wait_reply(rid, deadline)
-                        written += len(piece)
+                        if failed is None:
+                            written += len(piece)
                     except ServerError as exc:
                         failed = failed or exc
             except DeadlineExceeded:
@@ -632,7 +654,17 @@ class Client:
                 # The server refused a piece (e.g. a limit) and closed: that is the news.
                 self.close()
             if failed is not None:
-                raise self._terminal_error(failed, pane) from None
+                error = self._terminal_error(failed, pane)
+                if written:
+                    # A retry would type the start again: say exactly what went in
+                    # (the server cancels the rest of a unit once a piece is refused).
+                    total = sum(map(len, pieces))
+                    error.message = (
+                        f"typed {written} of {total} bytes, then: {error.message}; "
+                        "the rest was not typed"
+                    )
+                    error.args = (error.message,)
+                raise error from None
 
     def _one_shot(self, pane: Pane) -> bool:
         """No mirror of ``pane`` is kept or held: one reading, then unsubscribe."""

@@ -147,6 +147,13 @@ class InvalidArgument(PhuxError):
     remedy = "see the verb's --help (the MCP tool's description) for the accepted values"
 
 
+class CannotWrite(PhuxError):
+    """A file the verb writes (a recording) cannot be created or written."""
+
+    code = "cannot_write"
+    remedy = "choose another FILE (or free space on its disk)"
+
+
 class ServerTooOld(PhuxError):
     """The running server speaks an older protocol minor that lacks what was asked for."""
 

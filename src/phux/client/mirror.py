@@ -14,7 +14,9 @@ pushed frames by terminal id) and keeps:
 * ``alive`` / ``exit``: lifecycle as the server reported it;
 * ``foreground``: what holds the PTY, from the last TERMINAL_STATE (protocol
   1.1; ``foreground_known`` is False until one arrived: the listing is the
-  baseline, the frame only says it changed);
+  baseline, the frame only says it changed); for a pane whose shell prints no
+  C mark (``shell_pid`` set: sh), the engine is told too, in order with the
+  output, and reports its commands' starts from it;
 * hooks: ``bytes_hooks`` (seq, data), ``resize_hooks`` (seq, cols, rows) and
   ``gap_hooks`` (first lost seq) for the operations that scan the raw stream.
 
@@ -99,6 +101,13 @@ class Mirror:
         self.final_seq: int | None = None
         self.foreground: Foreground | None = None
         self.foreground_known = False
+        self.shell_pid: int | None = None
+        """The pid of the pane's own shell when it prints no C mark (phux integrated
+        it as sh): the engine is told whether that shell holds the terminal
+        (``Terminal.foreground_changed``), so that it reports a command's start
+        when the command's job takes the terminal."""
+        self.listed_foreground: Foreground | None = None
+        """The foreground of the listing the subscription started from."""
         self.tombstones = 0
         self.last_output = time.monotonic()
         self.output_frames = 0
@@ -192,6 +201,8 @@ class Mirror:
                 return
             self.foreground = frame.foreground
             self.foreground_known = True
+            if self.state == Mirror.LIVE:  # (else BOOTSTRAP_READY tells it, once replayed)
+                self._tell_foreground(frame.foreground, baseline=False)
             return
         if isinstance(frame, BootstrapBegin):
             if self.state == Mirror.SUBSCRIBING and frame.request_id != self.request_id:
@@ -244,6 +255,10 @@ class Mirror:
                 # bootstrap's were stamped by the server's checkpoint (phux_t), or
                 # are of unknown time (its journal tail).
                 self.engine.clock = _unix_ms
+            # A command the shell runs already (a job holds the terminal) started
+            # before this subscription: its start is history, not news.
+            known = self.foreground if self.foreground_known else self.listed_foreground
+            self._tell_foreground(known, baseline=True)
             return
         if isinstance(frame, Output):
             if self.state != Mirror.LIVE:
@@ -251,6 +266,16 @@ class Mirror:
             self.output_frames += 1
             self.last_output = time.monotonic()
             self._take_bytes(frame.seq, frame.data)
+
+    def _tell_foreground(self, fg: Foreground | None, *, baseline: bool) -> None:
+        if self.shell_pid is None:
+            return
+        engine = self.engine  # (the output that came before the report is fed first)
+        if engine is None:
+            return
+        engine.foreground_changed(fg is None or fg.pgrp == self.shell_pid, baseline=baseline)
+        if not self.event_consumers:
+            engine.take_events()
 
     def _take_bytes(self, seq: int, data: bytes) -> None:
         if seq > self.next_seq:

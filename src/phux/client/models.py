@@ -253,14 +253,17 @@ class PaneClosed(_Event, tag="pane_closed"):
 
 
 class CommandStarted(_Event, tag="command_started"):
-    """A command started at the shell's prompt (OSC 133 C); ``command`` is its command line."""
+    """A command started at the shell's prompt (OSC 133 C); ``command`` is its command line.
+
+    sh and dash print no C mark: the start is inferred, once per command, when a
+    job of the shell takes the terminal, else with the command's end (a builtin)."""
 
     command: str = ""
 
 
 class CommandFinished(_Event, tag="command_finished"):
     """A command finished (OSC 133 D): its exit code, how long it ran (None when
-    its start was not seen, as with dash) and its command line."""
+    its start time is unknown) and its command line."""
 
     exit_code: int | None = None
     duration_ms: int | None = None

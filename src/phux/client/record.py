@@ -21,8 +21,10 @@ people attached): the subscription asks the server for INPUT_WRITTEN
 (protocol 1.3), the bytes it wrote to the PTY, in order with the output as
 the server saw them. Input that was cancelled before it was written is not
 in it; nor are the server's own answers to the program's terminal queries
-(a terminal's replies, not typing). The times are when the recorder received
-the bytes, like the output's.
+(a terminal's replies, not typing); nor is what was typed while the tty echoed
+nothing in canonical mode (the pane's state ``hidden_input``: a password
+prompt), which the header's ``phux.input`` says and the summary counts. The
+times are when the recorder received the bytes, like the output's.
 
 The pane's mark key (its ``phux.shell_key``, which signs the shell
 integration's OSC 133 marks: spec/shell-integration.md) is written as
@@ -51,11 +53,13 @@ from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
     BootstrapReady,
+    Foreground,
     Frame,
     InputWritten,
     Output,
     Resized,
     TerminalClosed,
+    TerminalState,
 )
 
 if TYPE_CHECKING:
@@ -63,6 +67,10 @@ if TYPE_CHECKING:
     from phux.client.selectors import Pane
 
 CAST_VERSION = 2
+HIDDEN_INPUT_NOTE = (
+    "every client's input, except what was typed while the terminal did not echo "
+    "(a password prompt), which is left out"
+)
 PANE_TERM = "xterm-256color"
 """The TERM the server gives every pane (phux.server.state), which the player
 should emulate; the recorder's own TERM says nothing about the pane."""
@@ -75,6 +83,8 @@ class RecordStats:
         self.events = 0
         self.output_bytes = 0
         self.input_bytes = 0
+        self.hidden_input_bytes = 0
+        """Input left out: typed while the tty echoed nothing (a password prompt)."""
         self.resizes = 0
         self.duration = 0.0
         self.gaps = 0
@@ -140,8 +150,13 @@ class CastWriter:
         size: tuple[int, int],
         env: Mapping[str, str] | None = None,
         key: str = "",
+        input: bool = False,
+        foreground: Foreground | None = None,
     ) -> None:
         self.out = out
+        self.input = input
+        self._foreground = foreground
+        """What holds the PTY (the listing's, then each TERMINAL_STATE's)."""
         self.since = since
         self._redact = KeyRedactor(key)
         """The pane's key (``phux.shell_key``) never reaches the file."""
@@ -219,8 +234,14 @@ class CastWriter:
             if self._live:
                 self._bytes(frame.seq, frame.data)
             return
+        if isinstance(frame, TerminalState):
+            self._foreground = frame.foreground
+            return
         if isinstance(frame, InputWritten):
-            if self._live and not frame.reply:
+            fg = self._foreground
+            if self._live and not frame.reply and fg is not None and fg.canonical and not fg.echo:
+                self.stats.hidden_input_bytes += len(frame.data)  # a password: not kept
+            elif self._live and not frame.reply:
                 self.stats.input_bytes += len(frame.data)
                 text = self._redact_input.feed(self._input_decoder.decode(frame.data))
                 if text:
@@ -290,6 +311,9 @@ class CastWriter:
         if self.title:
             header["title"] = self.title
         header["env"] = self._env
+        if self.input:
+            # (asciinema ignores keys it does not know.)
+            header["phux"] = {"input": HIDDEN_INPUT_NOTE}
         self._write(json.dumps(header, ensure_ascii=False))
         self._header_written = True
         self._size = (cols, rows)
@@ -374,6 +398,8 @@ class Recorder:
             size=(self.pane.cols, self.pane.rows),
             env=env,
             key=pane_key(self.pane.metadata),
+            input=input,
+            foreground=self.pane.foreground,
         )
         self.stats = self.writer.stats
         # The sink goes in before SUBSCRIBE, so it sees the whole bootstrap.
@@ -401,8 +427,10 @@ class Recorder:
         except KeyboardInterrupt:
             pass
         finally:
-            self.writer.finish()
-            self.close()
+            try:
+                self.writer.finish()
+            finally:
+                self.close()
         self.stats.pane_exited = self.stats.pane_exited or not self._mirror.alive
         return self.stats
 

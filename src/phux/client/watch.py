@@ -3,7 +3,10 @@
 From the bytes (the engine's events): ``title_changed`` (OSC 0/2), ``bell``
 (BEL), ``command_started`` (OSC 133 C, with the command line) and
 ``command_finished`` (OSC 133 D: exit code, duration, command line; from the
-shell integration phux injects, or any shell printing OSC 133). From the
+shell integration phux injects, or any shell printing OSC 133). sh and dash
+print no C mark: the mirror tells the engine what holds the terminal
+(TERMINAL_STATE), and the engine reports the start when the command's job
+takes it, or with the D (a builtin); spec/shell-integration.md. From the
 stream itself: ``dirty`` (once per batch of output), ``idle`` (no output for
 ``idle_ms``, default 500 ms, since the watch began or since a dirty batch).
 From the server's lifecycle:

@@ -12,6 +12,8 @@ through the names exported here::
     t.shell_phase, t.pending_input    # from OSC 133 marks: "none"/"prompt"/"continuation"/"running"
     Terminal(..., mark_key=key)       # act only on marks signed with the pane's key
     t.integration                     # "none"/"starting"/"ready"/"off" (the integration said)
+    t.foreground_changed(shell_holds) # sh/dash (no C mark): what holds the terminal, so
+                                      # CommandStarted comes when a command's job takes it
     t.commands                        # [CommandRecord]; t.command_output(rec) -> (text, truncated)
     t.project(pane=3, scrollback=None | 0 | n, cells=False)   # ScreenState v4
     t.project_data(...)               # the same as plain data, without msgspec

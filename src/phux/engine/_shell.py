@@ -29,8 +29,11 @@ two parameters of phux's own, which other terminals ignore:
   started in) when it differs from the previous command's (``phux_nocwd=1``:
   none known); ``D`` marks carry ``phux_cut=1`` when erasing the screen cut
   the command's range; the open cycle's last ``B`` carries
-  ``phux_entered=<row>,<ms>,<input>`` once a line feed ended its input
-  (``ShellState.entered``: where and when a command without C started).
+  ``phux_entered=<row>,<ms>,<input>[,<col>]`` once its input ended
+  (``ShellState.entered``: where and when a command without C started); a
+  ``B`` whose line was typed ahead carries ``phux_read=<line>``, the cycle's last
+  mark the lines still ahead as ``phux_ahead=<lines>``; the ``I`` mark
+  carries ``phux_noc=1`` for a shell that prints no C.
 """
 
 from __future__ import annotations
@@ -100,15 +103,22 @@ class ShellState:
     """The prompt cycle and the commands of one screen, fed its OSC 133 marks."""
 
     __slots__ = (
+        "ahead",
+        "announced",
+        "away",
         "checkpoint",
         "clock",
         "commands",
         "cycle",
         "entered",
+        "entered_col",
         "integration",
         "key",
+        "no_c",
+        "pending",
         "phase",
         "screen",
+        "taken",
     )
 
     def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
@@ -133,6 +143,28 @@ class ShellState:
         # command line of a D without C (whose rows a flood may have pushed out of
         # the history by then).
         self.entered: tuple[int | None, int, str] | None = None
+        # The column of ``entered``'s row where that input ended: 0 after a line feed;
+        # a B's column when the shell read a line typed ahead there (no line feed).
+        self.entered_col = 0
+        # A shell without C marks (sh) and its command's start (see ``foreground``):
+        # ``pending``: the line feed that ended the input came after the cycle's last
+        # mark (what follows is a continuation prompt, or the command runs);
+        # ``announced``: CommandStarted was reported for the open cycle's command;
+        # ``away``: the client's last foreground report said a job of the shell holds
+        # the terminal, and no prompt mark came since.
+        self.pending = False
+        self.announced = False
+        self.away = False
+        # The shell prints no C mark: learned from a D that came with no C open (dash
+        # prints one at its first prompt; bash, zsh and fish print D only after a C)
+        # until a C comes, or from a checkpoint (``I;...;phux_noc=1``).
+        self.no_c = False
+        # Lines typed ahead (a shell without C): the tty echoed them before the
+        # continuation prompt that reads them, so they are not after its B. ``ahead``:
+        # echoed, not read yet; ``taken``: the cycle's B marks (by index) whose line
+        # the shell read from ``ahead``.
+        self.ahead: list[str] = []
+        self.taken: dict[int, str] = {}
 
     # -- rows ----------------------------------------------------------------------
 
@@ -254,8 +286,14 @@ class ShellState:
 
     def typed(self) -> str:
         """The open cycle's input as the shell accepted it (read at its C or D mark):
-        each B's text, continuation lines joined by newlines."""
-        return "\n".join(self.input_text(r, c) for kind, r, c in self.cycle if kind == "B")
+        each B's text, continuation lines joined by newlines (a line typed ahead of
+        its continuation prompt: as the tty echoed it)."""
+        taken = self.taken
+        return "\n".join(
+            taken[i] if i in taken else self.input_text(r, c)
+            for i, (kind, r, c) in enumerate(self.cycle)
+            if kind == "B"
+        )
 
     def output(self, rec: CommandRecord) -> tuple[str, bool]:
         """The rendered logical lines of ``rec``'s output range, and whether some of its
@@ -316,6 +354,40 @@ class ShellState:
             when = clock() if clock is not None else None
             row = self.screen.scrolled_off + self.screen.cursor.y + 1
             self.entered = (when, row, self.typed())
+            self.entered_col = 0
+            if not self.checkpoint:  # (a checkpoint says it with phux_entered)
+                self.pending = True
+                if self.away:
+                    self._start_inferred()
+
+    def foreground(self, shell_holds: bool) -> None:
+        """What holds the terminal, from the server (TERMINAL_STATE: the PTY's
+        foreground process group), told by a client of a shell that prints no C mark
+        (sh): ``shell_holds`` False when a job the shell started holds it.
+
+        A POSIX shell has no hook before a command, so at the line feed that ends
+        its input nothing says whether a continuation prompt follows (the line was
+        incomplete) or the command runs. Output after that line feed does not say
+        either: it may be the tty's echo of lines typed ahead (an agent types a
+        command of several lines at once), which comes before the shell even reads
+        the first. The shell gives the terminal to a job only once it has read a
+        whole command and runs it, and takes it back before it prints its next
+        prompt: a job holding the terminal after the line feed is that command
+        running. The report may come before the line feed (the server read the
+        echo after it saw the job): it counts then, at the line feed, until the
+        shell prints a prompt mark. A command that starts no job (a builtin:
+        ``read x``, ``cd``) is reported started at its D mark."""
+        self.away = not shell_holds
+        if self.away and self.pending:
+            self._start_inferred()
+
+    def _start_inferred(self) -> None:
+        """Report the start of the command whose input ended (once per command)."""
+        entered = self.entered
+        if self.announced or entered is None or not _is_command(entered[2]):
+            return
+        self.announced = True
+        self.screen.events.append(CommandStarted(command=entered[2]))
 
     # -- marks ---------------------------------------------------------------------
 
@@ -326,6 +398,8 @@ class ShellState:
             # The integration announces itself (start, off) before any prompt;
             # checkpoints say where it stands (start, ready, off).
             self.integration = _ANNOUNCED.get(args.partition(";")[0], self.integration)
+            if "phux_noc=1" in args.split(";"):  # (a checkpoint's: see _write_shell)
+                self.no_c = True
             return
         if args == "phux_pen=1":  # (most marks of a checkpoint: no parsing)
             screen.set_semantic(_SEMANTIC[kind])
@@ -371,16 +445,32 @@ class ShellState:
             when = self.clock()
         if kind in "AB":
             self.integration = READY
+        was_pending = self.pending
+        if kind in ("A", "B", "C", "D"):
+            # The shell printed a mark: it holds the terminal (a job reported before
+            # has ended), and a line feed before the mark ended no command's input.
+            self.pending = False
+            self.away = False
         if kind == "A":
             continuation = params.get("k") == "s"
             if self.phase == RUNNING:
                 self._finish(None, when, row, col)
             if continuation:
+                if was_pending and self.no_c and self.entered is not None and not replayed:
+                    # The shell read a line and found it incomplete, and printed
+                    # nothing of its own since: what lies between that line's end and
+                    # this prompt is the tty's echo of lines typed ahead.
+                    since = (self.entered[1], self.entered_col)
+                    self.ahead.extend(self._lines_between(since, (row, col)))
                 self.cycle.append(("S", row, col))
                 self.phase = CONTINUATION
+                self._ahead(params.get("phux_ahead"))
             else:
                 self.cycle = [("A", row, col)]
+                self.taken.clear()
+                self.ahead.clear()
                 self.entered = None
+                self.announced = False
                 self.phase = PROMPT
                 screen.events.append(PromptStarted())
         elif kind == "B":
@@ -389,16 +479,32 @@ class ShellState:
             if self.phase in (NONE, RUNNING):
                 self.phase = PROMPT
             self.cycle.append(("B", row, col))
+            read = params.get("phux_read")  # (checkpoints': see _write_shell)
+            if read is not None:
+                self.taken[len(self.cycle) - 1] = percent_decode(read)
+            elif self.ahead and self.phase == CONTINUATION and not replayed:
+                # The shell reads the next line typed ahead at once: its input ended
+                # here, and what follows is the command's output.
+                self.taken[len(self.cycle) - 1] = self.ahead.pop(0)
+                screen.set_semantic(0)
+                clock = None if self.checkpoint else self.clock
+                self.entered = (clock() if clock is not None else None, row, self.typed())
+                self.entered_col = col
+                self.pending = True
             at_end = params.get("phux_entered")  # (a checkpoint's: see _write_shell)
             if at_end is not None:
-                y, _, rest = at_end.partition(",")
-                t, _, typed_url = rest.partition(",")
+                y, t, typed_url, *more = at_end.split(",")
                 try:
                     when = int(t) if t else None
                     self.entered = (when, screen.scrolled_off + int(y), percent_decode(typed_url))
+                    self.entered_col = int(more[0]) if more else 0
+                    self.pending = True  # (its input ended after this B)
                 except ValueError:
                     self.entered = None
+            self._ahead(params.get("phux_ahead"))
         elif kind == "C":
+            if not replayed:
+                self.no_c = False
             if self.phase == RUNNING:
                 return  # (a shell whose hook fires twice for one command line)
             url = params.get("cmdline_url")
@@ -420,9 +526,13 @@ class ShellState:
                 finished_ms=None, start_row=row, start_col=col,
             ))  # fmt: skip
             self.cycle = []
+            self.taken.clear()
+            self.ahead.clear()
             self.entered = None
             self.phase = RUNNING
-            screen.events.append(CommandStarted(command=command))
+            if not self.announced:
+                screen.events.append(CommandStarted(command=command))
+            self.announced = False
         elif kind == "D":
             exit_code: int | None = None
             if code:
@@ -433,6 +543,8 @@ class ShellState:
             if self.phase == RUNNING:
                 self._finish(exit_code, when, row, col, "phux_cut" in params)
             else:
+                if not replayed:
+                    self.no_c = True  # (a D with no C open: this shell prints none)
                 # No C since the prompt (dash has no pre-exec hook): a command if
                 # something was typed; its output starts below the typed lines,
                 # and it started at the line feed that ended them.
@@ -440,14 +552,12 @@ class ShellState:
                 typed = entered[2] if entered is not None else self.typed()
                 started = entered[0] if entered is not None else None
                 inputs = [(r, c) for k, r, c in self.cycle if k == "B"]
-                # Ctrl-C at the prompt (the tty echoes ^C) abandons the line.
-                if typed.strip() and inputs and not typed.endswith("^C"):
+                if inputs and _is_command(typed):
                     if entered is not None:
-                        start = entered[1]
+                        start, start_col = entered[1], self.entered_col
                     else:
-                        start = self.logical_end(inputs[-1][0]) + 1
-                    start_col = 0
-                    if start > row or (start == row and col == 0):
+                        start, start_col = self.logical_end(inputs[-1][0]) + 1, 0
+                    if (start, start_col) >= (row, col):
                         start, start_col = row, col  # no room for output: an empty range
                     rec = CommandRecord(
                         command=typed, cwd=screen.cwd, exit_code=exit_code, started_ms=started,
@@ -455,6 +565,10 @@ class ShellState:
                         end_row=row, end_col=col,
                     )  # fmt: skip
                     self._add(rec)
+                    if not self.announced:
+                        # Reported here at the latest (a builtin starts no job, and a
+                        # client that follows no foreground sees none).
+                        screen.events.append(CommandStarted(command=typed))
                     screen.events.append(
                         CommandFinished(
                             exit_code=exit_code,
@@ -464,7 +578,10 @@ class ShellState:
                         )
                     )
             self.cycle = []
+            self.taken.clear()
+            self.ahead.clear()
             self.entered = None
+            self.announced = False
             self.phase = PROMPT
 
     def _add(self, rec: CommandRecord) -> None:
@@ -496,14 +613,39 @@ class ShellState:
             )
         )  # fmt: skip
 
+    def _ahead(self, lines: str | None) -> None:
+        """A checkpoint's lines typed ahead and not read yet (``phux_ahead``)."""
+        if lines is not None:
+            self.ahead = percent_decode(lines).split("\n")
+
+    def _lines_between(self, start: tuple[int, int], end: tuple[int, int]) -> list[str]:
+        """The logical lines that end (with a line feed) from ``start`` to ``end``."""
+        lines = []
+        row, col = start
+        while row < end[0]:
+            last = self.logical_end(row)
+            if last >= end[0]:
+                break  # (it runs on into the row of ``end``: not ended)
+            parts = [self.text(row, col)]
+            parts.extend(self.text(r) for r in range(row + 1, last + 1))
+            lines.append("".join(parts).rstrip(" "))
+            row, col = last + 1, 0
+        return lines
+
     def pending_input(self) -> str:
         if self.phase not in (PROMPT, CONTINUATION) or not self.cycle:
             return ""
         kind, row, col = self.cycle[-1]
-        if kind != "B":
+        if kind != "B" or len(self.cycle) - 1 in self.taken:
             return ""
         text = self._at_cursor(row, col)
         return self.input_text(row, col) if text is None else text
+
+
+def _is_command(typed: str) -> bool:
+    """Whether a line read without a C mark ran something: not an empty line, nor one
+    abandoned with Ctrl-C at the prompt (the tty echoes ``^C``)."""
+    return bool(typed.strip()) and not typed.endswith("^C")
 
 
 def _replace(rec: CommandRecord, **changes: object) -> CommandRecord:

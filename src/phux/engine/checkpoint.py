@@ -541,7 +541,8 @@ def _write_shell(
     shell = screen.shell
     encoded: dict[int, tuple[CommandRecord, str, str]] = {}
     if shell.integration != NONE:
-        out.append(_INTEGRATION[shell.integration])
+        noc = ";phux_noc=1" if shell.no_c else ""  # (a shell that prints no C mark)
+        out.append(_INTEGRATION[shell.integration].replace("\x07", noc + "\x07"))
     if shell.phase == NONE:
         return encoded
     top = screen.scrolled_off
@@ -576,11 +577,16 @@ def _write_shell(
     for i, (kind, row, col) in enumerate(shell.cycle):
         mark = "A;k=s" if kind == "S" else kind
         entered = ""
+        if i in shell.taken:  # (a line typed ahead, read at this continuation prompt)
+            entered = f";phux_read={percent_encode(shell.taken[i])}"
         if i == last_b and shell.entered is not None:
             # The input's end (a command without C runs from there: dash).
             when, at, typed = shell.entered
             t = "" if when is None else when
-            entered = f";phux_entered={at - top},{t},{percent_encode(typed)}"
+            at_col = f",{shell.entered_col}" if shell.entered_col else ""
+            entered += f";phux_entered={at - top},{t},{percent_encode(typed)}{at_col}"
+        if i == len(shell.cycle) - 1 and shell.ahead:
+            entered += ";phux_ahead=" + percent_encode("\n".join(shell.ahead))
         out.append(f"\x1b]133;{mark};phux_at={row - top},{col}{entered}\x07")
         if kind == "A":
             phase = PROMPT

@@ -31,7 +31,11 @@ class PromptStarted(Record):
 
 
 class CommandStarted(Record):
-    """OSC 133;C: a command runs (its output starts); ``command`` is its command line."""
+    """OSC 133;C: a command runs (its output starts); ``command`` is its command line.
+
+    Without a C mark (dash): when the client reports that a job took the terminal
+    (``Terminal.foreground_changed``), else just before the command's
+    CommandFinished."""
 
     command: str = ""
 
@@ -39,7 +43,7 @@ class CommandStarted(Record):
 class CommandFinished(Record):
     """OSC 133;D[;code]: a command finished; ``exit_code`` is None when not given.
 
-    Times are unix ms (None when unknown: no clock, or no C mark, as with dash).
+    Times are unix ms (None when unknown: no clock, or a start the engine did not see).
     """
 
     exit_code: int | None

@@ -168,6 +168,21 @@ class Terminal:
         file turned it off)."""
         return self.screen.shell.integration
 
+    def foreground_changed(self, shell_holds: bool, *, baseline: bool = False) -> None:
+        """Tell the engine what holds the terminal (TERMINAL_STATE), for a shell that
+        prints no C mark (sh, dash): ``shell_holds`` is False while a job the shell
+        started holds it. The start of its command is then reported
+        (``CommandStarted``) when the job takes the terminal, not at its D mark
+        (spec/shell-integration.md, sh and dash).
+
+        ``baseline``: what held it when the bytes fed so far may have moved on (a
+        listing taken before a bootstrap): it only says that a command whose input
+        already ended has started, and is not kept for the next one."""
+        shell = self.screen.shell
+        shell.foreground(shell_holds)
+        if baseline:
+            shell.away = False
+
     @property
     def shell_phase(self) -> str:
         """From the OSC 133 marks: ``"none"`` (none seen yet), ``"prompt"`` (a

@@ -17,8 +17,8 @@ import os
 import select
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import msgspec
@@ -128,9 +128,51 @@ class Tool:
         return out
 
 
-# Cancelled calls keep running (a blocking client call cannot be interrupted)
-# but stop counting against max_inflight; threads in all are bounded by this.
+# A cancelled call stops counting against max_inflight at once and ends soon after
+# (on_cancel); threads in all are bounded by this meanwhile.
 _THREAD_FACTOR = 4
+
+
+class _CancelScope:
+    """What stops a call's work when the host cancels it: callbacks its tool registers
+    (:func:`on_cancel`) around what blocks, run by the reading thread at the cancel."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            with contextlib.suppress(Exception):  # stopping is best effort
+                callback()
+
+    @contextlib.contextmanager
+    def on_cancel(self, callback: Callable[[], None]) -> Iterator[None]:
+        with self._lock:
+            self._callbacks.append(callback)
+            cancelled = self.cancelled
+        if cancelled:  # cancelled before it started blocking
+            callback()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._callbacks.remove(callback)
+
+
+_current = threading.local()
+
+
+def on_cancel(callback: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
+    """While in this context, a cancel of the tool call running on this thread calls
+    ``callback`` (from another thread): it must make what blocks return at once, as
+    ``Client.interrupt`` does. Outside a tool call, it does nothing."""
+    scope: _CancelScope | None = getattr(_current, "scope", None)
+    return scope.on_cancel(callback) if scope is not None else contextlib.nullcontext()
 
 
 @dataclass
@@ -138,6 +180,7 @@ class _Call:
     counted: bool = True
     cancelled: bool = False
     place: Place | None = None
+    scope: _CancelScope = field(default_factory=_CancelScope)
 
 
 class _Writer:
@@ -324,6 +367,7 @@ class McpServer:
 
         def run() -> None:
             answer = None
+            _current.scope = call.scope
             try:
                 answer = compute()
             except BaseException:  # pragma: no cover - _answer already catches
@@ -377,13 +421,18 @@ class McpServer:
                 with self._lock:
                     call = self._running.get(key)
                     if call is not None and not call.cancelled:
-                        # Its answer is dropped and it stops counting against the
-                        # limit; the client call itself runs to its own timeout.
+                        # Its answer is dropped, it stops counting against the limit,
+                        # and its work is stopped (on_cancel).
                         call.cancelled = True
                         call.counted = False
                         self._inflight -= 1
                         if call.place is not None:
                             call.place.cancel()
+                        scope = call.scope
+                    else:
+                        scope = None
+                if scope is not None:
+                    scope.cancel()  # outside the lock: its callbacks may take others
         # notifications/initialized and anything unknown: nothing to do.
 
     def _request(

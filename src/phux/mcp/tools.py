@@ -52,9 +52,9 @@ from phux.client.selectors import split_host
 from phux.client.wait import DEFAULT_IDLE_MS
 from phux.mcp.names import TITLES, TOOLS
 from phux.mcp.panes import PaneLocks, Ticket
-from phux.mcp.server import Place, Tool, ToolResult
+from phux.mcp.server import Place, Tool, ToolResult, on_cancel
 from phux.runtime_paths import SocketDirError, resolve_socket_path
-from phux.timeouts import GRACE, MAX_TIMEOUT, RUN_TIMEOUT, TIMEOUTS, WAIT_TIMEOUT
+from phux.timeouts import GRACE, MCP_MAX_TIMEOUT, RUN_TIMEOUT, TIMEOUTS, WAIT_TIMEOUT
 
 if TYPE_CHECKING:
     from phux.client import Client
@@ -72,8 +72,8 @@ RUN_DEFAULT_TIMEOUT = RUN_TIMEOUT
 # A client whose call failed this way may hold a dead or confused connection.
 _BROKEN = (ConnectionLost, DeadlineExceeded, ProtocolError)
 
-# Bounds keep absurd values from overflowing the platform's timeouts.
-MAX_TIMEOUT_SECS = MAX_TIMEOUT
+# Bounds keep absurd values out (phux.timeouts.MCP_MAX_TIMEOUT says why an hour).
+MAX_TIMEOUT_SECS = MCP_MAX_TIMEOUT
 MAX_IDLE_MS = 1_000_000_000
 Timeout = Annotated[float, msgspec.Meta(ge=0, le=MAX_TIMEOUT_SECS)]
 RunTimeout = Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT_SECS)]
@@ -267,14 +267,16 @@ class ClientPool:
         if oneshot:  # a parallel call on this socket: a cold client of its own
             client = make(0)
             try:
-                yield client, False
+                with on_cancel(client.cancel):  # a cancel stops what blocks in it
+                    yield client, False
             finally:
                 _close(client)
             return
         broken = True
         try:
-            yield entry.client, reused
-            broken = False
+            with on_cancel(entry.client.cancel):
+                yield entry.client, reused
+            broken = entry.client.cancelled  # it serves no later call
         except PhuxError as exc:
             broken = isinstance(exc, _BROKEN)
             raise
@@ -886,7 +888,7 @@ RUN_SCHEMA = _schema(
             "maximum": MAX_TIMEOUT_SECS,
             "default": RUN_DEFAULT_TIMEOUT,
             "description": f"Stop waiting after this long (default {RUN_TIMEOUT:g}; more than "
-            "0); the command keeps running.",
+            f"0, at most {MAX_TIMEOUT_SECS:g}); the command keeps running.",
         },
         "force": {
             "type": "boolean",
@@ -943,7 +945,7 @@ WAIT_SCHEMA = _schema(
             "maximum": MAX_TIMEOUT_SECS,
             "default": WAIT_TIMEOUT,
             "description": f"Give up after this long (default {WAIT_TIMEOUT:g}; 0 checks the "
-            "current state once). Keep <= 50.",
+            f"current state once; at most {MAX_TIMEOUT_SECS:g}). Keep <= 50.",
         },
     }
 )

@@ -19,6 +19,7 @@ import os
 import time
 from pathlib import Path
 
+from phux.runtime_paths import open_private
 from phux.server.log import log
 from phux.wire.frames import AuditRecord
 
@@ -35,7 +36,7 @@ class AuditLog:
 
     def _open(self) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._fd = open_private(self.path)
         self._size = os.fstat(self._fd).st_size
 
     def _rotate(self) -> None:

@@ -538,7 +538,13 @@ class ClientConnection:
 
     def _input(self, frame: Input) -> None:
         term = self.state.get_alive(frame.terminal)
-        self.state.check_input_room(term, len(frame.data))
+        try:
+            self.state.check_input_room(term, len(frame.data))
+        except RequestError:
+            if frame.more:
+                # What was typed stays a prefix of the unit, never a unit with a hole.
+                term.cancel_rest_of_unit(self)
+            raise
         self.state.audit_input(self, term, frame.data)
         self.pending_input += len(frame.data)
         self.input_terminals.add(term)

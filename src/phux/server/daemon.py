@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from phux.runtime_paths import open_private
+
 READY = b"ok\n"
 START_TIMEOUT_S = 30.0
 
@@ -46,7 +48,7 @@ def _redirect_stdio(log_file: Path | None) -> None:
     if log_file is not None:
         with contextlib.suppress(OSError):
             log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            target = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            target = open_private(log_file)
     os.dup2(target, 1)
     os.dup2(target, 2)
     for fd in {devnull, target}:

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
 from pathlib import Path
 
+from phux.runtime_paths import open_private
+
 LOGGER_NAME = "phux.server"
 
 log = logging.getLogger(LOGGER_NAME)
+
+
+class _PrivateFileHandler(logging.FileHandler):
+    """A log file created 0600 and never opened through a symlink at its name."""
+
+    def _open(self) -> io.TextIOWrapper:
+        return open(open_private(self.baseFilename), "a", encoding=self.encoding)
 
 
 def setup_logging(log_file: Path | None, *, foreground: bool) -> None:
@@ -28,9 +38,7 @@ def setup_logging(log_file: Path | None, *, foreground: bool) -> None:
     if log_file is not None:
         try:
             log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            os.close(fd)
-            file_handler = logging.FileHandler(log_file, encoding="utf-8")
+            file_handler = _PrivateFileHandler(log_file, encoding="utf-8")
             file_handler.setFormatter(fmt)
             log.addHandler(file_handler)
         except OSError as exc:

@@ -384,8 +384,22 @@ class Terminal:
         self._fg_key = key
         self._fg_record = record
         if self._on_state is not None and self.exit_status is None:
+            # What the program wrote before the change goes out first (spec/L1.md
+            # §8.1): a shell prints its continuation prompt, then gives the terminal
+            # to a job; a client that reads the job as the command's start
+            # (spec/shell-integration.md) must see that prompt before it.
+            self._drain_held()
             self._on_state(self, encode_frame(TerminalState(terminal=self.id, foreground=record)))
         return True
+
+    def _drain_held(self) -> None:
+        """Dispatch the output the PTY holds now (a few batches at most: a program
+        still writing is not waited out), unless reading is paused."""
+        for _ in range(4):
+            if self._read_gate is not None or not _readable_now(self.master_fd):
+                return
+            if not self._drain():
+                return  # (the end: the reader sees it too, and finishes)
 
     def baseline_foreground(self) -> None:
         """Someone starts following the state: changes are judged from now on.
@@ -508,6 +522,15 @@ class Terminal:
             item.conn.input_cancelled(item.request_id, len(item.data), message)
         if dropped:
             log.info("terminal %d: urgent input discarded %d queued inputs", self.id, len(dropped))
+
+    def cancel_rest_of_unit(self, conn: ClientConnection) -> None:
+        """A piece of ``conn``'s unit was refused (no room): its pieces still to come
+        are cancelled up to the one without ``more`` (INPUT_CANCELLED), and the
+        terminal's other input goes on (spec/L1.md §7)."""
+        self._cancelled_units.add(conn)
+        if self._holder is conn and not any(item.conn is conn for item in self._inputs):
+            self._holder = None
+            self._input_wake.set()
 
     def _stalled_unit(self, holder: ClientConnection) -> None:
         """The unit's next piece did not come within the hold timeout: its pieces

@@ -19,7 +19,8 @@ terminal: OSC 52 clipboard writes are dropped (unless allowed:
 their control characters, and DCS, APC, PM and SOS strings are dropped: tmux
 passthrough (``DCS tmux; ... ST``, its doubled ESCs included), kitty graphics
 (``APC G ... ST``), sixel, DECRQSS, XTGETTCAP. Of the OSCs only those tmux
-keeps pass: titles, hyperlinks (OSC 8), the clipboard when allowed, colours
+keeps pass: titles, hyperlinks (OSC 8: of a web, file, mail or ssh scheme,
+without control characters, short enough to hold), the clipboard when allowed, colours
 set or reset (OSC 4, 5, 10-19, 104, 105, 110-119); every other OSC is
 dropped: notifications (OSC 9, 777, 99), iTerm2's file transfer and user
 variables (OSC 1337), the pane's working directory (OSC 7) and prompt marks
@@ -42,7 +43,9 @@ Removed queries (7-bit forms; UTF-8 output makes raw C1 bytes meaningless):
 * ``CSI Ps $ p`` / ``CSI ? Ps $ p`` (DECRQM)
 * ``CSI > q`` (XTVERSION), ``CSI ? u`` (kitty keyboard flags), ``CSI ? Pp m``
   (XTQMODKEYS), ``CSI 0 x`` / ``CSI 1 x`` (DECREQTPARM)
-* ``CSI 11..21 t`` (window state/size reports; 22/23 title stack ops are kept)
+* ``CSI Ps t`` but 22/23 (XTWINOPS: window reports, and the operations that
+  move, resize, iconify, raise or lower the person's window; the title stack
+  passes)
 * OSC 4/5/10-19 with a ``?`` field (colour queries)
 * ``ESC Z`` (DECID) and ENQ (answerback)
 
@@ -61,7 +64,7 @@ MAX_HELD = 4096
 """Bytes of an escape sequence held back before it is decided."""
 
 
-_WINDOW_REPORTS = frozenset({11, 13, 14, 15, 16, 18, 19, 20, 21})
+_TITLE_STACK = frozenset({22, 23})
 _OSC_COLOUR_CODES = frozenset({"4", "5", "10", "11", "12", "13", "14", "15", "16", "17", "19"})
 
 
@@ -95,7 +98,10 @@ def is_query_csi(seq: bytes) -> bool:
     if final == b"x":
         return not prefix and not intermediates and params in (b"", b"0", b"1")
     if final == b"t":
-        return not prefix and not intermediates and first in _WINDOW_REPORTS
+        # XTWINOPS: reports (11-21), and what moves, resizes, iconifies, raises or
+        # lowers the person's own window (1-10, 24 and up): only the title stack
+        # (22, 23) passes, as tmux passes none of the rest.
+        return not prefix and not intermediates and first not in _TITLE_STACK
     return False
 
 
@@ -147,7 +153,7 @@ _CANDIDATE = re.compile(
     rb"\x1b(?:\[[?>=]?[0-9;:"
     + _J
     + rb"]*\$?[cnpquxt]|\[\?[0-9;]*m|[P_^X]|Z"
-    + rb"|\](?![012];|8;)"
+    + rb"|\](?![012];)"
     + rb"|\][012];(?:[^\x07\x1b\x18\x1a]{%d}" % (MAX_HELD // 2)
     + rb"|[^\x00-\x1f\x7f\xc2]*+(?:\xc2[^\x80-\x9f][^\x00-\x1f\x7f\xc2]*+)*+"
     + rb"(?:[\x00-\x06\x08-\x17\x19\x1c-\x1f\x7f]|\xc2[\x80-\x9f])))"
@@ -360,7 +366,7 @@ class QueryFilter:
         code = payload.split(b";", 1)[0]
         if code == b"52":
             return not self.allow_clipboard
-        return code in _TITLE_CODES or code not in _KEPT_OSC
+        return code in _TITLE_CODES or code == b"8" or code not in _KEPT_OSC
 
     def _osc(self, seq: bytes) -> bytes | None:
         """What replaces a whole OSC (``b""`` drops it), None to pass it unchanged."""
@@ -382,9 +388,28 @@ class QueryFilter:
                 return b""  # as when it comes in pieces: too long to hold and clean
             clean = clean_title(rest)
             return None if clean == rest else b"\x1b]" + code + b";" + clean + end
+        if code == b"8":
+            return None if _safe_link(seq, rest) else b""
         if code not in _KEPT_OSC or is_query_string(seq):
             return b""
         return None
+
+
+LINK_SCHEMES = frozenset((b"http", b"https", b"ftp", b"file", b"mailto", b"ssh", b"sftp"))
+"""The URI schemes an OSC 8 hyperlink may have to reach the person (``javascript:``,
+``data:`` or a scheme that starts a local program never do)."""
+_LINK_CONTROLS = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
+
+
+def _safe_link(seq: bytes, rest: bytes) -> bool:
+    """An OSC 8 (``rest``: ``params;URI``) that may pass: short enough to have been
+    held whole, no control character in it, and a URI that is empty (the link's
+    end) or of a scheme in :data:`LINK_SCHEMES`."""
+    if len(seq) > MAX_HELD or _LINK_CONTROLS.search(rest):
+        return False
+    _, _, uri = rest.partition(b";")
+    scheme, colon, _ = uri.partition(b":")
+    return not uri or (bool(colon) and scheme.lower() in LINK_SCHEMES)
 
 
 def _guard(data: bytes, copied: int, begin: int) -> bytes:
