@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from .corpus import CONFIGS, need
-from .test_real_configs import serving
+from .serving import serving
 
 pytestmark = pytest.mark.timeout(120)
 
