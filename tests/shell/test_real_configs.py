@@ -106,7 +106,8 @@ def per_config(configs: Iterable[Config] = CONFIGS.values()) -> pytest.MarkDecor
 
 
 def run(phux: Server, target: str, command: str) -> tuple[int, dict[str, Any], float]:
-    """``phux run --json``: its exit code, its JSON (or {}) and the seconds it took."""
+    """``phux run --json``: its exit code, its JSON (``{"err": STDERR}`` when it printed
+    none) and the seconds it took."""
     began = time.monotonic()
     res = phux("run", "--json", "--timeout", TIMEOUT, target, command)
     took = time.monotonic() - began
@@ -268,6 +269,24 @@ def test_direnv_prints_between_commands_not_in_their_output(corpus: Corpus) -> N
     phux.await_screen("d", "direnv: loading")
     res = phux("run", "--timeout", TIMEOUT, "d", 'echo "[$PROJ_VAR]"')
     assert (res.code, res.out) == (0, "[from-envrc]\n"), res.err
+
+
+@per_config([CONFIGS["bash-preexec"]])
+def test_bash_preexec_keeps_its_hooks_beside_phuxs(corpus: Corpus) -> None:
+    # The real bash-preexec (tools/bash_preexec.py): its DEBUG trap and PROMPT_COMMAND
+    # entry coexist with phux's, so its preexec and precmd still run for every
+    # command (they log to ~/fw.log), and `run` stays exact.
+    phux, w = corpus.phux, corpus.pane()
+    log = phux.home / "fw.log"
+    logged = len(log.read_text().splitlines())
+    res = phux("run", "--timeout", TIMEOUT, w, "printf 'a\\nb\\n'")
+    assert (res.code, res.out) == (0, "a\nb\n"), res.err
+    code, doc, _ = run(phux, w, "echo hi; false")
+    assert (code, doc["output"]) == (1, "hi"), doc
+    lines = log.read_text().splitlines()[logged:]
+    ran = ["preexec[printf 'a\\nb\\n']", "preexec[echo hi; false]"]
+    assert [line for line in lines if line.startswith("preexec")] == ran
+    assert lines.count("precmd") >= 2  # one after each command
 
 
 # ---------------------------------------------------------------- the matrix
