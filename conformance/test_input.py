@@ -140,3 +140,29 @@ def test_urgent_input_keeps_an_older_clients_input(
     data = bytes(stream.data)
     assert data.count(b"f") >= FILLER  # (the tty may echo some before stty -echo ran)
     assert data.index(b"URGENT") < data.index(b"QUEUED")
+
+
+@pytest.mark.clause("L1.md §7")
+def test_input_queued_when_its_terminal_exits_is_answered_terminal_exited(
+    conn: Conn, cleanup: list[int], gate: str
+) -> None:
+    """INPUT the program never took before it exited: TERMINAL_EXITED, not OK."""
+    t = spawn(
+        conn,
+        cleanup,
+        [
+            "/bin/sh",
+            "-c",
+            f"stty raw -echo; printf READY; while [ ! -e {gate} ]; do sleep 0.01; done",
+        ],
+    )
+    stream = subscribe(conn, t.terminal)
+    raw(conn, stream)
+    filler = conn.rid()
+    conn.send(Input(request_id=filler, terminal=t.terminal, data=b"f" * FILLER))
+    queued = conn.rid()
+    conn.send(Input(request_id=queued, terminal=t.terminal, data=b"QUEUED"))
+    conn.poll(0.2)
+    open(gate, "w").close()  # it exits without reading any of it
+    check_error(conn.reply(filler, timeout=30), ErrorCode.TERMINAL_EXITED, filler)
+    check_error(conn.reply(queued, timeout=30), ErrorCode.TERMINAL_EXITED, queued)

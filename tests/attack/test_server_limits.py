@@ -338,3 +338,97 @@ def test_a_subscriber_that_never_reads_is_detached_others_get_everything(
         assert frames[-1].reason == DetachReason.SLOW_CONSUMER
         assert "does not read" in frames[-1].message
         _ping(reader)
+
+
+def test_connections_that_never_send_hello_never_lock_others_out(tmp_path: Path) -> None:
+    """Connections before HELLO have a bound of their own (issue 24 item 4): past it the
+    oldest is closed for the newcomer, so a flood of them delays nobody by their HELLO
+    timeout, and they do not count against --max-connections."""
+    with limited_server(
+        tmp_path, "--hello-timeout", "60", "--max-connections", "20", PHUX_MAX_HANDSHAKING="8"
+    ) as server:
+        idle = []
+        for _ in range(40):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(os.fspath(server.socket))
+            idle.append(sock)
+        started = time.monotonic()
+        late = RawClient(server.socket)
+        late.hello()  # at once, not after the others' 60 s
+        assert time.monotonic() - started < 5
+        _ping(late)
+        closed = 0
+        for sock in idle[:-8]:  # the oldest were closed with a reason, for the newer
+            sock.settimeout(5)
+            data = sock.recv(4096)
+            closed += b"no HELLO" in data
+        assert closed == len(idle) - 8
+        for sock in idle:
+            sock.close()
+        late.close()
+
+
+_HOLDER = """
+import socket, sys
+from phux.wire import encode_frame
+from phux.wire.frames import Hello
+from phux.wire.handshake import PROTOCOL_VERSION
+admitted = refused = 0
+socks = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    major, minor, _patch = PROTOCOL_VERSION
+    s.sendall(encode_frame(Hello(major=major, minor=minor, patch=0, client_name="holder")))
+    s.settimeout(5)
+    reply = s.recv(4096)
+    if reply[4:5] == bytes([0x80]):
+        admitted += 1
+    elif b"per process" in reply:
+        refused += 1
+    socks.append(s)
+print(admitted, refused, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_one_process_cannot_take_every_connection(tmp_path: Path) -> None:
+    """A process holding idle connections is capped (SO_PEERCRED's pid), so others are
+    still admitted (issue 24 item 4)."""
+    import subprocess
+    import sys
+
+    with limited_server(
+        tmp_path, "--max-connections", "20", PHUX_MAX_CONNECTIONS_PER_PROCESS="8"
+    ) as server:
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, os.fspath(server.socket), "15"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline().split() == ["8", "7"]
+            other = RawClient(server.socket)
+            other.hello()
+            _ping(other)
+            other.close()
+        finally:
+            holder.communicate(input="", timeout=10)
+
+
+def test_the_limit_holds_for_connections_admitted_before_their_hello(tmp_path: Path) -> None:
+    """Connections before HELLO do not count against --max-connections, so more may be
+    open; their HELLOs past the limit are refused."""
+    with limited_server(tmp_path, "--max-connections", "3") as server:
+        waiting = [RawClient(server.socket) for _ in range(5)]
+        replies = []
+        for client in waiting:
+            client.send(Hello(client_name="raw", major=1, minor=0, patch=0))
+            replies.append(client.recv())
+        assert sum(isinstance(r, HelloOk) for r in replies) == 3, replies
+        refused = [r for r in replies if isinstance(r, Error)]
+        assert [r.code for r in refused] == [ErrorCode.RESOURCE_EXHAUSTED] * 2, replies
+        for client in waiting:
+            client.close()

@@ -113,3 +113,26 @@ def test_needs_modes() -> None:
     assert not needs_modes(["Enter"])
     assert needs_modes(["Up"])
     assert not needs_modes(["abc", "Enter"])
+
+
+PASTE = KeyModes(bracketed_paste=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "body"),
+    [
+        (b"a\x1b[201~rm -rf ~\r", b"arm -rf ~\r"),  # an early end: the rest typed as keys
+        (b"a\x1b[200~b", b"ab"),
+        # Delimiters that a single removal would leave behind, formed around another.
+        (b"x\x1b[20\x1b[201~1~y", b"xy"),
+        (b"x\x1b[2\x1b[200~01~y", b"xy"),
+        (b"\x1b[20\x1b[20\x1b[201~1~1~", b""),
+    ],
+)
+def test_a_paste_cannot_end_itself_early(text: bytes, body: bytes) -> None:
+    """Text holding the paste's own delimiters (a paste injection) is pasted without
+    them, so the program sees one paste whose end is the real one."""
+    from phux.client.keys import paste_bytes
+
+    assert paste_bytes(text, PASTE) == b"\x1b[200~" + body + b"\x1b[201~"
+    assert paste_bytes(text, KeyModes()) == text  # no bracketed paste: sent unchanged

@@ -156,3 +156,12 @@ def test_bad_session_names(name: str) -> None:
 def test_good_session_names() -> None:
     for name in ["work", "0", "my-session", "ü"]:
         assert validate_session_name(name) is None
+
+
+def test_a_tag_matches_whole_tags_only() -> None:
+    """``#build`` names panes tagged ``build``, not ``builder`` or ``rebuild``."""
+    s = Snapshot.from_wire([term(1, tags="builder,rebuild"), term(2, tags="x,build,y")])
+    assert resolve("#build", s, {}).terminal == 2
+    only_builder = Snapshot.from_wire([term(1, tags="builder")])
+    with pytest.raises(TargetNotFound, match="tagged 'build'"):
+        resolve("#build", only_builder, {})

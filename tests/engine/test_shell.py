@@ -729,3 +729,13 @@ def test_a_checkpoint_between_lines_typed_ahead() -> None:
     u = replayed(t, 100)
     feed(u, AS + "> " + B + "1\r\n2\r\n" + D(0) + A + "$ " + B)
     assert outputs(u) == [("for i in 1 2\ndo echo $i\ndone", "1\n2", 0, False)]
+
+
+def test_a_second_c_while_a_command_runs_is_the_same_command() -> None:
+    """bash's hook fires once per command of a list (`echo a; echo b`): the C marks
+    after the first, before the D, start no other command (issue 24 item 10)."""
+    t = Terminal(40, 10)
+    feed(t, f"{A}$ {B}echo a; echo b\r\n{C('echo%20a%3B%20echo%20b')}a\r\n{C()}b\r\n{D(0)}")
+    assert outputs(t) == [("echo a; echo b", "a\nb", 0, False)]
+    started = [e for e in t.take_events() if isinstance(e, CommandStarted)]
+    assert started == [CommandStarted(command="echo a; echo b")]

@@ -106,3 +106,53 @@ def test_the_budget_counts_what_the_journals_hold(
             journals[i].compacting = compacting
         assert budget.used == sum(j.size_bytes for j in journals)
     assert all(used > budget.limit for used in looks)
+
+
+compaction_ops = st.lists(
+    st.one_of(
+        st.binary(min_size=1, max_size=40).map(lambda b: ("out", b)),
+        st.integers(0, 10).map(lambda i: ("compact", i)),
+        st.integers(1, 80).map(lambda n: ("shrink", n)),
+        st.just(("stop", 0)),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=compaction_ops, limit=st.integers(1, 120))
+def test_a_checkpoint_recreates_the_state_at_the_journals_start(
+    ops: list[tuple[str, object]], limit: int
+) -> None:
+    """With compaction (issue 24 item 10): a bootstrap's checkpoint, when it has one,
+    is the state just before its start_seq, and its chunks are the stream from there.
+    A trim that drops a prefix the checkpoint recreated drops the checkpoint too."""
+    journal = Journal(limit, 80, 24)
+    journal.compacting = True  # a replica is attached
+    stream = b""
+    ends = [0]  # chunk ends: where a replica checkpoints
+    for kind, value in ops:
+        if kind == "out":
+            assert isinstance(value, bytes)
+            journal.append(value)
+            stream += value
+            ends.append(len(stream))
+        elif kind == "compact":
+            assert isinstance(value, int)
+            inside = [e for e in ends if journal.start_seq <= e <= journal.next_seq]
+            seq = inside[value % len(inside)]
+            # The checkpoint names the state it recreates: the stream before seq.
+            assert journal.compact(seq, 80, 24, b"state-before-%d" % seq)
+        elif kind == "shrink":
+            assert isinstance(value, int)
+            journal.shrink(value)
+        else:
+            journal.stop_compacting()
+    boot = journal.bootstrap()
+    data = b"".join(i.data for i in boot.items if isinstance(i, Chunk))
+    assert data == stream[boot.start_seq :]
+    assert boot.next_seq == len(stream)
+    if boot.checkpoint is not None:
+        assert boot.checkpoint == b"state-before-%d" % boot.start_seq
+    elif boot.start_seq > 0:
+        assert not journal.compacting or boot.start_seq == 0, "bytes dropped uncovered"

@@ -177,8 +177,11 @@ def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
 
 
 def sanitize_paste(data: bytes) -> bytes:
-    """Remove bracketed-paste delimiters from text so it cannot end the paste early."""
-    return data.replace(PASTE_END, b"").replace(PASTE_START, b"")
+    """Remove bracketed-paste delimiters from text so it cannot end the paste early,
+    until none is left: removing one may join the bytes around it into another."""
+    while PASTE_END in data or PASTE_START in data:
+        data = data.replace(PASTE_END, b"").replace(PASTE_START, b"")
+    return data
 
 
 def paste_bytes(text: str | bytes, modes: KeyModes) -> bytes:

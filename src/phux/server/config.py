@@ -110,8 +110,19 @@ class ServerConfig:
     that would pass it detaches the connection with the most queued (SLOW_CONSUMER);
     a reply or event that passes it detaches its own connection."""
     max_connections: int = field(default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS", 1000))
-    """Open client connections (``$PHUX_MAX_CONNECTIONS``, ``--max-connections``); the one
-    over it gets ERROR RESOURCE_EXHAUSTED and is closed."""
+    """Open client connections past HELLO (``$PHUX_MAX_CONNECTIONS``,
+    ``--max-connections``); the one over it gets ERROR RESOURCE_EXHAUSTED and is closed."""
+    max_handshaking: int = field(default_factory=lambda: _env_int("PHUX_MAX_HANDSHAKING", 64))
+    """Connections that have not sent HELLO yet (``$PHUX_MAX_HANDSHAKING``). They do not
+    count against ``max_connections``; past this bound the oldest of them is closed for
+    the newcomer (a client sends HELLO at once, so only a flood of idle ones is hit,
+    and it cannot keep anyone out, as OpenSSH's MaxStartups keeps room for logins)."""
+    max_connections_per_process: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS_PER_PROCESS", 256)
+    )
+    """Open connections of one client process, by its pid from SO_PEERCRED
+    (``$PHUX_MAX_CONNECTIONS_PER_PROCESS``): one runaway process cannot take every
+    connection; the one over it gets ERROR RESOURCE_EXHAUSTED and is closed."""
     max_terminals: int = field(default_factory=lambda: _env_int("PHUX_MAX_TERMINALS", 4096))
     """Live terminals (``$PHUX_MAX_TERMINALS``); SPAWN over it gets RESOURCE_EXHAUSTED."""
     hello_timeout_s: float = field(default_factory=lambda: _env_float("PHUX_HELLO_TIMEOUT", 10.0))

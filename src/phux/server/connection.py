@@ -172,6 +172,7 @@ class ClientConnection:
         """What this connection's incomplete frame counts in ``state.partial_bytes``."""
         self._lingering = FLUSH_TIMEOUT_S
         self.peer = "?"
+        self.connected_at = 0.0
         self.peer_pid = 0
         self.peer_uid = -1
         self.client_name = ""
@@ -204,16 +205,13 @@ class ClientConnection:
     async def run(self) -> None:
         if not await self._check_peer():
             return
-        limit = self.config.max_connections
-        if len(self.state.connections) >= limit:
-            log.warning("refused connection from %s: %d connections already", self.peer, limit)
-            await self._refuse_early(
-                Error(
-                    code=ErrorCode.RESOURCE_EXHAUSTED,
-                    message=f"too many connections: the server's limit is {limit}",
-                )
-            )
+        refusal = self._over_a_limit()
+        if refusal is not None:
+            log.warning("refused connection from %s: %s", self.peer, refusal)
+            await self._refuse_early(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=refusal))
             return
+        self._make_room_to_handshake()
+        self.connected_at = trio.current_time()
         self.state.connections.add(self)
         self.state.touch()
         try:
@@ -233,6 +231,40 @@ class ClientConnection:
         finally:
             self._cleanup()
             self.stream.socket.close()
+
+    def _over_a_limit(self) -> str | None:
+        """Why this new connection is refused: the connections past HELLO are at their
+        limit, or its process already has its share (by SO_PEERCRED's pid)."""
+        conns = self.state.connections
+        limit = self.config.max_connections
+        if sum(1 for c in conns if c.handshake.done) >= limit:
+            return f"too many connections: the server's limit is {limit}"
+        mine = sum(1 for c in conns if c.peer_pid == self.peer_pid)
+        per_process = self.config.max_connections_per_process
+        if mine >= per_process:
+            return (
+                f"too many connections from process {self.peer_pid}: {mine} open, the "
+                f"server's limit per process is {per_process}"
+            )
+        return None
+
+    def _make_room_to_handshake(self) -> None:
+        """Past ``max_handshaking`` connections without HELLO, close the oldest of them:
+        idle connections then churn instead of keeping a new client out."""
+        waiting = [
+            c for c in self.state.connections if not c.handshake.done and not c.outbox.closing
+        ]
+        if len(waiting) < self.config.max_handshaking:
+            return
+        oldest = min(waiting, key=lambda c: c.connected_at)
+        log.info("closing %s: no HELLO yet, and a newer connection needs its room", oldest.peer)
+        oldest.outbox.push(
+            Error(
+                code=ErrorCode.HANDSHAKE_REQUIRED,
+                message="no HELLO yet, and newer connections need the room",
+            )
+        )
+        oldest._close_soon()
 
     async def _linger_close(self) -> None:
         """Half-close, then discard what the peer still sends until it closes (bounded).
@@ -502,6 +534,17 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
+        limit = self.config.max_connections
+        if sum(1 for c in self.state.connections if c.handshake.done and c is not self) >= limit:
+            # Admitted before HELLO while others completed theirs: over the limit now.
+            self.outbox.push(
+                Error(
+                    code=ErrorCode.RESOURCE_EXHAUSTED,
+                    message=f"too many connections: the server's limit is {limit}",
+                )
+            )
+            self._close_soon()
+            return
         self.client_name = frame.client_name
         if self._reader is not None:
             self._reader.max_frame = MAX_FRAME
