@@ -9,6 +9,9 @@ the tests drive write their own files under HOME (``.bash_history``,
 test runs, so whatever it starts inherits them; tests that need another value
 still set their own.
 
+The HOME is one fish has run in before (see FISH_COMPLETIONS): a fresh one makes
+the first interactive fish start a man page parser that outlives the test.
+
 Under ``CI=true`` the run needs every program the tests drive: a missing one fails
 the run at its start instead of skipping its tests one by one (``.ci/run``
 installs them), and tests that need root say in the summary that they did not run.
@@ -22,6 +25,12 @@ import tempfile
 
 import pytest
 
+FISH_COMPLETIONS = ".local/share/fish/generated_completions"
+"""Where fish keeps the completions it generates from man pages. Without it, an
+interactive fish starts (and disowns) a python that parses every man page into
+it: half a minute of CPU that outlives the test, the server and the HOME. Every
+HOME the tests give fish has it (tests/shell/kit.py ``settled_home``)."""
+
 _STATE: list[str] = []
 
 
@@ -31,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _STATE.extend((state, home))
     os.environ["XDG_STATE_HOME"] = state
     os.environ["HOME"] = home
+    os.makedirs(os.path.join(home, FISH_COMPLETIONS))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

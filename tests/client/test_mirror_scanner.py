@@ -18,9 +18,11 @@ from phux.wire.frames import (
     BootstrapChunk,
     BootstrapReady,
     Exited,
+    Foreground,
     Output,
     Resized,
     TerminalClosed,
+    TerminalState,
     Tombstone,
 )
 
@@ -58,6 +60,27 @@ def test_stale_frames_before_our_bootstrap_are_ignored() -> None:
     m.handle(BootstrapChunk(terminal=1, seq=50, data=b"STATE", checkpoint=True))
     m.handle(BootstrapReady(terminal=1, next_seq=100, cols=10, rows=3))
     assert m.engine is not None and m.engine.project().lines[0] == "STATE"
+
+
+def test_a_foreground_change_sent_to_an_earlier_subscription_is_ignored() -> None:
+    # A client unsubscribes without awaiting the OK and subscribes again: what the
+    # server sent the old subscription (`sleep` held the PTY) still arrives before
+    # our bootstrap. Taken, it would stand for the foreground until the next change,
+    # which the server judges from the new subscription's start (the shell took the
+    # terminal back meanwhile: no change ever comes), and `wait --prompt` never met.
+    sleep = Foreground(pgrp=7, name="sleep", argv=["sleep", "9"], echo=True, canonical=True)
+    m = Mirror(1)
+    m.request_id = 9
+    m.handle(TerminalState(terminal=1, foreground=sleep))
+    m.handle(BootstrapBegin(request_id=9, terminal=1, start_seq=0, cols=10, rows=3))
+    m.handle(BootstrapReady(terminal=1, next_seq=0, cols=10, rows=3))
+    assert not m.foreground_known  # the listing taken after SUBSCRIBE says
+    m.handle(TerminalState(terminal=1, foreground=sleep))  # ours: taken
+    assert m.foreground_known and m.foreground == sleep
+    # Re-bootstrapping after a tombstone, the subscription is the same: taken too.
+    m.handle(Tombstone(terminal=1, reason=1, lost_seq=0))
+    m.handle(TerminalState(terminal=1, foreground=None))
+    assert m.foreground_known and m.foreground is None
 
 
 def test_tombstone_rebuilds_from_a_fresh_bootstrap() -> None:

@@ -31,6 +31,8 @@ from pathlib import Path
 import pytest
 from tools.bash_preexec import INSTALLED as BASH_PREEXEC
 
+from .kit import settled_home
+
 __all__ = ["CONFIGS", "Config", "build", "need"]
 
 
@@ -53,8 +55,9 @@ class Config:
 
 
 def build(config: Config, home: Path) -> Path:
-    """Write ``config``'s files into ``home`` (created); returns ``home``."""
-    home.mkdir(parents=True, exist_ok=True)
+    """Write ``config``'s files into ``home`` (created, and settled for fish: see
+    :func:`kit.settled_home`); returns ``home``."""
+    settled_home(home)
     for rel, text in config.files.items():
         path = home / rel
         path.parent.mkdir(parents=True, exist_ok=True)

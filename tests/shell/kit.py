@@ -57,6 +57,18 @@ def cwd_mark(path: str) -> str:
     return "7;file://" + os.uname().nodename + quote(path, safe="/-._~")
 
 
+FISH_COMPLETIONS = ".local/share/fish/generated_completions"
+
+
+def settled_home(home: Path) -> Path:
+    """``home`` (created) as a machine fish ran on before has it: with the completions
+    fish generates from man pages (here none). Without them an interactive fish
+    starts, and disowns, a python that parses every man page: half a minute of CPU
+    that outlives the test, its server and the HOME (see tests/conftest.py)."""
+    (home / FISH_COMPLETIONS).mkdir(parents=True, exist_ok=True)
+    return home
+
+
 def clean_env(home: Path) -> dict[str, str]:
     """A minimal environment, so the host's shell settings do not leak in."""
     env = {
@@ -155,8 +167,7 @@ class ShellHost:
 
     def __init__(self, server_env: dict[str, str] | None = None, *server_args: str) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="phux-sh-", dir="/tmp"))
-        self.home = self.dir / "home"
-        self.home.mkdir()
+        self.home = settled_home(self.dir / "home")
         env = clean_env(self.home)
         env.update(server_env or {})
         self.server = ServerProcess(self.dir, *server_args, env=env)
@@ -176,6 +187,7 @@ class ShellHost:
         """A HOME of its own for one test's panes (pass it as the SPAWN's HOME)."""
         home = self.dir / name
         home.mkdir()
+        settled_home(home)
         for rel, text in (files or {}).items():
             path = home / rel
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .test_real_configs import Server, need_shell, serving_files
+from .serving import Server, need_shell, serving_files
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -1,199 +1,160 @@
-"""`new` then `run` in panes set up as developers set them up (tests/shell/corpus.py):
-right prompts, autosuggestions, syntax highlighting, vi modes, slow hooks. Through
-the CLI, on a real server whose panes take the configuration's HOME.
+"""Panes set up as developers set them up (tests/shell/corpus.py): right prompts,
+autosuggestions, syntax highlighting, vi modes, slow hooks, direnv, bash-preexec.
+Through the CLI and MCP, on a real server whose panes take the configuration's HOME.
 
-Right prompts and autosuggestions are not typed input (issue 23 item 3): `run`
-goes ahead at an idle prompt, and refuses text that is really typed.
+Issue 23's matrix, for every configuration: `new` then an immediate `run` (exact
+output and code, nothing else typed, history clean), the forged-mark files, a
+syntax error, a pane that is not a shell (and a program the shell runs), and
+`history` after 100 000 lines. Right prompts and autosuggestions are not typed
+input (item 3): `run` goes ahead at an idle prompt, and refuses text that is
+really typed.
+
+One server per configuration serves all its tests (the module's ``corpus``
+fixture), and one shell pane in it ("w") takes them in turn: each test checks
+what it changed (the history it added), not what others left. The flood test
+comes last, so the pane's scrollback is small for the others.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
+from phux.client import Deadline
 from phux.engine import Terminal
+from phux.signed_marks import pane_key
 
 from .corpus import CONFIGS, Config, build, need
+from .forgery import (
+    EXPECTED_C,
+    EXPECTED_D,
+    EXPECTED_SPLIT,
+    FORGED_C,
+    FORGED_D,
+    split_script,
+)
 from .kit import command_marks, shell_host
+from .serving import STEP, Server, serving
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(180)
 
-STEP = 30.0
+TIMEOUT = str(int(STEP))
+AT_ONCE = 8.0
+"""Seconds within which a refusal or a syntax error answers (far below TIMEOUT)."""
+FIRST = "echo first; false"
+"""The first command the shared pane runs, at once after `new`."""
 
 
 @dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+class Corpus:
+    """One configuration's server, shared by all its tests, and its shell pane."""
 
-    def json(self) -> dict[str, object]:
-        doc = json.loads(self.out)
-        assert isinstance(doc, dict)
-        return doc
+    config: Config
+    phux: Server
+    _pane: str | None = field(default=None, init=False)
+    _broken: bool = field(default=False, init=False)
 
-
-class Server:
-    """A phux server whose panes start in (and take as HOME) one corpus HOME."""
-
-    def __init__(self, root: Path, home: Path) -> None:
-        self.root = root
-        self.socket = root / "s"
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PHUX_", "ZDOTDIR"))}
-        for var in ("ENV", "PROMPT_COMMAND", "PS1", "BASH_ENV", "XDG_CONFIG_HOME"):
-            env.pop(var, None)
-        env.update(HOME=str(home), PHUX_SOCKET=str(self.socket), SHELL="/bin/sh")
-        env.update(XDG_DATA_HOME=str(home / ".local/share"), TERM="xterm-256color")
-        self.env = env
-        self.home = home
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "phux", "server", "--socket", str(self.socket)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=home,
-        )
-        deadline = time.monotonic() + 20
-        while not self.socket.exists():
-            assert self.proc.poll() is None, "server exited at start"
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.02)
-
-    def __call__(self, *args: str) -> Result:
-        proc = subprocess.run(
-            [sys.executable, "-m", "phux", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=STEP + 10,
-            cwd=self.home,
-        )
-        return Result(proc.returncode, proc.stdout, proc.stderr)
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            self("kill", "--server")
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-
-    def screen(self, target: str) -> list[str]:
-        res = self("snapshot", "--json", target)
-        assert res.code == 0, res.err
-        lines = res.json()["lines"]
-        assert isinstance(lines, list)
-        return [str(line) for line in lines]
-
-    def cursor_x(self, target: str) -> int:
-        cursor = self("snapshot", "--json", target).json()["cursor"]
-        assert isinstance(cursor, dict)
-        return int(cursor["x"])
-
-    def await_screen(self, target: str, text: str) -> None:
-        """Until the pane's screen shows ``text`` (the shell echoed typed keys)."""
-        deadline = time.monotonic() + STEP
-        while not any(text in line for line in self.screen(target)):
-            assert time.monotonic() < deadline, f"never drawn: {text!r}: {self.screen(target)}"
-            time.sleep(0.05)
+    def pane(self) -> str:
+        """The shell pane "w": the first test to ask makes it with `new` and runs
+        FIRST at once (issue 23 item 2), checking that run on its way."""
+        if self._broken:
+            pytest.fail("the shared pane failed its first run (see the first failure)")
+        if self._pane is None:
+            self._broken = True
+            res = self.phux("new", "--json", "-s", "w", "--", self.config.shell)
+            assert res.code == 0, res.err
+            res = self.phux("run", "--json", "--timeout", TIMEOUT, "w", FIRST)
+            assert res.code == 1, res.err
+            assert (res.json()["output"], res.json()["exit_code"]) == ("first", 1)
+            typed_once(self.phux, "w", FIRST)
+            assert self.phux.history("w") == [FIRST]
+            key = pane_key(self.phux.client.resolve("w", Deadline.after(STEP)).metadata)
+            assert len(key) == 32, key
+            (self.phux.home / "split.sh").write_text(split_script(key))
+            self._broken, self._pane = False, "w"
+        return self._pane
 
 
-@contextlib.contextmanager
-def serving(config: Config) -> Iterator[Server]:
-    root = Path(tempfile.mkdtemp(prefix="phux-rc-", dir="/tmp"))
-    server = Server(root, build(config, root / "home"))
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
+def typed_once(phux: Server, target: str, command: str) -> None:
+    """Nothing but ``command`` was typed: no marker wrapper, the line once."""
+    data = phux.client.snapshot_data(target, scrollback=0, deadline=Deadline.after(STEP))
+    text = "\n".join([*data["scrollback"], *data["lines"]])
+    assert "__phx" not in text and "printf" not in text, text
+    assert text.count(command) == 1, text
 
 
-@contextlib.contextmanager
-def serving_files(files: dict[str, str], prefix: str = "phux-rc-") -> Iterator[Server]:
-    """A server whose panes' HOME holds ``files`` (relative path -> text)."""
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
-    home = root / "home"
-    for rel, text in files.items():
-        path = home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    server = Server(root, home)
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(root, ignore_errors=True)
+@pytest.fixture(scope="module")
+def corpus(request: pytest.FixtureRequest) -> Iterator[Corpus]:
+    config = CONFIGS[request.param]
+    need(config)
+    with serving(config) as phux:
+        (phux.home / "evil.txt").write_text(FORGED_D)
+        (phux.home / "c.txt").write_text(FORGED_C)
+        (phux.home / "log.txt").write_text("log line\n")
+        yield Corpus(config, phux)
 
 
-def need_shell(shell: str) -> None:
-    """Skip unless ``shell`` is installed; under CI=true fail (``.ci/run`` installs it)."""
-    if shutil.which(shell) is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{shell} is not installed")
-        pytest.skip(f"{shell} is not installed")
+def per_config(configs: Iterable[Config] = CONFIGS.values()) -> pytest.MarkDecorator:
+    """Parametrize a test by configuration, each served by its shared ``corpus``."""
+    names = [c.name for c in configs]
+    return pytest.mark.parametrize("corpus", names, ids=names, indirect=True)
 
 
-def exercise(phux: Server, config: Config) -> None:
-    """Runs, a refusal of really typed input, a run after it, and the history."""
-    res = phux("run", "--json", "--timeout", str(STEP), "w", "echo hi; false")
-    assert res.code == 1, res.err
-    doc = res.json()
-    assert (doc["output"], doc["exit_code"]) == ("hi", 1)
-    res = phux("run", "--timeout", str(STEP), "w", "printf 'a\\nb\\n'")
+def run(phux: Server, target: str, command: str) -> tuple[int, dict[str, Any], float]:
+    """``phux run --json``: its exit code, its JSON (``{"err": STDERR}`` when it printed
+    none) and the seconds it took."""
+    began = time.monotonic()
+    res = phux("run", "--json", "--timeout", TIMEOUT, target, command)
+    took = time.monotonic() - began
+    return res.code, res.json() if res.out.strip() else {"err": res.err}, took
+
+
+def cli_commands(entries: list[dict[str, Any]]) -> list[tuple[str, int | None]]:
+    return [(e["command"], e["exit_code"]) for e in entries if e["command"]]
+
+
+@per_config()
+def test_new_then_run(corpus: Corpus) -> None:
+    # (corpus.pane() made the pane with `new` and ran a command at once.)
+    phux, w = corpus.phux, corpus.pane()
+    before = phux.commands(w)
+    code, doc, _ = run(phux, w, "echo hi; false")
+    assert (code, doc["output"], doc["exit_code"]) == (1, "hi", 1), doc
+    res = phux("run", "--timeout", TIMEOUT, w, "printf 'a\\nb\\n'")
     assert (res.code, res.out) == (0, "a\nb\n"), res.err
 
     # Typed for real (no Enter): refused, with exactly what was typed.
-    assert phux("send-keys", "w", "echo pend").code == 0
-    phux.await_screen("w", "echo pend")
-    res = phux("run", "--timeout", str(STEP), "w", "echo no")
+    phux.keys(w, "echo pend")
+    phux.await_screen(w, "echo pend")
+    res = phux("run", "--timeout", TIMEOUT, w, "echo no")
     assert res.code == 3, res.err
     assert "input is pending at the prompt: 'echo pend'" in res.err
-    assert phux("send-keys", "w", "C-c").code == 0
-    assert phux("wait", "--prompt", "--timeout", str(STEP), "w").code == 0
-    res = phux("run", "--timeout", str(STEP), "w", "echo after")
+    phux.keys(w, "C-c")
+    phux.await_prompt(w)
+    # At a prompt drawn again for an empty line.
+    phux.keys(w, "Enter")
+    phux.await_prompt(w)
+    res = phux("run", "--timeout", TIMEOUT, w, "echo after")
     assert (res.code, res.out) == (0, "after\n"), res.err
 
-    history = phux("history", "--json", "w").json()["commands"]
-    assert isinstance(history, list)
-    commands = [entry["command"] for entry in history]
-    assert [c for c in commands if c] == ["echo hi; false", "printf 'a\\nb\\n'", "echo after"]
-    for entry in history:
-        if config.marker:
-            assert config.marker not in entry["output"]
+    entries = phux.history_entries(w)
+    ran = [("echo hi; false", 1), ("printf 'a\\nb\\n'", 0), ("echo after", 0)]
+    assert cli_commands(entries) == [*before, *ran]
+    if corpus.config.marker:
+        assert not any(corpus.config.marker in e["output"] for e in entries)
 
-
-@pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
-def test_new_then_run(config: Config) -> None:
-    need(config)
-    with serving(config) as phux:
-        res = phux("new", "--json", "-s", "w", "--", config.shell)
-        assert res.code == 0, res.err
-        exercise(phux, config)
-
-
-@pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
-def test_run_at_a_drawn_prompt(config: Config) -> None:
-    # An empty line first: run at a prompt drawn again, not the first one.
-    need(config)
-    with serving(config) as phux:
-        assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
-        assert phux("send-keys", "w", "Enter").code == 0
-        assert phux("wait", "--prompt", "--timeout", str(STEP), "w").code == 0
-        exercise(phux, config)
+    # MCP: phux_new, then phux_run at once (its client replays into an engine).
+    phux.mcp.ok("phux_new", {"name": "m", "command": [corpus.config.shell]})
+    ran_m = phux.mcp.ok("phux_run", {"target": "m", "command": FIRST, "timeout_secs": STEP})
+    assert (ran_m["exit_code"], ran_m["output"]) == (1, "first"), ran_m
+    typed_once(phux, "m", FIRST)
+    listed = phux.mcp.ok("phux_history", {"target": "m"})["commands"]
+    assert cli_commands(listed) == [(FIRST, 1)]
 
 
 AUTOSUGGESTING = [
@@ -201,18 +162,19 @@ AUTOSUGGESTING = [
 ]
 
 
-@pytest.mark.parametrize("config", AUTOSUGGESTING, ids=[c.name for c in AUTOSUGGESTING])
-def test_an_autosuggestion_is_not_typed_input(config: Config) -> None:
-    need(config)
-    with serving(config) as phux:
-        assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
-        assert phux("wait", "--prompt", "--timeout", str(STEP), "w").code == 0
-        # "echo s" brings the history line's rest up in grey after the cursor.
-        assert phux("send-keys", "w", "echo s").code == 0
-        phux.await_screen("w", "echo suggested-from-history")
-        res = phux("run", "--timeout", str(STEP), "w", "echo no")
-        assert res.code == 3, res.err
-        assert "input is pending at the prompt: 'echo s'" in res.err
+@per_config(AUTOSUGGESTING)
+def test_an_autosuggestion_is_not_typed_input(corpus: Corpus) -> None:
+    # A pane of its own: the suggestion comes from the history file, not from
+    # what the shared pane ran.
+    phux = corpus.phux
+    assert phux("new", "--json", "-s", "a", "--", corpus.config.shell).code == 0
+    phux.await_prompt("a")
+    # "echo s" brings the history line's rest up in grey after the cursor.
+    phux.keys("a", "echo s")
+    phux.await_screen("a", "echo suggested-from-history")
+    res = phux("run", "--timeout", TIMEOUT, "a", "echo no")
+    assert res.code == 3, res.err
+    assert "input is pending at the prompt: 'echo s'" in res.err
 
 
 RIGHT_PROMPTS = [c for c in CONFIGS.values() if c.rprompt]
@@ -250,25 +212,23 @@ def test_a_command_line_read_from_the_screen_leaves_the_right_prompt_out(config:
     assert [rec.command for rec in term.commands if rec.command] == lines
 
 
-@pytest.mark.parametrize("config", RIGHT_PROMPTS, ids=[c.name for c in RIGHT_PROMPTS])
-def test_typed_input_before_the_cursor_moved_home_is_pending(config: Config) -> None:
+@per_config(RIGHT_PROMPTS)
+def test_typed_input_before_the_cursor_moved_home_is_pending(corpus: Corpus) -> None:
     # The cursor back at the prompt's start: nothing before it, the typed text after.
-    need(config)
-    with serving(config) as phux:
-        assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
-        assert phux("send-keys", "w", "Enter").code == 0
-        assert phux("wait", "--prompt", "--timeout", str(STEP), "w").code == 0
-        assert phux("send-keys", "w", "echo pend").code == 0
-        phux.await_screen("w", "echo pend")
-        typed_to = phux.cursor_x("w")
-        assert phux("send-keys", "w", "C-a").code == 0
-        deadline = time.monotonic() + STEP
-        while phux.cursor_x("w") == typed_to:  # (until the shell moved the cursor)
-            assert time.monotonic() < deadline, "the cursor never moved"
-            time.sleep(0.05)
-        res = phux("run", "--timeout", str(STEP), "w", "echo no")
-        assert res.code == 3, res.err
-        assert "input is pending at the prompt: 'echo pend'" in res.err
+    phux, w = corpus.phux, corpus.pane()
+    phux.keys(w, "echo pend")
+    phux.await_screen(w, "echo pend")
+    typed_to = phux.cursor_x(w)
+    phux.keys(w, "C-a")
+    deadline = time.monotonic() + STEP
+    while phux.cursor_x(w) == typed_to:  # (until the shell moved the cursor)
+        assert time.monotonic() < deadline, "the cursor never moved"
+        time.sleep(0.05)
+    res = phux("run", "--timeout", TIMEOUT, w, "echo no")
+    assert res.code == 3, res.err
+    assert "input is pending at the prompt: 'echo pend'" in res.err
+    phux.keys(w, "C-c")
+    phux.await_prompt(w)
 
 
 LATE_HOOKS = [c for c in CONFIGS.values() if c.name in ("zsh-powerlevel9k", "zsh-rebuilt-prompt")]
@@ -292,20 +252,161 @@ def test_the_first_prompt_has_marks_when_a_later_precmd_hook_sets_it(config: Con
 DIRENV = [c for c in CONFIGS.values() if "direnv" in c.packages]
 
 
-@pytest.mark.parametrize("config", DIRENV, ids=[c.name for c in DIRENV])
-def test_direnv_prints_between_commands_not_in_their_output(config: Config) -> None:
+@per_config(DIRENV)
+def test_direnv_prints_between_commands_not_in_their_output(corpus: Corpus) -> None:
     # direnv's prompt hook prints "direnv: loading" after the command's D mark;
     # in zsh its chpwd hook prints it during `cd`, which makes it cd's output.
-    need(config)
-    with serving(config) as phux:
-        (phux.home / "proj").mkdir()
-        (phux.home / "proj/.envrc").write_text("export PROJ_VAR=from-envrc\n")
-        assert phux("new", "--json", "-s", "w", "--", config.shell).code == 0
-        assert phux("send-keys", "w", "Enter").code == 0
-        assert phux("wait", "--prompt", "--timeout", str(STEP), "w").code == 0
-        res = phux("run", "--timeout", str(STEP), "w", "direnv allow proj && cd proj")
-        loading = "direnv: loading ~/proj/.envrc\ndirenv: export +PROJ_VAR\n"
-        assert (res.code, res.out) == (0, loading if config.shell == "zsh" else ""), res.err
-        phux.await_screen("w", "direnv: loading")
-        res = phux("run", "--timeout", str(STEP), "w", 'echo "[$PROJ_VAR]"')
-        assert (res.code, res.out) == (0, "[from-envrc]\n"), res.err
+    # A pane of its own: it changes directory.
+    phux = corpus.phux
+    (phux.home / "proj").mkdir()
+    (phux.home / "proj/.envrc").write_text("export PROJ_VAR=from-envrc\n")
+    assert phux("new", "--json", "-s", "d", "--", corpus.config.shell).code == 0
+    phux.keys("d", "Enter")
+    phux.await_prompt("d")
+    res = phux("run", "--timeout", TIMEOUT, "d", "direnv allow proj && cd proj")
+    loading = "direnv: loading ~/proj/.envrc\ndirenv: export +PROJ_VAR\n"
+    assert (res.code, res.out) == (0, loading if corpus.config.shell == "zsh" else ""), res.err
+    phux.await_screen("d", "direnv: loading")
+    res = phux("run", "--timeout", TIMEOUT, "d", 'echo "[$PROJ_VAR]"')
+    assert (res.code, res.out) == (0, "[from-envrc]\n"), res.err
+
+
+@per_config([CONFIGS["bash-preexec"]])
+def test_bash_preexec_keeps_its_hooks_beside_phuxs(corpus: Corpus) -> None:
+    # The real bash-preexec (tools/bash_preexec.py): its DEBUG trap and PROMPT_COMMAND
+    # entry coexist with phux's, so its preexec and precmd still run for every
+    # command (they log to ~/fw.log), and `run` stays exact.
+    phux, w = corpus.phux, corpus.pane()
+    log = phux.home / "fw.log"
+    logged = len(log.read_text().splitlines())
+    res = phux("run", "--timeout", TIMEOUT, w, "printf 'a\\nb\\n'")
+    assert (res.code, res.out) == (0, "a\nb\n"), res.err
+    code, doc, _ = run(phux, w, "echo hi; false")
+    assert (code, doc["output"]) == (1, "hi"), doc
+    lines = log.read_text().splitlines()[logged:]
+    ran = ["preexec[printf 'a\\nb\\n']", "preexec[echo hi; false]"]
+    assert [line for line in lines if line.startswith("preexec")] == ran
+    assert lines.count("precmd") >= 2  # one after each command
+
+
+# ---------------------------------------------------------------- the matrix
+
+
+def mcp_run(phux: Server, target: str, command: str) -> tuple[dict[str, Any], float]:
+    """MCP's phux_run: its result (not an error) and the seconds it took."""
+    began = time.monotonic()
+    body = phux.mcp.ok("phux_run", {"target": target, "command": command, "timeout_secs": STEP})
+    return body, time.monotonic() - began
+
+
+FORGED = [
+    ("cat evil.txt; echo TAIL; false", EXPECTED_D),
+    ("cat c.txt; echo TAIL; false", EXPECTED_C),
+    ("sh split.sh; echo TAIL; false", EXPECTED_SPLIT),
+]
+
+
+@per_config()
+def test_forged_marks_in_output_change_nothing(corpus: Corpus) -> None:
+    # A forged D (the issue's file), a forged C alone, marks split across reads:
+    # the real exit code and the whole output, and no forged command in history.
+    phux, w = corpus.phux, corpus.pane()
+    before = [command for command, _ in phux.commands(w)]
+    for command, expected in FORGED:
+        code, doc, _ = run(phux, w, command)
+        assert (code, doc["exit_code"], doc["output"]) == (1, 1, expected), doc
+        body, _ = mcp_run(phux, w, command)
+        assert (body["exit_code"], body["output"]) == (1, expected), body
+    ran = [command for command, _ in FORGED for _ in ("cli", "mcp")]
+    assert phux.history(w) == [*before, *ran]
+    listed = phux.mcp.ok("phux_history", {"target": w})["commands"]
+    assert [e["command"] for e in listed if e["command"]] == [*before, *ran]
+
+
+SYNTAX_ERROR = {"bash": "fi", "zsh": "fi", "fish": "end"}
+
+
+@per_config()
+def test_a_syntax_error_returns_at_once_with_the_message(corpus: Corpus) -> None:
+    phux, w = corpus.phux, corpus.pane()
+    line = SYNTAX_ERROR[corpus.config.shell]
+    code, doc, took = run(phux, w, line)
+    assert took < AT_ONCE, (took, doc)
+    assert (code, doc["exit_code"]) == (2, 2), doc
+    assert line in doc["output"] and corpus.config.shell in doc["output"], doc
+    res = phux("run", "--timeout", TIMEOUT, w, "echo after")
+    assert (res.code, res.out) == (0, "after\n"), res.err
+    body, took = mcp_run(phux, w, line)
+    assert took < AT_ONCE, (took, body)
+    assert body["exit_code"] == 2 and line in body["output"], body
+    body, _ = mcp_run(phux, w, "echo after")
+    assert (body["exit_code"], body["output"]) == (0, "after"), body
+
+
+def refused_at_once(phux: Server, target: str, holder: str, *by: str) -> None:
+    """`run` (the CLI's, MCP's or both) refuses the pane at once: ``holder`` holds it."""
+    if "cli" in by:
+        code, doc, took = run(phux, target, "echo no")
+        assert (code, took < AT_ONCE) == (3, True), (took, doc)
+        assert f"{holder} holds the pane" in doc["err"], doc
+    if "mcp" in by:
+        began = time.monotonic()
+        ask = {"target": target, "command": "echo no", "timeout_secs": STEP}
+        answer = phux.mcp("phux_run", ask)
+        assert (answer.error, time.monotonic() - began < AT_ONCE) == (True, True), answer
+        assert f"{holder} holds the pane" in answer.text, answer
+
+
+def await_state(phux: Server, target: str, state: str) -> None:
+    deadline = time.monotonic() + STEP
+    while phux.state(target) != state:
+        assert time.monotonic() < deadline, f"{target} never {state}: {phux.state(target)}"
+        time.sleep(0.05)
+
+
+@per_config()
+def test_a_pane_that_is_not_at_a_shell_prompt_is_refused_at_once(corpus: Corpus) -> None:
+    # `new -- tail -f FILE` (the README's log pane), made by the CLI and by MCP.
+    phux = corpus.phux
+    res = phux("new", "--json", "-s", "logs", "--", "tail", "-f", "log.txt")
+    assert res.code == 0, res.err
+    phux.await_screen("logs", "log line")
+    res = phux("snapshot", "--json", "logs")
+    assert (res.json()["state"], res.json()["program"]) == ("running", "tail"), res.out
+    refused_at_once(phux, "logs", "tail", "cli")
+    log = str(phux.home / "log.txt")
+    phux.mcp.ok("phux_new", {"name": "mlogs", "command": ["tail", "-f", log]})
+    phux.await_screen("mlogs", "log line")
+    state = phux.mcp.ok("phux_snapshot", {"target": "mlogs"})
+    assert (state["state"], state["program"]) == ("running", "tail"), state
+    refused_at_once(phux, "mlogs", "tail", "mcp")
+    # A program the configured shell runs holds its pane the same way.
+    w = corpus.pane()
+    before = phux.commands(w)
+    phux.keys(w, "sleep 1000", "Enter")
+    await_state(phux, w, "running")
+    refused_at_once(phux, w, "sleep", "cli", "mcp")
+    phux.keys(w, "C-c")
+    phux.await_prompt(w)
+    code, doc, _ = run(phux, w, "echo back")
+    assert (code, doc["output"]) == (0, "back"), doc
+    assert [c for c, _ in phux.commands(w)] == [c for c, _ in before] + ["sleep 1000", "echo back"]
+
+
+@per_config()
+def test_history_after_100000_lines_lists_the_earlier_commands(corpus: Corpus) -> None:
+    # Defined last: the flood fills the shared pane's scrollback. The pane ran at
+    # least FIRST (exit 1) before.
+    phux, w = corpus.phux, corpus.pane()
+    before = phux.commands(w)
+    assert (FIRST, 1) in before, before
+    code, doc, _ = run(phux, w, "seq 1 100000")
+    assert (code, doc["exit_code"], doc["output"][-7:]) == (0, 0, "\n100000"), doc["exit_code"]
+    entries = phux.history_entries(w)
+    assert cli_commands(entries) == [*before, ("seq 1 100000", 0)]
+    assert {e["cwd"] for e in entries} == {str(phux.home)}
+    # MCP's run floods the pane again, and its history lists them all too.
+    body, _ = mcp_run(phux, w, "seq 1 100000")
+    assert (body["exit_code"], body["output"][-7:]) == (0, "\n100000"), body["exit_code"]
+    listed = phux.mcp.ok("phux_history", {"target": w})["commands"]
+    assert cli_commands(listed) == [*before, ("seq 1 100000", 0), ("seq 1 100000", 0)]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_real_configs import Server, need_shell, serving_files
+from .serving import Server, need_shell, serving_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
 from mcp_pipes import McpProcess, request

@@ -195,6 +195,10 @@ class Mirror:
             self.foreground = None
             return
         if isinstance(frame, TerminalState):
+            if self.state == Mirror.SUBSCRIBING and not self.ever_ready:
+                # An earlier subscription's, still in flight (the server reports
+                # changes from our SUBSCRIBE on): the listing taken after it decides.
+                return
             self.foreground = frame.foreground
             self.foreground_known = True
             if self.state == Mirror.LIVE:  # (else BOOTSTRAP_READY tells it, once replayed)
