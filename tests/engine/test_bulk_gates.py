@@ -45,25 +45,22 @@ def state(t: Terminal) -> tuple[Any, ...]:
     )
 
 
-@pytest.mark.parametrize("path", sorted(PATHS))
-@pytest.mark.parametrize("gate", sorted(GATES))
-def test_each_gate_turns_each_fast_path_off(gate: str, path: str) -> None:
-    data = ("before\r\n" + GATES[gate] + PATHS[path]).encode()
+def same_at_once_and_bytewise(data: bytes) -> None:
     whole = Terminal(COLS, ROWS, history=HISTORY)
     whole.feed(data)
     bytewise = Terminal(COLS, ROWS, history=HISTORY)
     for i in range(len(data)):
         bytewise.feed(data[i : i + 1])
     assert state(whole) == state(bytewise)
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("gate", sorted(GATES))
+def test_each_gate_turns_each_fast_path_off(gate: str, path: str) -> None:
+    same_at_once_and_bytewise(("before\r\n" + GATES[gate] + PATHS[path]).encode())
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_the_fast_paths_agree_on_a_plain_screen(path: str) -> None:
     """(The same comparison with no gate: the fast path is taken, and exact.)"""
-    data = ("before\r\n" + PATHS[path]).encode()
-    whole = Terminal(COLS, ROWS, history=HISTORY)
-    whole.feed(data)
-    bytewise = Terminal(COLS, ROWS, history=HISTORY)
-    for i in range(len(data)):
-        bytewise.feed(data[i : i + 1])
-    assert state(whole) == state(bytewise)
+    same_at_once_and_bytewise(("before\r\n" + PATHS[path]).encode())

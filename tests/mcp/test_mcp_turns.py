@@ -3,18 +3,24 @@
 A ``phux_send_keys`` that arrives while a ``phux_run`` waits for its command
 must not type into that command: the keys reach the pane once the run has
 finished, in the order the calls arrived, and the result says how long they
-waited. Reads (``phux_wait``, ``phux_snapshot``) do not wait for writers.
+waited. Reads (``phux_wait``, ``phux_snapshot``) do not wait for writers. And a
+call the host cancels stops its work.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_pipes import McpProcess, PhuxServer, initialized, notification, request, running_server
+
+from phux.mcp.server import MAX_INFLIGHT
+from phux.mcp.tools import MAX_TIMEOUT_SECS
 
 # The command reads a line for up to 4 s: keys typed into it would be its input. The
 # calls that must arrive while it reads have that long on a loaded machine.
@@ -153,3 +159,50 @@ def test_c_c_alone_does_not_wait_it_interrupts_the_run(mcp: McpProcess) -> None:
     # Interrupted: the shell marks the command's end with status 130 (a marker-
     # bracketed command never prints its end, and reports its timeout instead).
     assert run.get("outcome") == "timed_out" or run["exit_code"] == 130
+
+
+# A cancelled tool call stops its work (issue 24 item 5). Before, a cancelled
+# `phux_wait` kept blocking on its own thread until its timeout, so 64 of them
+# locked every later call out.
+
+CALLS = 4 * MAX_INFLIGHT  # as many as the adapter ever runs threads for
+
+
+def threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    raise AssertionError("no Threads line")
+
+
+def test_cancelled_waits_stop_and_free_their_threads(mcp: McpProcess) -> None:
+    made = mcp.call("phux_new", {"name": "cx", "command": ["sleep", "600"]}, rid="new")
+    assert made["result"]["isError"] is False, made
+    before = threads(mcp.proc.pid)
+    for n in range(CALLS):
+        ask = {"target": "cx", "until": "never-shown", "timeout_secs": 600}
+        mcp.send(request(f"w{n}", "tools/call", {"name": "phux_wait", "arguments": ask}))
+        # Cancelled once it is running: every call is admitted, none refused.
+        mcp.send(notification("notifications/cancelled", {"requestId": f"w{n}"}))
+    assert mcp.ask("p", "ping")["result"] == {}  # every cancel has been read
+    # Their work stops: the threads end within seconds, not after 600.
+    deadline = time.monotonic() + 20
+    while threads(mcp.proc.pid) > before + 1:
+        assert time.monotonic() < deadline, f"{threads(mcp.proc.pid)} threads still run"
+        time.sleep(0.1)
+    # And a later call is served at once, not refused as one too many.
+    listed = mcp.call("phux_ls", {}, rid="ls", timeout=10)
+    assert listed["result"]["isError"] is False, listed
+    assert mcp.out.nothing_within(0.5)  # no cancelled call answered
+
+
+def test_timeout_secs_has_a_stated_maximum(mcp: McpProcess) -> None:
+    tools = mcp.ask("t", "tools/list")["result"]["tools"]
+    for name in ("phux_run", "phux_wait"):
+        [tool] = [t for t in tools if t["name"] == name]
+        prop = tool["inputSchema"]["properties"]["timeout_secs"]
+        assert prop["maximum"] == MAX_TIMEOUT_SECS <= 24 * 3600
+        assert f"{MAX_TIMEOUT_SECS:g}" in prop["description"], prop
+    too_long = {"target": "cx", "until": "x", "timeout_secs": MAX_TIMEOUT_SECS + 1}
+    reply = mcp.call("phux_wait", too_long, rid="big")
+    assert "error" in reply or reply["result"]["isError"] is True, reply

@@ -49,14 +49,21 @@ def started(phux: Server, shell: str, name: str, *new_args: str) -> None:
     assert res.code == 0, res.err
 
 
-def run_while_typed(phux: Server, name: str, keys: list[str]) -> dict[str, object]:
-    """``COMMAND`` run in ``name`` by one CLI process while another types ``keys``."""
-    cmd = [sys.executable, "-m", "phux", "run", "--json", "--timeout", STEP, name, COMMAND]
+def run_while_typed(
+    phux: Server,
+    name: str,
+    keys: list[str],
+    command: str = COMMAND,
+    shown: tuple[str, str] = ("--until", "gon"),
+) -> dict[str, object]:
+    """``command`` run in ``name`` by one CLI process while another types ``keys`` once
+    the screen shows ``shown`` (a wait condition)."""
+    cmd = [sys.executable, "-m", "phux", "run", "--json", "--timeout", STEP, name, command]
     proc = subprocess.Popen(
         cmd, env=phux.env, cwd=phux.home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        res = phux("wait", "--until", "gon", "--timeout", STEP, name)
+        res = phux("wait", *shown, "--timeout", STEP, name)
         assert res.code == 0, res.err
         res = phux("send-keys", name, *keys)
         assert res.code == 0, res.err
@@ -107,26 +114,10 @@ def test_what_the_command_prints_of_typed_keys_stays(phux: Server) -> None:
     """`cat` reads the typed line and prints it: that copy is output; the echo is not."""
     name = "t-cat"
     started(phux, "bash", name)
-    cmd = [sys.executable, "-m", "phux", "run", "--json", "--timeout", STEP, name]
-    proc = subprocess.Popen(
-        [*cmd, "echo ready; head -n 1"],
-        env=phux.env,
-        cwd=phux.home,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    doc = run_while_typed(
+        phux, name, ["a line", "Enter"], "echo ready; head -n 1", ("--regex", "^ready$")
     )
-    try:
-        res = phux("wait", "--regex", "^ready$", "--timeout", STEP, name)
-        assert res.code == 0, res.err
-        assert phux("send-keys", name, "a line", "Enter").code == 0
-        out, err = proc.communicate(timeout=float(STEP) + 10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, err
-    assert json.loads(out)["output"] == "ready\na line"
+    assert doc["output"] == "ready\na line"
 
 
 def test_mcp_run_leaves_out_keys_typed_meanwhile(phux: Server) -> None:
