@@ -18,6 +18,7 @@ from phux.client import Client, Deadline
 from phux.client.connection import Connection
 from phux.client.errors import DeadlineExceeded
 from phux.wire.frames import Input
+from server.harness import paste_in_background
 
 from .input_server import (
     GATED_READER,
@@ -151,16 +152,17 @@ def test_interrupt_jumps_a_queued_paste(sock: Path, tmp_path: Path) -> None:
         wait_for("the reader", Path(f"{out}.ready").exists, 10)
         tid = terminal_of(client, "lines")
         paster = Connection.open(sock, Deadline.after(5))
+        chunk = line * (PIECE // len(line))
+        sending = paste_in_background(paster, tid, chunk, PASTE // len(chunk))
         try:
-            chunk = line * (PIECE // len(line))
-            for _ in range(PASTE // len(chunk)):
-                paster.submit(lambda rid: Input(request_id=rid, terminal=tid, data=chunk))
             time.sleep(0.2)  # the paste is queued and flowing
             began = time.monotonic()
             client.send_keys("lines", ["C-c"], Deadline.after(10))
             wait_for("SIGINT", Path(f"{out}.sigint").exists, 8)
             assert time.monotonic() - began < 8
         finally:
+            paster.interrupt()  # the rest of the paste is never sent
+            sending.join(10)
             paster.close()
     assert os.path.exists(f"{out}.sigint")
 

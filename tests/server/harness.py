@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TypeVar
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
+from phux.client.errors import PhuxError
 from phux.wire import FrameReader, encode_frame
 from phux.wire.frames import (
     BootstrapBegin,
@@ -24,6 +26,7 @@ from phux.wire.frames import (
     Frame,
     Hello,
     HelloOk,
+    Input,
     Output,
     Resized,
     Shutdown,
@@ -230,3 +233,18 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def paste_in_background(conn: Connection, tid: int, chunk: bytes, count: int) -> threading.Thread:
+    """Send ``count`` INPUTs of ``chunk`` without reading the replies, from a thread: the
+    server stops reading the connection once its input backlog is full, and the test
+    goes on meanwhile (``conn.interrupt()`` ends the sending)."""
+
+    def send() -> None:
+        with contextlib.suppress(PhuxError, OSError):
+            for _ in range(count):
+                conn.submit(lambda rid: Input(request_id=rid, terminal=tid, data=chunk))
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread

@@ -13,7 +13,7 @@ import pytest
 
 from phux.client import Deadline
 from phux.client.connection import Connection
-from phux.wire.frames import Input
+from server.harness import paste_in_background
 
 from .conftest import PhuxServer, Tmux, clean_env, needs_tmux
 
@@ -573,14 +573,14 @@ def test_person_interrupt_jumps_an_agent_paste(phux_server: PhuxServer, tmux: Tm
     tmux.attach("slow")
     tmux.wait_for("READY")
     agent = Connection.open(phux_server.socket, Deadline.after(5))
+    sending = paste_in_background(agent, tid, (b"q" * 999 + b"\n") * 1024, 36)
     try:
-        chunk = (b"q" * 999 + b"\n") * 1024
-        for _ in range(36):
-            agent.submit(lambda rid: Input(request_id=rid, terminal=tid, data=chunk))
         time.sleep(0.2)  # the paste is queued and flowing
         tmux.keys("C-c")
         tmux.wait_for("INTERRUPTED", timeout=8)
     finally:
+        agent.interrupt()  # the rest of the paste is never sent
+        sending.join(10)
         agent.close()
 
 
