@@ -291,6 +291,20 @@ def test_e_sets_variables_in_new_panes(phux: Phux) -> None:  # noqa: F811
     assert phux("kill", "envs").code == 0
 
 
+def test_a_check_once_counts_its_quiet_time_from_when_it_sees_the_pane(
+    phux: Phux,  # noqa: F811
+) -> None:
+    """`--timeout 0 --idle MS` on a quiet pane whose replay takes longer than the check's
+    slack (a big scrollback to bootstrap, a loaded machine): met. The quiet time was
+    counted from the call, before the pane was even subscribed, and timed out."""
+    phux.new("bigback", "sh", "-c", "seq 1 300000 | sed 's/$/ padding padding padding/'; read x")
+    assert phux("wait", "--until", "300000 padding", "--timeout", "30", "bigback").code == 0
+    for _ in range(3):
+        res = phux("wait", "--timeout", "0", "--idle", "100", "bigback")
+        assert res.code == 0, res.err
+    assert phux("kill", "bigback").code == 0
+
+
 def test_wait_with_timeout_0_checks_the_current_state(phux: Phux) -> None:  # noqa: F811
     """On an idle shell, --prompt and --idle with --timeout 0 are met (exit 0), and
     --until text that is not there is not (124), at once."""

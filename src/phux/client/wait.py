@@ -95,6 +95,10 @@ def wait_for(
 
     pane = client.resolve(target, deadline)  # a read: the active pane stays
     mirror = client.mirror(pane, deadline)
+    if timeout == 0:
+        # Watched from when the pane is seen: replaying a long scrollback (or a loaded
+        # machine) must not use up the quiet time before the first look.
+        limit = _once_limit(deadline, timeout, 0.0 if text_mode else idle_s)
     fresh_rows = 0
 
     def count_rows(seq: int, data: bytes) -> None:
