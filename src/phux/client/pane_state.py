@@ -158,6 +158,12 @@ def project_mirror(pane: Pane, mirror: Mirror) -> tuple[str | None, str]:
     return project_parts(pane.alive and mirror.alive, pane.pid, fg, mirror.engine)
 
 
+def input_hidden(fg: Foreground) -> bool:
+    """The tty reads a line without echoing it (a password prompt, ``read -s``): the
+    state ``hidden_input``; what is typed then is never shown or recorded."""
+    return fg.canonical and not fg.echo
+
+
 def project_parts(
     alive: bool, pid: int, fg: Foreground | None, engine: Terminal | ShellView | None
 ) -> tuple[str | None, str]:
@@ -170,7 +176,7 @@ def project_parts(
             return None, TUI
         return None, _at_prompt(phase)
     program = fg.name or None
-    if not fg.echo and fg.canonical:
+    if input_hidden(fg):
         return program, HIDDEN_INPUT
     if foreground_is_shell(pid, fg):
         if _alternate(engine):

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded
+from phux.client.pane_state import input_hidden
 from phux.signed_marks import pane_key
 from phux.wire.frames import (
     BootstrapBegin,
@@ -239,7 +240,7 @@ class CastWriter:
             return
         if isinstance(frame, InputWritten):
             fg = self._foreground
-            if self._live and not frame.reply and fg is not None and fg.canonical and not fg.echo:
+            if self._live and not frame.reply and fg is not None and input_hidden(fg):
                 self.stats.hidden_input_bytes += len(frame.data)  # a password: not kept
             elif self._live and not frame.reply:
                 self.stats.input_bytes += len(frame.data)

@@ -50,7 +50,7 @@ from phux.client.errors import (
     UnsafeSocket,
     describe_exit,
 )
-from phux.client.typeahead import Typeahead, after_cuts, echo_mode, excise
+from phux.client.typeahead import Typeahead, echo_mode, without_echoes
 from phux.record import Record
 from phux.runtime_paths import SocketDirError, open_run_lock
 from phux.signed_marks import unsigned
@@ -560,10 +560,9 @@ class MarkScanner:
         data = bytes(self.buf[start - self.base : max(start, stop) - self.base])
         cols, rows = self._size_at(start)
         resizes = [(o - start, c, r) for (o, c, r) in self.resizes if start < o < stop]
-        if self.typeahead is not None and self.typeahead.foreign:
+        if self.typeahead is not None:
             typed = [(self.offset_of(seq) - start, e) for seq, e in self.typeahead.foreign]
-            data, cuts = excise(data, typed)
-            resizes = [(after_cuts(o, cuts), c, r) for o, c, r in resizes]
+            data, resizes = without_echoes(data, typed, resizes)
         output, dropped = render_output(data, cols, rows, resizes)
         return output, lost or dropped
 
@@ -1005,11 +1004,7 @@ def _run_integrated(
         # history would read out of order: a line at a time, as a person types.
         data, *pending = [part.encode() + b"\r" for part in lines]
     scanner = MarkScanner(mirror.cols, mirror.rows, mirror.mark_key)
-    if mirror.input_events:
-        scanner.typeahead = Typeahead(
-            pane.terminal, lambda: echo_mode(mirror.foreground_of(pane), pane.pid)
-        )
-        client.add_sink(scanner.typeahead)
+    scanner.typeahead = _typeahead(client, pane, mirror)
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
     mirror.gap_hooks.append(scanner.gap)
@@ -1135,6 +1130,16 @@ def _run_integrated(
         if scanner.typeahead is not None:
             client.remove_sink(scanner.typeahead)
     return _integrated_outcome(scanner, line, own, submitted, prompts_needed)
+
+
+def _typeahead(client: Client, pane: Pane, mirror: Mirror) -> Typeahead | None:
+    """A sink telling this run's keys from other clients', when the mirror brings the
+    input written to the pane (the caller removes it from ``client`` when done)."""
+    if not mirror.input_events:
+        return None
+    typeahead = Typeahead(pane.terminal, lambda: echo_mode(mirror.foreground_of(pane), pane.pid))
+    client.add_sink(typeahead)
+    return typeahead
 
 
 def _type(
@@ -1445,12 +1450,8 @@ def _run_markers(
 
     wrapped = wrap_fish(line, token) if shell == "fish" else wrap_command(line, token)
     _check_canonical_lines(mirror, pane, wrapped.encode(), shell)
-    typeahead = None
-    if mirror.input_events:
-        typeahead = Typeahead(
-            pane.terminal, lambda: echo_mode(mirror.foreground_of(pane), pane.pid)
-        )
-        client.add_sink(typeahead)
+    typeahead = _typeahead(client, pane, mirror)
+    if typeahead is not None:
         typeahead.wrote(wrapped.encode())
     mirror.bytes_hooks.append(scanner.feed)
     mirror.resize_hooks.append(scanner.resize)
@@ -1475,10 +1476,10 @@ def _run_markers(
     exit_code = scanner.exit_code if scanner.exit_code is not None else 255
     data = scanner.output
     resizes = scanner.resizes
-    if typeahead is not None and typeahead.foreign and scanner.capture_seq is not None:
+    if typeahead is not None and scanner.capture_seq is not None:
         at = scanner.capture_seq
-        data, cuts = excise(data, [(seq - at, echo) for seq, echo in typeahead.foreign])
-        resizes = [(after_cuts(o, cuts), c, r) for o, c, r in resizes]
+        typed = [(seq - at, echo) for seq, echo in typeahead.foreign]
+        data, resizes = without_echoes(data, typed, resizes)
     done_at = scanner.done_at or time.monotonic()
     lead = 2 if data.startswith(b"\r\n") else 1 if data.startswith(b"\n") else 0
     data = data[lead:]

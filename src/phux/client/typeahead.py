@@ -112,6 +112,13 @@ def excise(data: bytes, echoes: list[tuple[int, bytes]]) -> tuple[bytes, list[tu
     return bytes(out), cuts
 
 
-def after_cuts(offset: int, cuts: list[tuple[int, int]]) -> int:
-    """Where ``offset`` in the bytes ``excise`` was given lies in what it returned."""
-    return offset - sum(n for at, n in cuts if at < offset)
+def without_echoes(
+    data: bytes, echoes: list[tuple[int, bytes]], resizes: list[tuple[int, int, int]]
+) -> tuple[bytes, list[tuple[int, int, int]]]:
+    """``excise``, and the resizes (offset in ``data``, cols, rows) moved to where their
+    offsets lie in what it returns."""
+    if not echoes:
+        return data, resizes
+    data, cuts = excise(data, echoes)
+    moved = [(o - sum(n for at, n in cuts if at < o), c, r) for o, c, r in resizes]
+    return data, moved

@@ -91,14 +91,15 @@ def wait_for(
         raise InvalidArgument("--idle must be a non-negative number of milliseconds")
     text_mode = until is not None or pattern is not None
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
-    limit = _once_limit(deadline, timeout, 0.0 if text_mode else idle_s)
+    quiet_s = 0.0 if text_mode else idle_s
+    limit = _once_limit(deadline, timeout, quiet_s)  # --timeout counts from the call
 
     pane = client.resolve(target, deadline)  # a read: the active pane stays
     mirror = client.mirror(pane, deadline)
     if timeout == 0:
         # Watched from when the pane is seen: replaying a long scrollback (or a loaded
         # machine) must not use up the quiet time before the first look.
-        limit = _once_limit(deadline, timeout, 0.0 if text_mode else idle_s)
+        limit = _once_limit(deadline, timeout, quiet_s)
     fresh_rows = 0
 
     def count_rows(seq: int, data: bytes) -> None:

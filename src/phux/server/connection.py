@@ -238,10 +238,10 @@ class ClientConnection:
     def _over_a_limit(self) -> str | None:
         """Why this new connection is refused: the connections past HELLO are at their
         limit, or its process already has its share (by SO_PEERCRED's pid)."""
+        full = self._connections_full()
+        if full is not None:
+            return full
         conns = self.state.connections
-        limit = self.config.max_connections
-        if sum(1 for c in conns if c.handshake.done) >= limit:
-            return f"too many connections: the server's limit is {limit}"
         mine = sum(1 for c in conns if c.peer_pid == self.peer_pid)
         per_process = self.config.max_connections_per_process
         if mine >= per_process:
@@ -250,6 +250,12 @@ class ClientConnection:
                 f"server's limit per process is {per_process}"
             )
         return None
+
+    def _connections_full(self) -> str | None:
+        """Why one more connection past HELLO is refused, if the others are at the limit."""
+        limit = self.config.max_connections
+        done = sum(1 for c in self.state.connections if c.handshake.done and c is not self)
+        return f"too many connections: the server's limit is {limit}" if done >= limit else None
 
     def _make_room_to_handshake(self) -> None:
         """Past ``max_handshaking`` connections without HELLO, close the oldest of them:
@@ -561,15 +567,10 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
-        limit = self.config.max_connections
-        if sum(1 for c in self.state.connections if c.handshake.done and c is not self) >= limit:
+        full = self._connections_full()
+        if full is not None:
             # Admitted before HELLO while others completed theirs: over the limit now.
-            self.outbox.push(
-                Error(
-                    code=ErrorCode.RESOURCE_EXHAUSTED,
-                    message=f"too many connections: the server's limit is {limit}",
-                )
-            )
+            self.outbox.push(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=full))
             self._close_soon()
             return
         self.client_name = frame.client_name
