@@ -538,8 +538,7 @@ class Terminal:
         terminal's other input goes on."""
         if self._holder is not holder or any(item.conn is holder for item in self._inputs):
             return  # (it came just now, or the unit ended otherwise)
-        self._holder = None
-        self._cancelled_units.add(holder)
+        self.cancel_rest_of_unit(holder)
         log.info(
             "terminal %d: an input unit stalled for %.1f s; the rest of it is cancelled",
             self.id,
