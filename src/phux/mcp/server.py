@@ -121,11 +121,34 @@ class Tool:
         if structured and self.output_schema is not None:
             out["outputSchema"] = dict(self.output_schema())
         if _at_least(version, ANNOTATIONS_SINCE) and self.annotations is not None:
-            annotations = dict(self.annotations)
-            if self.title is not None:
-                annotations.setdefault("title", self.title)
-            out["annotations"] = annotations
+            annotations = _listed_hints(self.annotations)
+            if self.title is not None and not structured:
+                annotations.setdefault("title", self.title)  # no top-level title yet
+            if annotations:
+                out["annotations"] = annotations
         return out
+
+
+HINT_DEFAULTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+"""The value MCP gives a tool annotation the listing leaves out."""
+
+
+def _listed_hints(hints: Mapping[str, Any]) -> dict[str, Any]:
+    """The hints worth their bytes in a listing (every host pays them on every
+    conversation): those that differ from MCP's defaults, without destructiveHint and
+    idempotentHint on a read-only tool (MCP: meaningful only when it writes)."""
+    read_only = hints.get("readOnlyHint") is True
+    return {
+        key: value
+        for key, value in hints.items()
+        if HINT_DEFAULTS.get(key, not value) != value
+        and not (read_only and key in ("destructiveHint", "idempotentHint"))
+    }
 
 
 # A cancelled call stops counting against max_inflight at once and ends soon after
