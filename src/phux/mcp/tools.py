@@ -924,9 +924,7 @@ PASTE_SCHEMA = _schema(
     ["target", "text"],
 )
 
-KILL_DOC = (
-    "Kill a session, window or pane (`.`: one pane); also ends a stuck phux_run. " + _TARGET
-)
+KILL_DOC = "Kill a session, window or pane (`.`: one pane); also ends a stuck phux_run. " + _TARGET
 KILL_SCHEMA = _schema({"target": {"type": "string"}}, ["target"])
 
 _SELECT_DOC = "select=true: it becomes the session's active pane."
