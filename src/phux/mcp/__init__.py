@@ -14,6 +14,7 @@ import warnings
 def run_stdio(*, read_only: bool = False) -> None:
     """Serve MCP on stdin/stdout until stdin reaches EOF."""
     from phux import __version__
+    from phux.mcp.resources import PaneResources
     from phux.mcp.server import serve
     from phux.mcp.tools import PhuxTools
     from phux.skill import instructions
@@ -27,6 +28,7 @@ def run_stdio(*, read_only: bool = False) -> None:
     os.dup2(devnull, 1)
     os.close(devnull)
     tools = PhuxTools()
+    resources = PaneResources(tools.pool)
     try:
         serve(
             tools.catalog(read_only=read_only),
@@ -34,8 +36,10 @@ def run_stdio(*, read_only: bool = False) -> None:
             version=__version__,
             instructions=instructions(),
             stdout_fd=protocol_fd,
+            resources=resources,
         )
     finally:
         # protocol_fd stays open: a call still running past the EOF grace must
         # not find its number reused by another file while the process exits.
+        resources.close()
         tools.close()

@@ -522,7 +522,6 @@ class Dispatcher:
             capabilities: dict[str, Any] = {"tools": {}}
             if self._resources is not None:
                 capabilities["resources"] = {"subscribe": True, "listChanged": True}
-                self._resources.watch_list(self._notify)
             result: dict[str, Any] = {
                 "protocolVersion": self.version,
                 "capabilities": capabilities,
@@ -544,6 +543,9 @@ class Dispatcher:
     def _resource_request(
         self, rid: msgspec.Raw, method: str, params: Any, resources: Resources
     ) -> bytes:
+        # List changes are followed from a session's first resources request on: a
+        # host that only calls tools costs the server no watching connection.
+        resources.watch_list(self._notify)
         if method == "resources/list":
             return jsonrpc.result_response(rid, {"resources": resources.listing()})
         if method == "resources/templates/list":

@@ -223,6 +223,11 @@ class ClientPool:
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
+    def make_client(self) -> Client:
+        """A client of the default server of its own (not pooled), for a thread that
+        keeps one for long: the resource watcher (phux.mcp.resources)."""
+        return self._factory(resolve_socket_path(None), 0)
+
     @contextmanager
     def client(self, socket: str | None, host: str | None = None) -> Iterator[tuple[Client, bool]]:
         """Yield ``(client, reused)``; reused means the client served an earlier call.
