@@ -43,3 +43,64 @@ def run_stdio(*, read_only: bool = False) -> None:
         # not find its number reused by another file while the process exits.
         resources.close()
         tools.close()
+
+
+def run_http(
+    host: str,
+    port: int,
+    *,
+    token_file: str | None = None,
+    read_only: bool = False,
+    allowed_origins: tuple[str, ...] = (),
+) -> None:
+    """Serve MCP over Streamable HTTP at http://HOST:PORT/mcp until SIGINT or SIGTERM.
+
+    The token, the bind's warning and the address served go to stderr; stdout stays
+    empty (a host may still run it as a child)."""
+    import signal
+    import sys
+
+    import trio
+
+    from phux import __version__
+    from phux.mcp.http import ENDPOINT, HttpTransport, is_loopback
+    from phux.mcp.resources import PaneResources
+    from phux.mcp.token import default_token_path, load_or_create
+    from phux.mcp.tools import PhuxTools
+    from phux.skill import instructions
+
+    path = token_file or default_token_path()
+    token = load_or_create(path)
+    tools = PhuxTools()
+    resources = PaneResources(tools.pool)
+    transport = HttpTransport(
+        tools.catalog(read_only=read_only),
+        token=token,
+        name="phux",
+        version=__version__,
+        instructions=instructions(),
+        resources=resources,
+        allowed_origins=allowed_origins,
+        loopback=is_loopback(host),
+    )
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            port_served = await nursery.start(transport.serve, host, port)
+            shown = f"[{host}]" if ":" in host else host
+            print(
+                f"phux mcp: serving MCP at http://{shown}:{port_served}{ENDPOINT} "
+                f"(bearer token in {path})",
+                file=sys.stderr,
+                flush=True,
+            )
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    break
+
+    try:
+        trio.run(main)
+    finally:
+        resources.close()
+        tools.close()
