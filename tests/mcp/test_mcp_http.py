@@ -405,6 +405,10 @@ def test_refusals_are_json_rpc_errors_and_the_server_keeps_serving(adapter: Adap
     refused(status, 400, body, "MCP-Protocol-Version")
     status, _, body = raw(adapter, "PUT", PING, {"mcp-session-id": sid})
     refused(status, 405, body, "PUT")
+    status, _, body = raw(adapter, "POST", PING, {"mcp-session-id": sid, "Accept": "text/html"})
+    refused(status, 406, body, "application/json")
+    status, _, body = raw(adapter, "GET", None, {"mcp-session-id": sid, "Accept": "text/html"})
+    refused(status, 406, body, "text/event-stream")
 
     # Malformed bodies: a parse error, not JSON-RPC; answered, nothing else happens.
     status, _, body = raw(

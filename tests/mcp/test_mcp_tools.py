@@ -559,3 +559,49 @@ def test_a_cancelled_warm_client_serves_no_later_call(
     ok(tools.ls({}))
     ok(tools.ls({}))
     assert [c.closed for c in made] == [True, False]
+
+
+def test_tools_list_fits_an_agents_context(tools: PhuxTools) -> None:
+    """Issue 26: every host pays tools/list in tokens on every conversation. The whole
+    listing, of whatever tools are registered, stays under 12 KB at every revision;
+    the twelve tools it had then stay within 9 KB, leaving room for the others."""
+    from phux.mcp.server import PROTOCOL_VERSIONS, Dispatcher
+
+    catalog = tools.catalog()
+    for version in PROTOCOL_VERSIONS:
+        size = len(Dispatcher(catalog, name="phux", version="0").catalog(version))
+        assert size < 12 * 1024, (version, size)
+    first = {
+        "phux_ls",
+        "phux_snapshot",
+        "phux_send_keys",
+        "phux_run",
+        "phux_wait",
+        "phux_new",
+        "phux_history",
+        "phux_paste",
+        "phux_kill",
+        "phux_new_window",
+        "phux_split",
+        "phux_tag",
+    }
+    twelve = [t for t in catalog if t.name in first]
+    assert len(twelve) == 12
+    size = len(Dispatcher(twelve, name="phux", version="0").catalog(PROTOCOL_VERSIONS[-1]))
+    assert size <= 9 * 1024, size
+
+
+def test_a_pane_is_announced_when_it_settles_and_at_most_every_200_ms() -> None:
+    from phux.mcp.resources import MAX_HOLD, MIN_INTERVAL, SETTLE, _Watched
+
+    pane = _Watched()
+    assert pane.due() is None  # nothing changed
+    pane.first = pane.last = 10.0
+    assert pane.due() == pytest.approx(10.0 + SETTLE)  # quiet for SETTLE
+    pane.last = 10.9  # still changing: the quiet time moves on
+    assert pane.due() == pytest.approx(10.9 + SETTLE)
+    pane.last = 10.99  # never quiet: announced MAX_HOLD after the first change anyway
+    assert pane.due() == pytest.approx(10.0 + MAX_HOLD)
+    pane.sent, pane.first, pane.last = 11.0, 11.01, 11.01  # just announced
+    assert pane.due() == pytest.approx(11.0 + MIN_INTERVAL)
+    assert MIN_INTERVAL == 0.2
