@@ -161,6 +161,10 @@ class ServerConfig:
     checked this often: a program starting or a tty mode changing may print nothing."""
     foreground_gap_s: float = 0.01
     """Output and input trigger a foreground check at most once per this interval."""
+    name_quiet_s: float = field(default_factory=lambda: _env_float("PHUX_NAME_QUIET", 1.0))
+    """A foreground's program read from /proc this long after the terminal's last input
+    or output is taken to hold, while its group and tty modes do, by LIST_TERMINALS
+    (``$PHUX_NAME_QUIET``; see Terminal.foreground)."""
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""
     audit_file: Path | None = None
