@@ -111,7 +111,13 @@ class ServerConfig:
     a reply or event that passes it detaches its own connection."""
     max_connections: int = field(default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS", 1000))
     """Open client connections past HELLO (``$PHUX_MAX_CONNECTIONS``,
-    ``--max-connections``); the one over it gets ERROR RESOURCE_EXHAUSTED and is closed."""
+    ``--max-connections``); the one over it gets ERROR RESOURCE_EXHAUSTED and is closed,
+    unless an idle one makes room (``idle_close_s``)."""
+    idle_close_s: float = field(default_factory=lambda: _env_float("PHUX_IDLE_CLOSE", 30.0))
+    """At ``max_connections``, a new client takes the place of the connection silent the
+    longest, if it has sent nothing for this long and holds nothing (no subscription, no
+    input or reply waiting): it gets DETACHED(IDLE) (``$PHUX_IDLE_CLOSE``). Leaked or
+    parked connections then cannot keep every new client out."""
     max_handshaking: int = field(default_factory=lambda: _env_int("PHUX_MAX_HANDSHAKING", 64))
     """Connections that have not sent HELLO yet (``$PHUX_MAX_HANDSHAKING``). They do not
     count against ``max_connections``; past this bound the oldest of them is closed for
