@@ -28,7 +28,6 @@ import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
 
 from phux.client.deadline import Deadline
 from phux.client.errors import PhuxError, SelectorSyntax, TargetNotFound, TerminalGone
@@ -60,6 +59,8 @@ LIST_CHANGED = "notifications/resources/list_changed"
 
 
 def pane_uri(session: str, window: int | None, pane: int | None) -> str:
+    from urllib.parse import quote
+
     return f"{SCHEME}{quote(session, safe='')}/{window or 0}.{pane or 0}"
 
 
@@ -74,6 +75,8 @@ def target_of(uri: str) -> str:
     window, dot, pane = position.partition(".")
     if not (slash and session and dot and window.isdigit() and pane.isdigit()):
         raise ResourceNotFound(f"{uri} (phux resources are {SCHEME}SESSION/W.P or {SCHEME}@N)")
+    from urllib.parse import unquote
+
     return f"{unquote(session)}:{int(window)}.{int(pane)}"
 
 
