@@ -26,7 +26,7 @@ from mcp_pipes import PhuxServer
 from mcp import ClientSession, types
 
 # resources/subscribe is the way through 2025-11-25 (the SDK's newer listen() is 2026's).
-pytestmark = pytest.mark.filterwarnings("ignore:resources/:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore:resources/")
 
 TEST_TIMEOUT = 60.0
 EVERY_TOOL = [
@@ -57,16 +57,24 @@ class Adapter:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def phux(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "phux", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-        return done.stdout
+    def new(self, name: str) -> None:
+        """What another client does meanwhile (in-process: no CLI start to pay)."""
+        from phux.client import Client, Deadline
+
+        with Client(self.server.socket) as client:
+            client.new(name, command=["/bin/sh"], deadline=Deadline.after(10))
+
+    def send_keys(self, target: str, *keys: str) -> None:
+        from phux.client import Client, Deadline
+
+        with Client(self.server.socket) as client:
+            client.send_keys(target, keys, Deadline.after(10))
+
+    def kill(self, target: str) -> None:
+        from phux.client import Client, Deadline
+
+        with Client(self.server.socket) as client:
+            client.kill(target, Deadline.after(10))
 
 
 def start_adapter(server: PhuxServer, *args: str) -> tuple[subprocess.Popen[bytes], int]:
@@ -255,11 +263,11 @@ def test_every_tool_and_a_pane_resource_over_http(adapter: Adapter) -> None:
             == new["terminal_id"]
         )
         await session.subscribe_resource("phux://h1/0.0")
-        adapter.phux("send-keys", pane, "echo changed", "Enter")
+        adapter.send_keys(pane, "echo changed", "Enter")
         await seen.wait_for("notifications/resources/updated", "phux://h1/0.0")
         after = json.loads((await session.read_resource("phux://h1/0.0")).contents[0].text)  # type: ignore[union-attr]
         assert any("changed" in line for line in after["lines"])
-        adapter.phux("new", "-s", "h1b", "--", "/bin/sh")
+        adapter.new("h1b")
         await seen.wait_for("notifications/resources/list_changed")
         await session.unsubscribe_resource("phux://h1/0.0")
 
@@ -287,7 +295,7 @@ def run_session(adapter: Adapter, body: Callable[[ClientSession, Seen], Awaitabl
 def test_two_clients_at_once(adapter: Adapter) -> None:
     """Two SDK clients, two sessions, calls overlapping: a phux_wait blocked in one does
     not hold the other up."""
-    adapter.phux("new", "-s", "two", "--", "/bin/sh")
+    adapter.new("two")
     done: list[str] = []
 
     async def waiter(session: ClientSession, seen: Seen) -> None:
@@ -314,7 +322,7 @@ def test_two_clients_at_once(adapter: Adapter) -> None:
     try:
         run(main)
     finally:
-        adapter.phux("kill", "two")
+        adapter.kill("two")
     assert sorted(done) == ["typer", "waiter"]
     assert len({s.sessions[0] for s in seens}) == 2  # a session each
 
@@ -476,7 +484,7 @@ def test_a_chunked_huge_body_is_cut_off(adapter: Adapter) -> None:
 def test_a_stream_nobody_reads_holds_nobody_up(adapter: Adapter) -> None:
     """One client opens its session's event stream, subscribes to a busy pane and
     never reads; another session's calls are still answered at once."""
-    adapter.phux("new", "-s", "flood", "--", "/bin/sh")
+    adapter.new("flood")
     stalled = session_id(adapter)
     status, _, _ = raw(
         adapter,
@@ -500,7 +508,7 @@ def test_a_stream_nobody_reads_holds_nobody_up(adapter: Adapter) -> None:
             ).encode()
         )
         # The pane changes again and again (each a notification for the stalled stream).
-        adapter.phux("send-keys", "flood", "while :; do echo flood; sleep 0.05; done", "Enter")
+        adapter.send_keys("flood", "while :; do echo flood; sleep 0.05; done", "Enter")
         other = session_id(adapter)
         for rid in range(20):
             start = time.monotonic()
@@ -519,7 +527,7 @@ def test_a_stream_nobody_reads_holds_nobody_up(adapter: Adapter) -> None:
             assert time.monotonic() - start < 5
     finally:
         sock.close()
-        adapter.phux("kill", "flood")
+        adapter.kill("flood")
 
 
 def test_print_token_and_a_remote_bind_needs_its_option(

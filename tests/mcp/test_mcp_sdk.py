@@ -36,7 +36,7 @@ SCHEMAS = Path(__file__).parents[2] / "spec" / "schemas"
 SESSION_INFO_SCHEMA = SCHEMAS / "session_info.schema.json"
 SDK_DEFAULT = "2025-11-25"
 # resources/subscribe is the way through 2025-11-25 (the SDK's newer listen() is 2026's).
-pytestmark = pytest.mark.filterwarnings("ignore:resources/:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore:resources/")
 """What this SDK's ClientSession.initialize asks for; phux serves it."""
 
 
