@@ -31,11 +31,11 @@ Configure a host with e.g.
 or, over HTTP (an agent in a container, on another machine):
   phux mcp --http 8765
   {{"url": "http://127.0.0.1:8765/mcp",
-   "headers": {{"Authorization": "Bearer $(phux mcp --print-token)"}}}}
+   "headers": {{"Authorization": "Bearer TOKEN"}}}}
 
-Every HTTP request needs that bearer token (made on first start, kept 0600 in
-$XDG_STATE_HOME/phux/mcp-token); a request from a web page of another origin is
-refused (403). HTTP binds 127.0.0.1 unless HOST says otherwise, which needs
+TOKEN is what --print-token prints: every HTTP request needs it (made on first
+start, kept 0600 in $XDG_STATE_HOME/phux/mcp-token); a request from a web page of
+another origin is refused (403). HTTP binds 127.0.0.1 unless HOST says otherwise, which needs
 --allow-remote (and prints a warning: use a tunnel or TLS proxy in front).
 """,
 )
