@@ -70,6 +70,12 @@ class Adapter:
         with Client(self.server.socket) as client:
             client.send_keys(target, keys, Deadline.after(10))
 
+    def rename(self, session: str, name: str) -> None:
+        from phux.client import Client, Deadline
+
+        with Client(self.server.socket) as client:
+            client.rename(session, name, Deadline.after(10))
+
     def kill(self, target: str) -> None:
         from phux.client import Client, Deadline
 
@@ -269,11 +275,15 @@ def test_every_tool_and_a_pane_resource_over_http(adapter: Adapter) -> None:
         assert any("changed" in line for line in after["lines"])
         adapter.new("h1b")
         await seen.wait_for("notifications/resources/list_changed")
+        adapter.rename("h1b", "h1c")  # no terminal came or went: the metadata moved
+        await seen.wait_for("notifications/resources/list_changed")
+        uris = {str(r.uri) for r in (await session.list_resources()).resources}
+        assert "phux://h1c/0.0" in uris and "phux://h1b/0.0" not in uris
         await session.unsubscribe_resource("phux://h1/0.0")
 
         killed = await ok(session, "phux_kill", target="h1")
         assert len(killed["killed"]) == 3 and win["window"] == 1
-        await ok(session, "phux_kill", target="h1b")
+        await ok(session, "phux_kill", target="h1c")
 
     seen = run_session(adapter, body)
     # The SDK ends its session with DELETE on the way out: the id is gone.

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from phux.client.deadline import Deadline
 from phux.client.errors import PhuxError, SelectorSyntax, TargetNotFound, TerminalGone
+from phux.client.selectors import KEY_PANE, KEY_SESSION, KEY_WINDOW
 from phux.mcp.server import Notify, ResourceNotFound
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ CALL_DEADLINE = 30.0
 RECONNECT = 1.0
 """Seconds between attempts to reach the server again after the watcher lost it."""
 
+_PLACE_KEYS = frozenset({KEY_SESSION, KEY_WINDOW, KEY_PANE})
 UPDATED = "notifications/resources/updated"
 LIST_CHANGED = "notifications/resources/list_changed"
 
@@ -272,6 +274,8 @@ class PaneWatcher:
         elif op == "list":
             self._notifies[arg] = arg
             self._listeners.add(arg)
+            if self._uris is None:  # the first listener: take the baseline now
+                self._list_due = time.monotonic()
         elif op == "forget":
             self._listeners.discard(arg)
             self._notifies.pop(arg, None)
@@ -328,7 +332,11 @@ class PaneWatcher:
         kind = type(frame).__name__
         terminal = getattr(frame, "terminal", None)
         now = time.monotonic()
-        lifecycle = kind in ("TerminalSpawned", "TerminalClosed", "MetadataChanged")
+        lifecycle = kind in ("TerminalSpawned", "TerminalClosed") or (
+            # Only what a URI is made of: focus, tags, notes and the server's own
+            # facts change far more often and move no pane.
+            kind == "MetadataChanged" and getattr(frame, "key", None) in _PLACE_KEYS
+        )
         if lifecycle and getattr(frame, "request_id", None) is None and self._list_due is None:
             self._list_due = now + LIST_RECHECK
         if kind in ("Output", "Resized", "TerminalState", "TerminalClosed", "BootstrapReady"):
