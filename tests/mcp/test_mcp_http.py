@@ -566,21 +566,37 @@ def test_print_token_and_a_remote_bind_needs_its_option(
     assert bad.exit_code == 2 and "[HOST:]PORT" in bad.output
 
 
-def test_the_sdks_high_level_client_probes_then_falls_back(adapter: Adapter) -> None:
+def test_the_sdks_high_level_client_over_a_read_only_adapter(adapter: Adapter) -> None:
     """mcp.Client (mode auto) first probes the stateless 2026 revision (server/discover,
     MCP-Protocol-Version 2026-07-28): refused with 400 and a JSON-RPC error, it falls
-    back to initialize and a session."""
+    back to initialize and a session. --read-only serves the observer tools alone, as
+    on stdio."""
     from mcp import Client
 
-    async def main() -> None:
-        headers = {"Authorization": f"Bearer {adapter.token}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
-            Client(streamable_http_client(adapter.url, http_client=http)) as client,
-        ):
-            assert client.protocol_version == "2025-11-25"
-            result = await client.call_tool("phux_ls", {})
-            assert not result.is_error
-            assert "sessions" in json.loads(result.content[0].text)  # type: ignore[union-attr]
+    proc, port = start_adapter(adapter.server, "--read-only")
+    try:
 
-    run(main)
+        async def main() -> None:
+            headers = {"Authorization": f"Bearer {adapter.token}"}
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                assert client.protocol_version == "2025-11-25"
+                tools = await client.list_tools()
+                assert [t.name for t in tools.tools] == [
+                    "phux_ls",
+                    "phux_snapshot",
+                    "phux_wait",
+                    "phux_history",
+                ]
+                result = await client.call_tool("phux_ls", {})
+                assert not result.is_error
+                assert "sessions" in json.loads(result.content[0].text)  # type: ignore[union-attr]
+                with pytest.raises(Exception, match="Unknown tool: phux_new"):
+                    await client.call_tool("phux_new", {"name": "nope"})
+
+        run(main)
+    finally:
+        assert stop(proc) == 0
