@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -351,14 +350,20 @@ def test_the_adapter_outlives_a_server_restart() -> None:
 def test_panes_as_resources_over_stdio(server: PhuxServer) -> None:
     """The SDK's stdio client lists the panes, reads one and is told when it changed
     (after a `phux send-keys` from elsewhere) and when the list did (`phux new`)."""
-    env = {**os.environ, "PHUX_SOCKET": str(server.socket)}
+    from phux.client import Client, Deadline
 
-    def phux(*args: str) -> None:
-        subprocess.run(
-            [sys.executable, "-m", "phux", *args], env=env, capture_output=True, check=True
-        )
+    def phux(verb: str, target: str, *keys: str) -> None:
+        """Another client acts meanwhile (in-process: no CLI start to pay)."""
+        with Client(server.socket) as client:
+            deadline = Deadline.after(10)
+            if verb == "new":
+                client.new(target, command=["/bin/sh"], deadline=deadline)
+            elif verb == "send-keys":
+                client.send_keys(target, keys, deadline)
+            else:
+                client.kill(target, deadline)
 
-    phux("new", "-s", "res", "--", "/bin/sh")
+    phux("new", "res")
     notes: list[Any] = []
     arrived = anyio.Event()
 
@@ -400,7 +405,7 @@ def test_panes_as_resources_over_stdio(server: PhuxServer) -> None:
                 phux("send-keys", "res", "echo changed", "Enter")
                 note = await wait_for("notifications/resources/updated")
                 assert str(note.params.uri) == "phux://res/0.0"
-                phux("new", "-s", "res2", "--", "/bin/sh")
+                phux("new", "res2")
                 await wait_for("notifications/resources/list_changed")
                 assert "phux://res2/0.0" in {
                     str(r.uri) for r in (await session.list_resources()).resources
