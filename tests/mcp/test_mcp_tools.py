@@ -605,3 +605,23 @@ def test_a_pane_is_announced_when_it_settles_and_at_most_every_200_ms() -> None:
     pane.sent, pane.first, pane.last = 11.0, 11.01, 11.01  # just announced
     assert pane.due() == pytest.approx(11.0 + MIN_INTERVAL)
     assert MIN_INTERVAL == 0.2
+
+
+def test_the_stdio_adapter_imports_no_http_stack() -> None:
+    """`phux mcp --http` alone imports trio and h11: the stdio adapter starts as fast as
+    it did before the HTTP transport came (issue 26)."""
+    import subprocess
+    import sys
+
+    line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "phux", "mcp"],
+        input=line,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    assert b'"protocolVersion"' in done.stdout
+    imported = {row.rsplit(b"|", 1)[-1].strip() for row in done.stderr.splitlines()}
+    assert b"phux.mcp.server" in imported  # the probe sees what was imported
+    assert not {b"trio", b"h11", b"phux.mcp.http"} & imported
