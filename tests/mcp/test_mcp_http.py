@@ -600,3 +600,17 @@ def test_the_sdks_high_level_client_over_a_read_only_adapter(adapter: Adapter) -
         run(main)
     finally:
         assert stop(proc) == 0
+
+
+def test_sessions_are_bounded_least_recently_used_first(adapter: Adapter) -> None:
+    from phux.mcp.http import MAX_SESSIONS
+
+    first, kept = session_id(adapter), session_id(adapter)
+    for _ in range(MAX_SESSIONS - 2):
+        session_id(adapter)
+        status, _, _ = raw(adapter, "POST", PING, {"mcp-session-id": kept})  # in use
+        assert status == 200
+    # One more than the bound: the least recently used ones made room.
+    session_id(adapter)
+    assert raw(adapter, "POST", PING, {"mcp-session-id": first})[0] == 404
+    assert raw(adapter, "POST", PING, {"mcp-session-id": kept})[0] == 200
