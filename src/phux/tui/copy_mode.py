@@ -528,7 +528,7 @@ class CopyMode:
             match.append((found[1], found[2]) if found and found[0] == row else None)
         offset, size = self.position
         indicator = f"[{offset}/{size}]"
-        if not self.clipboard:
+        if not self.clipboard and len(indicator) + 16 <= self.width:  # (the position first)
             indicator = "(clipboard off) " + indicator
         if self.prompt is not None:
             message = ("Search Down: " if self.prompt.down else "Search Up: ") + self.prompt.text
