@@ -112,6 +112,15 @@ def test_rows_that_leave_the_history_clamp_the_view() -> None:
     assert shown(cm)[0] == "line 221"
 
 
+def test_a_selection_whose_start_left_the_history_starts_at_the_oldest_row() -> None:
+    term = numbered(300, history=100)
+    cm = CopyMode(term, 40, 10, clipboard=True)
+    cm.feed(b"g ")  # from the oldest row held (line 191) ...
+    cm.feed(b"j" * 5 + b"$")  # ... to line 196
+    term.feed(b"more\r\n" * 3)  # lines 191 to 193 leave the history
+    assert cm.feed(b"\r").copied == "line 194\nline 195\nline 196"
+
+
 def test_alternate_screen_has_no_history() -> None:
     term = numbered(300)
     term.feed(b"\x1b[?1049h\x1b[Hfull screen")
@@ -162,6 +171,21 @@ def test_search_down_wraps_around() -> None:
     cm.feed(b"/line 250\r")  # nothing below the cursor: wraps to the top
     assert shown(cm)[cm.cy - cm.top] == "line 250"
     assert cm.position[0] > 0
+
+
+def test_search_wraps_back_to_the_cursor_row() -> None:
+    term = Terminal(40, 5, history=100)
+    term.feed(b"one abc two abc\r\n$ ")
+    cm = CopyMode(term, 40, 5)
+    cm.feed(b"?abc\r")  # up from the prompt: the second abc, the nearest
+    assert (cm.cx, cm.found) == (12, (cm.cy, 12, 15))
+    row = cm.cy
+    cm.feed(b"n")
+    assert (cm.cy, cm.cx) == (row, 4)
+    cm.feed(b"n")  # nothing above: wraps around to the same row's other match
+    assert (cm.cy, cm.cx) == (row, 12)
+    cm.feed(b"N")
+    assert (cm.cy, cm.cx) == (row, 4)
 
 
 def test_search_prompt_edits_and_cancels() -> None:

@@ -447,11 +447,9 @@ class CopyMode:
                 hits.append(at)
                 at = text.find(needle, at + 1)
             if step == 0:
-                # On the cursor's row only matches past (or before) the cursor count.
+                # On the cursor's row only matches past (or before) the cursor count
+                # (the others are found last, back on this row after wrapping).
                 hits = [h for h in hits if (where[h] > self.cx if down else where[h] < self.cx)]
-            elif step == total:
-                # Back on it after wrapping: the matches on the other side of the cursor.
-                hits = [h for h in hits if (where[h] <= self.cx if down else where[h] >= self.cx)]
             if hits:
                 at = hits[0] if down else hits[-1]
                 end = at + len(needle)
@@ -482,6 +480,7 @@ class CopyMode:
     def selected_text(self) -> str:
         """The selection's text: rows joined by newlines (soft-wrapped rows joined
         without one), each right-trimmed, the cursor's cell included (as tmux)."""
+        self._clamp()  # (rows that left the history since)
         span = self._span()
         if span is None:
             return ""
