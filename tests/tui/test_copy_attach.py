@@ -64,7 +64,7 @@ def offset(screen: str) -> tuple[int, int] | None:
 
 
 def test_scroll_search_copy_and_back_to_the_live_screen(server: PhuxServer, person: Tmux) -> None:
-    """Prefix [ enters; ? finds a line printed 300 lines earlier; output keeps
+    """Prefix [ enters; PageUp scrolls back 200 lines and more; / finds a line; output keeps
     coming while the view stays; Space..Enter copies through OSC 52 (tmux's
     buffer) and leaves; the pane is live again."""
     server.new("copy")
@@ -74,7 +74,10 @@ def test_scroll_search_copy_and_back_to_the_live_screen(server: PhuxServer, pers
     person.keys("C-b", "[", target=pane)
     person.wait_for(lambda s: (offset(s) or (1, 0))[0] == 0, target=pane)
 
-    person.literal("?mark-100", target=pane)
+    person.keys(*["PPage"] * 14, target=pane)  # 14 pages of 15 rows back
+    screen = person.wait_for(lambda s: (offset(s) or (0, 0))[0] == 14 * 15, target=pane)
+    assert top_row(screen) == "mark-77"  # printed 223 lines before the prompt
+    person.literal("G/mark-100", target=pane)  # down from the bottom: wraps to the top
     person.keys("Enter", target=pane)
     screen = person.wait_for(
         lambda s: "mark-100\n" in s and (offset(s) or (0, 0))[0] > 0, target=pane
