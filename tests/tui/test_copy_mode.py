@@ -339,6 +339,18 @@ def test_paint_draws_the_region_with_the_indicator() -> None:
     assert "\x1b[2K" not in painted and "\x1b[K" not in painted  # nothing outside the region
 
 
+def test_paint_leaves_the_message_to_the_caller_when_asked() -> None:
+    cm = CopyMode(numbered(300), 20, 4)
+    cm.feed(b"/needle")
+    assert "Search Down: needle" in visible(cm.paint())
+    painted = cm.paint(left=2, top=1, message=False)
+    assert "Search Down" not in visible(painted)
+    assert "line 299" in visible(painted)
+    assert painted.endswith(
+        f"\x1b[{1 + cm.cy - cm.top + 1};{2 + cm.cx + 1}H\x1b[?7h\x1b[?25h\x1b[?2026l"
+    )
+
+
 def test_paint_cuts_a_wide_glyph_at_the_edge() -> None:
     term = Terminal(10, 3, history=10)
     term.feed("\r\nabc日本".encode())  # on the second row: the first has the indicator

@@ -20,7 +20,9 @@ API (stable names)::
     cm.view()                       # View: what to draw (rows, selection, match,
                                     # cursor, indicator "[12/340]", message)
     cm.paint(left=0, top=0)         # that View as VT text at (left, top), 0-based,
-                                    # width x height cells, no erase beyond them
+                                    # width x height cells, no erase beyond them;
+                                    # message=False: the prompt/notice not drawn on
+                                    # the bottom row (a status line shows View.message)
     cm.position                     # (offset, history): the indicator's numbers
 
 ``exit_at_bottom`` (entered with the wheel, as tmux's ``copy-mode -e``):
@@ -45,7 +47,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from phux.tui.paint import sgr
@@ -552,10 +554,14 @@ class CopyMode:
             hit = self._sgr[key] = sgr(cell)
         return hit
 
-    def paint(self, left: int = 0, top: int = 0) -> str:
+    def paint(self, left: int = 0, top: int = 0, *, message: bool = True) -> str:
         """The view as VT text drawn at (``left``, ``top``) (0-based) over exactly
-        ``width`` x ``height`` cells; ends with the cursor on the copy cursor."""
+        ``width`` x ``height`` cells; ends with the cursor on the copy cursor (on
+        the search prompt's end while one is typed and drawn). ``message``: draw
+        ``View.message`` over the bottom row (False: the caller shows it)."""
         view = self.view()
+        if not message:
+            view = replace(view, message="")
         screen = self._screen()
         default = screen.default_char
         width = self.width
@@ -588,7 +594,7 @@ class CopyMode:
                     current = style
                 out.append(cell.data)
         cx, cy = view.cursor
-        if view.message and self.prompt is not None:
+        if message and view.message and self.prompt is not None:
             cx, cy = min(len(view.message), width - 1), self.height - 1
         out.append(f"\x1b[0m\x1b[{top + cy + 1};{left + cx + 1}H\x1b[?7h\x1b[?25h\x1b[?2026l")
         return "".join(out)
