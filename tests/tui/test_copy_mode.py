@@ -303,6 +303,17 @@ def test_q_and_ctrl_c_leave() -> None:
     assert cm.feed(b"\x1bq").done
 
 
+def test_a_paste_is_not_keys_but_may_fill_the_search() -> None:
+    cm = CopyMode(numbered(300), 40, 10)
+    row = cm.cy
+    assert not cm.feed(b"\x1b[200~gq\x1b[201~").done  # neither g nor q acted on
+    assert cm.cy == row
+    cm.feed(b"?\x1b[200~line 12\x1b[201~")
+    assert cm.view().message == "Search Up: line 12"
+    cm.feed(b"3\r")
+    assert shown(cm)[cm.cy - cm.top] == "line 123"
+
+
 def test_wheel_reports_scroll_and_clicks_are_ignored() -> None:
     cm = CopyMode(numbered(300), 40, 10)
     cm.feed(b"\x1b[<64;5;5M")  # SGR wheel up

@@ -35,7 +35,8 @@ first character, end; H M L the view's top, middle, bottom; / and ? search
 down and up (as you type: Enter runs it, Escape cancels, wrapping around;
 lowercase text matches any case), n and N repeat it the same and the other
 way; Space starts a selection, Escape clears it, Enter (or y) copies it and
-leaves; q or C-c leave.
+leaves; q or C-c leave. A bracketed paste is not keys (it may fill a search
+being typed); mouse reports other than the wheel are ignored.
 
 Copying reaches the person's clipboard only with ``clipboard`` (attach's
 ``--allow-clipboard``, the same switch that lets the program's own OSC 52
@@ -210,6 +211,7 @@ class CopyMode:
     search: _Search | None = field(init=False, default=None)
     found: tuple[int, int, int] | None = field(init=False, default=None)
     message: str = field(init=False, default="")
+    pasting: bool = field(init=False, default=False)  # inside a bracketed paste
     _sgr: dict[tuple[Any, ...], str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -321,6 +323,15 @@ class CopyMode:
         copied: str | None = None
         clip = b""
         for key in _tokens(data.decode("utf-8", "replace")):
+            if key in ("\x1b[200~", "\x1b[201~"):
+                self.pasting = key == "\x1b[200~"
+                continue
+            if self.pasting:
+                # Pasted text is not keys ('q' would leave): it may only fill a
+                # search being typed.
+                if self.prompt is not None and len(key) == 1 and key.isprintable():
+                    self.prompt.text += key
+                continue
             if self.prompt is not None:
                 self._prompt_key(key)
                 continue
