@@ -221,6 +221,17 @@ def test_search_is_smart_case() -> None:
     assert shown(cm)[cm.cy - cm.top] == "Hello there"
 
 
+def test_search_finds_text_cut_by_a_soft_wrap() -> None:
+    term = Terminal(10, 5, history=100)
+    term.feed(b"0123456needle here\r\n" + b"x\r\n" * 6)
+    cm = CopyMode(term, 10, 5)
+    cm.feed(b"?needle\r")
+    assert (cm.cx, cm.found) == (7, (cm.cy, 7, 10))  # highlighted to the row's end
+    assert shown(cm)[cm.cy - cm.top] == "0123456nee"
+    cm.feed(b"?dle\r")  # on the next row: found there, not twice
+    assert (cm.cx, shown(cm)[cm.cy - cm.top]) == (0, "dle here")
+
+
 def test_search_columns_after_wide_characters() -> None:
     term = Terminal(40, 5, history=100)
     term.feed("日本 needle\r\n".encode() + b"x\r\n" * 3)

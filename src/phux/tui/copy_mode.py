@@ -452,11 +452,15 @@ class CopyMode:
         for step in range(total + 1):
             row = first + (start - first + (step if down else -step)) % total
             text, where = self._text(row, history)
+            size = len(text)
+            if len(needle) > 1 and row < last and getattr(self._line(row + 1), "wrapped", False):
+                # A match may run on into the row this one wrapped into.
+                text += self._text(row + 1, history)[0][: len(needle) - 1]
             if fold:
                 text = text.lower()
             hits = []
             at = text.find(needle)
-            while at >= 0:
+            while 0 <= at < size:
                 hits.append(at)
                 at = text.find(needle, at + 1)
             if step == 0:
