@@ -78,11 +78,15 @@ def test_the_wheel_enters_copy_mode_and_reports_never_reach_the_program() -> Non
 
 def test_a_program_asking_for_mouse_reports_gets_its_own() -> None:
     session, conn, person = make((20, 5))
-    bootstrap(session, b"$ ")
+    other = b"\x1b[?2004h\x1b[?1049h\x1b[?1049l"  # modes, but not the mouse's
+    bootstrap(session, b"$ " + other)
+    person.see()
+    feed(session, Output(terminal=TID, seq=2 + len(other), data=other))
+    assert WHEEL_OFF not in session.out and session.wheel_on
     person.see()
     # X10 encoding (no 1006): attach's SGR request must not stay on.
     program = b"\x1b[?1000h"
-    feed(session, Output(terminal=TID, seq=2, data=program))
+    feed(session, Output(terminal=TID, seq=2 + 2 * len(other), data=program))
     out = bytes(session.out)
     assert out.startswith(WHEEL_OFF + program)
     person.see()
@@ -91,7 +95,7 @@ def test_a_program_asking_for_mouse_reports_gets_its_own() -> None:
     session.on_keys(b"\x1b[<64;3;3M")  # the program's now: passed on, no copy mode
     assert session.copy is None and inputs(conn) == [b"\x1b[<64;3;3M"]
     # It stops asking: attach asks again.
-    feed(session, Output(terminal=TID, seq=2 + len(program), data=b"\x1b[?1000l"))
+    feed(session, Output(terminal=TID, seq=2 + 2 * len(other) + len(program), data=b"\x1b[?1000l"))
     assert session.wheel_on
     person.see()
     assert person.term.modes.mouse_sgr

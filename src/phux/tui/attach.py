@@ -132,7 +132,7 @@ PREVIEW_BYTES = 64 * 1024
 
 _ALT_SCREEN = re.compile(rb"\x1b\[\?(?:1049|1047|47)([hl])")
 # A private mode sequence that may set or reset a mouse mode or its encoding.
-_MOUSE_MODE = re.compile(rb"\x1b\[\?[0-9;]*(?:9|100[0-6]|1015)[0-9;]*[hl]")
+_MOUSE_MODE = re.compile(rb"\x1b\[\?(?:[0-9]*;)*(?:9|100[0-6]|1015)(?:;[0-9]*)*[hl]")
 _MOUSE_REPORT = re.compile(rb"\x1b\[<([0-9]+);[0-9]+;[0-9]+[Mm]")
 WHEEL_ON = b"\x1b[?1000h\x1b[?1006h"
 """Asks the person's terminal for button (wheel) reports in SGR form, for copy mode."""
