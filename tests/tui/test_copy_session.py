@@ -5,7 +5,7 @@ writes)."""
 from __future__ import annotations
 
 from phux.tui.attach import WHEEL_OFF, WHEEL_ON
-from phux.wire.frames import Input, Output
+from phux.wire.frames import Input, Output, Tombstone
 
 from .test_session import bootstrap, feed, make
 
@@ -121,3 +121,20 @@ def test_the_splitter_stops_at_a_command_key() -> None:
     assert split.take_command() == (ord("["), b"")
     assert split.feed(b"\x02\x02\x02y\x02d") == (b"\x02\x02y", True)  # d stays detach
     assert split.take_command() is None
+
+
+def test_a_copy_repaint_is_held_back_under_output_and_never_spins() -> None:
+    session, _, person = make((20, 5))
+    bootstrap(session, LINES)
+    session.on_keys(b"\x02[")
+    session.after_batch()
+    person.see()
+    assert session.wake_in() is None  # nothing to paint: the loop sleeps
+    feed(session, Output(terminal=TID, seq=len(LINES), data=b"x\r\n"))
+    wait = session.wake_in()
+    assert wait is not None and 0 < wait <= 0.05  # the indicator, a little later
+    feed(session, Tombstone(terminal=TID, reason=1, lost_seq=len(LINES) + 3))
+    assert session.wake_in() is None  # until the fresh bootstrap: nothing to wait for
+    bootstrap(session, b"fresh", rid=0)
+    assert session.copy is None  # the engine it showed is gone
+    assert person.see()[0] == "fresh"

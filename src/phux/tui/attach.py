@@ -471,9 +471,11 @@ class Session:
             budget = max(budget, FIRST_PAINT_WAIT)  # an exact first paint, if it is quick
         caught_up = self.run_backlog(budget)
         engine = self.engine
+        if self.copy is not None and self.copy.term is not engine and caught_up:
+            self.leave_copy()  # a fresh bootstrap replaced the engine it showed
         if self.copy is not None:
             if caught_up and self.state == "live":
-                self._paint_copy(engine)
+                self._paint_copy(self.copy)
         elif self.state == "live" and engine is not None:
             if caught_up:
                 if self.term_size == self.win:
@@ -530,12 +532,7 @@ class Session:
         else:
             self.copy_dirty = True
 
-    def _paint_copy(self, engine: Terminal | None) -> None:
-        copy = self.copy
-        assert copy is not None
-        if copy.term is not engine:  # a fresh bootstrap replaced the engine
-            self.leave_copy()
-            return
+    def _paint_copy(self, copy: CopyMode) -> None:
         now = time.monotonic()
         # Output only moves the indicator (the rows shown stay): repainted at most
         # every COPY_REPAINT seconds under a flood.
@@ -548,8 +545,8 @@ class Session:
     def wake_in(self) -> float | None:
         """Seconds until the loop has work without input (a copy-mode repaint held
         back to COPY_REPAINT); None: none."""
-        if self.copy is None or not self.view_dirty:
-            return None
+        if self.copy is None or not self.view_dirty or self.state != "live":
+            return None  # (not live: painting waits for a bootstrap's frames)
         return max(0.0, COPY_REPAINT - (time.monotonic() - self.copy_painted))
 
     def _want_wheel(self, engine: Terminal) -> None:
