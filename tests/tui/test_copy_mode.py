@@ -314,6 +314,26 @@ def test_q_and_ctrl_c_leave() -> None:
     assert cm.feed(b"\x1bq").done
 
 
+def test_word_motions_cross_rows() -> None:
+    term = Terminal(20, 4, history=10)
+    term.feed(b"foo.bar  baz\r\nqux_1 end\r\n$ ")
+    cm = CopyMode(term, 20, 4)
+    cm.feed(b"gg0")
+    spots = []
+    for _ in range(6):
+        cm.feed(b"w")
+        spots.append((cm.cy - cm.top, cm.cx))
+    assert spots == [(0, 3), (0, 4), (0, 9), (1, 0), (1, 6), (2, 0)]
+    cm.feed(b"b")
+    assert (cm.cy - cm.top, cm.cx) == (1, 6)
+    cm.feed(b"bb")
+    assert (cm.cy - cm.top, cm.cx) == (0, 9)
+    cm.feed(b"e")
+    assert (cm.cy - cm.top, cm.cx) == (0, 11)
+    cm.feed(b"e")
+    assert (cm.cy - cm.top, cm.cx) == (1, 4)
+
+
 def test_a_paste_is_not_keys_but_may_fill_the_search() -> None:
     cm = CopyMode(numbered(300), 40, 10)
     row = cm.cy

@@ -17,7 +17,7 @@ _EPILOG = texts.epilog(
     "Change the prefix/key with --detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or\n"
     "'C-a x' ('none' disables detaching by key).",
     "\b\nCopy mode (tmux's vi keys; the pane stays live, the view stays put):\n"
-    "  arrows, h j k l   move (C-y / C-e scroll a line)\n"
+    "  arrows, h j k l   move (C-y / C-e scroll a line); w b e by words\n"
     "  PgUp PgDn, C-b C-f, C-u C-d   a page, half a page\n"
     "  g / G     the oldest / newest line; 0 ^ $ the line's start and end\n"
     "  / and ?   search down / up (Enter runs it); n N repeat it\n"

@@ -31,7 +31,8 @@ scrolling back down to the live screen leaves copy mode.
 Keys (tmux's vi copy mode): arrows or h j k l move the cursor (scrolling at
 the edges); C-y / C-e scroll a row; PageUp / PageDown, C-b / C-f a page;
 C-u / C-d half a page; g the oldest row, G the newest; 0 ^ $ the row's start,
-first character, end; H M L the view's top, middle, bottom; / and ? search
+first character, end; w b e the next word, the word's start, its end; H M L
+the view's top, middle, bottom; / and ? search
 down and up (as you type: Enter runs it, Escape cancels, wrapping around;
 lowercase text matches any case), n and N repeat it the same and the other
 way; Space starts a selection, Escape clears it, Enter (or y) copies it and
@@ -394,6 +395,8 @@ class CopyMode:
             text, where = self._text(self.cy)
             lead = len(text) - len(text.lstrip(" "))
             self.cx = where[lead] if lead < len(where) else 0
+        elif key in ("w", "b", "e"):
+            self._word(key)
         elif key in ("H", "M", "L"):
             shown = min(self.height, self._last() - self.top + 1)
             self.cy = self.top + {"H": 0, "M": (shown - 1) // 2, "L": shown - 1}[key]
@@ -435,6 +438,58 @@ class CopyMode:
             prompt.text = ""
         elif len(key) == 1 and key.isprintable():
             prompt.text += key
+
+    def _word(self, key: str) -> None:
+        """vi's ``w`` (next word's start), ``b`` (this or the previous word's start)
+        and ``e`` (this or the next word's end), across rows: a word is a run of
+        letters, digits and ``_``, or a run of other non-blank characters."""
+        first, last = self._first(), self._last()
+        row = self.cy
+        text, where = self._text(row)
+        i = next((k for k, x in enumerate(where) if x >= self.cx), len(text) - 1)
+
+        def kind(k: int) -> int:
+            ch = text[k] if 0 <= k < len(text) else " "
+            return 0 if ch.isspace() else 1 if ch.isalnum() or ch == "_" else 2
+
+        def step(forward: bool) -> bool:
+            """Move one character (to the next or previous row at an end): False at
+            the first or last row's end."""
+            nonlocal row, text, where, i
+            i += 1 if forward else -1
+            if 0 <= i < len(text):
+                return True
+            nxt = row + (1 if forward else -1)
+            if not first <= nxt <= last:
+                i = max(0, min(i, len(text) - 1))
+                return False
+            row = nxt
+            text, where = self._text(row)
+            i = 0 if forward else len(text) - 1
+            return True
+
+        if key == "w":
+            start = kind(i)
+            moved = step(True)
+            while moved and start and kind(i) == start and i > 0:
+                moved = step(True)
+            while moved and kind(i) == 0:
+                moved = step(True)
+        elif key == "b":
+            moved = step(False)
+            while moved and kind(i) == 0:
+                moved = step(False)
+            here = kind(i)
+            while i > 0 and kind(i - 1) == here and here:
+                i -= 1
+        else:
+            moved = step(True)
+            while moved and kind(i) == 0:
+                moved = step(True)
+            here = kind(i)
+            while i + 1 < len(text) and kind(i + 1) == here and here:
+                i += 1
+        self.cy, self.cx = row, where[i] if where else 0
 
     # ------------------------------------------------------------ search
 
