@@ -51,6 +51,7 @@ from phux.client.schemas import object_schema
 from phux.client.selectors import split_host
 from phux.client.wait import DEFAULT_IDLE_MS
 from phux.mcp.names import TITLES, TOOLS
+from phux.mcp.notes_tools import NOTES_META, NotesTools
 from phux.mcp.panes import PaneLocks, Ticket
 from phux.mcp.server import Place, Tool, ToolResult, on_cancel
 from phux.runtime_paths import SocketDirError, resolve_socket_path
@@ -411,7 +412,7 @@ def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[st
     return schema
 
 
-class PhuxTools:
+class PhuxTools(NotesTools):
     """The catalog, bound to a :class:`ClientPool`."""
 
     def __init__(self, pool: ClientPool | None = None) -> None:
@@ -664,6 +665,7 @@ class PhuxTools:
             "phux_new_window": (NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
             "phux_split": (SPLIT_DOC, SPLIT_SCHEMA, self.split),
             "phux_tag": (TAG_DOC, TAG_SCHEMA, self.tag),
+            **self.notes_catalog(_schema),
         }
         assert list(table) == [name for name, _, _ in TOOLS]
         return [
@@ -763,6 +765,7 @@ TOOL_META: dict[str, ToolMeta] = {
         _hints(read_only=False, destructive=False, idempotent=True, open_world=False),
         lambda: object_schema(TagResult),
     ),
+    **{name: ToolMeta(TITLES[name], *meta) for name, meta in NOTES_META.items()},
 }
 """Per tool: the MCP metadata newer protocol revisions show (see phux.mcp.server)."""
 

@@ -1,0 +1,275 @@
+"""Notes, tasks and summaries against one real server: CLI, MCP, a second client,
+--read-only, limits, concurrent edits, and a summary of a bash pane whose command
+failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.mcp.mcp_pipes import McpProcess, notification
+
+from phux import __version__
+from phux.client import Client
+from phux.client.connection import Connection
+from phux.client.deadline import Deadline
+from phux.client.notes import append, edit_notes, get_notes
+from phux.wire.frames import MetadataChanged, MetaSubscribe
+
+T = 20.0
+
+
+@pytest.fixture(scope="module")
+def home() -> Iterator[Path]:
+    # Short: the socket path must fit in sun_path.
+    directory = Path(tempfile.mkdtemp(prefix="phux-nt-", dir="/tmp"))
+    os.chmod(directory, 0o700)
+    try:
+        done = phux(directory, "new", "-s", "w", "cat")
+        assert done.returncode == 0, done.stderr
+        yield directory
+    finally:
+        phux(directory, "kill", "--server")
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def env_for(directory: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PHUX_")}
+    env.update(
+        PHUX_SOCKET=str(directory / "s"),
+        XDG_STATE_HOME=str(directory / "state"),
+        SHELL="/bin/sh",
+    )
+    return env
+
+
+def phux(directory: Path, *args: str, stdin: str | None = None) -> Any:
+    return subprocess.run(
+        [sys.executable, "-m", "phux", *args],
+        env=env_for(directory),
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=T,
+        check=False,
+    )
+
+
+def mcp_session(directory: Path, *args: str) -> McpProcess:
+    mcp = McpProcess(*args, env=env_for(directory))
+    mcp.ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    mcp.send(notification("notifications/initialized"))
+    return mcp
+
+
+def tool(mcp: McpProcess, name: str, arguments: dict[str, Any]) -> Any:
+    reply = mcp.call(name, arguments)
+    result = reply["result"]
+    assert result["isError"] is False, result
+    return json.loads(result["content"][0]["text"])
+
+
+def error_of(done: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
+    return doc
+
+
+# ---------------------------------------------------------------- notes
+
+
+def test_notes_round_trip_through_cli_and_mcp_and_reach_a_second_client(home: Path) -> None:
+    socket = str(home / "s")
+    watcher = Connection.open(socket, Deadline.after(T), "watcher")
+    watcher.call(lambda rid: MetaSubscribe(request_id=rid, prefix="phux.notes"), Deadline.after(T))
+
+    assert phux(home, "note", "w", "--set", "# plan\n- [ ] build").returncode == 0
+    # The other client is told at once (the notes are the server's, not a client's).
+    changed = watcher.receive(Deadline.after(T))
+    assert isinstance(changed, MetadataChanged)
+    assert (changed.key, changed.terminal) == ("phux.notes.w", None)
+    assert changed.value == b"# plan\n- [ ] build"
+    watcher.close()
+
+    assert phux(home, "note", "w:0", "--append", "window line").returncode == 0
+    assert phux(home, "note", "w:0.0", "--file", "-", stdin="pane text\n").returncode == 0
+    with mcp_session(home) as mcp:
+        got = tool(mcp, "phux_notes", {"target": "w"})
+        assert got == {
+            "scope": "session",
+            "target": "w",
+            "notes": "# plan\n- [ ] build",
+            "tasks": [{"index": 1, "done": False, "text": "build", "line": 2}],
+            "schema_version": 1,
+        }
+        assert tool(mcp, "phux_notes", {"target": "w:0"})["notes"] == "window line\n"
+        pane = tool(mcp, "phux_notes", {"target": "w:0.0"})
+        assert (pane["scope"], pane["target"], pane["notes"]) == ("pane", "@1", "pane text\n")
+        # scope lifts a pane target to its window's notes.
+        assert tool(mcp, "phux_notes", {"target": "@1", "scope": "window"})["target"] == "w:0"
+        after = tool(mcp, "phux_set_notes", {"target": "w", "append": "- [ ] from mcp"})
+        assert after["notes"] == "# plan\n- [ ] build\n- [ ] from mcp\n"
+    done = phux(home, "note", "w")
+    assert done.stdout == "# plan\n- [ ] build\n- [ ] from mcp\n"
+
+    # The notes follow a renamed session; the old name has none left.
+    assert phux(home, "rename", "w", "w2").returncode == 0
+    try:
+        assert phux(home, "note", "w2:0").stdout == "window line\n"
+        gone = phux(home, "note", "w", "--json")
+        assert gone.returncode == 1 and error_of(gone)["error"]["code"] == "target_not_found"
+    finally:
+        assert phux(home, "rename", "w2", "w").returncode == 0
+
+    assert phux(home, "note", "w:0", "--clear").returncode == 0
+    cleared = phux(home, "note", "w:0")
+    assert cleared.returncode == 0 and cleared.stdout == ""
+    assert "no notes" in cleared.stderr
+
+
+def test_tasks_are_the_notes_checkbox_lines(home: Path) -> None:
+    seed = "intro\n- [ ] first\n* [ ] second one"
+    assert phux(home, "note", "w:0.0", "--scope", "window", "--set", seed).returncode == 0
+    assert phux(home, "task", "w:0", "add", "third").returncode == 0
+    assert phux(home, "task", "w:0", "done", "2").returncode == 0
+    assert phux(home, "task", "w:0", "undo", "2").returncode == 0
+    done = phux(home, "task", "w:0", "rm", "1")
+    assert done.stdout == "  1 [ ] second one\n  2 [ ] third\n"
+    listed = json.loads(phux(home, "tasks", "w:0", "--open", "--json").stdout)
+    assert listed["tasks"] == [
+        {"index": 1, "done": False, "text": "second one", "line": 2},
+        {"index": 2, "done": False, "text": "third", "line": 3},
+    ]
+
+    missing = phux(home, "task", "--json", "w:0", "done", "9")
+    assert missing.returncode == 1
+    assert error_of(missing)["error"]["code"] == "task_not_found"
+    assert phux(home, "task", "w:0", "frob", "1").returncode == 2  # usage
+
+    with mcp_session(home) as mcp:
+        out = tool(mcp, "phux_update_task", {"target": "w:0", "action": "done", "n": 2})
+        assert [t["done"] for t in out["tasks"]] == [False, True]
+        out = tool(mcp, "phux_update_task", {"target": "w:0", "action": "add", "text": "more"})
+        assert out["tasks"][-1] == {"index": 3, "done": False, "text": "more", "line": 4}
+        assert out["tasks"][0]["text"] == "second one"
+        opened = tool(mcp, "phux_tasks", {"target": "w:0", "open": True})["tasks"]
+        assert [t["text"] for t in opened] == ["second one", "more"]
+        bad = mcp.call("phux_update_task", {"target": "w:0", "action": "rm"})["result"]
+        assert bad["isError"] is True and "needs n" in bad["content"][0]["text"]
+    assert phux(home, "note", "w:0").stdout == (
+        "intro\n* [ ] second one\n- [x] third\n- [ ] more\n"
+    )
+
+
+def test_read_only_mcp_refuses_note_writes(home: Path) -> None:
+    with mcp_session(home, "--read-only") as mcp:
+        names = {t["name"] for t in mcp.ask(1, "tools/list")["result"]["tools"]}
+        assert {"phux_notes", "phux_tasks", "phux_summary"} <= names
+        assert not names & {"phux_set_notes", "phux_update_task"}
+        for name, args in (
+            ("phux_set_notes", {"target": "w", "notes": "x"}),
+            ("phux_update_task", {"target": "w", "action": "add", "text": "x"}),
+        ):
+            reply = mcp.call(name, args)
+            refused = reply.get("error") or reply["result"]
+            assert "error" in reply or refused["isError"] is True, reply
+    assert "x" not in phux(home, "note", "w").stdout
+
+
+def test_notes_limit_is_the_servers_metadata_limit(home: Path) -> None:
+    limit = 64 * 1024
+    assert phux(home, "note", "w:0", "--set", "k" * limit).returncode == 0
+    over = phux(home, "note", "--json", "w:0", "--append", "more")
+    assert over.returncode == 1
+    err = error_of(over)
+    assert err["error"]["code"] == "too_large" and str(limit) in err["error"]["message"]
+    assert phux(home, "note", "w:0").stdout == "k" * limit + "\n"  # unchanged
+    assert phux(home, "note", "w:0", "--clear").returncode == 0
+    # Text only: a file that is not UTF-8 is refused before anything is sent.
+    blob = home / "blob"
+    blob.write_bytes(b"\xff\xfe")
+    assert phux(home, "note", "w", "--file", str(blob)).returncode == 1
+    # A name with no session and no notes is not created by a write.
+    assert phux(home, "note", "nosuch", "--set", "x").returncode == 1
+
+
+def test_concurrent_appends_are_all_kept(home: Path) -> None:
+    socket = str(home / "s")
+    writers, each = 4, 8
+    errors: list[BaseException] = []
+
+    def write(i: int) -> None:
+        try:
+            with Client(socket) as client:
+                for j in range(each):
+                    line = f"w{i}-{j}"
+                    edit_notes(client, "w:0.0", lambda old: append(old, line), Deadline.after(T))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    with Client(socket) as client:
+        edit_notes(client, "w:0.0", lambda _: "", Deadline.after(T))
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(T)
+    assert not errors
+    with Client(socket) as client:
+        text = get_notes(client, "w:0.0", Deadline.after(T)).notes
+    assert sorted(text.split()) == sorted(f"w{i}-{j}" for i in range(writers) for j in range(each))
+
+
+# ---------------------------------------------------------------- summary
+
+
+def test_summary_of_a_bash_pane_with_a_failed_command(home: Path) -> None:
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    made = phux(home, "new", "--json", "-s", "b", "--", "bash", "--norc", "--noprofile")
+    assert made.returncode == 0, made.stderr
+    pane = f"@{json.loads(made.stdout)['terminal_id']}"
+    assert phux(home, "run", "b", "echo ok").returncode == 0
+    failed = phux(home, "run", "b", "printf 'line1\\nline2\\nline3\\n'; false")
+    assert failed.returncode == 1
+    assert phux(home, "note", "b:0.0", "--set", "pane note\n- [ ] look at line2").returncode == 0
+    assert phux(home, "task", "b", "add", "session task").returncode == 0
+
+    done = phux(home, "summary", "b", "--json", "--tail", "2")
+    assert done.returncode == 0, done.stderr
+    s = json.loads(done.stdout)
+    assert (s["pane"], s["session"], s["window"], s["index"]) == (pane, "b", 0, 0)
+    assert (s["program"], s["state"], s["alive"]) == ("bash", "prompt", True)
+    assert [(c["command"], c["exit_code"]) for c in s["commands"]] == [
+        ("echo ok", 0),
+        ("printf 'line1\\nline2\\nline3\\n'; false", 1),
+    ]
+    assert all(c["duration_ms"] is not None and not c["running"] for c in s["commands"])
+    assert s["last_failed"]["exit_code"] == 1
+    assert s["last_failed"]["output_tail"] == ["line2", "line3"]
+    assert s["last_failed"]["truncated"] is True  # --tail 2 of 3 lines
+    assert s["screen_tail"][-2:][0] == "line3"
+    assert s["cwd"] and s["state_for_ms"] is not None and s["state_for_ms"] >= 0
+    assert s["attached"] is False
+    assert s["last_input"]["client"] == f"phux-cli/{__version__}"
+    assert s["last_input"]["person"] is False
+    assert s["notes"] == "pane note\n- [ ] look at line2"
+    assert [(t["scope"], t["text"]) for t in s["open_tasks"]] == [
+        ("session", "session task"),
+        ("pane", "look at line2"),
+    ]
+    text = phux(home, "summary", "b").stdout
+    assert "last failed (exit 1)" in text and "| line3" in text and "open tasks:" in text
+
+    with mcp_session(home) as mcp:
+        got = tool(mcp, "phux_summary", {"target": pane, "last": 1})
+    assert [c["exit_code"] for c in got["commands"]] == [1]
+    assert got["last_failed"]["output_tail"] == ["line1", "line2", "line3"]
