@@ -145,6 +145,11 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             "phux_new_window",
             "phux_split",
             "phux_tag",
+            "phux_notes",
+            "phux_set_notes",
+            "phux_tasks",
+            "phux_update_task",
+            "phux_summary",
         ]
         for tool in listing.tools:
             assert tool.input_schema["type"] == "object"
@@ -152,10 +157,26 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             assert (tool.output_schema is not None) is (negotiated >= "2025-06-18")
             assert (tool.title is not None) is (negotiated >= "2025-06-18")
             if tool.annotations is not None:
-                read_only = tool.name in {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"}
+                read_only = tool.name in {
+                    "phux_ls",
+                    "phux_snapshot",
+                    "phux_wait",
+                    "phux_history",
+                    "phux_notes",
+                    "phux_tasks",
+                    "phux_summary",
+                }
                 assert tool.annotations.read_only_hint is read_only
                 assert tool.annotations.destructive_hint is (
-                    tool.name in {"phux_send_keys", "phux_run", "phux_paste", "phux_kill"}
+                    tool.name
+                    in {
+                        "phux_send_keys",
+                        "phux_run",
+                        "phux_paste",
+                        "phux_kill",
+                        "phux_set_notes",
+                        "phux_update_task",
+                    }
                 )
                 assert isinstance(tool.annotations.idempotent_hint, bool)
                 assert isinstance(tool.annotations.open_world_hint, bool)
@@ -244,6 +265,17 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         untagged = await ok(session, "phux_tag", target="#mcptag", tags=["mcptag"], remove=True)
         assert untagged == {"tags": []}
 
+        # Notes, tasks and the summary (their structuredContent checked by the SDK).
+        noted = await ok(session, "phux_set_notes", target=name, notes="- [ ] a")
+        assert noted["scope"] == "session" and noted["tasks"][0]["text"] == "a"
+        assert (await ok(session, "phux_notes", target=name))["notes"] == "- [ ] a"
+        tasks = await ok(session, "phux_update_task", target=name, action="done", n=1)
+        assert tasks["tasks"][0]["done"] is True
+        assert (await ok(session, "phux_tasks", target=name, open=True))["tasks"] == []
+        summary = await ok(session, "phux_summary", target=pane)
+        assert summary["pane"] == pane and summary["commands"][-1]["command"] == "echo pas''ted"
+        assert summary["last_failed"]["exit_code"] != 0
+
         # Tool failures: results with isError and a readable text.
         text, is_error = await call(session, "phux_new", name=name)
         assert is_error and name in text
@@ -291,6 +323,9 @@ def test_read_only_lists_observer_tools(server: PhuxServer) -> None:
             "phux_snapshot",
             "phux_wait",
             "phux_history",
+            "phux_notes",
+            "phux_tasks",
+            "phux_summary",
         ]
         for tool in listing.tools:
             assert tool.annotations is not None and tool.annotations.read_only_hint is True

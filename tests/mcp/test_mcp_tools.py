@@ -408,6 +408,11 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_new_window",
         "phux_split",
         "phux_tag",
+        "phux_notes",
+        "phux_set_notes",
+        "phux_tasks",
+        "phux_update_task",
+        "phux_summary",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -429,10 +434,23 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_new_window": ["session"],
         "phux_split": ["target"],
         "phux_tag": ["target", "tags"],
+        "phux_notes": ["target"],
+        "phux_set_notes": ["target"],
+        "phux_tasks": ["target"],
+        "phux_update_task": ["target", "action"],
+        "phux_summary": [],
     }
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS
-    assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
+    assert {
+        "phux_ls",
+        "phux_snapshot",
+        "phux_wait",
+        "phux_history",
+        "phux_notes",
+        "phux_tasks",
+        "phux_summary",
+    } == READ_ONLY_TOOLS
 
 
 def test_mcp_help_lists_every_tool(tools: PhuxTools) -> None:
@@ -446,7 +464,7 @@ def test_mcp_help_lists_every_tool(tools: PhuxTools) -> None:
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     names = [t.name for t in tools.catalog()]
-    assert len(names) == 12
+    assert len(names) == 17
     for name in names:
         assert f" {name} " in text, name
     read_only = ", ".join(t.name for t in tools.catalog(read_only=True))
