@@ -211,7 +211,12 @@ def test_concurrent_appends_are_all_kept(home: Path) -> None:
             with Client(socket) as client:
                 for j in range(each):
                     line = f"w{i}-{j}"
-                    edit_notes(client, "w:0.0", lambda old: append(old, line), Deadline.after(T))
+                    edit_notes(
+                        client,
+                        "w:0.0",
+                        lambda old, line=line: append(old, line),  # type: ignore[misc]
+                        Deadline.after(T),
+                    )
         except BaseException as exc:  # reported below
             errors.append(exc)
 
