@@ -23,7 +23,7 @@ from phux.client import Client
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.notes import append, edit_notes, get_notes
-from phux.wire.frames import MetadataChanged, MetaSubscribe
+from phux.wire.frames import MetadataChanged, MetaSet, MetaSubscribe
 
 T = 20.0
 
@@ -231,6 +231,34 @@ def test_concurrent_appends_are_all_kept(home: Path) -> None:
     with Client(socket) as client:
         text = get_notes(client, "w:0.0", Deadline.after(T)).notes
     assert sorted(text.split()) == sorted(f"w{i}-{j}" for i in range(writers) for j in range(each))
+
+
+def test_an_edit_replaced_by_a_client_without_the_lock_is_made_again(home: Path) -> None:
+    """A client on another machine does not share the lock: its write between our
+    read and our write is seen on the key's changes, and our edit is redone on it."""
+    socket = str(home / "s")
+    other = Connection.open(socket, Deadline.after(T), "elsewhere")
+    seen: list[str] = []
+
+    def change(old: str) -> str:
+        seen.append(old)
+        if len(seen) == 1:  # the other machine appends meanwhile, without the lock
+            value = (old + "theirs\n").encode()
+            other.call(
+                lambda rid: MetaSet(request_id=rid, key="phux.notes.w", value=value),
+                Deadline.after(T),
+            )
+        return append(old, "ours")
+
+    try:
+        with Client(socket) as client:
+            edit_notes(client, "w", lambda _: "base\n", Deadline.after(T))
+            after = edit_notes(client, "w", change, Deadline.after(T)).notes
+            assert get_notes(client, "w", Deadline.after(T)).notes == after
+    finally:
+        other.close()
+    assert seen == ["base\n", "base\ntheirs\n"]
+    assert after == "base\ntheirs\nours\n"
 
 
 # ---------------------------------------------------------------- summary

@@ -28,9 +28,10 @@ TARGET instead (`phux note . --scope window`)."""
 NOTE_LIMITS = """\
 Notes are UTF-8 markdown, at most the server's max_metadata_value (64 KiB)
 each; a write past it changes nothing (exit 1, code too_large). A pane that
-exited keeps its notes read-only. Edits by phux clients on the server's
-machine take turns (none is lost); clients on other machines (--host) take
-turns among themselves, and between machines the last write wins."""
+exited keeps its notes read-only. Edits made at once by several clients are
+all kept: those on the server's machine take turns, and an edit that replaced
+one from another machine (--host) is made again on it (exit 1, code conflict,
+when the notes changed under 8 tries in a row)."""
 
 TASK_RULES = """\
 \b

@@ -15,11 +15,12 @@ Tasks are the note's ``- [ ]`` / ``- [x]`` lines (``*`` and ``+`` bullets too),
 numbered from 1 in the order they appear: one fact, one home, so a task edit is
 an edit of the note's text.
 
-Every write is a read-modify-write of one key under one lock per server (the
-run locks' directory, a flock the kernel drops if the holder dies), so two
-phux clients on the server's machine (CLI and MCP alike) never lose each
-other's edit. Clients on other machines (``--host``) lock on their own
-machine: between machines the last write wins.
+Every write is a read-modify-write of one key (:func:`update`), guarded twice:
+one lock per server (the run locks' directory, a flock the kernel drops if the
+holder dies), which the phux clients on the server's machine (CLI and MCP
+alike) take in turn; and, for writers that do not share it (another machine),
+a subscription to the key that shows a write made between our read and our
+write, whereupon the edit is made again on what that write left.
 """
 
 from __future__ import annotations
@@ -44,7 +45,15 @@ from phux.client.selectors import (
 )
 from phux.record import Record
 from phux.wire.errors import ErrorCode
-from phux.wire.frames import MetadataValue, MetaDelete, MetaGet, MetaSet
+from phux.wire.frames import (
+    MetadataChanged,
+    MetadataValue,
+    MetaDelete,
+    MetaGet,
+    MetaSet,
+    MetaSubscribe,
+    MetaUnsubscribe,
+)
 
 if TYPE_CHECKING:
     from phux.client.client import Client
@@ -204,9 +213,24 @@ def limit(client: Client, deadline: Deadline) -> int:
     return DEFAULT_LIMIT if hello is None else hello.max_metadata_value
 
 
+REBASES = 8
+"""How many times an edit is redone on a value another client wrote meanwhile."""
+
+
+class NotesConflict(PhuxError):
+    code = "conflict"
+    remedy = "other clients kept changing these notes: read them again and redo the edit"
+
+
 def update(client: Client, place: Place, change: Callable[[str], str], deadline: Deadline) -> str:
-    """Replace the note with ``change(current text)`` under the server's notes lock;
-    returns the new text. An empty result deletes the key."""
+    """Replace the note with ``change(current text)``; returns the new text. An empty
+    result deletes the key.
+
+    Two guards (spec/L3.md §2, "Notes"): the server's notes lock, which clients on
+    this machine take in turn; and, for clients that do not share it (on another
+    machine), the key's changes, watched from before the read: a write of another
+    client between our read and our write is one our write replaced, so the edit is
+    made again on that value (``change`` may be called more than once)."""
     from phux.client.run import RunLock
 
     if not place.exists:
@@ -218,20 +242,73 @@ def update(client: Client, place: Place, change: Callable[[str], str], deadline:
     lock = RunLock(client.local_anchor, "notes")
     lock.acquire(deadline)
     try:
-        before = read(client, place, deadline) or ""
-        after = change(before)
-        data = after.encode()
-        most = limit(client, deadline)
-        if len(data) > most:
-            raise NotesTooLarge(
-                f"the {place.scope} notes of {place.label} would be {len(data)} bytes; "
-                f"the limit is {most} (nothing was changed)"
+        with client._guard(), _Changes(client, place, deadline) as changes:
+            base = read(client, place, deadline) or ""
+            changes.take()  # what happened before the read is in it
+            most = limit(client, deadline)
+            for _ in range(REBASES):
+                after = change(base)
+                data = after.encode()
+                if len(data) > most:
+                    raise NotesTooLarge(
+                        f"the {place.scope} notes of {place.label} would be {len(data)} bytes; "
+                        f"the limit is {most} (nothing was changed)"
+                    )
+                if after == base:
+                    return after
+                _store(client, place, data, deadline)
+                written = changes.take()
+                if written and written[-1] == (data or None):
+                    written.pop()  # our own write, the last before its OK
+                if not written:
+                    return after
+                # Another client wrote between our read and our write, which replaced
+                # what it wrote: make the edit again on that.
+                base = (written[-1] or b"").decode("utf-8", "replace")
+            raise NotesConflict(
+                f"the {place.scope} notes of {place.label} changed under {REBASES} edits in a row"
             )
-        if after != before:
-            _store(client, place, data, deadline)
-        return after
     finally:
         lock.release()
+
+
+class _Changes:
+    """A metadata subscription to one note's key on the client's connection, for the
+    length of one edit. The server sends a change to every subscriber before it
+    answers the request that made it, so after a reply every change made before it
+    has been read."""
+
+    def __init__(self, client: Client, place: Place, deadline: Deadline) -> None:
+        self.client = client
+        self.place = place
+        self.deadline = deadline
+        self.conn = client.connection(deadline)
+        self.sub = 0
+
+    def __enter__(self) -> _Changes:
+        key = self.place.key
+        self.sub = self.conn.submit(lambda rid: MetaSubscribe(request_id=rid, prefix=key))
+        self.conn.wait_reply(self.sub, self.deadline)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.conn.closed:
+            return
+        sub = self.sub
+        self.conn.call(lambda rid: MetaUnsubscribe(request_id=rid, subscription=sub), self.deadline)
+        self.take()  # none of its changes may reach the client's other readers
+
+    def take(self) -> list[bytes | None]:
+        """The values written to the key since the last take, in order (None: deleted);
+        every other pushed frame goes where the client sends it."""
+        values: list[bytes | None] = []
+        while (frame := self.conn.take_pushed()) is not None:
+            if isinstance(frame, MetadataChanged) and frame.subscription == self.sub:
+                if frame.key == self.place.key and frame.terminal == self.place.terminal:
+                    values.append(frame.value)
+            else:
+                self.client._route(frame)
+        return values
 
 
 def _store(client: Client, place: Place, data: bytes, deadline: Deadline) -> None:
