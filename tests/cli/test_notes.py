@@ -22,6 +22,7 @@ from phux import __version__
 from phux.client import Client
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
+from phux.client.errors import TerminalGone
 from phux.client.notes import append, edit_notes, get_notes
 from phux.wire.frames import MetadataChanged, MetaSet, MetaSubscribe
 
@@ -199,6 +200,16 @@ def test_notes_limit_is_the_servers_metadata_limit(home: Path) -> None:
     assert phux(home, "note", "w", "--file", str(blob)).returncode == 1
     # A name with no session and no notes is not created by a write.
     assert phux(home, "note", "nosuch", "--set", "x").returncode == 1
+
+    # A pane's notes end with it: read-only once it exited, as all its metadata.
+    with Client(str(home / "s")) as client:
+        made = client.new("gone", command=["cat"], deadline=Deadline.after(T))
+        pane = f"@{made.terminal_id}"
+        edit_notes(client, pane, lambda _: "kept", Deadline.after(T))
+        client.kill(pane, deadline=Deadline.after(T))
+        assert get_notes(client, pane, Deadline.after(T)).notes == "kept"
+        with pytest.raises(TerminalGone, match="read-only"):
+            edit_notes(client, pane, lambda _: "x", Deadline.after(T))
 
 
 def test_concurrent_appends_are_all_kept(home: Path) -> None:

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 LAST_COMMANDS = 5
 """Commands a summary lists by default."""
 TAIL_LINES = 20
-"""Output lines of the last failed command, and screen lines, a summary shows by default."""
+"""Output lines of the last failed command a summary shows by default."""
 SCREEN_LINES = 10
+"""The screen's last non-blank lines a summary shows."""
 
 
 def pane_summary(
@@ -108,7 +109,7 @@ def pane_summary(
         state_for_ms=None if since is None else max(0, now - since),
         commands=commands,
         last_failed=failed,
-        screen_tail=lines[-SCREEN_LINES:] if tail else [],
+        screen_tail=lines[-SCREEN_LINES:],
         attached=pane.primaries > 0,
         last_input=_last_input(client, pane, deadline),
         notes=texts["pane"],
