@@ -28,10 +28,10 @@ TARGET instead (`phux note . --scope window`)."""
 NOTE_LIMITS = """\
 Notes are UTF-8 markdown, at most the server's max_metadata_value (64 KiB)
 each; a write past it changes nothing (exit 1, code too_large). A pane that
-exited keeps its notes read-only. Edits made at once by several clients are
-all kept: those on the server's machine take turns, and an edit that replaced
-one from another machine (--host) is made again on it (exit 1, code conflict,
-when the notes changed under 8 tries in a row)."""
+exited keeps its notes read-only. Two clients editing at once both keep their
+edit: those on the server's machine take turns, and an edit that replaced one
+made from another machine (--host) is made again on it (exit 1, code
+conflict, when the notes changed under it 8 times in a row)."""
 
 TASK_RULES = """\
 \b
@@ -64,7 +64,7 @@ _WRITE_CODES = texts.exit_codes(
     short_help="Read or write the notes of a session, window or pane.",
     epilog=texts.epilog(
         "\b\nExamples:\n"
-        "  phux note build --set '# build\\n- [ ] fix the flaky test'\n"
+        "  phux note build --set 'deploy to staging only'\n"
         "  phux note build:0.1 --append 'tail -f started here'\n"
         "  phux note build --file NOTES.md        # - reads stdin",
         NOTE_TARGETS,
