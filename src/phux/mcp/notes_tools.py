@@ -151,8 +151,8 @@ class NotesTools(_Invoker):
                 schema(
                     {
                         **_SCOPED,
-                        "notes": {"type": "string", "description": 'Replace ("" clears).'},
-                        "append": {"type": "string", "description": "Add as new lines."},
+                        "notes": {"type": "string"},
+                        "append": {"type": "string"},
                     },
                     ["target"],
                 ),
@@ -169,8 +169,8 @@ class NotesTools(_Invoker):
                     {
                         **_SCOPED,
                         "action": {"enum": ["add", "done", "undo", "rm"]},
-                        "text": {"type": "string", "description": "For add."},
-                        "n": {"type": "integer", "minimum": 1, "description": "Task number."},
+                        "text": {"type": "string"},
+                        "n": {"type": "integer", "minimum": 1},
                     },
                     ["target", "action"],
                 ),
@@ -181,12 +181,8 @@ class NotesTools(_Invoker):
                 schema(
                     {
                         "target": {"type": "string"},
-                        "last": {"type": "integer", "minimum": 0, "description": "Commands (5)."},
-                        "tail": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "description": "Failed output lines (20).",
-                        },
+                        "last": {"type": "integer", "minimum": 0, "description": "commands (5)"},
+                        "tail": {"type": "integer", "minimum": 0, "description": "lines (20)"},
                     },
                     [],
                 ),
@@ -200,31 +196,14 @@ _SCOPED: dict[str, Any] = {
     "scope": {"enum": ["session", "window", "pane"]},
 }
 
-_WHOSE = (
-    "target `name` = session notes, `name:N` = window's, a pane selector = pane's; scope "
-    "picks the session/window notes of a pane target."
-)
-NOTES_DOC = (
-    "Read markdown notes kept on the server (shared by every client). " + _WHOSE + " "
-    'Returns {"scope", "target", "notes", "tasks": [{index, done, text, line}]}.'
-)
-SET_NOTES_DOC = (
-    'Replace (notes) or extend (append) notes; "" clears. ' + _WHOSE + " Max 64 KiB; edits "
-    "from one machine never lose each other. Returns the notes after."
-)
-TASKS_DOC = (
-    "List the tasks (`- [ ]` / `- [x]` lines) of notes, numbered from 1; open=true: only "
-    "open ones. " + _WHOSE
-)
-UPDATE_TASK_DOC = (
-    "Change one task line of notes: add (text), done/undo/rm (n). " + _WHOSE + " Returns "
-    "the tasks after."
-)
+_WHOSE = "target: `name` a session's notes, `name:N` a window's, else a pane's; scope overrides."
+NOTES_DOC = "Read markdown notes the server keeps for every client. " + _WHOSE
+SET_NOTES_DOC = 'Replace (notes; "" clears) or append to notes, max 64 KiB. ' + _WHOSE
+TASKS_DOC = "List the `- [ ]`/`- [x]` tasks of notes, numbered from 1. " + _WHOSE
+UPDATE_TASK_DOC = "add (text), done/undo/rm (n) one task line of notes. " + _WHOSE
 SUMMARY_DOC = (
-    "Sum up a pane (default: current): session/window/pane, program, state and for how "
-    "long, cwd, last commands with exit codes and durations, the output tail of the last "
-    "failed command, the screen's last non-blank lines, attached, who typed last, the "
-    "pane's notes and open tasks. Read-only."
+    "Sum up a pane: state and since when, cwd, last commands and exit codes, the last "
+    "failure's output tail, screen tail, attached, who typed last, notes, open tasks."
 )
 
 READ_HINTS = {
