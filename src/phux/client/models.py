@@ -618,7 +618,8 @@ class SummaryResult(msgspec.Struct, kw_only=True):
     screen_tail: list[str]
     """The screen's last non-blank lines, top to bottom."""
     attached: bool
-    """A person has the pane's session on screen (``phux attach``: a primary)."""
+    """A person has this pane on screen (``phux attach`` subscribes to what it shows as a
+    primary)."""
     last_input: LastInput | None
     """None when the server keeps no audit or nothing was typed yet."""
     notes: str
