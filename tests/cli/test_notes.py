@@ -24,7 +24,8 @@ from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import TargetNotFound, TerminalGone
 from phux.client.notes import append, edit_notes, get_notes
-from phux.wire.frames import MetadataChanged, MetaSet, MetaSubscribe
+from phux.client.summary import pane_summary
+from phux.wire.frames import Input, MetadataChanged, MetaSet, MetaSubscribe, Role, Subscribe
 
 T = 20.0
 
@@ -314,6 +315,22 @@ def test_summary_of_a_bash_pane_with_a_failed_command(home: Path) -> None:
         ("session", "session task"),
         ("pane", "look at line2"),
     ]
+    # A person attaches (a primary subscriber) and types: the summary says so.
+    tid = int(pane[1:])
+    person = Connection.open(str(home / "s"), Deadline.after(T), "phux-attach")
+    try:
+        person.submit(lambda rid: Subscribe(request_id=rid, terminal=tid, role=Role.PRIMARY))
+        person.call(
+            lambda rid: Input(request_id=rid, terminal=tid, data=b"\x15"), Deadline.after(T)
+        )
+        with Client(str(home / "s")) as client:
+            seen = pane_summary(client, pane, deadline=Deadline.after(T))
+        assert seen.attached is True
+        assert seen.last_input is not None and seen.last_input.person is True
+        assert seen.last_input.client == f"phux-attach/{__version__}"
+    finally:
+        person.close()
+
     text = phux(home, "summary", "b").stdout
     assert "last failed (exit 1)" in text and "| line3" in text and "open tasks:" in text
 
