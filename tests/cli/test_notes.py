@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -283,14 +284,24 @@ def test_an_edit_replaced_by_a_client_without_the_lock_is_made_again(home: Path)
 def test_summary_of_a_bash_pane_with_a_failed_command(home: Path) -> None:
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed")
-    made = phux(home, "new", "--json", "-s", "b", "--", "bash", "--norc", "--noprofile")
-    assert made.returncode == 0, made.stderr
-    pane = f"@{json.loads(made.stdout)['terminal_id']}"
-    assert phux(home, "run", "b", "echo ok").returncode == 0
-    failed = phux(home, "run", "b", "printf 'line1\\nline2\\nline3\\n'; false")
-    assert failed.returncode == 1
-    assert phux(home, "note", "b:0.0", "--set", "pane note\n- [ ] look at line2").returncode == 0
-    assert phux(home, "task", "b", "add", "session task").returncode == 0
+    with Client(str(home / "s")) as client:
+        made = client.new(
+            "b", command=["bash", "--norc", "--noprofile"], deadline=Deadline.after(T)
+        )
+        pane = f"@{made.terminal_id}"
+        assert client.run("b", "echo ok", timeout=T, deadline=Deadline.after(T)).exit_code == 0
+        failed = client.run(
+            "b", "printf 'line1\\nline2\\nline3\\n'; false", timeout=T, deadline=Deadline.after(T)
+        )
+        assert failed.exit_code == 1
+        edit_notes(client, "b:0.0", lambda _: "pane note\n- [ ] look at line2", Deadline.after(T))
+        edit_notes(client, "b", lambda _: "- [ ] session task\n", Deadline.after(T))
+        # The commands' times come with the server's checkpoint, which its replica
+        # writes once it has caught up: wait for it, as the history tests do.
+        limit = Deadline.after(T)
+        while any(c.duration_ms is None for c in client.history(pane, deadline=limit).commands):
+            limit.remaining()  # raises once the deadline passed
+            time.sleep(0.05)
 
     done = phux(home, "summary", "b", "--json", "--tail", "2")
     assert done.returncode == 0, done.stderr
@@ -301,14 +312,16 @@ def test_summary_of_a_bash_pane_with_a_failed_command(home: Path) -> None:
         ("echo ok", 0),
         ("printf 'line1\\nline2\\nline3\\n'; false", 1),
     ]
-    assert all(c["duration_ms"] is not None and not c["running"] for c in s["commands"])
+    assert all(c["duration_ms"] is not None and not c["running"] for c in s["commands"]), s[
+        "commands"
+    ]
     assert s["last_failed"]["exit_code"] == 1
     assert s["last_failed"]["output_tail"] == ["line2", "line3"]
     assert s["last_failed"]["truncated"] is True  # --tail 2 of 3 lines
     assert s["screen_tail"][-2:][0] == "line3"
     assert s["cwd"] and s["state_for_ms"] is not None and s["state_for_ms"] >= 0
     assert s["attached"] is False
-    assert s["last_input"]["client"] == f"phux-cli/{__version__}"
+    assert s["last_input"]["client"] == f"phux/{__version__}"  # the run above
     assert s["last_input"]["person"] is False
     assert s["notes"] == "pane note\n- [ ] look at line2"
     assert [(t["scope"], t["text"]) for t in s["open_tasks"]] == [

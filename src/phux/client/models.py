@@ -609,7 +609,11 @@ class SummaryResult(msgspec.Struct, kw_only=True):
     foreground process's, read from /proc on this machine."""
     state_since_ms: int | None
     """Unix ms since when it is in that state, as far as the shell's marks tell: the
-    running command's start, else the last command's end, else the pane's start."""
+    running command's start, else the last command's end, else (no command yet) the
+    pane's start. None when that time is not known: once the pane exited, or for a
+    command whose marks are newer than the server's last checkpoint of the pane
+    (the server stamps them when its replica has caught up, moments later; as
+    ``phux history``'s ``started_ms``)."""
     state_for_ms: int | None
     """How long that is, measured when the summary was made."""
     commands: list[SummaryCommand]

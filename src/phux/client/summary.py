@@ -143,12 +143,8 @@ def _last_failed(engine: Terminal, tail: int) -> FailedCommand | None:
 def _since(pane: Pane, records: list[CommandRecord], running: bool, state: str) -> int | None:
     if state == EXITED:
         return None
-    if records:
-        rec = records[-1]
-        if running:
-            return rec.started_ms
-        if rec.finished_ms is not None:
-            return rec.finished_ms
+    if records:  # (None: the marks' times are not known yet, see SummaryResult)
+        return records[-1].started_ms if running else records[-1].finished_ms
     return pane.created_ms or None
 
 
