@@ -555,7 +555,8 @@ class OpenTask(msgspec.Struct, kw_only=True):
 
 
 class SummaryCommand(msgspec.Struct, kw_only=True):
-    """One of the pane's last commands (the data of ``phux history``, without output)."""
+    """One of the pane's last commands (the data of ``phux history``, without output;
+    times None while unknown, as there)."""
 
     command: str
     exit_code: int | None
