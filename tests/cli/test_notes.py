@@ -24,7 +24,7 @@ from phux.client import Client
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import TargetNotFound, TerminalGone
-from phux.client.notes import append, edit_notes, get_notes
+from phux.client.notes import REBASES, NotesConflict, append, edit_notes, get_notes
 from phux.client.summary import pane_summary
 from phux.wire.frames import Input, MetadataChanged, MetaSet, MetaSubscribe, Role, Subscribe
 
@@ -276,6 +276,28 @@ def test_an_edit_replaced_by_a_client_without_the_lock_is_made_again(home: Path)
         other.close()
     assert seen == ["base\n", "base\ntheirs\n"]
     assert after == "base\ntheirs\nours\n"
+
+
+def test_an_edit_that_is_always_replaced_gives_up_saying_so(home: Path) -> None:
+    socket = str(home / "s")
+    other = Connection.open(socket, Deadline.after(T), "elsewhere")
+    tries: list[str] = []
+
+    def change(old: str) -> str:
+        tries.append(old)
+        value = f"theirs {len(tries)}".encode()
+        other.call(
+            lambda rid: MetaSet(request_id=rid, key="phux.notes.w", value=value),
+            Deadline.after(T),
+        )
+        return "ours"
+
+    try:
+        with Client(socket) as client, pytest.raises(NotesConflict, match="8 edits"):
+            edit_notes(client, "w", change, Deadline.after(T))
+    finally:
+        other.close()
+    assert len(tries) == REBASES == 8
 
 
 # ---------------------------------------------------------------- summary
