@@ -607,7 +607,7 @@ class SummaryResult(msgspec.Struct, kw_only=True):
     state: PaneStateName
     cwd: str | None
     """The shell's working directory as it last reported it (OSC 7), else the
-    foreground process's, read from /proc on this machine."""
+    foreground process's, read from /proc when the server runs on this machine."""
     state_since_ms: int | None
     """Unix ms since when it is in that state, as far as the shell's marks tell: the
     running command's start, else the last command's end, else (no command yet) the

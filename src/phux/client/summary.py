@@ -81,7 +81,8 @@ def pane_summary(
         ]
         failed = _last_failed(engine, tail)
         lines = [line for line in engine.project_data(pane=pane.terminal)["lines"] if line.strip()]
-        cwd = engine.cwd or _proc_cwd(pane)
+        # /proc is this machine's: a server reached over ssh has its pids elsewhere.
+        cwd = engine.cwd or (_proc_cwd(pane) if client.host is None else None)
     finally:
         client.release(mirror)
     since = _since(pane, records, running, state)
