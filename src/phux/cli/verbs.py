@@ -296,6 +296,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
     with reporting("ls", as_json):
         deadline = deadline_after(timeout)
         with open_client(socket) as client:
+            local = client.host is None
             if with_panes:
                 found, panes = client.ls_panes(deadline=deadline)
             else:
@@ -304,7 +305,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
     if as_json:
         from phux.client.models import SessionList
 
-        write_out(to_json(SessionList.from_infos(sessions, panes)) + "\n")
+        write_out(to_json(SessionList.from_infos(sessions, panes, local=local)) + "\n")
     elif sessions:
         write_out(session_lines(sessions))
         if panes is not None:
@@ -312,7 +313,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
 
             for session in sessions:
                 for pane in panes.get(session.name, []):
-                    row = PaneSummary.of(pane)
+                    row = PaneSummary.of(pane, local=local)
                     tags = ",".join(row.tags) or "-"
                     write_out(
                         f"  {session.name}:{row.window}.{row.index}\t{row.id}\t"

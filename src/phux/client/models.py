@@ -60,7 +60,9 @@ class PaneSummary(msgspec.Struct, kw_only=True):
     and tty modes alone here (``phux snapshot`` adds its replay of the marks)."""
 
     @classmethod
-    def of(cls, pane: Pane) -> PaneSummary:
+    def of(cls, pane: Pane, *, local: bool = True) -> PaneSummary:
+        """``local``: the server runs on this machine (its pids are this /proc's); for a
+        server reached over ssh ``cwd`` is null, never a local process's."""
         from phux.client.pane_state import project
 
         fg = pane.foreground
@@ -73,7 +75,7 @@ class PaneSummary(msgspec.Struct, kw_only=True):
             rows=pane.rows,
             tags=list(pane.tags),
             title=None,
-            cwd=_proc_cwd(fg.pgrp if fg is not None else None, pane.pid),
+            cwd=_proc_cwd(fg.pgrp if fg is not None else None, pane.pid) if local else None,
             program=(fg.name or None) if fg is not None else None,
             state=project(pane, None)[1],  # type: ignore[arg-type]
         )
@@ -121,13 +123,13 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     """The session's panes (as ``phux ls --json --panes`` lists them)."""
 
     @classmethod
-    def of(cls, session: Session, panes: Iterable[Pane] = ()) -> SessionInfo:
+    def of(cls, session: Session, panes: Iterable[Pane] = (), *, local: bool = True) -> SessionInfo:
         return cls(
             name=session.name,
             window_count=session.window_count,
             attached_client_count=session.attached_client_count,
             exited=session.exited,
-            panes=[PaneSummary.of(p) for p in panes],
+            panes=[PaneSummary.of(p, local=local) for p in panes],
         )
 
 
@@ -139,9 +141,14 @@ class SessionList(msgspec.Struct, kw_only=True):
 
     @classmethod
     def from_infos(
-        cls, infos: Iterable[Session], panes: dict[str, list[Pane]] | None = None
+        cls,
+        infos: Iterable[Session],
+        panes: dict[str, list[Pane]] | None = None,
+        *,
+        local: bool = True,
     ) -> SessionList:
-        """``panes`` (session name -> its panes) adds each session's ``panes`` list."""
+        """``panes`` (session name -> its panes) adds each session's ``panes`` list;
+        ``local`` as in :meth:`PaneSummary.of`."""
         rows = [
             SessionSummary(
                 name=info.name,
@@ -150,7 +157,7 @@ class SessionList(msgspec.Struct, kw_only=True):
                 exited=info.exited,
                 panes=msgspec.UNSET
                 if panes is None
-                else [PaneSummary.of(p) for p in panes.get(info.name, [])],
+                else [PaneSummary.of(p, local=local) for p in panes.get(info.name, [])],
             )
             for info in infos
         ]

@@ -511,7 +511,10 @@ class PhuxTools(NotesTools):
             infos, panes = client.ls_panes(deadline=Deadline.after(CALL_DEADLINE))
             rows = sorted(infos, key=lambda info: info.name)
             return SessionInfoList(
-                sessions=[SessionInfo.of(info, panes.get(info.name, [])) for info in rows]
+                sessions=[
+                    SessionInfo.of(info, panes.get(info.name, []), local=client.host is None)
+                    for info in rows
+                ]
             )
 
         return self._invoke(LsArgs, arguments, work, retry_stale=True)
