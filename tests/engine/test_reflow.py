@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -86,14 +87,22 @@ def test_absolute_rows_never_go_back() -> None:
     assert t.scrolled_off > scrolled
 
 
-def test_the_oldest_row_held_keeps_its_soft_wrap() -> None:
+@pytest.mark.parametrize("flood", [False, True])
+def test_the_oldest_row_held_keeps_its_soft_wrap(flood: bool) -> None:
     # The row it continued left the history: it still continues it (a caller that
     # drains the history, as run does, joins across the drains with the flag).
-    t = Terminal(10, 2, history=2)
-    t.feed(b"a" * 10 + b"b" * 10 + b"c" * 10 + b"d" * 5 + b"\r\n")
+    # (A flood's rows are built from text: they are cut as text.)
+    t = Terminal(10, 1, history=2)
+    t.feed(b"".join(b"%02d%s\r\n" % (i, b"b" * 23) for i in range(60 if flood else 1)))
     assert t.screen.history_wrapped() == [True, True]
-    t.resize(5, 2)
-    assert t.screen.history_wrapped()[0] is True
+    assert all(type(line) is _LazyLine for line in t.screen.scrollback) is flood
+    if not flood:  # (rows of cells: the cell by cell path)
+        for line in t.screen.scrollback:
+            dict(line)
+            line.__class__ = Line
+    t.resize(20, 1)
+    assert t.screen.history_wrapped() == [True]
+    assert t.screen.history_rows() == ["b" * 15 + " " * 5]
 
 
 def test_no_cell_is_left_past_the_new_width() -> None:

@@ -85,7 +85,7 @@ CASES: dict[str, Steps] = {
     "full_hard_lines": [b"a" * COLS + b"\r\n" + b"b" * COLS + b"\r\n", (80, ROWS)],
     "cursor_mid_wrapped_line": [_LONG + b"\x1b[50D", (30, ROWS)],
     "cursor_mid_wrapped_line_widen": [_LONG + b"\x1b[50D", (55, ROWS)],
-    "cursor_at_pending_wrap": [b"z" * COLS, (20, ROWS)],
+    "cursor_at_pending_wrap": [b"z" * COLS, (20, ROWS), b"Q"],
     "cursor_at_pending_wrap_widen": [b"z" * (2 * COLS), (60, ROWS)],
     "wide_at_the_cut": [_WIDE + b"\r\n", (15, ROWS)],
     "wide_at_the_cut_odd": [b"x" + _WIDE + _WIDE + b"\r\n", (9, ROWS), (COLS, ROWS)],
@@ -93,10 +93,18 @@ CASES: dict[str, Steps] = {
     "shell_prompt": [_PROMPT, (30, ROWS)],
     "shell_prompt_widen": [b"out\r\n" + _PROMPT, (30, ROWS), (75, ROWS)],
     "bare_prompt": [b"done\r\n$ ", (20, ROWS), (50, ROWS)],
+    # The blank after the prompt is carried (the cursor is past it): a row of its own.
+    "prompt_space_at_the_cut": [b"y" * 59 + b"$ ", (20, ROWS)],
     # Erased rows (EL, as grep and gcc print after colours) carry no trailing blanks.
     "erased_rows": [b"\x1b[31mred\x1b[0m\x1b[K\r\nplain\x1b[K\r\n" * 3, (10, ROWS)],
     "styled_wrapped": [b"\x1b[1;32m" + _LONG + b"\x1b[0m\r\n", (33, ROWS)],
     "below_blank_rows": [b"top\r\n" + _LONG + b"\x1b[3;1H", (20, ROWS)],
+    # The cursor's row goes into the history: tmux homes the cursor.
+    "cursor_row_pushed_into_history": [_LONG * 3 + b"\x1b[1;5H", (15, ROWS)],
+    "height_and_width": [_WORDS, (23, ROWS - 3)],
+    # DECSC on the main screen: the saved position is a place on the screen, not in
+    # the text (tmux does not move it).
+    "decsc_then_reflow": [_LONG + b"\r\nabc\x1b[2;5H\x1b7\x1b[6;1H", (25, ROWS), b"\x1b8X"],
     "alternate_untouched": [
         _LONG + b"\r\nmain\x1b[?1049h\x1b[H" + b"alt " * 9,
         (25, ROWS),

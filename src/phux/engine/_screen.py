@@ -1700,8 +1700,8 @@ class EngineScreen(pyte.Screen):
 
     def _reflow(self, lines: int, columns: int) -> None:
         """The main screen and its history reflowed from ``self.columns`` to ``columns``
-        (``lines`` rows): soft-wrapped rows joined, cut again; the cursor, the main
-        screen's saved cursor and the shell's marks keep their place in the text."""
+        (``lines`` rows): soft-wrapped rows joined, cut again; the cursor and the
+        shell's marks keep their place in the text."""
         from phux.engine._reflow import reflow  # (only a width change needs it)
 
         cols = self.columns
@@ -1711,17 +1711,17 @@ class EngineScreen(pyte.Screen):
         h = len(history)
         rows: list[Line | None] = [*history, *(main.get(y) for y in range(lines))]
         first = self.scrolled_off - h  # the absolute number of rows[0]
-        saved = self.saved_cursors.get(False)
         # The cursor of the main screen: the live one, or (on the alternate screen)
-        # the one the main screen gets back when it returns.
-        cursor = saved.cursor if self.alternate and saved is not None else None
-        if not self.alternate:
-            cursor = self.cursor
+        # the saved one the main screen gets back when it returns (tmux reflows it
+        # then). A position saved by DECSC on the main screen is a place on the
+        # screen and stays put, as in tmux.
+        cursor: PyteCursor | None = self.cursor
+        if self.alternate:
+            saved = self.saved_cursors.get(False)
+            cursor = saved.cursor if saved is not None else None
         points: list[tuple[int, int]] = []
         if cursor is not None:
             points.append((h + cursor.y, cursor.x))
-        if saved is not None and saved.cursor is not cursor:
-            points.append((h + saved.cursor.y, saved.cursor.x))
         marks = self.shell.positions()
         held = [(r - first, c) for r, c in marks if 0 <= r - first < len(rows)]
         points.extend(held)
@@ -1755,11 +1755,8 @@ class EngineScreen(pyte.Screen):
                 self._pending = x >= columns and mo.DECAWM in self.mode and not self.alternate
             else:  # (its row went into the history: tmux homes it)
                 cursor.y = cursor.x = 0
-        if saved is not None and saved.cursor is not cursor:
-            r, x = next(it)
-            saved.cursor.y, saved.cursor.x = max(0, r - new_h), min(x, columns - 1)
-        elif cursor is not None and self.alternate:
-            cursor.x = min(cursor.x, columns - 1)  # (DECRC puts it inside the screen)
+            if self.alternate:
+                cursor.x = min(cursor.x, columns - 1)  # (DECRC puts it inside the screen)
         table = {old: (new_first + r, x) for old, (r, x) in zip(held, it, strict=True)}
 
         def place(row: int, col: int) -> tuple[int, int]:
