@@ -27,9 +27,10 @@ reading their cells.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from phux.engine._screen import (
+    _FROM_0,
     BLANK,
     BLANK_REVERSE,
     Cell,
@@ -66,9 +67,16 @@ def _used(line: Line | None, cols: int, keep: int) -> int:
     if not line:
         return min(keep, cols)
     kind = line.__class__
+    if kind is _TextLine or kind is _LazyLine:
+        text = line.text
+        x = len(text)
+        if x <= cols and keep <= x and text[-1:] != " ":  # (most rows: no blank at the end)
+            return x
+        x = min(x, cols)
+    else:
+        x = cols
     default = line.default
     get = line.get
-    x = min(len(line.text), cols) if kind is _TextLine or kind is _LazyLine else cols
     while x > keep and _is_blank(get(x - 1), default):
         x -= 1
     return max(x, min(keep, cols))
@@ -174,8 +182,9 @@ def _join_and_cut(
         if not line:
             seq.extend([None] * width)
         else:
-            seq.extend(map(line.get, range(width)))
+            seq.extend(map(line.get, range(width)))  # (C loops: no Python call per cell)
     length = len(seq)
+    gaps = None in seq  # (cells never written: kept unwritten)
     starts = _starts(seq, length, new_cols)
     base = len(out)
     pad = _PAD_REVERSE if default is BLANK_REVERSE else _PAD
@@ -184,13 +193,17 @@ def _join_and_cut(
         line = _new_row(Line)
         if default is not BLANK:
             line.default = default
-        line.update((x, cell) for x, cell in enumerate(seq[s:e]) if cell is not None)
+        if gaps:
+            line.update((x, cell) for x, cell in enumerate(seq[s:e]) if cell is not None)
+        else:
+            line.update(zip(range(e - s), cast("list[Cell]", seq[s:e]), strict=True))
         if e - s < new_cols and t + 1 < len(starts):
             line[new_cols - 1] = pad  # a wide character went on to the next row
         if t or wrapped_first:
             line.wrapped = True
         out.append(line)
-    _map_points(bases, i, j, starts, base, new_cols, points, at_row, mapped)
+    if at_row:
+        _map_points(bases, i, j, starts, base, new_cols, points, at_row, mapped)
 
 
 def _starts(seq: Sequence[Cell | None], length: int, new_cols: int) -> list[int]:
@@ -277,10 +290,9 @@ def _cut_text(
     offset = 0
     for r, piece in zip(range(i, j), texts, strict=True):
         bases.append(offset)
-        line = rows[r]
-        assert line is not None and line.runs is not None
-        _, row_starts, row_pens = line.runs
-        for start, pen in zip(row_starts, row_pens, strict=True):
+        runs = rows[r].runs  # type: ignore[union-attr]
+        assert runs is not None
+        for start, pen in zip(runs[1], runs[2], strict=True):
             if start >= len(piece):
                 break
             if not pens or pen[1:] != pens[-1][1:]:
@@ -288,15 +300,21 @@ def _cut_text(
                 pens.append(pen)
         offset += len(piece)
     text = "".join(texts)
-    length = len(text)
-    starts = list(range(0, max(length, 1), new_cols))
+    starts = list(range(0, len(text), new_cols)) or [0]
     base = len(out)
+    new = _new_row
+    one = (pens[0],) if len(pens) == 1 else None  # (one pen: every row's runs alike)
     for t, s in enumerate(starts):
         piece = text[s : s + new_cols]
-        line = _new_row(_LazyLine)
+        line = new(_LazyLine)
         if default is not BLANK:
             line.default = default
-        if piece:
+        if not piece:
+            line.__class__ = Line  # type: ignore[assignment]  # (an empty row is a plain one)
+        elif one is not None:
+            line.text = piece
+            line.runs = (len(piece), _FROM_0, one)
+        else:
             first = bisect_right(run_starts, s) - 1
             last = bisect_right(run_starts, s + len(piece) - 1)
             line.text = piece
@@ -305,9 +323,8 @@ def _cut_text(
                 (0, *(x - s for x in run_starts[first + 1 : last])),
                 tuple(pens[first:last]),
             )
-        else:
-            line.__class__ = Line  # type: ignore[assignment]  # (an empty row is a plain one)
         if t or wrapped_first:
             line.wrapped = True
         out.append(line)
-    _map_points(bases, i, j, starts, base, new_cols, points, at_row, mapped)
+    if at_row:
+        _map_points(bases, i, j, starts, base, new_cols, points, at_row, mapped)
