@@ -100,9 +100,22 @@ def test_the_oldest_row_held_keeps_its_soft_wrap(flood: bool) -> None:
         for line in t.screen.scrollback:
             dict(line)
             line.__class__ = Line
+            line.text, line.runs = "", None
     t.resize(20, 1)
     assert t.screen.history_wrapped() == [True]
     assert t.screen.history_rows() == ["b" * 15 + " " * 5]
+
+
+def test_a_drained_screen_keeps_the_soft_wrap_of_its_first_row() -> None:
+    # run drains the history as it goes: the screen's first row may continue a row
+    # drained already, and keeps saying so when a narrowing cuts it.
+    t = Terminal(10, 2, history=100)
+    t.feed(b"x\r\n" * 5 + b"a" * 10 + b"b" * 8 + b"\r\n")
+    t.drain_history()
+    assert t.screen.buffer[0].wrapped
+    t.resize(5, 2)
+    assert t.screen.history_wrapped() == [True]
+    assert t.screen.history_rows() == ["bbbbb"]
 
 
 def test_no_cell_is_left_past_the_new_width() -> None:
@@ -131,7 +144,10 @@ def test_a_flood_history_is_cut_as_text_without_reading_cells() -> None:
     # The rows a flood built from text (no cells) reflow into such rows again, with
     # the cells the cell by cell path makes from the same rows.
     data = b"".join(
-        b"%05d \x1b[3%dm%s\x1b[0m tail\r\n" % (i, i % 8, b"w" * (i % 90)) for i in range(1500)
+        b"%05d \x1b[3%dm%s\x1b[0m tail\r\n" % (i, i % 8, b"w" * (i % 90))
+        if i % 3
+        else b"\x1b[32m%05d one pen %s\x1b[0m\r\n" % (i, b"p" * (i % 120))
+        for i in range(1500)
     )
     fast = Terminal(100, 10, history=300)
     fast.feed(data)
@@ -141,6 +157,7 @@ def test_a_flood_history_is_cut_as_text_without_reading_cells() -> None:
         if line.__class__ is _LazyLine:
             dict(line)  # (fills it: a _TextLine)
         line.__class__ = Line
+        line.text, line.runs = "", None  # (as a _TextLine changed in place forgets them)
     assert any(line.__class__ is _LazyLine for line in fast.screen.scrollback)
     for cols in (37, 100, 150):
         fast.resize(cols, 10)

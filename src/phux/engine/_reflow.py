@@ -110,6 +110,7 @@ def reflow(
     for k, (r, _c) in enumerate(points):
         at_row.setdefault(r, []).append(k)
     keep_row, keep_x = keep if keep is not None else (-1, 0)
+    new = _new_row
     n = len(rows)
     i = 0
     while i < n:
@@ -126,6 +127,32 @@ def reflow(
                 for k in at_row.get(i, ()):
                     mapped[k] = (len(out), min(points[k][1], new_cols))
                 out.append(first)
+                i = j
+                continue
+            kind = first.__class__
+            runs = first.runs if kind is _TextLine or kind is _LazyLine else None  # type: ignore[union-attr]
+            if (
+                runs is not None
+                and len(runs[1]) == 1
+                and used == runs[0] == len(first.text)  # type: ignore[union-attr]
+                and i not in at_row
+            ):
+                # The commonest row that does not fit (plain output, a flood): text in
+                # one pen, cut into rows built from text, inline (no cell read or made).
+                text = first.text  # type: ignore[union-attr]
+                default = first.default  # type: ignore[union-attr]
+                pens = runs[2]
+                wrapped = first.wrapped  # type: ignore[union-attr]
+                for s in range(0, used, new_cols):
+                    piece = text[s : s + new_cols]
+                    line = new(_LazyLine)
+                    if default is not BLANK:
+                        line.default = default
+                    line.text = piece
+                    line.runs = (len(piece), _FROM_0, pens)
+                    if s or wrapped:
+                        line.wrapped = True
+                    out.append(line)
                 i = j
                 continue
         _join_and_cut(rows, i, j, cols, new_cols, keep_row, keep_x, points, at_row, mapped, out)
