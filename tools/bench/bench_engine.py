@@ -27,6 +27,10 @@ rate. Each flood also reads with the checkpoint the replica writes after every s
 (its work per feed, for the lag a replica keeps; no target of its own). Two floods are
 also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds;
 no target of their own either).
+Reflow on resize (issue 25, ``--resize`` alone): a 100-column pane holding 2000 rows of
+history (a replica's) of 100-column text narrowed, widened and joined, in CPU time, against
+drawing the same bytes into a fresh engine of the new width in the same run (what
+replaying the pane would cost; for text rows the bulk path makes that cheap).
 The PTY's rate depends on the machine's load (a busy machine's CPUs do not idle between
 the reader's and the writer's wake-ups, and it rises several times over while the engine
 gets less CPU): the floods print how busy other processes kept the CPUs; read the ratios
