@@ -76,11 +76,22 @@ def parse_detach_key(spec: str | None) -> DetachKey:
 
 
 class InputSplitter:
-    """Feed keyboard bytes; get back what to send and whether to detach."""
+    """Feed keyboard bytes; get back what to send and whether to detach.
 
-    def __init__(self, key: DetachKey) -> None:
+    ``commands``: keys that, after the prefix, are commands for attach (``[``,
+    copy mode): ``feed`` stops there and ``take_command`` gives the key and the
+    bytes typed after it."""
+
+    def __init__(self, key: DetachKey, commands: frozenset[int] = frozenset()) -> None:
         self.key = key
+        self.commands = frozenset(c for c in commands if c not in (key.key, key.prefix))
         self.pending = False  # the prefix was the last byte seen
+        self.command: tuple[int, bytes] | None = None
+
+    def take_command(self) -> tuple[int, bytes] | None:
+        """The command key the last ``feed`` stopped at, and the bytes after it."""
+        command, self.command = self.command, None
+        return command
 
     def feed(self, data: bytes) -> tuple[bytes, bool]:
         """(bytes for the program, detach?). Bytes after a detach are dropped."""
@@ -96,6 +107,9 @@ class InputSplitter:
             b = data[0]
             if b == self.key.key:
                 return b"", True
+            if b in self.commands:
+                self.command = (b, bytes(data[1:]))
+                return b"", False
             if b == prefix:
                 out.append(prefix)
             else:
@@ -113,6 +127,9 @@ class InputSplitter:
             b = data[j + 1]
             if b == self.key.key:
                 return bytes(out), True
+            if b in self.commands:
+                self.command = (b, bytes(data[j + 2 :]))
+                return bytes(out), False
             out.append(prefix)
             if b != prefix:
                 out.append(b)
