@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal
-from phux.engine._screen import Line, _LazyLine, _TextLine
+from phux.engine._reflow import reflow
+from phux.engine._screen import BLANK, Cell, Line, _LazyLine, _TextLine
 from phux.engine.checkpoint import write_checkpoint
 from replica.state import diff, engine_state
 
@@ -202,3 +203,51 @@ def test_the_bulk_path_and_drawing_every_byte_reflow_alike() -> None:
         assert _rows(fast) == _rows(slow)
         assert fast.screen.history_rows() == slow.screen.history_rows()
         assert fast.scrolled_off == slow.scrolled_off
+
+
+def _text_row(text: str, wrapped: bool = False, runs: int | None = None) -> Line:
+    """A row as a flood builds it: text in one pen (red), its runs known (for its
+    first ``runs`` characters, the rest blue: drawn on after it was built)."""
+    pen = Cell("x", fg="red")
+    line = Line.__new__(_TextLine)
+    known = len(text) if runs is None else runs
+    cells = [
+        (pen if x < known else Cell("x", fg="blue"))._replace(data=c) for x, c in enumerate(text)
+    ]
+    dict.update(line, enumerate(cells))  # (the text kept)
+    line.text = text
+    line.runs = (known, (0,), (pen,))
+    line.wrapped = wrapped
+    return line
+
+
+def _cells_row(line: Line) -> Line:
+    """The same row as a plain row of cells."""
+    plain = Line(BLANK)
+    plain.update(dict(line))
+    plain.wrapped = line.wrapped
+    return plain
+
+
+@pytest.mark.parametrize(
+    ("rows", "keep"),
+    [
+        # A row that wraps into the next without filling its width (its last
+        # cells never written): the gap is carried, not closed up.
+        ([_text_row("abcdef"), _text_row("ghij", wrapped=True)], None),
+        # The cursor past the end of its row's text: the blanks before it carried.
+        ([_text_row("abcdefghij"), _text_row("kl", wrapped=True)], (1, 6)),
+        # Runs that no longer cover the text (a row extended after it was built).
+        ([_text_row("abcdefghij", runs=5), _text_row("klmno", wrapped=True)], None),
+    ],
+)
+def test_rows_of_text_reflow_as_their_cells_do(rows: list[Line], keep: tuple[int, int]) -> None:
+    assert all(type(line) is _TextLine for line in rows)
+    cells = [_cells_row(line) for line in rows]
+    points = [keep] if keep else []
+    fast, fast_points = reflow(rows, 10, 4, points, keep)
+    slow, slow_points = reflow(cells, 10, 4, points, keep)
+    assert [(dict(r or {}), bool(r and r.wrapped)) for r in fast] == [
+        (dict(r or {}), bool(r and r.wrapped)) for r in slow
+    ]
+    assert fast_points == slow_points
