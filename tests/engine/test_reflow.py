@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phux.engine import Terminal
+from phux.engine import Terminal, _screen
 from phux.engine._reflow import reflow
 from phux.engine._screen import BLANK, Cell, Line, _LazyLine, _TextLine
 from phux.engine.checkpoint import write_checkpoint
@@ -251,3 +251,42 @@ def test_rows_of_text_reflow_as_their_cells_do(rows: list[Line], keep: tuple[int
         (dict(r or {}), bool(r and r.wrapped)) for r in slow
     ]
     assert fast_points == slow_points
+
+
+@pytest.mark.parametrize("rendered", [0, 3, 30])
+def test_a_taller_screen_takes_rows_back_from_the_history(
+    rendered: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The history's text is rendered lazily: whether its newest rows were rendered
+    # before (all, some, none), what the history says after is its rows.
+    t = Terminal(20, 4, history=100)
+    t.feed(b"".join(b"row %d\r\n" % i for i in range(30)))
+    t.feed(b"".join(b"new %d\r\n" % i for i in range(rendered)))
+    if rendered:
+        t.project(scrollback=0)  # (renders the history so far)
+    t.feed(b"".join(b"late %d\r\n" % i for i in range(2)))  # (not rendered yet)
+    scrolled, top = t.scrolled_off, t.screen.buffer[0]
+    t.resize(20, 9)
+    # The texts of the rows left in the history stay rendered: they are not all
+    # rendered again (cell by cell), only what never was (a row or two of cells).
+    renders: list[int] = []
+    render_line = _screen._render_line
+
+    def counted(*args: Any) -> str:
+        renders.append(1)
+        return render_line(*args)
+
+    monkeypatch.setattr(_screen, "_render_line", counted)
+    history = t.screen.history_rows()
+    monkeypatch.undo()
+    assert len(renders) <= 2
+    assert t.scrolled_off == scrolled - 5  # (rows keep their absolute numbers)
+    assert t.screen.buffer[5] is top
+    assert t.screen.cursor.y == 8
+    fresh = Terminal(20, 4, history=100)
+    fresh.feed(b"".join(b"row %d\r\n" % i for i in range(30)))
+    fresh.feed(b"".join(b"new %d\r\n" % i for i in range(rendered)))
+    fresh.feed(b"".join(b"late %d\r\n" % i for i in range(2)))
+    fresh.resize(20, 9)
+    assert history == fresh.screen.history_rows()
+    assert t.project(scrollback=0) == fresh.project(scrollback=0)

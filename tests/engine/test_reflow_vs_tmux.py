@@ -102,6 +102,15 @@ CASES: dict[str, Steps] = {
     # The cursor's row goes into the history: tmux homes the cursor.
     "cursor_row_pushed_into_history": [_LONG * 3 + b"\x1b[1;5H", (15, ROWS)],
     "height_and_width": [_WORDS, (23, ROWS - 3)],
+    # A taller screen takes history rows back (its top), the cursor moving with them.
+    "taller": [_WORDS, (COLS, ROWS + 4)],
+    "taller_and_narrower": [_WORDS, (27, ROWS + 5)],
+    "shorter_then_taller": [_WORDS + b"$ ", (COLS, 4), (COLS, ROWS + 2)],
+    "taller_on_the_alternate_screen": [
+        _WORDS + b"$ \x1b[?1049h" + b"alt",
+        (COLS, ROWS + 3),
+        b"\x1b[?1049l!",
+    ],
     # DECSC on the main screen: the saved position is a place on the screen, not in
     # the text (tmux does not move it).
     "decsc_then_reflow": [_LONG + b"\r\nabc\x1b[2;5H\x1b7\x1b[6;1H", (25, ROWS), b"\x1b8X"],

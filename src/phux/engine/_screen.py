@@ -564,7 +564,9 @@ class EngineScreen(pyte.Screen):
         # Rows that have left the top of the main screen (full-screen scrolls and
         # shrinking resizes), whether kept in history, dropped past its limit, or
         # never drawn at all (the bulk path): the absolute number of the viewport's
-        # first row. Only ever grows.
+        # first row. It goes back only when a taller screen takes history rows back
+        # (``_pull_history``: each row keeps its number); a reflow never reuses a
+        # number for another row (``_reflow``).
         self.scrolled_off = 0
         self.alternate = False
         self.main_buffer: defaultdict[int, Line] | None = None
@@ -1680,6 +1682,9 @@ class EngineScreen(pyte.Screen):
             for sp in self.saved_cursors.values():
                 sp.cursor.y = max(0, min(sp.cursor.y - excess, lines - 1))
             self.lines = lines
+        elif lines > self.lines and self.scrollback:
+            self._pull_history(lines - self.lines)
+            self.lines = lines
         if columns != self.columns:
             self._reflow(lines, columns)
             if self.alternate:
@@ -1697,6 +1702,34 @@ class EngineScreen(pyte.Screen):
         self.cursor.y = min(self.cursor.y, lines - 1)
 
     _pending = False  # (resize: the reflowed cursor waits to wrap at the new width)
+
+    def _pull_history(self, needed: int) -> None:
+        """A taller main screen takes back the newest history rows at its top (as tmux
+        does): the rows and the cursor move down, every row keeps its absolute number
+        (``scrolled_off`` goes back by as many). A position DECSC saved on the main
+        screen stays put; on the alternate screen the main screen's rows move (the
+        alternate screen's do not)."""
+        pulled = min(needed, len(self.scrollback))
+        buffer = self.main_buffer if self.alternate else self.buffer
+        assert buffer is not None
+        rows = {y + pulled: line for y, line in buffer.items() if y < self.lines}
+        buffer.clear()
+        for y in range(pulled - 1, -1, -1):
+            buffer[y] = self.scrollback.pop()
+        buffer.update(rows)
+        # The rendered texts of the rows taken back (the newest; those not rendered
+        # yet are the newest of all).
+        unrendered = min(self._unrendered, pulled)
+        self._unrendered -= unrendered
+        for _ in range(min(pulled - unrendered, len(self._scrollback_text))):
+            self._scrollback_text.pop()
+        self.scrolled_off -= pulled
+        if not self.alternate:
+            self.cursor.y += pulled
+        elif (saved := self.saved_cursors.get(False)) is not None:
+            # (the main screen's cursor, which it gets back: tmux pulls the rows when
+            # the alternate screen is left, with the cursor it gets back)
+            saved.cursor.y += pulled
 
     def _reflow(self, lines: int, columns: int) -> None:
         """The main screen and its history reflowed from ``self.columns`` to ``columns``
@@ -1730,8 +1763,8 @@ class EngineScreen(pyte.Screen):
         if len(new_rows) < lines:
             new_rows.extend([None] * (lines - len(new_rows)))
         new_h = len(new_rows) - lines
-        # Absolute row numbers only grow: when fewer rows are held, the first ones
-        # count as gone (``shell.first_row`` moves down by as many).
+        # No absolute row number names another row later: when fewer rows are held,
+        # the first ones count as gone (``shell.first_row`` moves down by as many).
         gone = max(0, h - new_h)
         new_first = first + gone
         self.scrolled_off = new_first + new_h
