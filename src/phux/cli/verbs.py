@@ -985,7 +985,7 @@ def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | Non
 @click.argument("session", shell_complete=complete_session)
 @click.argument("new_name", metavar="NEW")
 def rename_cmd(timeout: float, socket: str | None, session: str, new_name: str) -> None:
-    """Rename the session SESSION to NEW."""
+    """Rename the session SESSION to NEW; its notes and its windows' follow the name."""
     with reporting("rename", False), open_client(socket) as client:
         client.rename(session, new_name, deadline=deadline_after(timeout))
 
