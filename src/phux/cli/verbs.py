@@ -1019,7 +1019,9 @@ def parse_size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[
 def resize_cmd(timeout: float, socket: str | None, target: str, size: tuple[int, int]) -> None:
     """Resize TARGET's terminal to SIZE, written COLSxROWS (e.g. 120x40).
 
-    The program gets SIGWINCH. An attached client may resize it back.
+    The program gets SIGWINCH. An attached client may resize it back. Lines
+    the program wrapped are wrapped again at the new width, in the scrollback
+    too (as tmux does); the alternate screen (vim, top) is not.
     """
     cols, rows = size
     with reporting("resize", False), open_client(socket) as client:
