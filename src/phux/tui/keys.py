@@ -118,3 +118,155 @@ class InputSplitter:
                 out.append(b)
             i = j + 2
         return bytes(out), False
+
+
+# ---------------------------------------------------------------- the prefix table
+
+PREFIX_TABLE: dict[bytes, str] = {
+    b"c": "new-window",
+    b"n": "next-window",
+    b"p": "previous-window",
+    b"%": "split-h",
+    b'"': "split-v",
+    b"o": "next-pane",
+    b"z": "zoom",
+    b"x": "kill-pane",
+    b",": "rename-window",
+    b"w": "tree",
+    b"?": "help",
+    b"\x1b[A": "pane-up",
+    b"\x1b[B": "pane-down",
+    b"\x1b[C": "pane-right",
+    b"\x1b[D": "pane-left",
+    b"\x1bOA": "pane-up",
+    b"\x1bOB": "pane-down",
+    b"\x1bOC": "pane-right",
+    b"\x1bOD": "pane-left",
+    **{str(i).encode(): f"select-window-{i}" for i in range(10)},
+}
+"""tmux's default keys after the prefix (the detach key, ``d`` unless configured,
+is added by ``KeyReader``): what ``phux attach`` does with them."""
+
+HELP: list[tuple[str, str]] = [
+    ("d", "detach (the session keeps running)"),
+    ("c", "new window"),
+    ("n / p", "next / previous window"),
+    ("0-9", "select window by index"),
+    ("%", "split the pane left/right"),
+    ('"', "split the pane top/bottom"),
+    ("o", "next pane"),
+    ("arrows", "select the pane in that direction"),
+    ("z", "zoom the active pane (again: unzoom)"),
+    ("x", "kill the active pane (asks y/n)"),
+    (",", "rename the window"),
+    ("w", "choose a session, window or pane (Enter)"),
+    ("?", "this list"),
+    ("prefix prefix", "send the prefix key itself"),
+]
+"""The key list ``?`` shows (the prefix's own label is put before each)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A key bound after the prefix (``name`` from PREFIX_TABLE, or ``detach``), or a
+    mouse report (``mouse``: button, column, row from 0, pressed)."""
+
+    name: str
+    mouse: tuple[int, int, int, bool] | None = None
+
+
+_MOUSE_START = b"\x1b[<"
+
+
+class KeyReader:
+    """Keyboard bytes -> bytes for the active pane and Commands, in order.
+
+    The prefix followed by a key of the table is that command; the prefix twice
+    sends one prefix; the prefix followed by anything else sends both (as the
+    detach key always did). ``mouse``: SGR mouse reports (``ESC [ < b ; x ; y M``,
+    which the multiplexer turns on) become Commands instead of input.
+    """
+
+    def __init__(self, key: DetachKey, *, mouse: bool = False) -> None:
+        self.key = key
+        self.mouse = mouse
+        self.table = dict(PREFIX_TABLE)
+        if key.prefix is not None:
+            self.table[bytes([key.key])] = "detach"
+        self.held = b""  # an incomplete prefix sequence or mouse report
+
+    def feed(self, data: bytes) -> list[bytes | Command]:
+        data = self.held + data
+        self.held = b""
+        out: list[bytes | Command] = []
+        plain = bytearray()
+        prefix = self.key.prefix
+        i = 0
+        n = len(data)
+        while i < n:
+            b = data[i]
+            if prefix is not None and b == prefix:
+                if i + 1 >= n:
+                    self.held = data[i:]
+                    break
+                nxt = data[i + 1]
+                if nxt == prefix:
+                    plain.append(prefix)
+                    i += 2
+                    continue
+                if nxt == 0x1B:
+                    seq = data[i + 1 : i + 4]
+                    if len(seq) < 3 and i + 1 + len(seq) >= n:
+                        self.held = data[i:]  # an arrow key cut by the read
+                        break
+                    name = self.table.get(bytes(seq))
+                    if name is not None:
+                        _flush(plain, out)
+                        out.append(Command(name))
+                        i += 4
+                        continue
+                name = self.table.get(bytes([nxt]))
+                if name is not None:
+                    _flush(plain, out)
+                    out.append(Command(name))
+                    i += 2
+                    continue
+                plain += data[i : i + 2]
+                i += 2
+                continue
+            if self.mouse and b == 0x1B and data.startswith(_MOUSE_START, i):
+                end = i + 3
+                while end < n and data[end] in b"0123456789;":
+                    end += 1
+                if end >= n:
+                    if n - i < 32:
+                        self.held = data[i:]
+                        break
+                    plain += data[i:]
+                    break
+                report = _mouse(data[i + 3 : end], data[end])
+                if report is not None:
+                    _flush(plain, out)
+                    out.append(Command("mouse", report))
+                    i = end + 1
+                    continue
+            plain.append(b)
+            i += 1
+        _flush(plain, out)
+        return out
+
+
+def _flush(plain: bytearray, out: list[bytes | Command]) -> None:
+    if plain:
+        out.append(bytes(plain))
+        plain.clear()
+
+
+def _mouse(params: bytes, final: int) -> tuple[int, int, int, bool] | None:
+    if final not in (ord("M"), ord("m")):
+        return None
+    parts = params.split(b";")
+    if len(parts) != 3 or not all(parts):
+        return None
+    button, x, y = (int(p) for p in parts)
+    return button, x - 1, y - 1, final == ord("M")

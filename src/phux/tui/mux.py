@@ -1,0 +1,1026 @@
+"""``phux attach`` as a multiplexer: a session's window with all its panes.
+
+Chosen when the window attached to has more than one pane, or when the
+person presses a multiplexer key (``C-b %``, ``C-b c``...) in the single-pane
+attach (``phux.tui.attach``, which stays what attach is for a person who
+never splits).
+
+Each pane of the current window is one subscription on the one connection:
+PRIMARY with the size of its place in the layout (so the person's window
+size, shared among the panes, becomes their sizes; agents' reads never
+resize), replayed into a ``phux.client.mirror.Mirror`` with its own engine.
+Nothing is passed through: every frame is composed from the mirrors
+(``phux.tui.compose``) and only the cells that changed are drawn, at most one
+frame per FRAME_INTERVAL, and only when something changed (the loop blocks
+in ``select`` while nothing does). The engines parse the programs' output,
+so terminal queries, clipboard writes and other strings never reach the
+person's terminal from a pane.
+
+The layout of each window is L3 metadata (``phux.layout.SESSION.WINDOW``,
+spec/L3.md §2, ``phux.tui.layout``), so a second person and a re-attach see
+the same one. A metadata subscription on ``phux.`` tells of panes and
+windows agents create, rename or kill: the session is listed again (at
+most every RELIST_INTERVAL) and the layouts reconciled with the panes that
+exist. The active pane of each window starts as the L3 active pane (greatest
+``phux.focus_ms``) and then moves only when the person moves it (an agent's
+``send-keys`` elsewhere does not take the person's keyboard with it); the
+person's moves write ``phux.focus_ms`` as every attached client does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from phux.client.errors import ServerError
+from phux.client.keys import is_interrupt
+from phux.client.mirror import Mirror
+from phux.client.pane_state import project_mirror
+from phux.tui import layout as lay
+from phux.tui.compose import RESET, Canvas, Damage, pane_rows
+from phux.tui.keys import HELP, Command, DetachKey, KeyReader
+from phux.tui.paint import PUSH_TITLE, Painter
+from phux.tui.status import PaneFacts, StatusLine, WindowTab, segments, state_text
+from phux.tui.term import MAX_INPUT, Outcome, describe_exit, now_ms, window_size, write_all
+from phux.wire.frames import (
+    BootstrapBegin,
+    BootstrapChunk,
+    BootstrapReady,
+    Detached,
+    Frame,
+    Input,
+    InputWritten,
+    Kill,
+    ListTerminals,
+    MetadataChanged,
+    MetaSet,
+    MetaSubscribe,
+    Output,
+    Resize,
+    Resized,
+    Role,
+    Subscribe,
+    TerminalClosed,
+    TerminalList,
+    TerminalState,
+    Tombstone,
+    Unsubscribe,
+)
+from phux.wire.handshake import MINOR_AUDIT
+
+if TYPE_CHECKING:
+    from phux.client import Client
+    from phux.client.connection import Connection
+    from phux.client.selectors import Pane
+
+FRAME_INTERVAL = 0.016
+"""At most one frame per this many seconds, however fast the panes print."""
+RELIST_INTERVAL = 0.05
+"""Metadata changes are gathered this long before the session is listed again."""
+SEND_TIMEOUT = 10.0
+CALL_TIMEOUT = 10.0
+HISTORY = 2000
+LAYOUT_PREFIX = "phux.layout."
+BORDER = "\x1b[0m"
+ACTIVE_BORDER = "\x1b[0;32m"
+MOUSE_ON = "\x1b[?1000h\x1b[?1006h"
+MOUSE_OFF = "\x1b[?1000l\x1b[?1006l"
+_RELIST_KEYS = frozenset(
+    {"phux.session", "phux.window", "phux.window_name", "phux.pane", "phux.slot"}
+)
+
+
+def layout_key(session: str, window: int) -> str:
+    """The global metadata key of a window's layout (spec/L3.md §2)."""
+    return f"{LAYOUT_PREFIX}{session}.{window}"
+
+
+@dataclass
+class View:
+    """One pane of the current window, subscribed."""
+
+    pane: Pane
+    mirror: Mirror
+    size: tuple[int, int] | None = None  # what we asked the server for
+    drawn: tuple[int, Any, int] | None = None  # (generation, rect, top) last composed
+    typed_by: str | None = None
+    ours: bytearray = field(default_factory=bytearray)  # our input not yet seen written
+
+
+@dataclass
+class Overlay:
+    kind: str  # "help" | "tree"
+    lines: list[str]
+    targets: list[tuple[str, int | None, int | None]] = field(default_factory=list)
+    selected: int = 0
+
+
+class Mux:
+    def __init__(
+        self,
+        client: Client,
+        conn: Connection,
+        key: DetachKey,
+        pane: Pane,
+        *,
+        out_fd: int,
+        size: tuple[int, int],
+    ) -> None:
+        self.client = client
+        self.conn = conn
+        self.key = key
+        self.reader = KeyReader(key, mouse=True)
+        self.out_fd = out_fd
+        self.win = size
+        self.session = pane.session or ""
+        self.window = pane.window or 0
+        self.panes: list[Pane] = []  # the session's, from the last listing
+        self.global_meta: dict[str, bytes] = {}
+        self.layouts: dict[int, lay.Node] = {}
+        self.active: dict[int, int] = {pane.window or 0: pane.terminal}  # window -> terminal
+        self.views: dict[int, View] = {}
+        self.dismissed: set[int] = set()  # panes the person killed: gone from the layout
+        self.zoomed = False
+        self.painter = Painter()
+        self.damage = Damage(*size)
+        self.out = bytearray()
+        self.acks: list[int] = []
+        self.dirty = True
+        self.relist_at: float | None = None
+        self.next_frame = 0.0
+        self.frames = 0
+        self.prompt: tuple[str, str, Callable[[str], None]] | None = None
+        self.confirm: tuple[str, Callable[[], None]] | None = None
+        self.message: str | None = None
+        self.message_until = 0.0
+        self.overlay: Overlay | None = None
+        self.outcome: Outcome | None = None
+        self.first: Command | None = None
+        """A key the single-pane attach handed over with (it runs first)."""
+        self.canvas = Canvas(*size)
+        self._borders: object = None
+        self._tail: str | None = None
+        self.input_events = conn.minor >= MINOR_AUDIT
+        self.last_takeover = 0.0
+        self.last_exit_seen: dict[int, Any] = {}
+        self.modes = ""
+
+    # ------------------------------------------------------------ requests
+
+    def _send(self, make: Callable[[int], Frame]) -> int:
+        from phux.client.deadline import Deadline
+
+        return self.conn.submit(make, Deadline.after(SEND_TIMEOUT))
+
+    def _call(self, make: Callable[[int], Frame]) -> Frame:
+        from phux.client.deadline import Deadline
+
+        return self.conn.call(make, Deadline.after(CALL_TIMEOUT))
+
+    def start(self) -> None:
+        self.acks.append(self._send(lambda r: MetaSubscribe(request_id=r, prefix="phux.")))
+        self.relist()
+
+    # ------------------------------------------------------------ the session
+
+    def relist(self) -> None:
+        """List the terminals again; reconcile windows, layouts and subscriptions."""
+        self.relist_at = None
+        reply = self._call(lambda r: ListTerminals(request_id=r))
+        assert isinstance(reply, TerminalList)
+        from phux.client.selectors import Pane
+
+        self.global_meta = {e.key: e.value for e in reply.global_metadata}
+        panes = [Pane.from_wire(info) for info in reply.terminals]
+        mine = [p for p in panes if p.session == self.session and p.terminal not in self.dismissed]
+        self.panes = sorted(mine, key=Pane.order_key)
+        if not any(p.alive for p in self.panes):
+            # The exit status of the pane the person was in, else of the last pane.
+            closed = [p for p in self.panes if p.exit is not None]
+            mine = [p for p in closed if p.terminal == self.active.get(self.window)]
+            what = describe_exit((mine or closed)[-1].exit) if closed else "exited"
+            self.finish("exited", f"[{self.session}: {what}]", 0)
+            return
+        for w in self.windows():
+            self._reconcile(w)
+        # Exited panes no layout holds (killed with x) are gone from the view.
+        self.panes = [
+            p
+            for p in self.panes
+            if p.alive or (p.pane or 0) in lay.panes(self.layouts.get(p.window or 0, -1))
+        ]
+        if self.window not in self.windows():
+            best = max(
+                (p for p in self.panes if p.alive),
+                key=lambda p: (p.focus_ms or -1, p.terminal),
+            )
+            self.window = best.window or 0
+        self._subscribe_window()
+        self.dirty = True
+
+    def windows(self) -> list[int]:
+        return sorted({p.window or 0 for p in self.panes})
+
+    def window_panes(self, window: int) -> list[Pane]:
+        return [p for p in self.panes if (p.window or 0) == window]
+
+    def area(self) -> lay.Rect:
+        cols, rows = self.win
+        return lay.Rect(0, 0, cols, max(rows - 1, 1))
+
+    def _reconcile(self, window: int) -> None:
+        panes = self.window_panes(window)
+        by_index = {p.pane or 0: p for p in panes}
+        stored_text = self.global_meta.get(layout_key(self.session, window))
+        stored = lay.parse(stored_text.decode("utf-8", "replace")) if stored_text else None
+        base = stored if stored is not None else self.layouts.get(window)
+        # An exited pane keeps its place (marked) until the server forgets it, but
+        # one no layout holds (killed with x) is not brought back.
+        placed = set(lay.panes(base)) if base is not None else set()
+        panes = [p for p in panes if p.alive or (p.pane or 0) in placed]
+        node = lay.reconcile(base, [p.pane or 0 for p in panes], self.area())
+        if node is None:
+            self.layouts.pop(window, None)
+            return
+        self.layouts[window] = node
+        active = self.active.get(window)
+        if active is None or active not in {p.terminal for p in panes}:
+            live = [p for p in panes if p.alive] or panes
+            pick = max(live, key=lambda p: (p.focus_ms or -1, -(p.pane or 0)))
+            self.active[window] = pick.terminal
+        if by_index and (stored is None or stored != node) and len(panes) > 1:
+            self._store_layout(window, node)
+
+    def _store_layout(self, window: int, node: lay.Node) -> None:
+        text = lay.format_layout(node).encode()
+        key = layout_key(self.session, window)
+        if self.global_meta.get(key) == text:
+            return
+        self.global_meta[key] = text
+        self.acks.append(self._send(lambda r: MetaSet(request_id=r, key=key, value=text)))
+
+    def geometry(self) -> dict[int, lay.Rect]:
+        """Terminal id -> its rect, for the visible panes of the current window."""
+        node = self.layouts.get(self.window)
+        if node is None:
+            return {}
+        by_index = {p.pane or 0: p.terminal for p in self.window_panes(self.window)}
+        area = self.area()
+        active = self.active.get(self.window)
+        if self.zoomed and active is not None:
+            return {active: area}
+        geo = lay.geometry(node, area)
+        return {by_index[i]: r for i, r in geo.items() if i in by_index}
+
+    def _subscribe_window(self) -> None:
+        want = {p.terminal: p for p in self.window_panes(self.window)}
+        for tid in list(self.views):
+            if tid not in want:
+                self._unsubscribe(tid)
+        geo = self.geometry()
+        for tid, pane in want.items():
+            view = self.views.get(tid)
+            if view is not None:
+                view.pane = pane
+                continue
+            mirror = Mirror(tid, history=HISTORY)
+            from phux.signed_marks import pane_key, pane_shell
+
+            mirror.mark_key = pane_key(pane.metadata)
+            if pane_shell(pane.metadata) == "sh":
+                mirror.shell_pid = pane.pid
+                mirror.listed_foreground = pane.foreground
+            view = View(pane, mirror)
+            self.views[tid] = view
+            rect = geo.get(tid)
+            if pane.alive and rect is not None:
+                view.size = (max(rect.w, 1), max(rect.h, 1))
+            mirror.request_id = self._send(_subscribe(tid, view.size, self.input_events))
+        self.resize_panes()
+
+    def _unsubscribe(self, tid: int) -> None:
+        self.views.pop(tid, None)
+        self.acks.append(self._send(lambda r: Unsubscribe(request_id=r, terminal=tid)))
+
+    def resize_panes(self, *, force: bool = False) -> None:
+        """Ask for each visible live pane's size to be its place's size."""
+        for tid, rect in self.geometry().items():
+            view = self.views.get(tid)
+            if view is None or not view.mirror.alive:
+                continue
+            size = (max(rect.w, 1), max(rect.h, 1))
+            if view.size == size and not force:
+                continue
+            view.size = size
+            self.acks.append(self._send(_resize(tid, size)))
+
+    # ------------------------------------------------------------ frames
+
+    def handle(self, frame: Frame) -> None:
+        if isinstance(frame, Detached):
+            self.finish("server_gone", "[server went away]", 1)
+            return
+        if isinstance(frame, MetadataChanged):
+            if frame.key in _RELIST_KEYS or (
+                frame.terminal is None and frame.key.startswith(LAYOUT_PREFIX)
+            ):
+                if frame.terminal is None and frame.value is not None:
+                    self.global_meta[frame.key] = frame.value
+                if self.relist_at is None:
+                    self.relist_at = time.monotonic() + RELIST_INTERVAL
+            return
+        tid = getattr(frame, "terminal", None)
+        view = self.views.get(tid) if isinstance(tid, int) else None
+        if view is None:
+            return
+        if isinstance(frame, InputWritten):
+            if frame.reply:
+                return
+            if view.ours[: len(frame.data)] == frame.data:
+                del view.ours[: len(frame.data)]
+                who = "you"
+            else:
+                who = "agent"
+            if who != view.typed_by:
+                view.typed_by = who
+                self.dirty = True
+            return
+        if isinstance(
+            frame,
+            (
+                Output,
+                BootstrapBegin,
+                BootstrapChunk,
+                BootstrapReady,
+                Resized,
+                TerminalClosed,
+                TerminalState,
+                Tombstone,
+            ),
+        ):
+            view.mirror.handle(frame)
+            self.dirty = True
+            if isinstance(frame, TerminalClosed) and self.relist_at is None:
+                self.relist_at = time.monotonic() + RELIST_INTERVAL
+
+    def collect_acks(self) -> None:
+        for view in self.views.values():
+            mirror = view.mirror
+            if mirror.state == Mirror.SUBSCRIBING and mirror.request_id:
+                try:
+                    self.conn.take_reply(mirror.request_id)
+                except ServerError:
+                    # The pane ended before we subscribed: the listing tells.
+                    mirror.request_id = 0
+                    if self.relist_at is None:
+                        self.relist_at = time.monotonic() + RELIST_INTERVAL
+        left = []
+        for rid in self.acks:
+            try:
+                if self.conn.take_reply(rid) is None:
+                    left.append(rid)
+            except ServerError:
+                pass  # a pane ended under the request: the listing tells
+        self.acks = left
+
+    def finish(self, reason: str, message: str, code: int) -> None:
+        if self.outcome is None:
+            self.outcome = Outcome(reason, message, code)
+
+    @property
+    def name(self) -> str:
+        return self.session
+
+    def begin(self) -> None:
+        # The alternate screen: leaving puts back what the person's terminal showed.
+        self.out += ("\x1b[?1049h" + PUSH_TITLE + MOUSE_ON).encode()
+
+    def run(self, in_fd: int, wake_r: int, pending: dict[str, bool], raw: Any) -> None:
+        run_loop(self, in_fd, wake_r, pending, raw)
+
+    def leave_bytes(self) -> bytes:
+        return (MOUSE_OFF + self.painter.leave(user_alt=True)).encode()
+
+    # ------------------------------------------------------------ input
+
+    def on_keys(self, data: bytes) -> None:
+        for item in self.reader.feed(data):
+            if isinstance(item, bytes):
+                self._typed(item)
+            else:
+                self.command(item)
+
+    def _typed(self, data: bytes) -> None:
+        if self.confirm is not None:
+            _question, action = self.confirm
+            self.confirm = None
+            if data[:1] in (b"y", b"Y"):
+                action()
+            self.dirty = True
+            return
+        if self.prompt is not None:
+            self._prompt_keys(data)
+            return
+        if self.overlay is not None:
+            self._overlay_keys(data)
+            return
+        view = self.active_view()
+        if view is None or not view.mirror.alive:
+            return
+        now = time.monotonic()
+        # Another person's size: typing takes it back (tmux's window-size latest).
+        theirs = view.size is not None and (view.mirror.cols, view.mirror.rows) != view.size
+        if theirs and now - self.last_takeover > 0.5:
+            self.last_takeover = now
+            self.resize_panes(force=True)
+        tid = view.pane.terminal
+        urgent = is_interrupt(data)
+        if self.input_events:
+            view.ours += data
+            if len(view.ours) > 65536:
+                del view.ours[:-65536]
+        self.acks.append(
+            self._send(lambda r: Input(request_id=r, terminal=tid, data=data, urgent=urgent))
+        )
+
+    def active_view(self) -> View | None:
+        tid = self.active.get(self.window)
+        return None if tid is None else self.views.get(tid)
+
+    def select_pane(self, tid: int | None) -> None:
+        if tid is None or tid == self.active.get(self.window):
+            return
+        self.active[self.window] = tid
+        self._focus(tid)
+        self.dirty = True
+
+    def _focus(self, tid: int) -> None:
+        pane = next((p for p in self.panes if p.terminal == tid), None)
+        if pane is None or not pane.alive:
+            return
+        value = str(now_ms()).encode()
+        self.acks.append(
+            self._send(
+                lambda r: MetaSet(request_id=r, key="phux.focus_ms", value=value, terminal=tid)
+            )
+        )
+
+    def select_window(self, window: int) -> None:
+        if window == self.window or window not in self.windows():
+            return
+        self.window = window
+        self.zoomed = False
+        self._subscribe_window()
+        tid = self.active.get(window)
+        if tid is not None:
+            self._focus(tid)
+        self.damage.invalidate()
+        self.dirty = True
+
+    def command(self, cmd: Command) -> None:
+        self.dirty = True
+        if cmd.name == "mouse":
+            self._mouse(cmd)
+            return
+        self.confirm = None
+        self.prompt = None
+        self.overlay = None
+        name = cmd.name
+        if name == "detach":
+            self.finish(
+                "detached",
+                f"[detached from {self.session}; reattach with: phux attach {self.session}]",
+                0,
+            )
+        elif name in ("split-h", "split-v"):
+            self._split("h" if name == "split-h" else "v")
+        elif name == "new-window":
+            self._new_window()
+        elif name in ("next-window", "previous-window"):
+            wins = self.windows()
+            if self.window in wins:
+                step = 1 if name == "next-window" else -1
+                self.select_window(wins[(wins.index(self.window) + step) % len(wins)])
+        elif name.startswith("select-window-"):
+            self.select_window(int(name.rsplit("-", 1)[1]))
+        elif name == "next-pane":
+            node = self.layouts.get(self.window)
+            if node is not None:
+                by_index = {p.pane or 0: p.terminal for p in self.window_panes(self.window)}
+                order = [by_index[i] for i in lay.panes(node) if i in by_index]
+                self.zoomed = False
+                self.select_pane(lay.next_pane(order, self.active.get(self.window, -1)))
+                self.resize_panes()
+        elif name.startswith("pane-"):
+            was = self.zoomed
+            self.zoomed = False
+            tid = self.active.get(self.window)
+            if tid is not None:
+                self.select_pane(lay.neighbour(self.geometry(), tid, name[5:]))
+            if was:
+                self.resize_panes()
+        elif name == "zoom":
+            if len(self.window_panes(self.window)) > 1 or self.zoomed:
+                self.zoomed = not self.zoomed
+                self.resize_panes()
+        elif name == "kill-pane":
+            view = self.active_view()
+            if view is not None:
+                tid = view.pane.terminal
+                self.confirm = (f"kill-pane {view.pane.id}? (y/n)", lambda: self._kill(tid))
+        elif name == "rename-window":
+            current = next(
+                (p.window_name for p in self.window_panes(self.window) if p.window_name), ""
+            )
+            self.prompt = ("(rename-window) ", current or "", self._rename)
+        elif name == "help":
+            self._help()
+        elif name == "tree":
+            self._tree()
+
+    def _mouse(self, cmd: Command) -> None:
+        assert cmd.mouse is not None
+        button, x, y, pressed = cmd.mouse
+        if not pressed or button & 64:  # releases and the wheel (copy mode: not yet)
+            return
+        if button & 3 == 0:
+            tid = lay.pane_at(self.geometry(), x, y)
+            if tid is not None:
+                self.select_pane(tid)
+
+    def _say(self, text: str) -> None:
+        self.message = text
+        self.message_until = time.monotonic() + 3.0
+        self.dirty = True
+
+    def _split(self, kind: str) -> None:
+        from phux.client.deadline import Deadline
+
+        view = self.active_view()
+        if view is None or not view.pane.alive:
+            return
+        try:
+            made = self.client.split(
+                view.pane.id, select=True, deadline=Deadline.after(CALL_TIMEOUT)
+            )
+        except ServerError as exc:
+            self._say(f"split failed: {exc.message}")
+            return
+        node = self.layouts.get(self.window, view.pane.pane or 0)
+        node = lay.split(node, view.pane.pane or 0, made.pane, kind)
+        self.layouts[self.window] = node
+        self.zoomed = False
+        self._store_layout(self.window, node)
+        self.active[self.window] = made.terminal_id
+        self.relist()
+
+    def _new_window(self) -> None:
+        from phux.client.deadline import Deadline
+
+        try:
+            made = self.client.new_window(
+                self.session, select=True, deadline=Deadline.after(CALL_TIMEOUT)
+            )
+        except ServerError as exc:
+            self._say(f"new-window failed: {exc.message}")
+            return
+        self.active[made.window] = made.terminal_id
+        self.relist()
+        self.select_window(made.window)
+
+    def _kill(self, tid: int) -> None:
+        self.dismissed.add(tid)
+        self.acks.append(self._send(lambda r: Kill(request_id=r, terminals=[tid])))
+        node = self.layouts.get(self.window)
+        pane = next((p for p in self.panes if p.terminal == tid), None)
+        if node is not None and pane is not None:
+            rest = lay.remove(node, pane.pane or 0)
+            if rest is not None:
+                self.layouts[self.window] = rest
+                self._store_layout(self.window, rest)
+        self.active.pop(self.window, None)
+        self.zoomed = False
+        self.relist()
+        now_active = self.active.get(self.window)
+        if now_active is not None:
+            self._focus(now_active)  # the session's active pane moves on, as in tmux
+
+    def _rename(self, name: str) -> None:
+        if (
+            not name
+            or name.isdigit()
+            or any(c in name for c in ":.,")
+            or any(c.isspace() for c in name)
+        ):
+            self._say(f"invalid window name {name!r}: non-numeric, no `:` `.` `,` or spaces")
+            return
+        value = name.encode()
+        for p in self.window_panes(self.window):
+            if p.alive:
+                self.acks.append(self._send(_meta_set("phux.window_name", value, p.terminal)))
+
+    def _prompt_keys(self, data: bytes) -> None:
+        assert self.prompt is not None
+        label, text, done = self.prompt
+        self.dirty = True
+        for ch in data.decode("utf-8", "replace"):
+            if ch in "\r\n":
+                self.prompt = None
+                done(text)
+                return
+            if ch == "\x1b" or ch == "\x03":
+                self.prompt = None
+                return
+            if ch in "\x7f\x08":
+                text = text[:-1]
+            elif ch == "\x15":
+                text = ""
+            elif ch.isprintable():
+                text += ch
+        self.prompt = (label, text, done)
+
+    # ------------------------------------------------------------ overlays
+
+    def _help(self) -> None:
+        prefix = self.key.label.split()[0] if self.key.prefix is not None else "(no prefix)"
+        lines = [f"keys, after the prefix {prefix}:", ""]
+        lines += [f"  {k:<14} {what}" for k, what in HELP]
+        lines += ["", "(any key closes this list)"]
+        self.overlay = Overlay("help", lines)
+
+    def _tree(self) -> None:
+        from phux.client.selectors import Pane
+
+        reply = self._call(lambda r: ListTerminals(request_id=r))
+        assert isinstance(reply, TerminalList)
+        panes = sorted(
+            (Pane.from_wire(i) for i in reply.terminals),
+            key=lambda p: (p.session or "", *p.order_key()),
+        )
+        lines: list[str] = []
+        targets: list[tuple[str, int | None, int | None]] = []
+        selected = 0
+        last: tuple[str, int] | None = None
+        seen_sessions: set[str] = set()
+        for p in panes:
+            if p.session is None or not p.alive:
+                continue
+            if p.session not in seen_sessions:
+                seen_sessions.add(p.session)
+                lines.append(f"{p.session}")
+                targets.append((p.session, None, None))
+            w = p.window or 0
+            if last != (p.session, w):
+                last = (p.session, w)
+                name = p.window_name or ""
+                lines.append(f"  {w}:{name}")
+                targets.append((p.session, w, None))
+            program = p.foreground.name if p.foreground is not None else ""
+            current = p.session == self.session and p.terminal == self.active.get(w)
+            if current and w == self.window:
+                selected = len(lines)
+            lines.append(f"    {p.id} {p.pane or 0}: {program}{' *' if current else ''}")
+            targets.append((p.session, w, p.terminal))
+        self.overlay = Overlay("tree", lines, targets, selected)
+
+    def _overlay_keys(self, data: bytes) -> None:
+        overlay = self.overlay
+        assert overlay is not None
+        self.dirty = True
+        if overlay.kind == "help":
+            self.overlay = None
+            return
+        for key in _key_tokens(data):
+            if key in (b"\x1b[A", b"\x1bOA", b"k"):
+                overlay.selected = max(0, overlay.selected - 1)
+            elif key in (b"\x1b[B", b"\x1bOB", b"j"):
+                overlay.selected = min(len(overlay.lines) - 1, overlay.selected + 1)
+            elif key in (b"\r", b"\n"):
+                self.overlay = None
+                self._switch(*overlay.targets[overlay.selected])
+                return
+            elif key in (b"q", b"\x1b", b"\x03"):
+                self.overlay = None
+                return
+
+    def _switch(self, session: str, window: int | None, terminal: int | None) -> None:
+        if session != self.session:
+            for tid in list(self.views):
+                self._unsubscribe(tid)
+            self.session = session
+            self.layouts.clear()
+            self.active.clear()
+            self.dismissed.clear()
+            self.zoomed = False
+            if window is None:
+                self.window = -1  # the session's active window (relist picks it)
+            else:
+                self.window = window
+            if terminal is not None and window is not None:
+                self.active[window] = terminal
+            self.damage.invalidate()
+            self.relist()
+            return
+        if window is not None:
+            self.select_window(window)
+        if terminal is not None:
+            self.select_pane(terminal)
+
+    # ------------------------------------------------------------ drawing
+
+    def on_resize(self, size: tuple[int, int]) -> None:
+        if size == self.win:
+            return
+        self.win = size
+        self.damage.invalidate()
+        for v in self.views.values():
+            v.drawn = None
+        self.resize_panes()
+        self.dirty = True
+
+    def render(self) -> None:
+        """Compose a frame and write only what changed."""
+        self.dirty = False
+        self.frames += 1
+        cols, rows = self.win
+        canvas = self.canvas
+        if (canvas.cols, canvas.rows) != (cols, rows):
+            canvas = self.canvas = Canvas(cols, rows)
+            for v in self.views.values():
+                v.drawn = None
+        geo = self.geometry()
+        node = self.layouts.get(self.window)
+        area = self.area()
+        active = self.active.get(self.window)
+        if self.zoomed or node is None:
+            lines: list[tuple[str, lay.Rect]] = []
+        else:
+            lines = lay.borders(node, area)
+        redraw_borders = self._borders != (lines, active, geo)
+        if redraw_borders:
+            self._borders = (lines, active, geo)
+            canvas.fill(area)
+            for v in self.views.values():
+                v.drawn = None
+            near = geo.get(active) if active is not None else None
+            for kind, r in lines:
+                for y in range(r.y, r.y + r.h):
+                    for x in range(r.x, r.x + r.w):
+                        lit = near is not None and (
+                            near.x - 1 <= x <= near.x + near.w
+                            and near.y - 1 <= y <= near.y + near.h
+                        )
+                        ch = "│" if kind == "|" else "─"
+                        canvas.cells[y][x] = (ch, ACTIVE_BORDER if lit else BORDER)
+        for tid, rect in geo.items():
+            view = self.views.get(tid)
+            if view is None:
+                continue
+            engine = view.mirror.engine
+            if engine is None:
+                continue
+            gen = engine.generation
+            key = (gen, rect, view.mirror.alive)
+            if view.drawn == key:
+                continue
+            view.drawn = key
+            pane_rows(engine, self.painter, rect, canvas)
+            if not view.mirror.alive:
+                facts = PaneFacts(state="exited", exit_code=_exit_code(view.mirror))
+                label = f" {state_text(facts)} "
+                canvas.text(
+                    rect.x + max(0, rect.w - len(label)), rect.y, label, "\x1b[0;30;43m", rect.w
+                )
+        if self.overlay is not None:
+            self._draw_overlay(canvas, area)
+            for v in self.views.values():
+                v.drawn = None
+            self._borders = None
+        self._draw_status(canvas)
+        tail = self._cursor_and_modes(geo)
+        data = self.damage.frame(canvas, tail if tail != self._tail else "")
+        self._tail = tail
+        if data:
+            self.out += data.encode()
+
+    def _draw_overlay(self, canvas: Canvas, area: lay.Rect) -> None:
+        overlay = self.overlay
+        assert overlay is not None
+        canvas.fill(area)
+        top = max(0, overlay.selected - area.h + 1) if overlay.kind == "tree" else 0
+        for i, line in enumerate(overlay.lines[top : top + area.h]):
+            style = "\x1b[0;7m" if overlay.kind == "tree" and i + top == overlay.selected else RESET
+            canvas.text(
+                0, area.y + i, line.ljust(area.w) if style != RESET else line, style, area.w
+            )
+
+    def _draw_status(self, canvas: Canvas) -> None:
+        cols, rows = self.win
+        y = rows - 1
+        if y <= 0:
+            return
+        now = time.monotonic()
+        if self.message is not None and now >= self.message_until:
+            self.message = None
+        message = None
+        if self.confirm is not None:
+            message = self.confirm[0]
+        elif self.prompt is not None:
+            message = self.prompt[0] + self.prompt[1]
+        elif self.message is not None:
+            message = self.message
+        line = StatusLine(self.session, self._tabs(), self._facts(), message)
+        canvas.fill(lay.Rect(0, y, cols, 1))
+        x = 0
+        for text, style in segments(line, cols):
+            x = canvas.text(x, y, text, style, cols - x)
+
+    def _tabs(self) -> list[WindowTab]:
+        tabs = []
+        for w in self.windows():
+            name = next((p.window_name for p in self.window_panes(w) if p.window_name), None)
+            if name is None:
+                first = self.window_panes(w)[0]
+                fg = first.foreground
+                name = fg.name if fg is not None and fg.name else "-"
+            tabs.append(WindowTab(w, name, active=w == self.window))
+        return tabs
+
+    def _facts(self) -> PaneFacts:
+        view = self.active_view()
+        if view is None:
+            return PaneFacts(zoomed=self.zoomed)
+        mirror = view.mirror
+        try:
+            program, state = project_mirror(view.pane, mirror)
+        except Exception:  # a mirror still bootstrapping
+            program, state = None, ""
+        running_s = None
+        last_exit = None
+        engine = mirror.engine if mirror.ready else None
+        if engine is not None:
+            commands = engine.commands
+            if commands:
+                last = commands[-1]
+                if last.end_row is None and last.started_ms is not None:
+                    running_s = max(0, int(time.time() - last.started_ms / 1000))
+                done = [c for c in commands if c.end_row is not None]
+                if done:
+                    last_exit = done[-1].exit_code
+        return PaneFacts(
+            program=program,
+            state=state,
+            running_s=running_s,
+            exit_code=_exit_code(mirror),
+            last_exit=last_exit,
+            typed_by=view.typed_by,
+            zoomed=self.zoomed,
+        )
+
+    def _cursor_and_modes(self, geo: dict[int, lay.Rect]) -> str:
+        """The cursor in the active pane, and the key modes of its program."""
+        view = self.active_view()
+        rect = geo.get(self.active.get(self.window, -1))
+        out = []
+        if self.prompt is not None:
+            cols, rows = self.win
+            x = min(len(self.prompt[0]) + len(self.prompt[1]), cols - 1)
+            return f"\x1b[{rows};{x + 1}H\x1b[?25h"
+        if view is None or rect is None or self.overlay is not None or self.confirm is not None:
+            return "\x1b[?25l"
+        engine = view.mirror.engine
+        if engine is None:
+            return "\x1b[?25l"
+        screen: Any = engine.screen
+        from phux.engine._pyte import modes as mo
+
+        top = max(0, min(screen.cursor.y - rect.h + 1, engine.rows - rect.h))
+        cx = min(screen.cursor.x, engine.cols - 1)
+        cy = screen.cursor.y - top
+        visible = mo.DECTCEM in screen.mode and 0 <= cx < rect.w and 0 <= cy < rect.h
+        out.append(f"\x1b[{rect.y + cy + 1};{rect.x + cx + 1}H")
+        out.append("\x1b[?1h" if (1 << 5) in screen.mode else "\x1b[?1l")
+        out.append("\x1b[?2004h" if (2004 << 5) in screen.mode else "\x1b[?2004l")
+        out.append("\x1b=" if screen.app_keypad else "\x1b>")
+        out.append("\x1b[?25h" if visible else "\x1b[?25l")
+        return "".join(out)
+
+    def flush(self) -> None:
+        if self.out:
+            data = bytes(self.out)
+            self.out.clear()
+            write_all(self.out_fd, data)
+
+
+def _key_tokens(data: bytes) -> list[bytes]:
+    """``data`` cut into keys: ``ESC [ x`` / ``ESC O x`` sequences, else single bytes."""
+    out = []
+    i = 0
+    while i < len(data):
+        if data[i] == 0x1B and i + 2 < len(data) and data[i + 1] in b"[O":
+            out.append(data[i : i + 3])
+            i += 3
+        else:
+            out.append(data[i : i + 1])
+            i += 1
+    return out
+
+
+def _subscribe(tid: int, size: tuple[int, int] | None, inp: bool) -> Callable[[int], Frame]:
+    """SUBSCRIBE as PRIMARY at ``size`` (the pane's place), or as a viewer (None)."""
+    if size is None:
+        return lambda r: Subscribe(request_id=r, terminal=tid, role=Role.VIEWER, input=inp)
+    cols, rows = size
+    return lambda r: Subscribe(
+        request_id=r, terminal=tid, role=Role.PRIMARY, cols=cols, rows=rows, input=inp
+    )
+
+
+def _resize(tid: int, size: tuple[int, int]) -> Callable[[int], Frame]:
+    cols, rows = size
+    return lambda r: Resize(request_id=r, terminal=tid, cols=cols, rows=rows)
+
+
+def _meta_set(key: str, value: bytes, tid: int | None) -> Callable[[int], Frame]:
+    return lambda r: MetaSet(request_id=r, key=key, value=value, terminal=tid)
+
+
+def _exit_code(mirror: Mirror) -> int | None:
+    from phux.wire.frames import Exited
+
+    status = mirror.exit
+    if isinstance(status, Exited):
+        return status.code
+    if status is not None:
+        return 128 + status.signal
+    return None
+
+
+def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: Any) -> None:
+    """The multiplexer's loop: input first, then frames, then at most one frame
+    per FRAME_INTERVAL while anything changed; blocks while nothing does."""
+    conn = mux.conn
+    sock_fd = conn.fileno()
+    mux.start()
+    if mux.first is not None:
+        mux.command(mux.first)
+    while mux.outcome is None:
+        now = time.monotonic()
+        timeout: float | None = None
+        if mux.dirty:
+            timeout = max(0.0, mux.next_frame - now)
+        if mux.relist_at is not None:
+            wait = max(0.0, mux.relist_at - now)
+            timeout = wait if timeout is None else min(timeout, wait)
+        if mux.message is not None:
+            wait = max(0.0, mux.message_until - now)
+            timeout = wait if timeout is None else min(timeout, wait)
+        if conn.has_buffered:
+            timeout = 0.0
+        readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], timeout)
+        if wake_r in readable:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(wake_r, 512):
+                    pass
+        if pending["cont"]:
+            pending["cont"] = False
+            raw.reapply()
+            mux.damage.invalidate()
+            mux.out += MOUSE_ON.encode()
+            mux._tail = None
+            mux.dirty = True
+        if pending["winch"]:
+            pending["winch"] = False
+            mux.on_resize(window_size(mux.out_fd))
+        if in_fd in readable:
+            try:
+                data = os.read(in_fd, MAX_INPUT)
+            except OSError:
+                data = b""
+            if not data:
+                mux.finish("detached", f"[input closed: detached from {mux.session}]", 0)
+                break
+            mux.on_keys(data)
+        if sock_fd in readable or conn.has_buffered:
+            for _ in range(512):
+                frame = conn.take_pushed()
+                if frame is None:
+                    if not conn.read_nowait():
+                        break
+                    continue
+                mux.handle(frame)
+        mux.collect_acks()
+        now = time.monotonic()
+        if mux.relist_at is not None and now >= mux.relist_at and mux.outcome is None:
+            mux.relist()
+        if mux.message is not None and now >= mux.message_until:
+            mux.dirty = True
+        if mux.dirty and now >= mux.next_frame and mux.outcome is None:
+            mux.render()
+            mux.next_frame = now + FRAME_INTERVAL
+        mux.flush()
