@@ -9,11 +9,17 @@ from phux.cli.complete import complete_target
 from phux.cli.verbs import Verb, finish, reporting, socket_option
 
 _EPILOG = texts.epilog(
-    "\b\nKeys while attached:\n"
-    "  C-b d     detach (the session keeps running)\n"
-    "  C-b C-b   send one C-b to the program\n"
-    "Change the prefix/key with --detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or\n"
-    "'C-a x' ('none' disables detaching by key).",
+    "\b\nKeys while attached (tmux's, after the prefix C-b):\n"
+    "  d         detach (the session keeps running)\n"
+    "  %  \"     split the pane left/right, top/bottom\n"
+    "  o arrows  select the next pane, the pane in that direction\n"
+    "  z         zoom the active pane (again: unzoom)\n"
+    "  x         kill the active pane (asks y/n on the status line)\n"
+    "  c         new window;  n p 0-9  select a window;  ,  rename it\n"
+    "  w         every session, window and pane; Enter switches to it\n"
+    "  ?         the key list;  C-b C-b  send one C-b to the program\n"
+    "A click selects a pane. Change the prefix and the detach key with\n"
+    "--detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or 'C-a x' ('none': no prefix).",
     texts.TARGET_GRAMMAR,
     texts.exit_codes(
         ("0", "detached, or the program exited (its status is printed)"),
@@ -34,7 +40,8 @@ _EPILOG = texts.epilog(
     "--detach-key",
     metavar="KEY",
     default=None,
-    help="Detach key: a control prefix and a key (default 'C-b d'; $PHUX_DETACH_KEY).",
+    help="The prefix (a control key) and the detach key after it (default 'C-b d'; "
+    "$PHUX_DETACH_KEY); the other keys stay tmux's.",
 )
 @click.option(
     "--allow-clipboard",
@@ -53,6 +60,14 @@ def attach_cmd(
     TARGET defaults to the most recently used session. Your window's size
     becomes the terminal's size; agents reading it never change it, and what
     they type appears here live. Several people can attach to one terminal.
+
+    A session of several panes (agents' `split` and `new-window`, or yours:
+    C-b % and C-b c) is shown as tmux shows it: the current window's panes
+    side by side and stacked, each sized to its place, with a status line
+    (the windows, and the active pane's program, state, last exit code and
+    who typed into it last). The layout is kept in the session, so whoever
+    attaches next sees the same one. A session of one pane is shown as is,
+    until you split it.
 
     What reaches your terminal is filtered as tmux does by default: the
     program's queries (the server answers them), clipboard writes, tmux
