@@ -1,9 +1,12 @@
-"""The detach key: a prefix (default ``C-b``) followed by a key (default ``d``).
+"""The prefix and the keys after it: tmux's defaults, and the detach key.
 
-``C-b d`` detaches; ``C-b C-b`` sends one ``C-b`` to the program; ``C-b``
-followed by anything else sends both bytes. The key is configured with
-``--detach-key`` or ``$PHUX_DETACH_KEY`` as ``C-a`` (prefix, then ``d``),
-``C-a x`` (prefix, then ``x``), ``^A``, or ``none`` (never detach).
+The prefix (default ``C-b``) followed by a key of ``PREFIX_TABLE`` is a
+command of the multiplexer (``C-b %`` splits...); followed by the detach key
+(default ``d``) it detaches; ``C-b C-b`` sends one ``C-b`` to the program;
+followed by anything else it sends both bytes. The prefix and the detach key
+are configured with ``--detach-key`` or ``$PHUX_DETACH_KEY`` as ``C-a``
+(prefix, then ``d``), ``C-a x`` (prefix, then ``x``), ``^A``, or ``none``
+(no prefix: every byte goes to the program).
 """
 
 from __future__ import annotations
@@ -73,51 +76,6 @@ def parse_detach_key(spec: str | None) -> DetachKey:
         raise DetachKeyError(f"bad detach key {spec!r}: the prefix must be a control key")
     key = _key(words[1], text) if len(words) == 2 else ord("d")
     return DetachKey(prefix, key)
-
-
-class InputSplitter:
-    """Feed keyboard bytes; get back what to send and whether to detach."""
-
-    def __init__(self, key: DetachKey) -> None:
-        self.key = key
-        self.pending = False  # the prefix was the last byte seen
-
-    def feed(self, data: bytes) -> tuple[bytes, bool]:
-        """(bytes for the program, detach?). Bytes after a detach are dropped."""
-        prefix = self.key.prefix
-        if prefix is None:
-            return data, False
-        out = bytearray()
-        i = 0
-        n = len(data)
-        if self.pending and n:
-            self.pending = False
-            i = 1
-            b = data[0]
-            if b == self.key.key:
-                return b"", True
-            if b == prefix:
-                out.append(prefix)
-            else:
-                out.append(prefix)
-                out.append(b)
-        while i < n:
-            j = data.find(prefix, i)
-            if j < 0:
-                out += data[i:]
-                break
-            out += data[i:j]
-            if j + 1 >= n:
-                self.pending = True
-                break
-            b = data[j + 1]
-            if b == self.key.key:
-                return bytes(out), True
-            out.append(prefix)
-            if b != prefix:
-                out.append(b)
-            i = j + 2
-        return bytes(out), False
 
 
 # ---------------------------------------------------------------- the prefix table
