@@ -42,6 +42,7 @@ class DetachReason(enum.IntEnum):
     PROTOCOL_ERROR = 4
     PERMISSION_DENIED = 5
     SLOW_CONSUMER = 6
+    IDLE = 7
     INTERNAL_ERROR = 255
 
 

@@ -33,6 +33,7 @@ from phux.wire.frames import (
     Pong,
     Spawn,
     Subscribe,
+    SubscribeEvents,
     TerminalSpawned,
     Tombstone,
     Unsubscribe,
@@ -491,3 +492,36 @@ def test_a_client_pipelining_many_requests_gets_every_reply(tmp_path: Path) -> N
         sender.join(30)
         assert tokens == list(range(20_000))
         client.close()
+
+
+def test_an_idle_connection_makes_room_for_a_new_client(tmp_path: Path) -> None:
+    """At the connection limit, a new client takes the place of the connection silent the
+    longest, once it has been silent for $PHUX_IDLE_CLOSE and holds nothing (issue 24
+    item 4: a thousand parked connections no longer keep everyone out). One that follows
+    events, or has spoken since, keeps its place; with none idle, the limit holds."""
+    with limited_server(tmp_path, "--max-connections", "3", PHUX_IDLE_CLOSE="1.0") as server:
+        watcher = _admitted(server)
+        watcher.send(SubscribeEvents(request_id=1))
+        assert isinstance(watcher.recv(), Ok)
+        recent = _admitted(server)
+        parked = _admitted(server)
+        time.sleep(1.2)  # the idle time itself is what is tested
+        # A connection that has not said HELLO costs nobody their place: `recent`, the
+        # longest silent, is still served after one is accepted.
+        lurker = RawClient(server.socket)
+        _ping(lurker)
+        _ping(recent)
+        newcomer = RawClient(server.socket)
+        newcomer.send(Hello(client_name="raw", major=1, minor=0, patch=0))
+        assert isinstance(newcomer.recv(), HelloOk)
+        frames = _until_eof(parked)
+        assert len(frames) == 1 and isinstance(frames[0], Detached), frames
+        assert frames[0].reason == DetachReason.IDLE
+        _ping(watcher)
+        _ping(recent)
+        another = RawClient(server.socket)
+        another.send(Hello(client_name="raw", major=1, minor=0, patch=0))
+        refused = another.recv()
+        assert isinstance(refused, Error) and refused.code == ErrorCode.RESOURCE_EXHAUSTED
+        for client in (watcher, recent, newcomer, another, lurker):
+            client.close()

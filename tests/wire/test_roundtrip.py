@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.wire import ALL_FRAMES, FrameReader, decode_frame, encode_frame
-from phux.wire.frames import Frame, Input, Ok, Output, Ping
+from phux.wire.frames import (
+    Frame,
+    Input,
+    MetaEntry,
+    Ok,
+    Output,
+    Ping,
+    TerminalInfo,
+    TerminalList,
+)
+from phux.wire.tlv import Encoded, encode_struct, leaf_for
 
 from .strategies import frame_strategy
 
@@ -88,3 +100,24 @@ def test_reader_returns_none_until_whole() -> None:
     reader.feed(data[-1:])
     assert reader.next_frame() == Ok(request_id=9)
     assert reader.next_frame() is None
+
+
+@SETTINGS
+@given(frame_strategy(TerminalList))
+def test_encoded_parts_are_written_as_they_are(frame: TerminalList) -> None:
+    """A server may keep a list's elements or a field encoded (phux.wire.tlv.Encoded):
+    the frame is the same bytes as when it encodes them itself."""
+    whole = encode_frame(frame)
+    parts = TerminalList(
+        request_id=frame.request_id,
+        terminals=cast("list[TerminalInfo]", [Encoded(encode_struct(t)) for t in frame.terminals]),
+        global_metadata=frame.global_metadata,
+    )
+    assert encode_frame(parts) == whole
+    listed = leaf_for(list[MetaEntry]).encode(frame.global_metadata)
+    field = TerminalList(
+        request_id=frame.request_id,
+        terminals=frame.terminals,
+        global_metadata=cast("list[MetaEntry]", Encoded(listed)),
+    )
+    assert encode_frame(field) == whole

@@ -102,7 +102,9 @@ does to the client that passes it: spec/proto.md §8, spec/L1.md §5.1, §7):
     help="Refuse connections past HELLO beyond this many (default: $PHUX_MAX_CONNECTIONS, "
     "else 1000). Connections that have not sent HELLO yet are bounded apart "
     "($PHUX_MAX_HANDSHAKING, else 64: past it the oldest is closed for the newcomer), and "
-    "one client process may hold at most $PHUX_MAX_CONNECTIONS_PER_PROCESS (else 256).",
+    "one client process may hold at most $PHUX_MAX_CONNECTIONS_PER_PROCESS (else 256). "
+    "When full, a new client takes the place of one idle for $PHUX_IDLE_CLOSE seconds "
+    "(else 30) that holds no subscription.",
 )
 @click.option(
     "--shell-integration/--no-shell-integration",

@@ -111,7 +111,13 @@ class ServerConfig:
     a reply or event that passes it detaches its own connection."""
     max_connections: int = field(default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS", 1000))
     """Open client connections past HELLO (``$PHUX_MAX_CONNECTIONS``,
-    ``--max-connections``); the one over it gets ERROR RESOURCE_EXHAUSTED and is closed."""
+    ``--max-connections``); the one over it gets ERROR RESOURCE_EXHAUSTED and is closed,
+    unless an idle one makes room (``idle_close_s``)."""
+    idle_close_s: float = field(default_factory=lambda: _env_float("PHUX_IDLE_CLOSE", 30.0))
+    """At ``max_connections``, a new client takes the place of the connection silent the
+    longest, if it has sent nothing for this long and holds nothing (no subscription, no
+    input or reply waiting): it gets DETACHED(IDLE) (``$PHUX_IDLE_CLOSE``). Leaked or
+    parked connections then cannot keep every new client out."""
     max_handshaking: int = field(default_factory=lambda: _env_int("PHUX_MAX_HANDSHAKING", 64))
     """Connections that have not sent HELLO yet (``$PHUX_MAX_HANDSHAKING``). They do not
     count against ``max_connections``; past this bound the oldest of them is closed for
@@ -161,6 +167,10 @@ class ServerConfig:
     checked this often: a program starting or a tty mode changing may print nothing."""
     foreground_gap_s: float = 0.01
     """Output and input trigger a foreground check at most once per this interval."""
+    name_quiet_s: float = field(default_factory=lambda: _env_float("PHUX_NAME_QUIET", 1.0))
+    """A foreground's program read from /proc this long after the terminal's last input
+    or output is taken to hold, while its group and tty modes do, by LIST_TERMINALS
+    (``$PHUX_NAME_QUIET``; see Terminal.foreground)."""
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""
     audit_file: Path | None = None

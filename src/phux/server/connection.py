@@ -143,6 +143,25 @@ def _closed_frame(term: Terminal) -> bytes:
     return term.encode_closed()
 
 
+def _idle_to_close(
+    connections: list[ClientConnection], silent_since: float
+) -> ClientConnection | None:
+    """The connection that has been silent longest, if it is silent since ``silent_since``
+    and holds nothing: no subscription of any kind and no input, reply or event waiting
+    (a person attached, a watcher or a client mid-request is never taken)."""
+    idle = [
+        c
+        for c in connections
+        if c.heard_at <= silent_since
+        and not c.subs
+        and not c.meta_subs
+        and not c.wants_events
+        and not c.pending_input
+        and not c.outbox.control_bytes
+    ]
+    return min(idle, key=lambda c: c.heard_at, default=None)
+
+
 class ClientConnection:
     def __init__(self, state: ServerState, stream: trio.SocketStream, server_id: str) -> None:
         self.state = state
@@ -176,6 +195,8 @@ class ClientConnection:
         self._lingering = FLUSH_TIMEOUT_S
         self.peer = "?"
         self.connected_at = 0.0
+        self.heard_at = 0.0
+        """When its last frame was read (trio clock): what makes a connection idle."""
         self.peer_pid = 0
         self.peer_uid = -1
         self.client_name = ""
@@ -214,7 +235,7 @@ class ClientConnection:
             await self._refuse_early(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=refusal))
             return
         self._make_room_to_handshake()
-        self.connected_at = trio.current_time()
+        self.connected_at = self.heard_at = trio.current_time()
         self.state.connections.add(self)
         self.state.touch()
         try:
@@ -238,7 +259,7 @@ class ClientConnection:
     def _over_a_limit(self) -> str | None:
         """Why this new connection is refused: the connections past HELLO are at their
         limit, or its process already has its share (by SO_PEERCRED's pid)."""
-        full = self._connections_full()
+        full = self._connections_full(make_room=False)
         if full is not None:
             return full
         conns = self.state.connections
@@ -251,11 +272,27 @@ class ClientConnection:
             )
         return None
 
-    def _connections_full(self) -> str | None:
-        """Why one more connection past HELLO is refused, if the others are at the limit."""
+    def _connections_full(self, *, make_room: bool) -> str | None:
+        """Why one more connection past HELLO is refused, if the others are at the limit
+        and none of them is idle enough to make room (see _idle_to_close). The idle one
+        is closed only with ``make_room`` (at HELLO: a connection that never says HELLO
+        must not cost anyone theirs)."""
         limit = self.config.max_connections
-        done = sum(1 for c in self.state.connections if c.handshake.done and c is not self)
-        return f"too many connections: the server's limit is {limit}" if done >= limit else None
+        done = [
+            c
+            for c in self.state.connections
+            if c.handshake.done and c is not self and not c.outbox.closing
+        ]
+        if len(done) < limit:
+            return None
+        idle = _idle_to_close(done, trio.current_time() - self.config.idle_close_s)
+        if idle is None:
+            return f"too many connections: the server's limit is {limit}"
+        if not make_room:
+            return None
+        log.info("closing %s: idle, holding nothing, and the server is full", idle.peer)
+        idle.close_with(DetachReason.IDLE, "idle, and the server needed room for a new client")
+        return None
 
     def _make_room_to_handshake(self) -> None:
         """Past ``max_handshaking`` connections without HELLO, close the oldest of them:
@@ -423,6 +460,7 @@ class ClientConnection:
                     self._hold_partial(reader)
                     break
                 self._release_partial()
+                self.heard_at = trio.current_time()
                 self._handle(frame)
                 if self.outbox.control_bytes > self._replies_pause:
                     # Its replies wait to be sent: its next request is read once they
@@ -567,7 +605,7 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
-        full = self._connections_full()
+        full = self._connections_full(make_room=True)
         if full is not None:
             # Admitted before HELLO while others completed theirs: over the limit now.
             self.outbox.push(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=full))

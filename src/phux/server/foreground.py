@@ -109,8 +109,12 @@ def read_argv(pid: int) -> list[str] | None:
     return [p.decode("utf-8", "replace") for p in parts[:MAX_ARGS]]
 
 
-def read_key(master_fd: int, session_pid: int) -> tuple[Key, int] | None:
-    """The foreground's change key and the pid its name came from; None when unreadable.
+Modes = tuple[int, bool, bool, bool]
+"""What the kernel tells of a PTY without /proc: pgrp, echo, canonical, isig."""
+
+
+def read_modes(master_fd: int) -> Modes | None:
+    """The foreground group and the tty's modes (two ioctls); None when unreadable.
 
     None means the PTY has no foreground any more (every process let go of the
     slave, or the master is closed).
@@ -122,12 +126,26 @@ def read_key(master_fd: int, session_pid: int) -> tuple[Key, int] | None:
         return None
     if pgrp <= 0:
         return None
-    member = _live_member(pgrp, session_pid)
-    pid, name = member if member is not None else (pgrp, "")
     echo = bool(lflag & termios.ECHO)
     canonical = bool(lflag & termios.ICANON)
     isig = bool(lflag & termios.ISIG)  # off: raw mode (vim, fzf), not a line editor (readline)
+    return pgrp, echo, canonical, isig
+
+
+def key_of(modes: Modes, session_pid: int) -> tuple[Key, int]:
+    """The change key for ``modes`` (the group's program read from /proc) and the pid
+    its name came from."""
+    pgrp, echo, canonical, isig = modes
+    member = _live_member(pgrp, session_pid)
+    pid, name = member if member is not None else (pgrp, "")
     return (pgrp, name, echo, canonical, isig), pid
+
+
+def read_key(master_fd: int, session_pid: int) -> tuple[Key, int] | None:
+    """The foreground's change key and the pid its name came from; None when unreadable
+    (see :func:`read_modes`)."""
+    modes = read_modes(master_fd)
+    return None if modes is None else key_of(modes, session_pid)
 
 
 def build(key: Key, pid: int, *, settled: bool = True) -> Foreground | None:

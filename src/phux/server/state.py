@@ -20,6 +20,7 @@ from phux.runtime_paths import run_lock_path
 from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
 from phux.server.journal import JournalBudget
+from phux.server.listing import ListingCache
 from phux.server.log import log
 from phux.server.memory import MemoryFacts
 from phux.server.metadata import MetadataHub, RequestError, check_key, check_value, entries
@@ -30,7 +31,7 @@ from phux.server.subscriber import QueueBudget
 from phux.server.terminal import Terminal
 from phux.signed_marks import KEY_METADATA, SHELL_METADATA
 from phux.wire.errors import ErrorCode
-from phux.wire.frames import Signal, Spawn, TerminalInfo, TerminalList, TerminalSpawned
+from phux.wire.frames import Signal, Spawn, TerminalList, TerminalSpawned
 from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class ServerState:
         self.terminals: dict[int, Terminal] = {}
         self.connections: set[ClientConnection] = set()
         self.meta = MetadataHub()
+        self.listing = ListingCache()
         self._next_id = 1
         self.activity = trio.Event()
         """Set (and replaced) whenever terminals or connections come or go."""
@@ -361,30 +363,8 @@ class ServerState:
     # ------------------------------------------------------------ list
 
     def terminal_list(self, request_id: int) -> TerminalList:
-        infos = []
-        for term in self.terminals.values():
-            cols, rows = term.size
-            viewers, primaries = term.counts()
-            infos.append(
-                TerminalInfo(
-                    terminal=term.id,
-                    pid=term.pid,
-                    cols=cols,
-                    rows=rows,
-                    alive=term.alive,
-                    exit=term.exit_status,
-                    viewers=viewers,
-                    primaries=primaries,
-                    next_seq=term.journal.next_seq,
-                    created_ms=term.created_ms,
-                    metadata=entries(term.metadata),
-                    foreground=term.foreground(),
-                )
-            )
-        return TerminalList(
-            request_id=request_id,
-            terminals=infos,
-            global_metadata=entries(self.meta.global_scope),
+        return self.listing.terminal_list(
+            request_id, self.terminals.values(), self.meta.global_scope
         )
 
     # ------------------------------------------------------------ metadata

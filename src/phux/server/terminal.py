@@ -135,6 +135,11 @@ class Terminal:
         """The record of ``_fg_key`` once built: a listing reuses its argv while the key holds."""
         self._fg_armed = False
         """The watcher is following the state: output and input wake it."""
+        self._active_at = time.monotonic()
+        """When output was last read or input last written (monotonic seconds)."""
+        self._fg_named: tuple[fgread.Key, fgread.Modes, float] | None = None
+        """The key last read with its program from /proc, its modes, and when (see
+        foreground())."""
         self._fg_wake = trio.Event()
 
     # ------------------------------------------------------------ observers
@@ -228,6 +233,7 @@ class Terminal:
                 self.output_hooks.remove(hook)
         for sub in self.subscribers:
             sub.push_output(chunk)
+        self._active_at = time.monotonic()
         if self._fg_armed:
             self._fg_wake.set()
 
@@ -341,14 +347,31 @@ class Terminal:
     # ------------------------------------------------------------ foreground
 
     def foreground(self) -> Foreground | None:
-        """The foreground now (LIST_TERMINALS); also reported as a change if it is one."""
+        """The foreground now (LIST_TERMINALS); also reported as a change if it is one.
+
+        The group and the tty's modes are read every time (two ioctls). The group's
+        program, read from /proc (the costly part: a listing of a thousand terminals
+        spent ~40 ms on it), is read again only when they changed, or when the last
+        time it was read came less than ``name_quiet_s`` after the terminal's last input or
+        output (a job forked then exec'd shows its parent's name for that moment).
+        An idle terminal's listing therefore costs no /proc read (spec/L1.md §8.1).
+        """
         if self.exit_status is not None or self.killed:
             return None
-        found = fgread.read_key(self.master_fd, self.pid)
-        if found is None:
+        modes = fgread.read_modes(self.master_fd)
+        if modes is None:
             self._observe(None)
             return None
-        key, pid = found
+        named = self._fg_named
+        if (
+            named is not None
+            and named[1] == modes
+            and named[0] == self._fg_key
+            and named[2] - self._active_at >= self.config.name_quiet_s
+            and self._fg_record is not None
+        ):
+            return self._fg_record
+        key, pid = self._named(modes)
         if key == self._fg_key and self._fg_record is not None:
             return self._fg_record  # the key is fresh; argv is not read again for it
         record = fgread.build(key, pid, settled=False)
@@ -358,14 +381,20 @@ class Terminal:
             self._fg_record = record
         return record
 
+    def _named(self, modes: fgread.Modes) -> tuple[fgread.Key, int]:
+        """The key of ``modes`` with the group's program read now (kept with the time)."""
+        found = fgread.key_of(modes, self.pid)
+        self._fg_named = found[0], modes, time.monotonic()
+        return found
+
     def check_foreground(self) -> bool:
         """Read the foreground; report it when it changed. Returns whether it did."""
         if self.exit_status is not None or self.killed:
             return False  # closed to observers: TERMINAL_CLOSED is the last word
-        found = fgread.read_key(self.master_fd, self.pid)
-        if found is None:
+        modes = fgread.read_modes(self.master_fd)
+        if modes is None:
             return self._observe(None)
-        key, pid = found
+        key, pid = self._named(modes)
         if key == self._fg_key:
             return False  # argv is read only for a change: the common check is 2 ioctls + 1 read
         # A program caught in exec has its new name but no arguments yet: the change is
@@ -620,6 +649,7 @@ class Terminal:
             self._writing = None
             if item.conn is not None:
                 self.queued_input -= len(item.data)
+            self._active_at = time.monotonic()
             if self._fg_armed:
                 self._fg_wake.set()
             if item.cancelled or item.conn is None:

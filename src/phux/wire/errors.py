@@ -86,6 +86,9 @@ class DetachReason(_IntEnumBody):
     PERMISSION_DENIED = 5
     SLOW_CONSUMER = 6
     """The client did not read: what the server queued for it passed a limit."""
+    IDLE = 7
+    """The server was at its connection limit and this connection was idle, holding
+    nothing: it made room for a new client (since 1.3)."""
     INTERNAL_ERROR = 255
 
 

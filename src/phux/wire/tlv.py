@@ -169,6 +169,19 @@ def decode_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return result, pos
 
 
+class Encoded(bytes):
+    """A value already in its leaf's encoding: written as it is where the value goes.
+
+    A server that answers the same large reply again and again (LIST_TERMINALS with
+    a thousand terminals) keeps the parts that did not change encoded; a field or
+    a list element given as ``Encoded`` is not encoded again. Nothing checks that
+    the bytes are what the field's leaf would produce: whoever makes one does it
+    with that leaf (``leaf_for(...).encode`` or :func:`encode_struct`).
+    """
+
+    __slots__ = ()
+
+
 # The plans are plain slotted classes, not records: a process builds one per
 # field it encodes or decodes (a one-shot verb, some sixty), and a record would
 # pay the generic __init__ for each, then compile one. Nothing changes them.
@@ -321,7 +334,7 @@ def _list_leaf(item: Leaf) -> Leaf:
     def enc(value: Any) -> bytes:
         parts = [encode_varint(len(value))]
         for element in value:
-            data = item.encode(element)
+            data = element if type(element) is Encoded else item.encode(element)
             parts.append(encode_varint(len(data)))
             parts.append(data)
         return b"".join(parts)
@@ -470,7 +483,7 @@ def encode_struct(value: Record) -> bytes:
             if f.optional:
                 continue
             raise ValueError(f"{plan.cls.__name__}.{f.name} is None but not optional")
-        data = f.leaf.encode(field_value)
+        data = field_value if type(field_value) is Encoded else f.leaf.encode(field_value)
         if f.field_id < 0x80:
             parts.append(bytes((f.field_id, f.leaf.wire_type)))
         else:

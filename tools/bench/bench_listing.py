@@ -1,0 +1,138 @@
+"""Listing benchmarks: what LIST_TERMINALS costs the server with many terminals.
+
+Every CLI verb starts with a listing to resolve its target, so its cost is
+paid by every call and, while the server's loop builds it, by every other
+client (issue 24 item 1, issue 28 item 2).
+
+- **listing, server side**: the round trip of one LIST_TERMINALS on a raw
+  socket (the reply's bytes are read, not decoded: the client's decoding is
+  not the server's loop time) with N idle terminals (``sleep``, each with the
+  metadata a ``phux new`` pane carries), median of many; baseline: a PING's
+  round trip in the same run. Target: at most 5 ms with 1,000 terminals.
+- **listing, client decode**: decoding that reply into a TerminalList in
+  this process; baseline: the server-side round trip above.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+from phux.client.connection import Connection
+from phux.client.deadline import Deadline
+from phux.wire import encode_frame
+from phux.wire.frames import Kill, ListTerminals, MetaEntry, Ping, Spawn, TerminalSpawned
+from phux.wire.framing import decode_frame
+from tools.bench.bench_server import connect, phux_server
+from tools.bench.harness import Measurement
+
+BENCH = "listing"
+
+
+def _metadata(index: int) -> list[MetaEntry]:
+    """What a ``phux new`` pane carries, give or take."""
+    pairs = {
+        "phux.session": f"agent{index}",
+        "phux.window": "0",
+        "phux.window_name": "build",
+        "phux.pane": "0",
+        "phux.focus_ms": "1764208000000",
+        "phux.shell": "bash",
+        "phux.shell_key": os.urandom(16).hex(),
+        "phux.tags": "ci,agent",
+    }
+    return [MetaEntry(key=k, value=v.encode()) for k, v in pairs.items()]
+
+
+def _spawn_frame(rid: int, metadata: list[MetaEntry]) -> Spawn:
+    return Spawn(request_id=rid, argv=["sleep", "3600"], metadata=metadata)
+
+
+def spawn_many(conn: Connection, count: int) -> list[int]:
+    """``count`` idle terminals, pipelined (one round trip each would take minutes)."""
+    ids = []
+    for start in range(0, count, 50):
+        rids = [
+            conn.submit(partial(_spawn_frame, metadata=_metadata(i)))
+            for i in range(start, min(count, start + 50))
+        ]
+        for rid in rids:
+            reply = conn.wait_reply(rid, Deadline.after(60))
+            assert isinstance(reply, TerminalSpawned), reply
+            ids.append(reply.terminal)
+    return ids
+
+
+def _raw_round_trip(sock: socket.socket, request: bytes) -> tuple[float, bytes]:
+    """Seconds from sending ``request`` to holding its whole reply frame (not decoded)."""
+    began = time.perf_counter()
+    sock.sendall(request)
+    buf = bytearray()
+    while len(buf) < 4 or len(buf) < 4 + int.from_bytes(buf[:4], "big"):
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise RuntimeError("server closed")
+        buf += chunk
+    return time.perf_counter() - began, bytes(buf)
+
+
+def listing_costs(conn: Connection, samples: int) -> tuple[float, float, float]:
+    """Median seconds of (LIST_TERMINALS round trip, PING round trip, decoding the list)."""
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    sock.setblocking(True)
+    try:
+        lists, pings, decodes = [], [], []
+        for i in range(samples):
+            took, reply = _raw_round_trip(sock, encode_frame(ListTerminals(request_id=1 + i)))
+            lists.append(took)
+            took, _ = _raw_round_trip(sock, encode_frame(Ping(token=i)))
+            pings.append(took)
+            began = time.perf_counter()
+            decode_frame(reply)
+            decodes.append(time.perf_counter() - began)
+    finally:
+        sock.detach()
+    return statistics.median(lists), statistics.median(pings), statistics.median(decodes)
+
+
+def run(quick: bool) -> list[Measurement]:
+    count = 200 if quick else 1000
+    samples = 10 if quick else 30
+    out: list[Measurement] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        phux_server(Path(tmp)) as (sock, _proc),
+        connect(sock) as conn,
+    ):
+        ids = spawn_many(conn, count)
+        listed, ping, decoded = listing_costs(conn, samples)
+        conn.call(lambda rid: Kill(request_id=rid, terminals=ids), Deadline.after(60))
+    out.append(
+        Measurement(
+            BENCH,
+            f"LIST_TERMINALS round trip, {count} terminals",
+            "ms",
+            listed * 1000,
+            "PING round trip",
+            ping * 1000,
+            higher_is_better=False,
+            target="<= 5 ms",
+        )
+    )
+    out.append(
+        Measurement(
+            BENCH,
+            f"client decode of the list, {count} terminals",
+            "ms",
+            decoded * 1000,
+            "LIST_TERMINALS round trip",
+            listed * 1000,
+            higher_is_better=False,
+        )
+    )
+    return out
