@@ -83,6 +83,16 @@ FRAME_INTERVAL = 0.016
 RELIST_INTERVAL = 0.05
 """Metadata changes are gathered this long before the session is listed again."""
 SEND_TIMEOUT = 10.0
+MAX_HELD = 64 * 1024
+"""Output of a pane waiting for its engine beyond which all but its last KEEP_TAIL
+bytes are dropped (a flood faster than this client parses: tmux parses it in C)."""
+KEEP_TAIL = 16 * 1024
+QUIET_RESYNC = 0.3
+"""Seconds a pane whose output was dropped must be quiet before it is subscribed
+afresh, for its exact screen (the server's checkpoint is then recent)."""
+ENGINE_BUDGET = 0.008
+"""Seconds of engine work a frame spends on panes other than the active one; the
+rest waits for the next frame, so a flood elsewhere never holds up an echo."""
 CALL_TIMEOUT = 10.0
 HISTORY = 2000
 LAYOUT_PREFIX = "phux.layout."
@@ -109,6 +119,7 @@ class View:
     size: tuple[int, int] | None = None  # what we asked the server for
     drawn: tuple[int, Any, int] | None = None  # (generation, rect, top) last composed
     typed_by: str | None = None
+    skipped: bool = False  # output was dropped unparsed: the screen is approximate
     ours: bytearray = field(default_factory=bytearray)  # our input not yet seen written
 
 
@@ -365,8 +376,32 @@ class Mux:
         ):
             view.mirror.handle(frame)
             self.dirty = True
+            mirror = view.mirror
+            # Printing faster than this client parses: only the end is drawn, and
+            # the exact screen is fetched once the pane is quiet (``resync``).
+            if mirror.held_bytes > MAX_HELD and mirror.ready and mirror.skip_held(KEEP_TAIL):
+                view.skipped = True
             if isinstance(frame, TerminalClosed) and self.relist_at is None:
                 self.relist_at = time.monotonic() + RELIST_INTERVAL
+
+    def resync(self) -> bool:
+        """Subscribe afresh the panes whose output was dropped once they are quiet;
+        True while some are still waiting for that."""
+        waiting = False
+        now = time.monotonic()
+        for tid, view in list(self.views.items()):
+            if not view.skipped:
+                continue
+            if now - view.mirror.last_output < QUIET_RESYNC:
+                waiting = True
+                continue
+            typed_by = view.typed_by
+            self._unsubscribe(tid)
+            self._subscribe_window()
+            fresh = self.views.get(tid)
+            if fresh is not None:
+                fresh.typed_by = typed_by
+        return waiting
 
     def collect_acks(self) -> None:
         for view in self.views.values():
@@ -777,9 +812,14 @@ class Mux:
                         )
                         ch = "│" if kind == "|" else "─"
                         canvas.cells[y][x] = (ch, ACTIVE_BORDER if lit else BORDER)
-        for tid, rect in geo.items():
+        active_first = sorted(geo.items(), key=lambda item: item[0] != active)
+        stop = time.monotonic() + ENGINE_BUDGET
+        for tid, rect in active_first:
             view = self.views.get(tid)
             if view is None:
+                continue
+            if tid != active and view.mirror.held_bytes and time.monotonic() > stop:
+                self.dirty = True  # the next frame draws it
                 continue
             engine = view.mirror.engine
             if engine is None:
@@ -967,6 +1007,7 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
     conn = mux.conn
     sock_fd = conn.fileno()
     mux.start()
+    resyncing = False
     if mux.first is not None:
         mux.command(mux.first)
     while mux.outcome is None:
@@ -980,6 +1021,8 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         if mux.message is not None:
             wait = max(0.0, mux.message_until - now)
             timeout = wait if timeout is None else min(timeout, wait)
+        if resyncing:
+            timeout = QUIET_RESYNC if timeout is None else min(timeout, QUIET_RESYNC)
         if conn.has_buffered:
             timeout = 0.0
         readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], timeout)
@@ -1015,6 +1058,7 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
                     continue
                 mux.handle(frame)
         mux.collect_acks()
+        resyncing = mux.resync()
         now = time.monotonic()
         if mux.relist_at is not None and now >= mux.relist_at and mux.outcome is None:
             mux.relist()
