@@ -69,6 +69,7 @@ class _Reader:
         self.bytes = 0
         self.frames = 0
         self.tail = b""
+        self.seen = b""  # since the last ``until`` began
 
     def pump(self, timeout: float) -> None:
         if select.select([self.term.fd], [], [], timeout)[0]:
@@ -81,11 +82,12 @@ class _Reader:
             self.bytes += len(chunk)
             self.frames += (self.tail[-8:] + chunk).count(SYNC)
             self.tail = (self.tail + chunk)[-4096:]
+            self.seen += chunk
 
     def until(self, letter: bytes, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        self.tail = b""
-        while letter not in _ESCAPES.sub(b"", self.tail):
+        self.seen = b""
+        while letter not in _ESCAPES.sub(b"", self.seen):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no echo of {letter!r}")
             self.pump(0.05)

@@ -11,7 +11,7 @@ from phux.cli.verbs import Verb, finish, reporting, socket_option
 _EPILOG = texts.epilog(
     "\b\nKeys while attached (tmux's, after the prefix C-b):\n"
     "  d         detach (the session keeps running)\n"
-    "  %  \"     split the pane left/right, top/bottom\n"
+    '  %  "     split the pane left/right, top/bottom\n'
     "  o arrows  select the next pane, the pane in that direction\n"
     "  z         zoom the active pane (again: unzoom)\n"
     "  x         kill the active pane (asks y/n on the status line)\n"

@@ -83,10 +83,10 @@ FRAME_INTERVAL = 0.016
 RELIST_INTERVAL = 0.05
 """Metadata changes are gathered this long before the session is listed again."""
 SEND_TIMEOUT = 10.0
-MAX_HELD = 64 * 1024
+MAX_HELD = 16 * 1024
 """Output of a pane waiting for its engine beyond which all but its last KEEP_TAIL
 bytes are dropped (a flood faster than this client parses: tmux parses it in C)."""
-KEEP_TAIL = 16 * 1024
+KEEP_TAIL = 4 * 1024
 QUIET_RESYNC = 0.3
 """Seconds a pane whose output was dropped must be quiet before it is subscribed
 afresh, for its exact screen (the server's checkpoint is then recent)."""
@@ -379,7 +379,11 @@ class Mux:
             mirror = view.mirror
             # Printing faster than this client parses: only the end is drawn, and
             # the exact screen is fetched once the pane is quiet (``resync``).
-            if mirror.held_bytes > MAX_HELD and mirror.ready and mirror.skip_held(KEEP_TAIL):
+            if (
+                mirror.held_bytes > MAX_HELD
+                and mirror.state != Mirror.SUBSCRIBING
+                and mirror.skip_held(KEEP_TAIL)
+            ):
                 view.skipped = True
             if isinstance(frame, TerminalClosed) and self.relist_at is None:
                 self.relist_at = time.monotonic() + RELIST_INTERVAL
