@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from .catalog import PROTOCOL_VERSION, ErrorCode, Hello, HelloOk, Input, Ok
+from .catalog import PROTOCOL_VERSION, ErrorCode, Hello, HelloOk, Input, InputWritten, Ok
 from .helpers import Stream, check_error, spawn, subscribe
 from .wire_client import Conn
 
@@ -109,6 +109,35 @@ def test_urgent_input_jumps_and_flushes_the_queue(
     stream.read_until(a, b"URGENT", timeout=30)
     assert len(stream.data) < FILLER  # only what the kernel had already taken
     assert b"QUEUED" not in stream.data
+
+
+@pytest.mark.clause("L1.md §7 interrupts")
+def test_an_urgent_interrupt_reaches_a_program_whose_input_is_full(
+    connect: Connect, cleanup: list[int]
+) -> None:
+    """A program that never reads, its tty's input full (not canonical: a canonical tty
+    drops what passes its line, so it never stays full): the urgent C-c must not wait
+    behind input it never reads. The server discards the unread input for it, as a tty
+    does on an interrupt, and the program gets its SIGINT."""
+    a = connect()
+    script = "stty -icanon -echo; printf READY; exec sleep 600"
+    t = spawn(a, cleanup, ["/bin/sh", "-c", script])
+    stream = subscribe(a, t.terminal, input=True)
+    if b"READY" not in stream.checkpoint:
+        stream.read_until(a, b"READY")
+    filler = a.rid()
+    a.send(Input(request_id=filler, terminal=t.terminal, data=b"f" * FILLER))
+    # Once some of it is written the rest waits for room that never comes (the
+    # program does not read): the urgent C-c finds the filler stuck mid-write.
+    a.expect(
+        lambda f: isinstance(f, InputWritten) and f.terminal == t.terminal, what="INPUT_WRITTEN"
+    )
+    urgent = a.rid()
+    a.send(Input(request_id=urgent, terminal=t.terminal, data=b"\x03", urgent=True))
+    check_error(a.reply(filler), ErrorCode.INPUT_CANCELLED, filler)
+    assert a.reply(urgent, timeout=30) == Ok(request_id=urgent)
+    closed = stream.read_until_closed(a, timeout=30)
+    assert getattr(closed.status, "signal", None) == 2, closed
 
 
 @pytest.mark.clause("L1.md §7 interrupts", "proto.md §10 older minors")

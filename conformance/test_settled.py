@@ -24,15 +24,21 @@ from .catalog import (
     MetadataValue,
     MetaEntry,
     MetaGet,
+    MetaSet,
+    MetaSubscribe,
     Ok,
     Ping,
     Pong,
+    Resize,
+    SendSignal,
     Spawn,
+    Subscribe,
+    SubscribeEvents,
     TerminalList,
     TerminalSpawned,
 )
 from .codec import encode_frame
-from .helpers import spawn
+from .helpers import check_error, spawn
 from .wire_client import Conn
 
 Connect = Callable[..., Conn]
@@ -112,3 +118,57 @@ def test_a_client_of_an_older_minor_may_send_newer_requests(connect: Connect) ->
     assert isinstance(conn.expect(lambda f: True, what="HELLO_OK"), HelloOk)
     rid = conn.rid()
     assert isinstance(conn.request(ListAudit(request_id=rid, limit=1, since_ms=0)), AuditList)
+
+
+NO_SUCH_TERMINAL = 0xFFFFFFF0
+
+
+@pytest.mark.clause("proto.md §2.1 order of checks")
+def test_a_requests_own_fields_are_judged_before_the_terminal_it_names(conn: Conn) -> None:
+    """Two faults: a field invalid in itself and a terminal that does not exist. The
+    field is reported (step 5a before 5b), whatever the request."""
+    for frame in (
+        Resize(request_id=conn.rid(), terminal=NO_SUCH_TERMINAL, cols=0, rows=10),
+        SendSignal(request_id=conn.rid(), terminal=NO_SUCH_TERMINAL, signal=99),
+        Subscribe(request_id=conn.rid(), terminal=NO_SUCH_TERMINAL, role=99),
+        MetaSet(request_id=conn.rid(), terminal=NO_SUCH_TERMINAL, key="", value=b"v"),
+    ):
+        check_error(conn.request(frame), ErrorCode.INVALID_COMMAND, frame.request_id)
+
+
+@pytest.mark.clause("proto.md §2.1 order of checks")
+def test_a_spawns_own_fields_are_judged_before_uniqueness(conn: Conn, cleanup: list[int]) -> None:
+    held = spawn(conn, cleanup, ["sleep", "60"], metadata={"conf.unique": b"x"})
+    assert held.terminal
+    rid = conn.rid()
+    frame = Spawn(
+        request_id=rid,
+        argv=["sleep", "60"],
+        metadata=[MetaEntry(key="conf.unique", value=b"x"), MetaEntry(key="", value=b"")],
+        unique_keys=["conf.unique"],
+    )
+    check_error(conn.request(frame), ErrorCode.INVALID_COMMAND, rid)
+
+
+@pytest.mark.clause("L1.md §8 listing and events")
+def test_subscribe_events_counts_toward_no_subscription_limit(connect: Connect) -> None:
+    """SUBSCRIBE_EVENTS is not a subscription of either kind: at the limit of metadata
+    subscriptions it is still accepted, and it takes no room from them."""
+    fresh = connect()  # a connection of its own: the limit is per connection
+    assert fresh.hello_ok is not None
+    limit = fresh.hello_ok.max_subscriptions
+    for n in range(limit - 1):
+        rid = fresh.rid()
+        assert fresh.request(MetaSubscribe(request_id=rid, prefix=f"conf.{n}.")) == Ok(
+            request_id=rid
+        )
+    rid = fresh.rid()
+    assert fresh.request(SubscribeEvents(request_id=rid)) == Ok(request_id=rid)
+    rid = fresh.rid()
+    assert fresh.request(MetaSubscribe(request_id=rid, prefix="conf.last.")) == Ok(request_id=rid)
+    rid = fresh.rid()
+    check_error(
+        fresh.request(MetaSubscribe(request_id=rid, prefix="conf.over.")),
+        ErrorCode.RESOURCE_EXHAUSTED,
+        rid,
+    )

@@ -135,9 +135,14 @@ def _next_seqs(conn: Connection, tids: list[int]) -> dict[int, int]:
 
 
 def _settled(conn: Connection, tids: list[int], timeout: float = 30) -> dict[int, int]:
-    """The terminals' output counts once they stopped growing for half a second."""
+    """The terminals' output counts once every one has started and they stopped growing
+    for half a second (a loaded machine may take longer than that to start a flood)."""
     deadline = time.monotonic() + timeout
     last = _next_seqs(conn, tids)
+    while not all(last.values()):
+        assert time.monotonic() < deadline, last
+        time.sleep(0.05)
+        last = _next_seqs(conn, tids)
     stable_since = time.monotonic()
     while time.monotonic() - stable_since < 0.5:
         assert time.monotonic() < deadline, last

@@ -25,6 +25,7 @@ from phux.wire.frames import (
     HelloOk,
     Input,
     ListTerminals,
+    MetaEntry,
     MetaGet,
     MetaSet,
     Ok,
@@ -258,6 +259,12 @@ def test_terminals_are_capped(tmp_path: Path) -> None:
                 assert isinstance(reply, TerminalSpawned), reply
             else:
                 assert isinstance(reply, Error) and reply.code == ErrorCode.RESOURCE_EXHAUSTED
+        # At the limit, a SPAWN that is invalid in itself is told so, not that the server
+        # is full (proto.md §2.1: a request's own fields first).
+        bad = [MetaEntry(key="", value=b"")]
+        client.send(Spawn(request_id=4, argv=["sleep", "60"], metadata=bad))
+        reply = _reply(client, 4)
+        assert isinstance(reply, Error) and reply.code == ErrorCode.INVALID_COMMAND, reply
 
 
 def test_unread_connections_do_not_lock_others_out(tmp_path: Path) -> None:

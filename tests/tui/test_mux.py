@@ -85,6 +85,22 @@ def test_two_panes_side_by_side_with_agents_typing_into_one(
     person.keys("Enter")
     screen = person.wait_for(f"{ROWS - 1} {border}")
     assert where(screen, f"{ROWS - 1} {border}")[0] < border
+    # C-b [: copy mode in the active pane (its indicator at the pane's top right);
+    # / searches its history; q leaves.
+    person.keys("C-b", "[")
+    screen = person.wait_for(lambda s: "/" in s.splitlines()[0] and "[0/" in s)
+    assert where(screen, "[0/")[0] < border
+    person.literal("?LEFT")
+    person.keys("Enter")
+    person.keys("q")
+    person.wait_for(lambda s: "[0/" not in s)
+    # The wheel over the right pane scrolls it into copy mode there.
+    person.literal(f"\x1b[<64;{COLS - 5};3M")
+    screen = person.wait_for("[0/")
+    assert where(screen, "[0/")[0] > border
+    person.keys("q")
+    person.wait_for(lambda s: "[0/" not in s)
+    person.literal("\x1b[<0;3;3M")  # back to the left pane
     # The program's own exit status shows, once every pane has exited.
     run(server, "send-keys", "duo:0.1", "exit 4", "Enter")
     screen = person.wait_for(lambda s: "exited 4" in s)

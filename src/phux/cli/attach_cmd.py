@@ -17,9 +17,23 @@ _EPILOG = texts.epilog(
     "  x         kill the active pane (asks y/n on the status line)\n"
     "  c         new window;  n p 0-9  select a window;  ,  rename it\n"
     "  w         every session, window and pane; Enter switches to it\n"
+    "  [         copy mode: scroll and search the pane's history (the mouse\n"
+    "            wheel enters it too, unless the program uses the mouse)\n"
     "  ?         the key list;  C-b C-b  send one C-b to the program\n"
     "A click selects a pane. Change the prefix and the detach key with\n"
     "--detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or 'C-a x' ('none': no prefix).",
+    "\b\nCopy mode (tmux's vi keys; the pane stays live, the view stays put):\n"
+    "  arrows, h j k l   move (C-y / C-e scroll a line); w b e by words\n"
+    "  PgUp PgDn, C-b C-f, C-u C-d   a page, half a page\n"
+    "  g / G     the oldest / newest line; 0 ^ $ the line's start and end\n"
+    "  / and ?   search down / up (Enter runs it); n N repeat it\n"
+    "  Space     start a selection; Escape clears it\n"
+    "  Enter, y  copy it to your clipboard (OSC 52) and leave, only with\n"
+    "            --allow-clipboard (otherwise the clipboard is off and says so)\n"
+    "  q         back to the live screen\n"
+    "[n/m] at the top right: lines above the bottom / lines of history.\n"
+    "While the program has not asked for mouse reports, attach asks your\n"
+    "terminal for them (for the wheel): select text natively with Shift held.",
     texts.TARGET_GRAMMAR,
     texts.exit_codes(
         ("0", "detached, or the program exited (its status is printed)"),
@@ -48,7 +62,7 @@ _EPILOG = texts.epilog(
     is_flag=True,
     default=None,
     help="Let the program set your clipboard (OSC 52 writes, dropped by default as tmux "
-    "does; reads never pass). Also $PHUX_ALLOW_CLIPBOARD=1.",
+    "does; reads never pass), and copy mode copy to it. Also $PHUX_ALLOW_CLIPBOARD=1.",
 )
 @socket_option
 @click.argument("target", required=False, shell_complete=complete_target)

@@ -329,6 +329,19 @@ class Connection:
         return bool(self._pushed) or self._reader.buffered > 0
 
     def _dispatch(self, frame: Frame) -> None:
+        if isinstance(frame, Error) and frame.request_id is None:
+            # Not an answer: the server is closing the connection, or could not read a
+            # frame of ours, whose request will never be answered and cannot be told
+            # from the others. Either way nothing more can be trusted to come; fail
+            # every call now with the server's reason, not at its deadline (proto.md §6).
+            with contextlib.suppress(OSError):
+                self._sock.close()
+            self._closed = True
+            try:
+                name = ErrorCode(frame.code).name
+            except ValueError:
+                name = f"error {frame.code}"
+            raise ConnectionLost(f"the server ended the connection: {name}: {frame.message}")
         rid = getattr(frame, _REPLY_FIELD, None)
         # BOOTSTRAP_BEGIN carries the SUBSCRIBE's id but is the start of a
         # stream, not a reply to wait for: it goes to the pushed frames too.

@@ -660,8 +660,8 @@ class ClientConnection:
         term.queue_input(self, frame.request_id, frame.data, more=frame.more, urgent=frame.urgent)
 
     def _resize(self, frame: Resize) -> None:
+        check_size(frame.cols, frame.rows)  # a request's own fields first (proto.md §2.1)
         term = self.state.get_alive(frame.terminal)
-        check_size(frame.cols, frame.rows)
         term.resize(frame.cols, frame.rows)
         mine = self.subs.get(term.id)
         if mine is not None and mine.role is Role.PRIMARY:
@@ -670,8 +670,9 @@ class ClientConnection:
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _send_signal(self, frame: SendSignal) -> None:
+        signum = host_signal(frame.signal)
         term = self.state.get_alive(frame.terminal)
-        term.send_signal(host_signal(frame.signal))
+        term.send_signal(signum)
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _kill(self, frame: Kill) -> None:
@@ -720,16 +721,7 @@ class ClientConnection:
         )
 
     def _subscribe(self, frame: Subscribe) -> None:
-        term = self.state.get(frame.terminal)
-        if term.id in self.subs:
-            raise RequestError(
-                ErrorCode.INVALID_COMMAND, f"already subscribed to terminal {term.id}"
-            )
-        if len(self.subs) >= self.config.max_subscriptions:
-            raise RequestError(
-                ErrorCode.RESOURCE_EXHAUSTED,
-                f"at most {self.config.max_subscriptions} terminal subscriptions per connection",
-            )
+        # Its own fields, the terminal, the connection's state, then limits (proto.md §2.1).
         try:
             role = Role(frame.role)
         except ValueError:
@@ -740,8 +732,18 @@ class ClientConnection:
         if role is Role.PRIMARY and frame.cols is not None and frame.rows is not None:
             check_size(frame.cols, frame.rows)
             size = (frame.cols, frame.rows)
-            if term.alive:
-                term.resize(frame.cols, frame.rows)
+        term = self.state.get(frame.terminal)
+        if term.id in self.subs:
+            raise RequestError(
+                ErrorCode.INVALID_COMMAND, f"already subscribed to terminal {term.id}"
+            )
+        if len(self.subs) >= self.config.max_subscriptions:
+            raise RequestError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"at most {self.config.max_subscriptions} terminal subscriptions per connection",
+            )
+        if size is not None and term.alive:
+            term.resize(*size)
         wants_state = self.minor >= MINOR_TERMINAL_STATE
         if wants_state:
             term.baseline_foreground()

@@ -209,12 +209,8 @@ class ServerState:
     # ------------------------------------------------------------ spawn
 
     def spawn(self, req: Spawn) -> Terminal:
+        # Its own fields, then the server's limit, then uniqueness (proto.md §2.1).
         check_size(req.cols, req.rows)
-        if self.live_terminals >= self.config.max_terminals:
-            raise RequestError(
-                ErrorCode.RESOURCE_EXHAUSTED,
-                f"too many terminals: the server's limit is {self.config.max_terminals}",
-            )
         metadata: dict[str, bytes] = {}
         for entry in req.metadata:
             check_key(entry.key)
@@ -225,6 +221,12 @@ class ServerState:
                 raise RequestError(
                     ErrorCode.INVALID_COMMAND, f"unique key {key!r} has no value in metadata"
                 )
+        if self.live_terminals >= self.config.max_terminals:
+            raise RequestError(
+                ErrorCode.RESOURCE_EXHAUSTED,
+                f"too many terminals: the server's limit is {self.config.max_terminals}",
+            )
+        for key in req.unique_keys:
             value = metadata[key]
             for other in self.terminals.values():
                 if other.alive and other.metadata.get(key) == value:

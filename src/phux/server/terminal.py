@@ -76,6 +76,8 @@ class PendingInput:
     """Set while being written: stop between slices (its sender was answered or is gone)."""
     written: int = 0
     """Bytes of it written to the PTY so far."""
+    urgent: bool = False
+    """An interrupt: if the PTY is full, the program's unread input makes room for it."""
 
 
 class Terminal:
@@ -114,6 +116,8 @@ class Terminal:
         """Bytes of clients' INPUT queued and not yet written (ServerConfig's input caps)."""
         self._input_wake = trio.Event()
         self._writing: PendingInput | None = None
+        self._write_wait: trio.CancelScope | None = None
+        """Set while the writer waits for room in a full PTY (see _stop_writing)."""
         self._holder: ClientConnection | None = None
         """The connection whose unit is being written: only its input goes next."""
         self._cancelled_units: set[ClientConnection] = set()
@@ -266,7 +270,7 @@ class Terminal:
         self._inputs.clear()
         current = self._writing
         if current is not None and not current.cancelled:  # a cancelled one was answered
-            current.cancelled = True
+            self._stop_writing(current)
             pending.insert(0, current)
         for item in pending:
             if item.conn is not None:
@@ -520,7 +524,7 @@ class Terminal:
                 self._cancelled_units.discard(conn)
             conn.input_cancelled(request_id, len(data), "the rest of this input was cancelled")
             return
-        item = PendingInput(data, conn, request_id, more=more and not urgent)
+        item = PendingInput(data, conn, request_id, more=more and not urgent, urgent=urgent)
         if urgent:
             self._flush_for_urgent(conn)
             self._inputs.appendleft(item)
@@ -528,6 +532,14 @@ class Terminal:
             self._inputs.append(item)
         self.queued_input += len(data)
         self._input_wake.set()
+
+    def _stop_writing(self, item: PendingInput) -> None:
+        """Stop writing ``item`` between two writes, also while the writer waits for room
+        in a PTY the program never drains (else what is queued behind it, an urgent
+        C-c above all, would wait with it for good)."""
+        item.cancelled = True
+        if self._write_wait is not None:
+            self._write_wait.cancel()
 
     def _flush_for_urgent(self, by: ClientConnection) -> None:
         """An interrupt: like a tty's ISIG, throw away the input typed ahead of it."""
@@ -538,7 +550,7 @@ class Terminal:
         self.queued_input -= sum(len(item.data) for item in dropped)
         current = self._writing
         if current is not None and _cancellable(current):
-            current.cancelled = True
+            self._stop_writing(current)
             dropped.insert(0, current)
         self._holder = None
         message = "an interrupt from another client discarded this queued input"
@@ -584,7 +596,7 @@ class Terminal:
         current = self._writing
         cut = self._holder is conn  # pieces of its unit are in the tty: it is cut short
         if current is not None and current.conn is conn:
-            current.cancelled = True
+            self._stop_writing(current)
             cut = cut or current.written > 0
             dropped += 1
         if cut:
@@ -633,11 +645,25 @@ class Terminal:
             self._writing = item
             view = memoryview(item.data)
             offset = 0
+            flushed = False
             while offset < len(view) and not item.cancelled:
                 try:
                     written = os.write(fd, view[offset : offset + _WRITE_SLICE])
                 except BlockingIOError:
-                    await trio.lowlevel.wait_writable(fd)
+                    if item.urgent and offset == 0 and not flushed:
+                        # The program does not read and its input is full: the C-c would
+                        # wait behind what it never reads. A tty discards unread input
+                        # on an interrupt; so does this, then types it (L1 §7).
+                        flush_unread_input(fd)
+                        flushed = True
+                        log.info(
+                            "terminal %d: PTY full: unread input flushed for an urgent input",
+                            self.id,
+                        )
+                        continue
+                    with trio.CancelScope() as self._write_wait:
+                        await trio.lowlevel.wait_writable(fd)
+                    self._write_wait = None
                     continue
                 except OSError as exc:
                     log.info("terminal %d: input write failed: %s", self.id, exc)

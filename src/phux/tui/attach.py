@@ -35,6 +35,14 @@ active person wins, as tmux's ``window-size latest``).
 Input: keystrokes go to the terminal as typed (INPUT frames); the detach key
 (``phux.tui.keys``, default ``C-b d``) leaves the terminal running.
 
+Copy mode (``phux.tui.copy_mode``): the prefix and ``[``, or the mouse wheel
+when the program has not asked for mouse reports, shows the engine's history
+and screen instead of the live output, frozen where the person scrolls while
+output keeps being fed to the engine; keys go to copy mode, not the program.
+For the wheel, attach asks the person's terminal for mouse reports (SGR)
+whenever the program in the main screen has not asked for them itself; the
+reports are never passed to such a program. Leaving repaints the live screen.
+
 Exits: detach, the program exiting (its status is printed), the server going
 away, SIGTERM/SIGHUP, or any exception: on every path the tty modes are
 restored and the screen is put back (alternate screen left, cursor shown,
@@ -66,6 +74,7 @@ from phux.client.errors import (
 )
 from phux.client.keys import is_interrupt
 from phux.signed_marks import pane_key
+from phux.tui.copy_mode import CopyMode
 from phux.tui.keys import Command, DetachKey, KeyReader, parse_detach_key
 from phux.tui.mux import Mux
 from phux.tui.paint import PUSH_TITLE, Painter
@@ -124,6 +133,14 @@ PREVIEW_BYTES = 64 * 1024
 """Journal tail painted first when a bootstrap takes the engine a while."""
 
 _ALT_SCREEN = re.compile(rb"\x1b\[\?(?:1049|1047|47)([hl])")
+# A private mode sequence that may set or reset a mouse mode or its encoding.
+_MOUSE_MODE = re.compile(rb"\x1b\[\?(?:[0-9]*;)*(?:9|100[0-6]|1015)(?:;[0-9]*)*[hl]")
+_MOUSE_REPORT = re.compile(rb"\x1b\[<([0-9]+);[0-9]+;[0-9]+[Mm]")
+WHEEL_ON = b"\x1b[?1000h\x1b[?1006h"
+"""Asks the person's terminal for button (wheel) reports in SGR form, for copy mode."""
+WHEEL_OFF = b"\x1b[?1000l\x1b[?1006l"
+COPY_REPAINT = 0.05
+"""Seconds between repaints of the copy-mode view while only output changed it."""
 
 
 class NotATerminal(PhuxError):
@@ -223,6 +240,10 @@ class Session:
         self.resize_rid: int | None = None
         self.last_takeover = 0.0
         self.last_focus = time.monotonic()
+        self.copy: CopyMode | None = None
+        self.copy_dirty = False  # the copy-mode view must be painted (keys, size)
+        self.copy_painted = 0.0
+        self.wheel_on = False  # attach asked the person's terminal for mouse reports
 
     # ------------------------------------------------------------ naming
 
@@ -262,7 +283,7 @@ class Session:
     @property
     def passthrough(self) -> bool:
         """Live output may go to the person's terminal as bytes."""
-        return self.live_ok and self.term_size == self.win
+        return self.live_ok and self.term_size == self.win and self.copy is None
 
     @property
     def synced(self) -> bool:
@@ -378,6 +399,10 @@ class Session:
             self.boot.append(data)
         elif self.passthrough:
             passed = self.filter.feed(data)
+            if self.wheel_on and _MOUSE_MODE.search(passed):
+                # The program's own mouse modes take over (with their encoding).
+                self.out += WHEEL_OFF
+                self.wheel_on = False
             self.out += passed
             self._track_alternate(passed)
         else:
@@ -401,7 +426,12 @@ class Session:
             budget = max(budget, FIRST_PAINT_WAIT)  # an exact first paint, if it is quick
         caught_up = self.run_backlog(budget)
         engine = self.engine
-        if self.state == "live" and engine is not None:
+        if self.copy is not None and self.copy.term is not engine and caught_up:
+            self.leave_copy()  # a fresh bootstrap replaced the engine it showed
+        if self.copy is not None:
+            if caught_up and self.state == "live":
+                self._paint_copy(self.copy)
+        elif self.state == "live" and engine is not None:
             if caught_up:
                 if self.term_size == self.win:
                     if self.need_full or not self.live_ok:
@@ -413,12 +443,94 @@ class Session:
                     self.need_full = self.view_dirty = False
             elif not self.live_ok and self.term_size == self.win:
                 self._paint_preview()
+        if caught_up and self.state == "live" and engine is not None:
+            self._want_wheel(engine)
         if self.closed_seen and self.state == "live" and self.outcome is None:
             if not caught_up and not self.live_ok:
                 self.run_backlog(None)
                 self.after_batch(None)
                 return
             self.finish("exited", f"[{self.name}: {describe_exit(self.closed)}]", 0)
+
+    # ------------------------------------------------------------ copy mode
+
+    def enter_copy(self, *, wheel: bool = False) -> None:
+        """Show copy mode over the engine (caught up first); ``wheel``: entered by the
+        wheel, so scrolling back to the bottom leaves (tmux's ``copy-mode -e``)."""
+        if self.copy is not None or self.state != "live":
+            return
+        self.run_backlog(None)
+        if self.engine is None:
+            return
+        cols, rows = self.win
+        self.copy = CopyMode(
+            self.engine,
+            cols,
+            rows,
+            clipboard=self.filter.allow_clipboard,
+            exit_at_bottom=wheel,
+        )
+        self.copy_dirty = True
+
+    def leave_copy(self) -> None:
+        self.copy = None
+        self.need_full = True  # the live screen again, once the engine caught up
+        self.out += b"\x1b[0m"
+
+    def copy_keys(self, data: bytes) -> None:
+        copy = self.copy
+        assert copy is not None
+        result = copy.feed(data)
+        self.out += result.clipboard
+        if result.done:
+            self.leave_copy()
+        else:
+            self.copy_dirty = True
+
+    def _paint_copy(self, copy: CopyMode) -> None:
+        now = time.monotonic()
+        # Output only moves the indicator (the rows shown stay): repainted at most
+        # every COPY_REPAINT seconds under a flood.
+        output = self.view_dirty and now - self.copy_painted >= COPY_REPAINT
+        if self.copy_dirty or self.need_full or output:
+            self.out += copy.paint().encode()
+            self.copy_painted = now
+            self.copy_dirty = self.need_full = self.view_dirty = False
+
+    def wake_in(self) -> float | None:
+        """Seconds until the loop has work without input (a copy-mode repaint held
+        back to COPY_REPAINT); None: none."""
+        if self.copy is None or not self.view_dirty or self.state != "live":
+            return None  # (not live: painting waits for a bootstrap's frames)
+        return max(0.0, COPY_REPAINT - (time.monotonic() - self.copy_painted))
+
+    def _want_wheel(self, engine: Terminal) -> None:
+        """Mouse reports from the person's terminal while the program in the main
+        screen wants none: the wheel then scrolls into copy mode."""
+        want = not engine.alternate and not engine.modes.mouse
+        if want and not self.wheel_on:
+            self.out += WHEEL_ON
+        elif self.wheel_on and not want:
+            self.out += WHEEL_OFF + _program_mouse(engine)
+        self.wheel_on = want
+
+    def _mouse_input(self, data: bytes) -> bytes:
+        """Take out the reports attach asked for (the program asked for none): a wheel
+        up enters copy mode; the rest of ``data`` is for the program."""
+        wheel_up = False
+        rest = bytearray()
+        at = 0
+        for m in _MOUSE_REPORT.finditer(data):
+            rest += data[at : m.start()]
+            at = m.end()
+            if (int(m.group(1)) & ~28) == 64 and m.group(0)[-1:] == b"M":
+                wheel_up = True
+        rest += data[at:]
+        if wheel_up:
+            self.enter_copy(wheel=True)
+            if self.copy is not None:
+                self.copy.wheel(up=True)
+        return bytes(rest)
 
     def _paint_full(self, engine: Terminal) -> None:
         # The first paint also hands the scrollback to the person's terminal.
@@ -484,7 +596,7 @@ class Session:
     def on_keys(self, data: bytes) -> None:
         for item in self.reader.feed(data):
             if isinstance(item, bytes):
-                self._typed(item)
+                self._keys(item)
                 continue
             if item.name == "detach":
                 self.finish(
@@ -493,11 +605,28 @@ class Session:
                     f"reattach with: phux attach {self.reattach}]",
                     0,
                 )
-            else:
-                # A split, a new window...: the multiplexer takes over from here.
-                self.switch_to = item
-                self.finish("multiplex", "", 0)
-            return  # what follows such a key is dropped, as after a detach
+                return  # what follows is dropped
+            if item.name == "copy-mode":
+                self.enter_copy()
+                continue  # what follows goes to copy mode
+            # A split, a new window...: the multiplexer takes over from here.
+            self.switch_to = item
+            self.finish("multiplex", "", 0)
+            return
+
+    def _keys(self, payload: bytes) -> None:
+        if self.copy is not None:
+            self.copy_keys(payload)
+            return
+        if self.wheel_on and b"\x1b[<" in payload:
+            payload = self._mouse_input(payload)
+            if self.copy is not None:  # the wheel entered it: the rest is for it too
+                self.copy_dirty = True
+                if payload:
+                    self.copy_keys(payload)
+                return
+        if payload:
+            self._typed(payload)
 
     def _typed(self, payload: bytes) -> None:
         if self.term_size != self.win and self.state == "live":
@@ -541,6 +670,9 @@ class Session:
             return
         self.win = size
         self.send_resize()
+        if self.copy is not None:
+            self.copy.resize(*size)
+            self.copy_dirty = True
 
     # ------------------------------------------------------------ output
 
@@ -653,7 +785,9 @@ def run_attach(
         conn = client.connection(deadline)
         size = window_size(out_fd)
         if _session_has_panes(client, pane, deadline):
-            outcome = _attached(Mux(client, conn, key, pane, out_fd=out_fd, size=size), in_fd)
+            mux = Mux(client, conn, key, pane, out_fd=out_fd, size=size)
+            mux.allow_clipboard = allow_clipboard
+            outcome = _attached(mux, in_fd)
         else:
             session = Session(conn, pane, key, in_fd=in_fd, out_fd=out_fd, size=size)
             session.filter.allow_clipboard = allow_clipboard
@@ -663,6 +797,7 @@ def run_attach(
                 tid = pane.terminal
                 conn.call(lambda r: Unsubscribe(request_id=r, terminal=tid), Deadline.after(5))
                 mux = Mux(client, conn, key, pane, out_fd=out_fd, size=window_size(out_fd))
+                mux.allow_clipboard = allow_clipboard
                 mux.first = session.switch_to
                 outcome = _attached(mux, in_fd)
     finally:
@@ -680,6 +815,14 @@ def _session_has_panes(client: Client, pane: Pane, deadline: object) -> bool:
     if pane.session is None:
         return False
     return len(client.list_terminals(deadline).session(pane.session)) > 1
+
+
+def _program_mouse(engine: Terminal) -> bytes:
+    """The program's own mouse modes, to set again after attach's are reset."""
+    mode = engine.screen.mode
+    return b"".join(
+        b"\x1b[?%dh" % m for m in (9, 1000, 1002, 1003, 1005, 1006, 1015) if (m << 5) in mode
+    )
 
 
 def _refuse_self(client: Client, pane: Pane) -> None:
@@ -761,7 +904,8 @@ def _loop(
     more = False
     while session.outcome is None:
         busy = more or bool(session.backlog)
-        readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], 0 if busy else None)
+        timeout = 0 if busy else session.wake_in()
+        readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], timeout)
         if wake_r in readable:
             with contextlib.suppress(BlockingIOError):
                 while os.read(wake_r, 512):
@@ -771,6 +915,7 @@ def _loop(
             raw.reapply()
             session.need_full = True
             session.live_ok = False
+            session.wheel_on = False  # the terminal may have been reset meanwhile
         if pending["winch"]:
             pending["winch"] = False
             session.on_winch()

@@ -18,6 +18,7 @@ from phux.engine._widths import char_width
 
 if TYPE_CHECKING:
     from phux.engine import Terminal
+    from phux.tui.copy_mode import CopyMode
     from phux.tui.layout import Rect
     from phux.tui.paint import Painter
 
@@ -168,3 +169,42 @@ class Damage:
         if current not in (None, RESET):
             parts.append(RESET)
         return "\x1b[?2026h\x1b[?25l" + "".join(parts) + tail + "\x1b[?2026l"
+
+
+MODE_STYLE = "\x1b[0;30;43m"
+"""tmux's mode-style: the selection, copy mode's indicator (black on yellow)."""
+MATCH_STYLE = "\x1b[0;30;45m"
+"""tmux's copy-mode-current-match-style (black on magenta)."""
+
+
+def copy_rows(copy: CopyMode, painter: Painter, rect: Rect, canvas: Canvas) -> None:
+    """Copy mode's view of a pane (``phux.tui.copy_mode``) drawn into ``rect``: its
+    rows, the selection and the current match, and its indicator at the top right."""
+    view = copy.view()
+    screen: Any = copy.term.screen
+    default = screen.default_char
+    blank = (" ", painter.style(default))
+    for dy, line in enumerate(view.rows[: rect.h]):
+        y = rect.y + dy
+        if not 0 <= y < canvas.rows:
+            continue
+        out = canvas.cells[y]
+        sel, hit = view.selected[dy], view.match[dy]
+        x_end = min(rect.w, canvas.cols - rect.x)
+        for dx in range(x_end):
+            cell = line.get(dx, default) if line is not None else None
+            if cell is None:
+                out[rect.x + dx] = blank
+                continue
+            data = cell.data or ("" if dx else " ")
+            if data and dx == x_end - 1 and char_width(data[0]) == 2:
+                data = " "
+            if hit is not None and hit[0] <= dx < hit[1]:
+                style = MATCH_STYLE
+            elif sel is not None and sel[0] <= dx < sel[1]:
+                style = MODE_STYLE
+            else:
+                style = painter.style(cell)
+            out[rect.x + dx] = (data, style)
+    label = view.indicator
+    canvas.text(rect.x + max(0, rect.w - len(label)), rect.y, label, MODE_STYLE, rect.w)

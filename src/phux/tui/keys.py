@@ -92,6 +92,7 @@ PREFIX_TABLE: dict[bytes, str] = {
     b",": "rename-window",
     b"w": "tree",
     b"?": "help",
+    b"[": "copy-mode",
     b"\x1b[A": "pane-up",
     b"\x1b[B": "pane-down",
     b"\x1b[C": "pane-right",
@@ -118,6 +119,7 @@ HELP: list[tuple[str, str]] = [
     ("x", "kill the active pane (asks y/n)"),
     (",", "rename the window"),
     ("w", "choose a session, window or pane (Enter)"),
+    ("[", "copy mode: scroll the pane's history (q leaves)"),
     ("?", "this list"),
     ("prefix prefix", "send the prefix key itself"),
 ]

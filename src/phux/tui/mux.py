@@ -42,7 +42,8 @@ from phux.client.keys import is_interrupt
 from phux.client.mirror import Mirror
 from phux.client.pane_state import project_mirror
 from phux.tui import layout as lay
-from phux.tui.compose import RESET, Canvas, Damage, pane_rows
+from phux.tui.compose import RESET, Canvas, Damage, copy_rows, pane_rows
+from phux.tui.copy_mode import CopyMode
 from phux.tui.keys import HELP, Command, DetachKey, KeyReader
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.status import PaneFacts, StatusLine, WindowTab, segments, state_text
@@ -141,8 +142,13 @@ class Mux:
         *,
         out_fd: int,
         size: tuple[int, int],
+        allow_clipboard: bool = False,
     ) -> None:
         self.client = client
+        self.allow_clipboard = allow_clipboard
+        self.copy: CopyMode | None = None
+        self.copy_tid: int | None = None
+        """Copy mode (``phux.tui.copy_mode``) over this pane's engine, while it is up."""
         self.conn = conn
         self.key = key
         self.reader = KeyReader(key, mouse=True)
@@ -468,6 +474,9 @@ class Mux:
         if self.overlay is not None:
             self._overlay_keys(data)
             return
+        if self.copy is not None:
+            self._copy_result(self.copy.feed(data))
+            return
         view = self.active_view()
         if view is None or not view.mirror.alive:
             return
@@ -512,6 +521,7 @@ class Mux:
     def select_window(self, window: int) -> None:
         if window == self.window or window not in self.windows():
             return
+        self.leave_copy()
         self.window = window
         self.zoomed = False
         self._subscribe_window()
@@ -530,6 +540,10 @@ class Mux:
         self.prompt = None
         self.overlay = None
         name = cmd.name
+        if name == "copy-mode":
+            self.enter_copy()
+            return
+        self.leave_copy()
         if name == "detach":
             self.finish(
                 "detached",
@@ -585,12 +599,52 @@ class Mux:
     def _mouse(self, cmd: Command) -> None:
         assert cmd.mouse is not None
         button, x, y, pressed = cmd.mouse
-        if not pressed or button & 64:  # releases and the wheel (copy mode: not yet)
+        if not pressed:
             return
-        if button & 3 == 0:
-            tid = lay.pane_at(self.geometry(), x, y)
-            if tid is not None:
+        tid = lay.pane_at(self.geometry(), x, y)
+        if button & 64:  # the wheel: up enters copy mode in the pane under it
+            up = button & 3 == 0
+            if self.copy is None and up and tid is not None:
                 self.select_pane(tid)
+                self.enter_copy(wheel=True)
+            if self.copy is not None:
+                self._copy_result(self.copy.wheel(up=up))
+            return
+        if button & 3 == 0 and tid is not None:
+            if tid != self.copy_tid:
+                self.leave_copy()
+            self.select_pane(tid)
+
+    def enter_copy(self, *, wheel: bool = False) -> None:
+        """Copy mode over the active pane; ``wheel``: scrolling back to the bottom
+        leaves it (tmux's ``copy-mode -e``)."""
+        view = self.active_view()
+        rect = self.geometry().get(self.active.get(self.window, -1))
+        if self.copy is not None or view is None or rect is None:
+            return
+        engine = view.mirror.engine
+        if engine is None:
+            return
+        self.copy = CopyMode(
+            engine, rect.w, rect.h, clipboard=self.allow_clipboard, exit_at_bottom=wheel
+        )
+        self.copy_tid = view.pane.terminal
+        self.dirty = True
+
+    def leave_copy(self) -> None:
+        if self.copy is not None:
+            self.copy = None
+            view = self.views.get(self.copy_tid or -1)
+            if view is not None:
+                view.drawn = None
+            self.copy_tid = None
+            self.dirty = True
+
+    def _copy_result(self, result: Any) -> None:
+        self.out += result.clipboard
+        if result.done:
+            self.leave_copy()
+        self.dirty = True
 
     def _say(self, text: str) -> None:
         self.message = text
@@ -828,6 +882,16 @@ class Mux:
             engine = view.mirror.engine
             if engine is None:
                 continue
+            copy = self.copy
+            if copy is not None and tid == self.copy_tid:
+                if copy.term is not engine:  # a fresh bootstrap replaced the engine
+                    self.leave_copy()
+                else:
+                    if (copy.width, copy.height) != (rect.w, rect.h):
+                        copy.resize(rect.w, rect.h)
+                    copy_rows(copy, self.painter, rect, canvas)
+                    view.drawn = None
+                    continue
             gen = engine.generation
             key = (gen, rect, view.mirror.alive)
             if view.drawn == key:
@@ -878,6 +942,8 @@ class Mux:
             message = self.prompt[0] + self.prompt[1]
         elif self.message is not None:
             message = self.message
+        elif self.copy is not None and self.copy.view().message:
+            message = self.copy.view().message
         line = StatusLine(self.session, self._tabs(), self._facts(), message)
         canvas.fill(lay.Rect(0, y, cols, 1))
         x = 0
@@ -937,6 +1003,9 @@ class Mux:
             return f"\x1b[{rows};{x + 1}H\x1b[?25h"
         if view is None or rect is None or self.overlay is not None or self.confirm is not None:
             return "\x1b[?25l"
+        if self.copy is not None:
+            cx, cy = self.copy.view().cursor
+            return f"\x1b[{rect.y + cy + 1};{rect.x + cx + 1}H\x1b[?25h"
         engine = view.mirror.engine
         if engine is None:
             return "\x1b[?25l"
