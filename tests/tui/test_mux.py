@@ -165,6 +165,9 @@ def test_prefix_keys_split_select_zoom_windows_rename_kill(
     person.wait_for(lambda s: "0:edits*" in status(s) and "│" in s)
     person.keys("C-b", "n")
     person.wait_for(lambda s: "0:edits " in status(s) and "│" not in s)
+    # A command failing in a window not shown marks it (!) until the person looks.
+    assert server.phux("run", "keys:0.0", "false").returncode == 1
+    person.wait_for(lambda s: "0:edits!" in status(s))
     person.keys("C-b", "0")
     person.wait_for(lambda s: "0:edits*" in status(s) and "│" in s)
     # x asks first; n keeps the pane, y kills it.

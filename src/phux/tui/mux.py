@@ -41,6 +41,7 @@ from phux.client.errors import ServerError
 from phux.client.keys import is_interrupt
 from phux.client.mirror import Mirror
 from phux.client.pane_state import project_mirror
+from phux.engine.events import Bell, CommandFinished
 from phux.tui import layout as lay
 from phux.tui.compose import RESET, Canvas, Damage, copy_rows, pane_rows
 from phux.tui.copy_mode import CopyMode
@@ -96,6 +97,9 @@ ENGINE_BUDGET = 0.008
 rest waits for the next frame, so a flood elsewhere never holds up an echo."""
 CALL_TIMEOUT = 10.0
 HISTORY = 2000
+BACKGROUND_HISTORY = 100
+ALERT_INTERVAL = 0.5
+"""Seconds between reads of the other windows' panes for bells and failed commands."""
 LAYOUT_PREFIX = "phux.layout."
 BORDER = "\x1b[0m"
 ACTIVE_BORDER = "\x1b[0;32m"
@@ -121,6 +125,7 @@ class View:
     drawn: tuple[int, Any, int] | None = None  # (generation, rect, top) last composed
     typed_by: str | None = None
     skipped: bool = False  # output was dropped unparsed: the screen is approximate
+    background: bool = False  # a pane of another window: a viewer, for its alerts
     ours: bytearray = field(default_factory=bytearray)  # our input not yet seen written
 
 
@@ -186,6 +191,8 @@ class Mux:
         self.last_takeover = 0.0
         self.last_exit_seen: dict[int, Any] = {}
         self.modes = ""
+        self.alerted: set[int] = set()  # windows with a bell or a failed command unseen
+        self.alerts_at: float | None = None
 
     # ------------------------------------------------------------ requests
 
@@ -295,30 +302,59 @@ class Mux:
         return {by_index[i]: r for i, r in geo.items() if i in by_index}
 
     def _subscribe_window(self) -> None:
-        want = {p.terminal: p for p in self.window_panes(self.window)}
-        for tid in list(self.views):
-            if tid not in want:
+        """PRIMARY subscriptions for the current window's panes (sized to their
+        places); viewer ones, in the background, for the other windows' live panes
+        (their bells and failed commands mark their windows on the status line)."""
+        front = {p.terminal: p for p in self.window_panes(self.window)}
+        back = {p.terminal: p for p in self.panes if p.alive and p.terminal not in front}
+        for tid, old in list(self.views.items()):
+            if tid not in front and tid not in back:
                 self._unsubscribe(tid)
+            elif old.background != (tid in back):
+                self._unsubscribe(tid)  # its role changes: subscribed again below
         geo = self.geometry()
-        for tid, pane in want.items():
+        for tid, pane in [*front.items(), *back.items()]:
             view = self.views.get(tid)
             if view is not None:
                 view.pane = pane
                 continue
-            mirror = Mirror(tid, history=HISTORY)
+            background = tid in back
+            mirror = Mirror(tid, history=BACKGROUND_HISTORY if background else HISTORY)
             from phux.signed_marks import pane_key, pane_shell
 
             mirror.mark_key = pane_key(pane.metadata)
             if pane_shell(pane.metadata) == "sh":
                 mirror.shell_pid = pane.pid
                 mirror.listed_foreground = pane.foreground
-            view = View(pane, mirror)
+            view = View(pane, mirror, background=background)
             self.views[tid] = view
             rect = geo.get(tid)
-            if pane.alive and rect is not None:
+            if background:
+                mirror.event_consumers = 1  # its bells and commands are read
+            elif pane.alive and rect is not None:
                 view.size = (max(rect.w, 1), max(rect.h, 1))
-            mirror.request_id = self._send(_subscribe(tid, view.size, self.input_events))
+            inp = self.input_events and not background
+            mirror.request_id = self._send(_subscribe(tid, view.size, inp))
         self.resize_panes()
+
+    def check_alerts(self) -> None:
+        """Read the background panes' engine events: a bell or a failed command marks
+        the pane's window until the person looks at it."""
+        self.alerts_at = None
+        for view in self.views.values():
+            mirror = view.mirror
+            if not view.background or not mirror.ready:
+                continue
+            engine = mirror.engine
+            if engine is None:
+                continue
+            for event in engine.take_events():
+                failed = isinstance(event, CommandFinished) and event.exit_code not in (None, 0)
+                if failed or isinstance(event, Bell):
+                    window = view.pane.window or 0
+                    if window != self.window and window not in self.alerted:
+                        self.alerted.add(window)
+                        self.dirty = True
 
     def _unsubscribe(self, tid: int) -> None:
         self.views.pop(tid, None)
@@ -354,6 +390,21 @@ class Mux:
         tid = getattr(frame, "terminal", None)
         view = self.views.get(tid) if isinstance(tid, int) else None
         if view is None:
+            return
+        if view.background:
+            if isinstance(frame, InputWritten):
+                return
+            mirror = view.mirror
+            mirror.handle(frame)
+            if isinstance(frame, BootstrapReady) and mirror.engine is not None:
+                mirror.engine.take_events()  # what the bootstrap replayed is not news
+                return
+            if mirror.held_bytes > MAX_HELD and mirror.state != Mirror.SUBSCRIBING:
+                mirror.skip_held(KEEP_TAIL)
+            if self.alerts_at is None:
+                self.alerts_at = time.monotonic() + ALERT_INTERVAL
+            if isinstance(frame, TerminalClosed) and self.relist_at is None:
+                self.relist_at = time.monotonic() + RELIST_INTERVAL
             return
         if isinstance(frame, InputWritten):
             if frame.reply:
@@ -523,6 +574,7 @@ class Mux:
             return
         self.leave_copy()
         self.window = window
+        self.alerted.discard(window)
         self.zoomed = False
         self._subscribe_window()
         tid = self.active.get(window)
@@ -958,7 +1010,8 @@ class Mux:
                 first = self.window_panes(w)[0]
                 fg = first.foreground
                 name = fg.name if fg is not None and fg.name else "-"
-            tabs.append(WindowTab(w, name, active=w == self.window))
+            alert = w in self.alerted and w != self.window
+            tabs.append(WindowTab(w, name, active=w == self.window, alert=alert))
         return tabs
 
     def _facts(self) -> PaneFacts:
@@ -1091,6 +1144,9 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         if mux.relist_at is not None:
             wait = max(0.0, mux.relist_at - now)
             timeout = wait if timeout is None else min(timeout, wait)
+        if mux.alerts_at is not None:
+            wait = max(0.0, mux.alerts_at - now)
+            timeout = wait if timeout is None else min(timeout, wait)
         if mux.message is not None:
             wait = max(0.0, mux.message_until - now)
             timeout = wait if timeout is None else min(timeout, wait)
@@ -1137,6 +1193,8 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
             mux.relist()
         if mux.message is not None and now >= mux.message_until:
             mux.dirty = True
+        if mux.alerts_at is not None and now >= mux.alerts_at and mux.outcome is None:
+            mux.check_alerts()
         if mux.dirty and now >= mux.next_frame and mux.outcome is None:
             mux.render()
             mux.next_frame = now + FRAME_INTERVAL
