@@ -196,9 +196,12 @@ def test_prefix_keys_split_select_zoom_windows_rename_kill(
     assert where(again, "─")[1] == where(screen, "─")[1]
     # w: the tree of every session; Enter switches to the one selected.
     server.new("other")
+    run(server, "run", "other", "echo OTHER-$((6*7))")
     person.keys("C-b", "w")
-    person.wait_for(lambda s: "other" in s and "keys" in s)
+    screen = person.wait_for(lambda s: "other" in s and "keys" in s and "bash prompt" in s)
+    assert "OTHER-42" not in screen
     person.keys("Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down")
+    person.wait_for("OTHER-42")  # the live preview of the pane selected
     person.keys("Enter")
     person.wait_for(lambda s: status(s).startswith("[other]"))
     person.keys("C-b", "d")

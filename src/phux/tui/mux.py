@@ -191,6 +191,8 @@ class Mux:
         self.last_takeover = 0.0
         self.last_exit_seen: dict[int, Any] = {}
         self.modes = ""
+        self.preview: View | None = None
+        """The pane the tree (``w``) previews, when no other subscription follows it."""
         self.alerted: set[int] = set()  # windows with a bell or a failed command unseen
         self.alerts_at: float | None = None
 
@@ -389,6 +391,14 @@ class Mux:
             return
         tid = getattr(frame, "terminal", None)
         view = self.views.get(tid) if isinstance(tid, int) else None
+        preview = self.preview
+        if view is None and preview is not None and preview.pane.terminal == tid:
+            if not isinstance(frame, InputWritten):
+                preview.mirror.handle(frame)
+                if preview.mirror.held_bytes > MAX_HELD and preview.mirror.ready:
+                    preview.mirror.skip_held(KEEP_TAIL)
+                self.dirty = True
+            return
         if view is None:
             return
         if view.background:
@@ -591,6 +601,7 @@ class Mux:
         self.confirm = None
         self.prompt = None
         self.overlay = None
+        self._preview()
         name = cmd.name
         if name == "copy-mode":
             self.enter_copy()
@@ -825,13 +836,63 @@ class Mux:
                 name = p.window_name or ""
                 lines.append(f"  {w}:{name}")
                 targets.append((p.session, w, None))
-            program = p.foreground.name if p.foreground is not None else ""
             current = p.session == self.session and p.terminal == self.active.get(w)
             if current and w == self.window:
                 selected = len(lines)
-            lines.append(f"    {p.id} {p.pane or 0}: {program}{' *' if current else ''}")
+            what = self._pane_state(p)
+            lines.append(f"    {p.id} {p.pane or 0}: {what}{' *' if current else ''}")
             targets.append((p.session, w, p.terminal))
         self.overlay = Overlay("tree", lines, targets, selected)
+        self._preview()
+
+    def _pane_state(self, pane: Pane) -> str:
+        """``program state`` of a pane for the tree: from its mirror when this client
+        follows it, else the program the listing names."""
+        view = self.views.get(pane.terminal)
+        if view is not None and view.mirror.ready:
+            try:
+                program, state = project_mirror(pane, view.mirror)
+            except Exception:  # a mirror still bootstrapping
+                program, state = None, ""
+            return " ".join(x for x in (program or "", state) if x)
+        return pane.foreground.name if pane.foreground is not None else ""
+
+    def _preview_target(self) -> int | None:
+        """The terminal the tree's selected line previews: the pane, else the first
+        pane of the window or session line."""
+        overlay = self.overlay
+        if overlay is None or overlay.kind != "tree" or not overlay.targets:
+            return None
+        for _session, _window, terminal in overlay.targets[overlay.selected :]:
+            if terminal is not None:
+                return terminal
+        return None
+
+    def _preview(self) -> None:
+        """Follow the tree's selected pane (a viewer, unless this client already does)."""
+        tid = self._preview_target()
+        old = self.preview
+        if old is not None and old.pane.terminal == tid:
+            return
+        if old is not None:
+            self.preview = None
+            self.acks.append(self._send(_unsubscribe(old.pane.terminal)))
+        if tid is None or tid in self.views:
+            return
+        from phux.client.selectors import Pane
+
+        mirror = Mirror(tid, history=0)
+        self.preview = View(Pane(terminal=tid, alive=True, cols=1, rows=1, pid=0), mirror)
+        mirror.request_id = self._send(_subscribe(tid, None, False))
+
+    def _preview_engine(self) -> Any:
+        tid = self._preview_target()
+        if tid is None:
+            return None
+        view = self.views.get(tid)
+        if view is None and self.preview is not None and self.preview.pane.terminal == tid:
+            view = self.preview
+        return view.mirror.engine if view is not None and view.mirror.ready else None
 
     def _overlay_keys(self, data: bytes) -> None:
         overlay = self.overlay
@@ -847,11 +908,14 @@ class Mux:
                 overlay.selected = min(len(overlay.lines) - 1, overlay.selected + 1)
             elif key in (b"\r", b"\n"):
                 self.overlay = None
+                self._preview()
                 self._switch(*overlay.targets[overlay.selected])
                 return
             elif key in (b"q", b"\x1b", b"\x03"):
                 self.overlay = None
+                self._preview()
                 return
+        self._preview()
 
     def _switch(self, session: str, window: int | None, terminal: int | None) -> None:
         if session != self.session:
@@ -972,12 +1036,19 @@ class Mux:
         overlay = self.overlay
         assert overlay is not None
         canvas.fill(area)
-        top = max(0, overlay.selected - area.h + 1) if overlay.kind == "tree" else 0
-        for i, line in enumerate(overlay.lines[top : top + area.h]):
-            style = "\x1b[0;7m" if overlay.kind == "tree" and i + top == overlay.selected else RESET
-            canvas.text(
-                0, area.y + i, line.ljust(area.w) if style != RESET else line, style, area.w
-            )
+        tree = overlay.kind == "tree"
+        engine = self._preview_engine() if tree else None
+        height = area.h if engine is None else max(1, min(len(overlay.lines), area.h // 2))
+        top = max(0, overlay.selected - height + 1) if tree else 0
+        for i, line in enumerate(overlay.lines[top : top + height]):
+            chosen = tree and i + top == overlay.selected
+            text = ("> " + line).ljust(area.w) if chosen else "  " + line
+            canvas.text(0, area.y + i, text, "\x1b[0;7m" if chosen else RESET, area.w)
+        if engine is not None and area.h - height > 2:
+            # A live preview of the selected pane under the list.
+            y = area.y + height
+            canvas.text(0, y, "─" * area.w, BORDER, area.w)
+            pane_rows(engine, self.painter, lay.Rect(0, y + 1, area.w, area.h - height - 1), canvas)
 
     def _draw_status(self, canvas: Canvas) -> None:
         cols, rows = self.win
@@ -1105,6 +1176,10 @@ def _subscribe(tid: int, size: tuple[int, int] | None, inp: bool) -> Callable[[i
     return lambda r: Subscribe(
         request_id=r, terminal=tid, role=Role.PRIMARY, cols=cols, rows=rows, input=inp
     )
+
+
+def _unsubscribe(tid: int) -> Callable[[int], Frame]:
+    return lambda r: Unsubscribe(request_id=r, terminal=tid)
 
 
 def _resize(tid: int, size: tuple[int, int]) -> Callable[[int], Frame]:
