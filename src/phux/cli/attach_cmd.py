@@ -11,7 +11,7 @@ from phux.cli.verbs import Verb, finish, reporting, socket_option
 _EPILOG = texts.epilog(
     "\b\nKeys while attached (tmux's, after the prefix C-b):\n"
     "  d         detach (the session keeps running)\n"
-    '  %  "     split the pane left/right, top/bottom\n'
+    '  %  "      split the pane left/right, top/bottom\n'
     "  o arrows  select the next pane, the pane in that direction\n"
     "  z         zoom the active pane (again: unzoom)\n"
     "  x         kill the active pane (asks y/n on the status line)\n"
@@ -20,7 +20,9 @@ _EPILOG = texts.epilog(
     "  [         copy mode: scroll and search the pane's history (the mouse\n"
     "            wheel enters it too, unless the program uses the mouse)\n"
     "  ?         the key list;  C-b C-b  send one C-b to the program\n"
-    "A click selects a pane. Change the prefix and the detach key with\n"
+    "With several panes the mouse is attach's (a click selects a pane, the wheel\n"
+    "scrolls it in copy mode; programs get no mouse reports; Shift selects text).\n"
+    "Change the prefix and the detach key with\n"
     "--detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or 'C-a x' ('none': no prefix).",
     "\b\nCopy mode (tmux's vi keys; the pane stays live, the view stays put):\n"
     "  arrows, h j k l   move (C-y / C-e scroll a line); w b e by words\n"
@@ -77,18 +79,22 @@ def attach_cmd(
 
     A session of several panes (agents' `split` and `new-window`, or yours:
     C-b % and C-b c) is shown as tmux shows it: the current window's panes
-    side by side and stacked, each sized to its place, with a status line
-    (the windows, and the active pane's program, state, last exit code and
-    who typed into it last). The layout is kept in the session, so whoever
-    attaches next sees the same one. A session of one pane is shown as is,
-    until you split it.
+    side by side and stacked, each sized to its place, with a status line:
+    the windows (`*` the current one, `!` one where a command failed or the
+    bell rang since you looked), and the active pane's program, state, last
+    exit code and who typed into it last (you or an agent). Panes and windows
+    agents create appear as they are made. The layout is kept in the session,
+    so whoever attaches next sees the same one. A session of one pane is
+    shown as is, until you split it.
 
     What reaches your terminal is filtered as tmux does by default: the
     program's queries (the server answers them), clipboard writes, tmux
     passthrough and DCS/APC/PM/SOS strings (kitty graphics, sixel) are
     dropped, titles lose their control characters, and of the OSC strings
     only titles, hyperlinks and colours pass (not notifications, iTerm2's
-    OSC 1337, the pane's cwd or prompt marks).
+    OSC 1337, the pane's cwd or prompt marks). With several panes nothing a
+    program prints reaches your terminal as is: each pane is drawn from its
+    screen.
     """
     with reporting("attach", False):
         from phux.tui.attach import run_attach
