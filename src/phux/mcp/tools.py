@@ -17,7 +17,7 @@ import functools
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -54,7 +54,7 @@ from phux.mcp.names import TITLES, TOOLS
 from phux.mcp.panes import PaneLocks, Ticket
 from phux.mcp.server import Place, Tool, ToolResult, on_cancel
 from phux.runtime_paths import SocketDirError, resolve_socket_path
-from phux.timeouts import GRACE, MCP_MAX_TIMEOUT, RUN_TIMEOUT, TIMEOUTS, WAIT_TIMEOUT
+from phux.timeouts import GRACE, MCP_MAX_TIMEOUT, RUN_TIMEOUT, WAIT_TIMEOUT
 
 if TYPE_CHECKING:
     from phux.client import Client
@@ -223,6 +223,11 @@ class ClientPool:
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
 
+    def make_client(self) -> Client:
+        """A client of the default server of its own (not pooled), for a thread that
+        keeps one for long: the resource watcher (phux.mcp.resources)."""
+        return self._factory(resolve_socket_path(None), 0)
+
     @contextmanager
     def client(self, socket: str | None, host: str | None = None) -> Iterator[tuple[Client, bool]]:
         """Yield ``(client, reused)``; reused means the client served an earlier call.
@@ -366,49 +371,73 @@ def _error_text(exc: BaseException) -> str:
 # ---------------------------------------------------------------- the tools
 
 
+# The tool listing is sent to the host's model on every conversation (issue 26: keep
+# tools/list under 12 KB): descriptions say what a model needs to call the tool
+# right, once; the rest is in the instructions (phux.skill) and docs/mcp.md.
+_TARGET = "target: see phux_snapshot."
 _TARGET_GRAMMAR = (
-    "TARGET grammar (resolved client-side, as in the CLI): `.` current (the active pane of "
-    "the session last acted on), `=` the pane active before that, `name` session: its active "
-    "pane (an exited session's name still works while the server keeps its panes), `name:N` "
-    "or `name:tag` window, `name:N.M` pane, `@N` pane id (pins one pane), `#tag` tagged panes "
-    "(phux_tag). A target that names several panes narrows to the active one, else the "
-    "first. The active pane moves only when a call writes to a pane (phux_send_keys, "
-    "phux_paste, phux_run), selects one (select=true) or creates a session; reads "
-    "(phux_snapshot, phux_wait, phux_history, phux_ls) never move it."
+    "Targets: `.` current pane, `=` the previous one, `name` a session's active pane, "
+    "`name:N` window, `name:N.M` pane, `@N` pane id, `#tag`. Reads never move the active pane."
 )
-_SOCKET_PROP = {
-    "type": "string",
-    "description": "Server socket path. Default: $PHUX_SOCKET, then "
-    "$XDG_RUNTIME_DIR/phux/phux.sock, then /tmp/phux-$UID/phux.sock.",
-}
-_HOST_PROP = {
-    "type": "string",
-    "description": "Drive the phux server on this machine ([USER@]HOST) over ssh; a target "
-    "may say HOST/selector instead. Default: this machine.",
-}
-_LONG_WAITS = (
-    "MCP clients commonly abandon a request after about 60 s, so keep timeout_secs at 50 or "
-    "less and, while the outcome is timed_out, call again: state persists between calls."
-)
-
-
-_TURNS = (
-    "Calls that write to one pane (phux_run, phux_send_keys, phux_paste) take turns on it in "
-    "the order they arrived, so parallel calls never type into each other; waited_ms in the "
-    'result is how long this call waited for its turn (phux_kill and ["C-c"] alone do not '
-    "wait: they interrupt)."
-)
+_SOCKET_PROP = {"type": "string"}
+_HOST_PROP = {"type": "string"}
+_TURNS = "Writers to a pane take turns (waited_ms)."
 
 
 def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """An object schema with the common ``socket`` (the server's socket path; default
+    $PHUX_SOCKET, then the per-user one) and ``host`` ([USER@]HOST over ssh)."""
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {**properties, "socket": _SOCKET_PROP, "host": _HOST_PROP},
-        "additionalProperties": False,
     }
     if required:
         schema["required"] = list(required)
     return schema
+
+
+def brief_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """What a model needs of an output schema: the root's fields and their JSON types.
+
+    The full schemas (nested shapes, descriptions) are the files in spec/schemas/;
+    inlined in every listing they cost an agent's context more than the tools
+    themselves. A union of objects (phux_run) lists every variant's fields; nothing is
+    ``required`` (a model reads names and types; the tools are the validators)."""
+    defs: Mapping[str, Any] = schema.get("$defs", {})
+
+    def resolve(node: Mapping[str, Any]) -> Mapping[str, Any]:
+        while "$ref" in node:
+            node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+        return node
+
+    def type_of(node: Mapping[str, Any]) -> dict[str, Any]:
+        node = resolve(node)
+        if "type" in node:
+            return {"type": node["type"]}
+        if "enum" in node or "const" in node:
+            values = node.get("enum", [node.get("const")])
+            kinds = {_JSON_TYPES.get(type(v), "string") for v in values}
+            return {"type": kinds.pop()} if len(kinds) == 1 else {}
+        types: list[Any] = []
+        for option in node.get("anyOf", ()):
+            kind = type_of(option).get("type")
+            for one in kind if isinstance(kind, list) else [kind]:
+                if one is not None and one not in types:
+                    types.append(one)
+        if not types:
+            return {}
+        return {"type": types[0] if len(types) == 1 else types}
+
+    root = resolve(schema)
+    variants = [resolve(v) for v in root.get("anyOf", ())] or [root]
+    properties: dict[str, Any] = {}
+    for variant in variants:
+        for name, prop in variant.get("properties", {}).items():
+            properties.setdefault(name, type_of(prop))
+    return {"type": "object", "properties": properties}
+
+
+_JSON_TYPES: dict[type, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
 class PhuxTools:
@@ -681,9 +710,16 @@ class PhuxTools:
             tool,
             title=meta.title,
             annotations=meta.annotations,
-            output_schema=meta.output,
+            output_schema=_briefed(meta.output),
             queue=functools.partial(self._queue, tool.call) if meta.queued else None,
         )
+
+
+def _briefed(output: Callable[[], dict[str, Any]] | None) -> Callable[[], dict[str, Any]] | None:
+    """The listing's output schema: :func:`brief_schema` of the full one."""
+    if output is None:
+        return None
+    return lambda: brief_schema(output())
 
 
 @dataclass(frozen=True)
@@ -777,334 +813,168 @@ def _render(value: Any) -> ToolResult:
 # ---------------------------------------------------------------- descriptions
 
 LS_DOC = (
-    "List the sessions on the running phux server (does not start one). Returns "
-    '{"sessions": [{"name", "window_count", "attached_client_count", "exited", "panes": [{"id", '
-    '"window", "window_name", "index", "cols", "rows", "tags", "title", "cwd", "program", '
-    '"state"}]}]}, sorted by name; a pane\'s program is its foreground program, its state '
-    "prompt | continuation | running | hidden_input | tui | exited. exited is true for a "
-    "session whose panes all exited and that the server still keeps (its name still reaches "
-    "them). "
-    "Note: these are the raw counts; the CLI's `ls --json` calls them windows/attached. "
-    "Returns at once (at most 30 s against a wedged server)."
+    "List the sessions and their panes (id, window, index, size, tags, title, cwd, "
+    "program, state). Any tool's socket/host: another server's socket path, [USER@]HOST "
+    "(ssh)."
 )
 
 SNAPSHOT_DOC = (
-    "Read a pane's screen as structured data (ScreenState 4: schema_version, pane, cols, rows, "
-    "cursor, lines, scrollback, title, wrapped, alternate, styles when asked, program = the "
-    "foreground program, state = prompt | continuation | running | hidden_input | tui | "
-    "exited). Side-effect-free: never attaches or resizes, and the session's active pane "
-    "stays. target is optional (default: `.`). scrollback: absent = viewport only, 0 = all "
-    "retained history, N = the newest N history rows; empty while alternate is true (a "
-    "full-screen program: history belongs to the main screen). cells=true adds `styles`: "
-    "runs of styled text {row, col, width, text, semantic?, style} with only the "
-    "non-default SGR flags and colours "
-    "(schema_version=3 gives the old per-cell `cells` instead, for one version). Repeated "
-    "snapshots of a pane are served from a warm local mirror. Returns at once (at most 30 s). "
-    + _TARGET_GRAMMAR
+    "Read a pane's screen (lines, cursor, program, state = prompt | continuation | "
+    "running | hidden_input | tui | exited). scrollback: absent = none, 0 = all, N = "
+    "newest N rows. cells=true adds styled runs. " + _TARGET_GRAMMAR + " Default `.`."
 )
-
 SNAPSHOT_SCHEMA = _schema(
     {
-        "target": {"type": "string", "description": "Pane selector; default: last session."},
-        "scrollback": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Absent: viewport only; 0: all history; N: newest N history rows.",
-        },
-        "cells": {
-            "type": "boolean",
-            "default": False,
-            "description": "Include the styled text runs and OSC 133 marks (`styles`).",
-        },
-        "schema_version": {
-            "type": "integer",
-            "enum": [3, 4],
-            "description": "3: the previous shape, per-cell `cells` (kept for one version).",
-        },
+        "target": {"type": "string"},
+        "scrollback": {"type": "integer", "minimum": 0},
+        "cells": {"type": "boolean"},
+        "schema_version": {"type": "integer", "enum": [3, 4]},
     }
 )
 
 SEND_KEYS_DOC = (
-    "Send keys to a pane (no attach, no resize). Each entry of keys is a named key (Enter, "
-    "Tab, Escape, BSpace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-c, "
-    "M-x, ...) or a literal string typed as is, tmux-style: to run a command send "
-    '["make test", "Enter"]. Returns {"sent": true, "pane": "@N", "waited_ms"} once the pane '
-    "has the bytes; it does not wait for any output (use phux_wait). "
-    + _TURNS
-    + " Returns at once when the pane is free (at most 30 s in all). "
-    + _TARGET_GRAMMAR
+    "Type keys into a pane: key names (Enter, Tab, Escape, C-c, M-x, Up, F1, ...) or "
+    'literal text, tmux-style: ["make test", "Enter"]. Does not wait for output (use '
+    "phux_wait). " + _TURNS + " " + _TARGET
 )
 SEND_KEYS_SCHEMA = _schema(
     {
-        "target": {"type": "string", "description": "Pane selector."},
-        "keys": {
-            "type": "array",
-            "items": {"type": "string"},
-            "minItems": 1,
-            "description": "Named keys or literal strings, sent in order.",
-        },
+        "target": {"type": "string"},
+        "keys": {"type": "array", "items": {"type": "string"}, "minItems": 1},
     },
     ["target", "keys"],
 )
 
-_AFTER_TIMED_OUT = (
-    "Do not call phux_run again for a command that timed out: that would type a second "
-    "command into the first. Call phux_wait with prompt = true until the prompt returns, "
-    "then phux_snapshot to read the output, or phux_send_keys "
-    '["C-c"] to interrupt it.'
-)
 RUN_DOC = (
-    "Run a shell command in a pane and return its RunResult: "
-    '{"command", "exit_code", "output", "duration_ms", "truncated", "waited_ms"}. In panes '
-    "phux started with bash, zsh, fish or sh it types exactly the command and Enter (the "
-    "shell's OSC 133 marks give the output and exit code), else it brackets the command with "
-    "printed markers. It refuses at once, typing nothing, unless the pane is at an idle shell "
-    "prompt: an error `pane_busy` naming what holds the pane (vim, less, python3, cat, a "
-    "continuation prompt, pending input, a hidden-input prompt); force=true types anyway. "
-    "An unbalanced quote is interrupted with C-c and reported (`incomplete_command`); the "
-    "pane dying meanwhile is `pane_exited`. A line that runs no command returns at once "
-    "(a comment: exit_code 0, no output; a syntax error: exit_code 2, the shell's message). "
-    "Blocks until the command finishes (and its next "
-    f"prompt is drawn) or timeout_secs pass (default {RUN_TIMEOUT:g}, more than 0); on "
-    'timeout it returns {"outcome": "timed_out", "command", "duration_ms", "waited_ms"} and '
-    "the command keeps running. "
-    + _AFTER_TIMED_OUT
-    + " MCP clients commonly abandon a request after about 60 s, so keep timeout_secs at 50 "
-    "or less: for a command that may run longer, start it with phux_send_keys "
-    '[command, "Enter"] and call phux_wait with prompt = true. '
-    + _TURNS
-    + " "
-    + TIMEOUTS
-    + " "
-    + _TARGET_GRAMMAR
+    "Run a shell command; returns exit_code and output. Types nothing (pane_busy) "
+    "unless the pane's shell is at an idle prompt (force=true types anyway). On timeout: "
+    "outcome timed_out, the command keeps running; do not run it again: call phux_wait "
+    "with prompt = true, or send C-c. Hosts often give up after 60 s: keep timeout_secs "
+    "<= 50; start longer jobs with phux_send_keys. " + _TURNS + " " + _TARGET
 )
 RUN_SCHEMA = _schema(
     {
-        "target": {"type": "string", "description": "Pane selector."},
-        "command": {"type": "string", "description": "The command line to run."},
+        "target": {"type": "string"},
+        "command": {"type": "string"},
         "timeout_secs": {
             "type": "number",
             "exclusiveMinimum": 0,
             "maximum": MAX_TIMEOUT_SECS,
             "default": RUN_DEFAULT_TIMEOUT,
-            "description": f"Stop waiting after this long (default {RUN_TIMEOUT:g}; more than "
-            f"0, at most {MAX_TIMEOUT_SECS:g}); the command keeps running.",
         },
-        "force": {
-            "type": "boolean",
-            "default": False,
-            "description": "Type the command even when the pane is not at an idle shell prompt.",
-        },
+        "force": {"type": "boolean"},
     },
     ["target", "command"],
 )
 
 WAIT_DOC = (
-    "Block until a pane meets a condition: until = some visible line contains this text; "
-    "regex = a Python regex matches some visible line; "
-    "prompt = true: the pane's shell is at an idle prompt (with shell integration: its "
-    "prompt drawn, nothing typed; without: the shell holds the terminal and the screen was "
-    "still for idle_ms); exit = true: the pane's program exited; else the screen has been "
-    f"still for idle_ms (default {DEFAULT_IDLE_MS} ms). Give at most one of until, regex, "
-    'prompt, exit. Returns {"outcome": "met" | "timed_out", "polls": N}, plus "state" and '
-    '"program" with prompt or exit, and "exit_code" (the status, 128+N for signal N) with '
-    "exit; a timeout is an outcome, not an error. Side-effect-free. Blocks up to "
-    f"timeout_secs (default {WAIT_TIMEOUT:g}; 0 checks the current state once, watching "
-    "only as long as the condition needs: idle_ms of quiet, or 100 ms for a prompt). "
-    + _LONG_WAITS
-    + " Tip: match text that only the command's output prints, not the command line you "
-    "typed (its echo is visible too). target is optional (default: `.`). " + _TARGET_GRAMMAR
+    "Block until a pane meets one condition: until (a visible line contains it), regex "
+    "(Python), prompt (its shell is idle at a prompt), exit (its program exited: "
+    f"exit_code), else idle_ms of no change (default {DEFAULT_IDLE_MS}). outcome: met | "
+    "timed_out. Match text only the output prints (your typed command shows too). Hosts "
+    "often give up after 60 s: keep timeout_secs <= 50 and call again; 0 checks once."
 )
 WAIT_SCHEMA = _schema(
     {
-        "target": {"type": "string", "description": "Pane selector; default: last session."},
-        "until": {"type": "string", "description": "Succeed once a visible line contains this."},
-        "regex": {
-            "type": "string",
-            "description": "Succeed once this Python regex matches a visible line.",
-        },
-        "prompt": {
-            "type": "boolean",
-            "default": False,
-            "description": "Succeed once the pane's shell is at an idle prompt.",
-        },
-        "exit": {
-            "type": "boolean",
-            "default": False,
-            "description": "Succeed once the pane's program exited (gives exit_code).",
-        },
-        "idle_ms": {
-            "type": "integer",
-            "minimum": 0,
-            "maximum": MAX_IDLE_MS,
-            "description": "Succeed once the screen is unchanged this long (ms).",
-        },
+        "target": {"type": "string"},
+        "until": {"type": "string"},
+        "regex": {"type": "string"},
+        "prompt": {"type": "boolean"},
+        "exit": {"type": "boolean"},
+        "idle_ms": {"type": "integer", "minimum": 0, "maximum": MAX_IDLE_MS},
         "timeout_secs": {
             "type": "number",
             "minimum": 0,
             "maximum": MAX_TIMEOUT_SECS,
             "default": WAIT_TIMEOUT,
-            "description": f"Give up after this long (default {WAIT_TIMEOUT:g}; 0 checks the "
-            f"current state once; at most {MAX_TIMEOUT_SECS:g}). Keep <= 50.",
         },
     }
 )
 
 HISTORY_DOC = (
-    "List the commands a pane's shell ran, oldest first, rebuilt from the pane's own output "
-    "(the OSC 133 marks of the shell integration phux injects into bash, zsh, fish and sh): "
-    "commands typed by agents and by a person attached alike, the newest 1024, also those "
-    "whose output left the pane's history (output empty, truncated true). "
-    'Returns {"schema_version": 1, "pane": "@N", "commands": [{"command", '
-    '"cwd", "exit_code", "started_ms", "duration_ms", "running", "output", "truncated"}]}; '
-    "exit_code/started_ms/duration_ms are null when unknown, truncated when the start of the "
-    "output left the history. last = only the newest N commands. Side-effect-free; returns "
-    "at once (at most 30 s). " + _TARGET_GRAMMAR
+    "List the commands a pane's shell ran, oldest first (command, cwd, exit_code, "
+    "duration_ms, output), typed by agents or people. last: the newest N. " + _TARGET
 )
 HISTORY_SCHEMA = _schema(
-    {
-        "target": {"type": "string", "description": "Pane selector."},
-        "last": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Only the newest N commands (default: all).",
-        },
-    },
+    {"target": {"type": "string"}, "last": {"type": "integer", "minimum": 0}},
     ["target"],
 )
 
-_ENV_DOC = (
-    "A pane's environment is the server's (not this adapter's: the agent's venv or exported "
-    "variables do not reach it), plus PHUX_TERMINAL, PHUX_SOCKET and TERM, plus env, which "
-    "wins."
-)
-_ENV_PROP = {
-    "type": "object",
-    "additionalProperties": {"type": "string"},
-    "description": 'Variables set in the pane over the server\'s environment ({"VAR": '
-    '"value"}, tmux\'s -e).',
-}
+_ENV_DOC = "env: variables added to the server's environment."
+_ENV_PROP = {"type": "object", "additionalProperties": {"type": "string"}}
+_ARGV_PROP = {"type": "array", "items": {"type": "string"}}
 NEW_DOC = (
-    "Create a named session on the running server without attaching (does not start a "
-    "server: with none running it fails). command is the seed pane's argv (default: the "
-    "server's shell); cwd its working directory. A shell gets phux's invisible prompt and "
-    "command marks unless shell_integration is false. A name already in use is rejected. "
-    + _ENV_DOC
-    + ' Returns {"session": NAME, "terminal_id": N}; target the pane as NAME (the session\'s '
-    "active pane, which moves when another pane is written to) or @N (this pane, always). "
-    "Returns at once (at most 30 s)."
+    "Create a session on the running server; its pane runs command (argv; default: "
+    "a shell) in cwd. " + _ENV_DOC + " Target @terminal_id to pin the pane."
 )
 NEW_SCHEMA = _schema(
     {
-        "name": {"type": "string", "minLength": 1, "description": "Name of the new session."},
-        "command": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "argv of the seed pane; omit or [] for the default shell.",
-        },
-        "cwd": {"type": "string", "description": "Working directory of the seed pane."},
+        "name": {"type": "string", "minLength": 1},
+        "command": _ARGV_PROP,
+        "cwd": {"type": "string"},
         "env": _ENV_PROP,
-        "shell_integration": {
-            "type": "boolean",
-            "description": "false: start a shell without phux's prompt/command marks "
-            "(default true).",
-        },
+        "shell_integration": {"type": "boolean"},
     },
     ["name"],
 )
 
 PASTE_DOC = (
-    "Paste text into a pane as one paste: bracketed (ESC [200~ ... ESC [201~) when the "
-    "program there enabled bracketed paste, so an editor or shell takes it as text and runs "
-    "nothing by itself; typed as is otherwise. Unlike phux_send_keys, no word is a key name. "
-    'Returns {"sent": true, "pane": "@N", "waited_ms"} once the pane has the bytes. '
+    "Paste text into a pane as one (bracketed) paste: a shell runs nothing until Enter. "
     + _TURNS
-    + " Returns at once when the pane is free (at most 30 s in all). "
-    + _TARGET_GRAMMAR
+    + " "
+    + _TARGET
 )
 PASTE_SCHEMA = _schema(
-    {
-        "target": {"type": "string", "description": "Pane selector."},
-        "text": {"type": "string", "description": "The text to paste (newlines included)."},
-    },
+    {"target": {"type": "string"}, "text": {"type": "string"}},
     ["target", "text"],
 )
 
-KILL_DOC = (
-    "Kill what target names, as `phux kill` does: a session (all its panes), a window, or "
-    'one pane (`.` is the current pane only). Returns {"killed": ["@N", ...]}. Destructive: '
-    "the programs there end. It does not wait for other calls on the pane, so it also ends "
-    "a phux_run that is stuck. Returns at once (at most 30 s). " + _TARGET_GRAMMAR
-)
-KILL_SCHEMA = _schema(
-    {"target": {"type": "string", "description": "Session, window or pane selector."}},
-    ["target"],
-)
+KILL_DOC = "Kill a session, window or pane (`.`: one pane); also ends a stuck phux_run. " + _TARGET
+KILL_SCHEMA = _schema({"target": {"type": "string"}}, ["target"])
 
-_ARGV_PROP = {
-    "type": "array",
-    "items": {"type": "string"},
-    "description": "argv of the new pane; omit or [] for the default shell.",
-}
-_CWD_PROP = {"type": "string", "description": "Working directory of the new pane."}
-_SELECT_PROP = {
-    "type": "boolean",
-    "description": "Make the new pane its session's active pane, which the session's name "
-    "then targets (default false: the active pane stays; target the new one by @N).",
-}
+_SELECT_DOC = "select=true: it becomes the session's active pane."
 
 NEW_WINDOW_DOC = (
-    "Add a window to a live session: its pane 0 runs command (default: the server's shell), "
-    "sized like the session's active pane. name names the window for `session:name` "
-    'targets. Returns {"session", "window", "pane", "terminal_id"}; target it as '
-    "session:WINDOW.0 or @N: the session's name still names its active pane unless "
-    "select is true. " + _ENV_DOC + " Returns at once (at most 30 s)."
+    "Add a window (name: for `session:name`) whose pane runs command (default: a shell). "
+    + _SELECT_DOC
+    + " "
+    + _ENV_DOC
 )
 NEW_WINDOW_SCHEMA = _schema(
     {
-        "session": {"type": "string", "minLength": 1, "description": "An existing session."},
-        "name": {"type": "string", "description": "Window name (not a number; no `:` `.` `,`)."},
+        "session": {"type": "string", "minLength": 1},
+        "name": {"type": "string"},
         "command": _ARGV_PROP,
-        "cwd": _CWD_PROP,
+        "cwd": {"type": "string"},
         "env": _ENV_PROP,
-        "select": _SELECT_PROP,
+        "select": {"type": "boolean"},
     },
     ["session"],
 )
 
 SPLIT_DOC = (
-    "Add a pane to the window of the pane target names, with the next pane index and the "
-    'same size, running command (default: the server\'s shell). Returns {"session", "window", '
-    '"pane", "terminal_id"}; target it as session:W.P or @N: the session\'s name still '
-    "names its active pane unless select is true. "
+    "Add a pane to target's window, running command (default: a shell). "
+    + _SELECT_DOC
+    + " "
     + _ENV_DOC
-    + " Returns at once (at most 30 s). "
-    + _TARGET_GRAMMAR
 )
 SPLIT_SCHEMA = _schema(
     {
-        "target": {"type": "string", "description": "Pane selector."},
+        "target": {"type": "string"},
         "command": _ARGV_PROP,
-        "cwd": _CWD_PROP,
+        "cwd": {"type": "string"},
+        "env": _ENV_PROP,
+        "select": {"type": "boolean"},
     },
     ["target"],
 )
 
-TAG_DOC = (
-    "Tag the pane target names (or with remove=true, untag it), so `#tag` selects it. "
-    'Returns {"tags": [...]}: the pane\'s tags after. Tags have no `,` `:` `.` or spaces. '
-    "Returns at once (at most 30 s). " + _TARGET_GRAMMAR
-)
+TAG_DOC = "Tag a pane (remove=true: untag) so `#tag` selects it. " + _TARGET
 TAG_SCHEMA = _schema(
     {
-        "target": {"type": "string", "description": "Pane selector."},
-        "tags": {
-            "type": "array",
-            "items": {"type": "string"},
-            "minItems": 1,
-            "description": "Tags to add (or remove).",
-        },
-        "remove": {"type": "boolean", "description": "Remove the tags instead (default false)."},
+        "target": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "remove": {"type": "boolean"},
     },
     ["target", "tags"],
 )
