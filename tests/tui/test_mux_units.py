@@ -199,3 +199,49 @@ def test_status_line_fills_the_width_with_windows_and_the_pane_state() -> None:
     assert "exited 1" in _text(exited, 40)
     asked = StatusLine("w", [], PaneFacts(), message="kill-pane @3? (y/n)")
     assert _text(asked, 30) == "kill-pane @3? (y/n)".ljust(30)
+
+
+# ---------------------------------------------------------------- overlays
+
+
+def test_the_tree_lists_sessions_windows_and_panes_with_the_person_selected() -> None:
+    from phux.client.selectors import Pane
+    from phux.tui.overlay import key_tokens, tree_overlay
+
+    def pane(tid: int, session: str, window: int, index: int, alive: bool = True) -> Pane:
+        return Pane(
+            terminal=tid, alive=alive, cols=80, rows=24, pid=1, session=session,
+            window=window, pane=index, window_name="logs" if window else None,
+        )  # fmt: skip
+
+    panes = [pane(1, "b", 0, 0), pane(2, "a", 0, 0), pane(3, "b", 1, 0), pane(4, "b", 1, 1)]
+    panes.append(pane(5, "b", 2, 0, alive=False))  # exited: not listed
+    tree = tree_overlay(panes, lambda p: f"state{p.terminal}", current=("b", 1, 4))
+    assert tree.lines == [
+        "a", "  0:", "    @2 0: state2",
+        "b", "  0:", "    @1 0: state1", "  1:logs", "    @3 0: state3", "    @4 1: state4 *",
+    ]  # fmt: skip
+    assert tree.selected == 8 and tree.targets[8] == ("b", 1, 4)
+    assert tree.preview_target() == 4
+    tree.move(-2)  # the window line previews its first pane
+    assert tree.targets[tree.selected] == ("b", 1, None) and tree.preview_target() == 3
+    tree.move(-100)
+    assert tree.selected == 0 and tree.preview_target() == 2
+    assert key_tokens(b"\x1b[B\x1bOAjq\r") == [b"\x1b[B", b"\x1bOA", b"j", b"q", b"\r"]
+
+
+def test_an_overlay_draws_its_list_and_a_preview_under_it() -> None:
+    from phux.engine import Terminal
+    from phux.tui.overlay import Overlay, draw, help_overlay
+    from phux.tui.paint import Painter
+
+    canvas = Canvas(30, 10)
+    term = Terminal(30, 10)
+    term.feed(b"preview-text")
+    tree = Overlay("tree", ["a", "  0:", "    @1 0: bash"], [("a", None, None)] * 3, 2)
+    draw(tree, canvas, Rect(0, 0, 30, 10), term, Painter())
+    rows = ["".join(c[0] for c in row).rstrip() for row in canvas.cells]
+    assert rows[:4] == ["  a", "    0:", "> " + "    @1 0: bash", "─" * 30]
+    assert rows[4] == "preview-text"
+    draw(help_overlay("C-b"), canvas, Rect(0, 0, 30, 10), None, Painter())
+    assert "".join(c[0] for c in canvas.cells[0]).startswith("  keys, after the prefix C-b")

@@ -43,9 +43,10 @@ from phux.client.mirror import Mirror
 from phux.client.pane_state import project_mirror
 from phux.engine.events import Bell, CommandFinished
 from phux.tui import layout as lay
-from phux.tui.compose import RESET, Canvas, Damage, copy_rows, pane_rows
+from phux.tui.compose import Canvas, Damage, copy_rows, pane_rows
 from phux.tui.copy_mode import CopyMode
-from phux.tui.keys import HELP, Command, DetachKey, KeyReader
+from phux.tui.keys import Command, DetachKey, KeyReader
+from phux.tui.overlay import Overlay, draw, help_overlay, key_tokens, tree_overlay
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.status import PaneFacts, StatusLine, WindowTab, segments, state_text
 from phux.tui.term import MAX_INPUT, Outcome, describe_exit, now_ms, window_size, write_all
@@ -127,14 +128,6 @@ class View:
     skipped: bool = False  # output was dropped unparsed: the screen is approximate
     background: bool = False  # a pane of another window: a viewer, for its alerts
     ours: bytearray = field(default_factory=bytearray)  # our input not yet seen written
-
-
-@dataclass
-class Overlay:
-    kind: str  # "help" | "tree"
-    lines: list[str]
-    targets: list[tuple[str, int | None, int | None]] = field(default_factory=list)
-    selected: int = 0
 
 
 class Mux:
@@ -804,45 +797,18 @@ class Mux:
 
     def _help(self) -> None:
         prefix = self.key.label.split()[0] if self.key.prefix is not None else "(no prefix)"
-        lines = [f"keys, after the prefix {prefix}:", ""]
-        lines += [f"  {k:<14} {what}" for k, what in HELP]
-        lines += ["", "(any key closes this list)"]
-        self.overlay = Overlay("help", lines)
+        self.overlay = help_overlay(prefix)
 
     def _tree(self) -> None:
         from phux.client.selectors import Pane
 
         reply = self._call(lambda r: ListTerminals(request_id=r))
         assert isinstance(reply, TerminalList)
-        panes = sorted(
+        self.overlay = tree_overlay(
             (Pane.from_wire(i) for i in reply.terminals),
-            key=lambda p: (p.session or "", *p.order_key()),
+            self._pane_state,
+            current=(self.session, self.window, self.active.get(self.window)),
         )
-        lines: list[str] = []
-        targets: list[tuple[str, int | None, int | None]] = []
-        selected = 0
-        last: tuple[str, int] | None = None
-        seen_sessions: set[str] = set()
-        for p in panes:
-            if p.session is None or not p.alive:
-                continue
-            if p.session not in seen_sessions:
-                seen_sessions.add(p.session)
-                lines.append(f"{p.session}")
-                targets.append((p.session, None, None))
-            w = p.window or 0
-            if last != (p.session, w):
-                last = (p.session, w)
-                name = p.window_name or ""
-                lines.append(f"  {w}:{name}")
-                targets.append((p.session, w, None))
-            current = p.session == self.session and p.terminal == self.active.get(w)
-            if current and w == self.window:
-                selected = len(lines)
-            what = self._pane_state(p)
-            lines.append(f"    {p.id} {p.pane or 0}: {what}{' *' if current else ''}")
-            targets.append((p.session, w, p.terminal))
-        self.overlay = Overlay("tree", lines, targets, selected)
         self._preview()
 
     def _pane_state(self, pane: Pane) -> str:
@@ -858,15 +824,7 @@ class Mux:
         return pane.foreground.name if pane.foreground is not None else ""
 
     def _preview_target(self) -> int | None:
-        """The terminal the tree's selected line previews: the pane, else the first
-        pane of the window or session line."""
-        overlay = self.overlay
-        if overlay is None or overlay.kind != "tree" or not overlay.targets:
-            return None
-        for _session, _window, terminal in overlay.targets[overlay.selected :]:
-            if terminal is not None:
-                return terminal
-        return None
+        return None if self.overlay is None else self.overlay.preview_target()
 
     def _preview(self) -> None:
         """Follow the tree's selected pane (a viewer, unless this client already does)."""
@@ -901,11 +859,11 @@ class Mux:
         if overlay.kind == "help":
             self.overlay = None
             return
-        for key in _key_tokens(data):
+        for key in key_tokens(data):
             if key in (b"\x1b[A", b"\x1bOA", b"k"):
-                overlay.selected = max(0, overlay.selected - 1)
+                overlay.move(-1)
             elif key in (b"\x1b[B", b"\x1bOB", b"j"):
-                overlay.selected = min(len(overlay.lines) - 1, overlay.selected + 1)
+                overlay.move(1)
             elif key in (b"\r", b"\n"):
                 self.overlay = None
                 self._preview()
@@ -1021,7 +979,7 @@ class Mux:
                     rect.x + max(0, rect.w - len(label)), rect.y, label, "\x1b[0;30;43m", rect.w
                 )
         if self.overlay is not None:
-            self._draw_overlay(canvas, area)
+            draw(self.overlay, canvas, area, self._preview_engine(), self.painter)
             for v in self.views.values():
                 v.drawn = None
             self._borders = None
@@ -1031,24 +989,6 @@ class Mux:
         self._tail = tail
         if data:
             self.out += data.encode()
-
-    def _draw_overlay(self, canvas: Canvas, area: lay.Rect) -> None:
-        overlay = self.overlay
-        assert overlay is not None
-        canvas.fill(area)
-        tree = overlay.kind == "tree"
-        engine = self._preview_engine() if tree else None
-        height = area.h if engine is None else max(1, min(len(overlay.lines), area.h // 2))
-        top = max(0, overlay.selected - height + 1) if tree else 0
-        for i, line in enumerate(overlay.lines[top : top + height]):
-            chosen = tree and i + top == overlay.selected
-            text = ("> " + line).ljust(area.w) if chosen else "  " + line
-            canvas.text(0, area.y + i, text, "\x1b[0;7m" if chosen else RESET, area.w)
-        if engine is not None and area.h - height > 2:
-            # A live preview of the selected pane under the list.
-            y = area.y + height
-            canvas.text(0, y, "─" * area.w, BORDER, area.w)
-            pane_rows(engine, self.painter, lay.Rect(0, y + 1, area.w, area.h - height - 1), canvas)
 
     def _draw_status(self, canvas: Canvas) -> None:
         cols, rows = self.win
@@ -1152,20 +1092,6 @@ class Mux:
             data = bytes(self.out)
             self.out.clear()
             write_all(self.out_fd, data)
-
-
-def _key_tokens(data: bytes) -> list[bytes]:
-    """``data`` cut into keys: ``ESC [ x`` / ``ESC O x`` sequences, else single bytes."""
-    out = []
-    i = 0
-    while i < len(data):
-        if data[i] == 0x1B and i + 2 < len(data) and data[i + 1] in b"[O":
-            out.append(data[i : i + 3])
-            i += 3
-        else:
-            out.append(data[i : i + 1])
-            i += 1
-    return out
 
 
 def _subscribe(tid: int, size: tuple[int, int] | None, inp: bool) -> Callable[[int], Frame]:
