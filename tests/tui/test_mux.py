@@ -85,6 +85,13 @@ def test_two_panes_side_by_side_with_agents_typing_into_one(
     person.keys("Enter")
     screen = person.wait_for(f"{ROWS - 1} {border}")
     assert where(screen, f"{ROWS - 1} {border}")[0] < border
+    # The person's window shrinks: the panes shrink with it (side by side: 30 + 1 + 29).
+    person.cmd("resize-window", "-x", "60", "-y", "16")
+    person.literal("clear; stty size")
+    person.keys("Enter")
+    person.wait_for(lambda s: s.startswith("15 30") and s.splitlines()[0].find("│") == 30)
+    person.cmd("resize-window", "-x", str(COLS), "-y", str(ROWS))
+    person.wait_for(lambda s: len(s.splitlines()) >= ROWS and "[duo]" in status(s))
     # C-b [: copy mode in the active pane (its indicator at the pane's top right);
     # / searches its history; q leaves.
     person.keys("C-b", "[")

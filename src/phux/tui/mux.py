@@ -168,7 +168,7 @@ class Mux:
         self.dirty = True
         self.relist_at: float | None = None
         self.next_frame = 0.0
-        self.frames = 0
+        self.frames = 0  # drawn so far (for tests and benchmarks)
         self.prompt: tuple[str, str, Callable[[str], None]] | None = None
         self.confirm: tuple[str, Callable[[], None]] | None = None
         self.message: str | None = None
@@ -182,8 +182,6 @@ class Mux:
         self._tail: str | None = None
         self.input_events = conn.minor >= MINOR_AUDIT
         self.last_takeover = 0.0
-        self.last_exit_seen: dict[int, Any] = {}
-        self.modes = ""
         self.preview: View | None = None
         """The pane the tree (``w``) previews, when no other subscription follows it."""
         self.alerted: set[int] = set()  # windows with a bell or a failed command unseen
