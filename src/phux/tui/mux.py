@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from phux.client.errors import ServerError
+from phux.client.errors import PhuxError, ServerError
 from phux.client.keys import is_interrupt
 from phux.client.mirror import Mirror
 from phux.client.pane_state import project_mirror
@@ -86,6 +86,8 @@ FRAME_INTERVAL = 0.016
 RELIST_INTERVAL = 0.05
 """Metadata changes are gathered this long before the session is listed again."""
 SEND_TIMEOUT = 10.0
+FRAMES_PER_TURN = 64
+"""Frames taken from one connection per loop turn before the next is served."""
 MAX_HELD = 16 * 1024
 """Output of a pane waiting for its engine beyond which all but its last KEEP_TAIL
 bytes are dropped (a flood faster than this client parses: tmux parses it in C)."""
@@ -127,6 +129,9 @@ class View:
     typed_by: str | None = None
     skipped: bool = False  # output was dropped unparsed: the screen is approximate
     background: bool = False  # a pane of another window: a viewer, for its alerts
+    conn: Connection | None = None
+    """The pane's own connection (a shown pane): its output never queues behind
+    another pane's flood on the way to this client (None: the shared one)."""
     ours: bytearray = field(default_factory=bytearray)  # our input not yet seen written
 
 
@@ -189,10 +194,10 @@ class Mux:
 
     # ------------------------------------------------------------ requests
 
-    def _send(self, make: Callable[[int], Frame]) -> int:
+    def _send(self, make: Callable[[int], Frame], conn: Connection | None = None) -> int:
         from phux.client.deadline import Deadline
 
-        return self.conn.submit(make, Deadline.after(SEND_TIMEOUT))
+        return (conn or self.conn).submit(make, Deadline.after(SEND_TIMEOUT))
 
     def _call(self, make: Callable[[int], Frame]) -> Frame:
         from phux.client.deadline import Deadline
@@ -327,8 +332,24 @@ class Mux:
             elif pane.alive and rect is not None:
                 view.size = (max(rect.w, 1), max(rect.h, 1))
             inp = self.input_events and not background
-            mirror.request_id = self._send(_subscribe(tid, view.size, inp))
+            if not background:
+                view.conn = self._pane_connection()
+            mirror.request_id = self._send(_subscribe(tid, view.size, inp), view.conn)
         self.resize_panes()
+
+    def _pane_connection(self) -> Connection | None:
+        """A connection of its own for a shown pane (local servers; None: share ours)."""
+        if self.client.host is not None:
+            return None
+        from phux.client.connection import Connection
+        from phux.client.deadline import Deadline
+
+        try:
+            return Connection.open(
+                self.client.socket_path, Deadline.after(CALL_TIMEOUT), "phux-attach"
+            )
+        except PhuxError:
+            return None  # (the server's connection limit, say): the shared one serves
 
     def check_alerts(self) -> None:
         """Read the background panes' engine events: a bell or a failed command marks
@@ -350,8 +371,24 @@ class Mux:
                         self.dirty = True
 
     def _unsubscribe(self, tid: int) -> None:
-        self.views.pop(tid, None)
+        view = self.views.pop(tid, None)
+        if view is not None and view.conn is not None:
+            view.conn.close()  # its subscription ends with it
+            return
         self.acks.append(self._send(lambda r: Unsubscribe(request_id=r, terminal=tid)))
+
+    def close(self) -> None:
+        """Close the panes' own connections (the shared one is the client's)."""
+        for view in self.views.values():
+            if view.conn is not None:
+                view.conn.close()
+
+    def connections(self) -> list[Connection]:
+        """Every connection frames come on: the active pane's first, the shared one next."""
+        active = self.active_view()
+        first = [active.conn] if active is not None and active.conn is not None else []
+        rest = [v.conn for v in self.views.values() if v.conn is not None and v is not active]
+        return [*first, self.conn, *rest]
 
     def resize_panes(self, *, force: bool = False) -> None:
         """Ask for each visible live pane's size to be its place's size."""
@@ -470,7 +507,7 @@ class Mux:
             mirror = view.mirror
             if mirror.state == Mirror.SUBSCRIBING and mirror.request_id:
                 try:
-                    self.conn.take_reply(mirror.request_id)
+                    (view.conn or self.conn).take_reply(mirror.request_id)
                 except ServerError:
                     # The pane ended before we subscribed: the listing tells.
                     mirror.request_id = 0
@@ -498,7 +535,10 @@ class Mux:
         self.out += ("\x1b[?1049h" + PUSH_TITLE + MOUSE_ON).encode()
 
     def run(self, in_fd: int, wake_r: int, pending: dict[str, bool], raw: Any) -> None:
-        run_loop(self, in_fd, wake_r, pending, raw)
+        try:
+            run_loop(self, in_fd, wake_r, pending, raw)
+        finally:
+            self.close()
 
     def leave_bytes(self) -> bytes:
         return (MOUSE_OFF + self.painter.leave(user_alt=True)).encode()
@@ -1129,8 +1169,6 @@ def _exit_code(mirror: Mirror) -> int | None:
 def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: Any) -> None:
     """The multiplexer's loop: input first, then frames, then at most one frame
     per FRAME_INTERVAL while anything changed; blocks while nothing does."""
-    conn = mux.conn
-    sock_fd = conn.fileno()
     mux.start()
     resyncing = False
     if mux.first is not None:
@@ -1151,9 +1189,11 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
             timeout = wait if timeout is None else min(timeout, wait)
         if resyncing:
             timeout = QUIET_RESYNC if timeout is None else min(timeout, QUIET_RESYNC)
-        if conn.has_buffered:
+        conns = mux.connections()
+        if any(c.has_buffered for c in conns):
             timeout = 0.0
-        readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], timeout)
+        fds = [in_fd, wake_r, *(c.fileno() for c in conns if not c.closed)]
+        readable, _, _ = select.select(fds, [], [], timeout)
         if wake_r in readable:
             with contextlib.suppress(BlockingIOError):
                 while os.read(wake_r, 512):
@@ -1177,14 +1217,19 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
                 mux.finish("detached", f"[input closed: detached from {mux.session}]", 0)
                 break
             mux.on_keys(data)
-        if sock_fd in readable or conn.has_buffered:
-            for _ in range(512):
-                frame = conn.take_pushed()
+        for c in conns:
+            if c.closed or not (c.has_buffered or c.fileno() in readable):
+                continue
+            # A bounded batch each: a flood on one never starves the others.
+            for _ in range(FRAMES_PER_TURN):
+                frame = c.take_pushed()
                 if frame is None:
-                    if not conn.read_nowait():
+                    if not c.read_nowait():
                         break
                     continue
                 mux.handle(frame)
+                if mux.outcome is not None or c.closed:
+                    break  # (a pane resubscribed closes its old connection)
         mux.collect_acks()
         resyncing = mux.resync()
         now = time.monotonic()
