@@ -187,6 +187,7 @@ class Mux:
         self._tail: str | None = None
         self.input_events = conn.minor >= MINOR_AUDIT
         self.last_takeover = 0.0
+        self.read_ahead = False  # a blocking call read frames the loop has not handled
         self.preview: View | None = None
         """The pane the tree (``w``) previews, when no other subscription follows it."""
         self.alerted: set[int] = set()  # windows with a bell or a failed command unseen
@@ -202,6 +203,8 @@ class Mux:
     def _call(self, make: Callable[[int], Frame]) -> Frame:
         from phux.client.deadline import Deadline
 
+        # Waiting for the reply reads the frames before it: the loop handles them next.
+        self.read_ahead = True
         return self.conn.call(make, Deadline.after(CALL_TIMEOUT))
 
     def start(self) -> None:
@@ -491,7 +494,8 @@ class Mux:
         for tid, view in list(self.views.items()):
             if not view.skipped:
                 continue
-            if now - view.mirror.last_output < QUIET_RESYNC:
+            # (Not while a bootstrap is still coming: its journal is not quiet.)
+            if not view.mirror.ready or now - view.mirror.last_output < QUIET_RESYNC:
                 waiting = True
                 continue
             typed_by = view.typed_by
@@ -1171,6 +1175,8 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
     per FRAME_INTERVAL while anything changed; blocks while nothing does."""
     mux.start()
     resyncing = False
+    more = False
+    behind: set[Connection] = set()  # connections left with frames to handle
     if mux.first is not None:
         mux.command(mux.first)
     while mux.outcome is None:
@@ -1190,8 +1196,12 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         if resyncing:
             timeout = QUIET_RESYNC if timeout is None else min(timeout, QUIET_RESYNC)
         conns = mux.connections()
-        if any(c.has_buffered for c in conns):
-            timeout = 0.0
+        if mux.read_ahead:
+            mux.read_ahead = False
+            behind.add(mux.conn)
+            more = True
+        if more:
+            timeout = 0.0  # frames already read and not yet handled
         fds = [in_fd, wake_r, *(c.fileno() for c in conns if not c.closed)]
         readable, _, _ = select.select(fds, [], [], timeout)
         if wake_r in readable:
@@ -1217,19 +1227,25 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
                 mux.finish("detached", f"[input closed: detached from {mux.session}]", 0)
                 break
             mux.on_keys(data)
+        more = False
         for c in conns:
-            if c.closed or not (c.has_buffered or c.fileno() in readable):
+            if c.closed or not (c in behind or c.fileno() in readable):
                 continue
-            # A bounded batch each: a flood on one never starves the others.
+            # A bounded batch each: a flood on one never starves the others. (A
+            # partial frame in a reader's buffer waits for select, not a spin.)
             for _ in range(FRAMES_PER_TURN):
                 frame = c.take_pushed()
                 if frame is None:
                     if not c.read_nowait():
+                        behind.discard(c)
                         break
                     continue
                 mux.handle(frame)
                 if mux.outcome is not None or c.closed:
                     break  # (a pane resubscribed closes its old connection)
+            else:
+                behind.add(c)
+                more = True
         mux.collect_acks()
         resyncing = mux.resync()
         now = time.monotonic()
