@@ -31,6 +31,8 @@ BENCH = "mux"
 TMUX = shutil.which("tmux")
 FLOODERS = 4
 IDLE_SECONDS = 10.0
+SETTLE_SECONDS = 5.0
+"""Seconds after the attach started before typing: the figures are the steady state."""
 SYNC = b"\x1b[?2026h"
 KEYS = b"~^`{}&@"
 """Typed one at a time: in neither the flood (capitals and digits) nor a status line."""
@@ -142,7 +144,7 @@ class Figures:
 def _measure(term: _Pty, pids: list[int], count: int, warmup: int, figures: Figures) -> None:
     reader = _Reader(term)
     reader.started()
-    reader.drain(2.0)  # the panes' bootstraps
+    reader.drain(SETTLE_SECONDS)  # the panes' bootstraps (megabytes of journal each)
     cpu0, b0, f0, t0 = _cpu_seconds(pids), reader.bytes, reader.frames, time.monotonic()
     figures.echo = _type(reader, count, warmup)
     reader.drain(1.0)
