@@ -127,6 +127,26 @@ SHAPES: tuple[Shape, ...] = (
     Shape("wait_outcome", models.WaitOutcome, "The MCP `phux_wait` tool's result."),
     Shape("kill_result", models.KillResult, "The MCP `phux_kill` tool's result."),
     Shape("tag_result", models.TagResult, "The MCP `phux_tag` tool's result."),
+    Shape(
+        "notes_result",
+        models.NotesResult,
+        "`phux note --json` and the MCP `phux_notes` / `phux_set_notes` tools: one note "
+        "and its tasks.",
+        models.NOTES_SCHEMA_VERSION,
+    ),
+    Shape(
+        "task_list",
+        models.TaskList,
+        "`phux tasks --json`, `phux task --json` and the MCP `phux_tasks` / "
+        "`phux_update_task` tools: a note's tasks.",
+        models.TASKS_SCHEMA_VERSION,
+    ),
+    Shape(
+        "summary_result",
+        models.SummaryResult,
+        "`phux summary --json` and the MCP `phux_summary` tool: one pane summed up.",
+        models.SUMMARY_SCHEMA_VERSION,
+    ),
 )
 
 

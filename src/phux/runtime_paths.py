@@ -136,7 +136,7 @@ def run_lock_dir(socket_path: StrPath) -> str:
     return os.path.join(directory, f".{name}.run")
 
 
-def run_lock_path(socket_path: StrPath, terminal: int) -> str:
+def run_lock_path(socket_path: StrPath, terminal: int | str) -> str:
     return os.path.join(run_lock_dir(socket_path), f"{terminal}.lock")
 
 
@@ -161,7 +161,7 @@ def open_private(path: StrPath, *, append: bool = True, exclusive: bool = False)
     return os.open(path, flags, 0o600)
 
 
-def open_run_lock(socket_path: StrPath, terminal: int) -> int:
+def open_run_lock(socket_path: StrPath, terminal: int | str) -> int:
     """The file descriptor of ``terminal``'s run lock (its directory made 0700 if missing).
 
     ``socket_path`` stands for the server: its socket, or for a remote server a

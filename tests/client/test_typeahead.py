@@ -127,11 +127,14 @@ def test_a_run_renders_its_output_without_the_echo() -> None:
     scanner = _scanner()
     assert scanner.typeahead is not None
     scanner.typeahead.foreign.append((102, b"typed"))
-    scanner.feed(100, b"ab" + b"typed" + b"cdefghij\r\n")
-    # A resize after the echo happened that many bytes earlier in what is rendered.
-    scanner.resize(117, 4, 5)
-    scanner.feed(117, b"klmnopqrst\r\nuv\r\n")
-    assert scanner.render(0, scanner.end) == ("abcd\nklmnopqrst\nuv", False)
+    scanner.feed(100, b"ab" + b"typed" + b"cdefghij")
+    # A resize after the echo happened that many bytes earlier in what is rendered:
+    # narrowed to 4 columns right after "abcdefghij" (reflowed: its last row is "ij"),
+    # the CR that follows goes back to that row's start; 5 bytes later (after the CR)
+    # the line would still be one row of 20 and "XY" would start it.
+    scanner.resize(115, 4, 5)
+    scanner.feed(115, b"\rXY\r\nklmnopqrst\r\nuv\r\n")
+    assert scanner.render(0, scanner.end) == ("abcdefghXY\nklmnopqrst\nuv", False)
 
 
 def test_an_echo_after_lost_output_is_found_at_its_place() -> None:

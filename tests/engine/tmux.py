@@ -73,14 +73,27 @@ class TmuxScreen:
 
     def show(self, data: bytes, timeout: float = 30.0) -> TmuxState:
         """Display ``data`` in a fresh window of this server and capture it."""
+        return self.play([data], timeout)
+
+    def play(self, steps: list[bytes | tuple[int, int]], timeout: float = 30.0) -> TmuxState:
+        """Display each ``bytes`` step and resize the window to each ``(cols, rows)``
+        step, in order, in a fresh window of this server, and capture it. Each chunk
+        of bytes after the first is let through (``head -c1`` reading a key sent
+        with ``send-keys``) once the resizes before it are done."""
         self._n += 1
-        path = Path(self._dir.name) / f"data{self._n}.bin"
-        path.write_bytes(data)
-        marker = f"{_MARKER}-{self._n}"
-        command = (
-            f"stty raw -echo; cat {shlex.quote(str(path))}; "
-            f"printf '\\033]2;{marker}\\033\\\\'; exec sleep 1000"
-        )
+        if not steps or not isinstance(steps[0], bytes):
+            steps = [b"", *steps]
+        chunks = [step for step in steps if isinstance(step, bytes)]
+        parts = []
+        for i, chunk in enumerate(chunks):
+            path = Path(self._dir.name) / f"data{self._n}-{i}.bin"
+            path.write_bytes(chunk)
+            wait = "head -c1 >/dev/null; " if i else ""
+            marker = f"{_MARKER}-{self._n}-{i}"
+            parts.append(
+                f"{wait}cat {shlex.quote(str(path))}; printf '\\033]2;{marker}\\033\\\\'; "
+            )
+        command = f"stty raw -echo; {''.join(parts)}exec sleep 1000"
         name = f"w{self._n}"
         if self._n == 1:
             self._tmux(
@@ -105,10 +118,19 @@ class TmuxScreen:
             self._tmux("new-window", "-d", "-t", "phux", "-n", name, command)
         target = f"phux:{name}"
         deadline = time.monotonic() + timeout
-        while self._tmux("display", "-p", "-t", target, "#{pane_title}").strip() != marker:
-            if time.monotonic() > deadline:
-                raise TimeoutError("tmux did not render the data in time")
-            time.sleep(0.02)
+        shown = -1
+        for step in steps:
+            if isinstance(step, tuple):
+                self._tmux("resize-window", "-t", target, "-x", str(step[0]), "-y", str(step[1]))
+                continue
+            if shown >= 0:
+                self._tmux("send-keys", "-t", target, "x")  # (the next chunk's head -c1)
+            shown += 1
+            marker = f"{_MARKER}-{self._n}-{shown}"
+            while self._tmux("display", "-p", "-t", target, "#{pane_title}").strip() != marker:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("tmux did not render the data in time")
+                time.sleep(0.02)
         fmt = "#{cursor_x} #{cursor_y} #{cursor_flag} #{alternate_on} #{history_size}"
         cx, cy, flag, alt, hsize = self._tmux("display", "-p", "-t", target, fmt).split()
         everything = self._tmux("capture-pane", "-p", "-t", target, "-S", "-", "-E", "-")

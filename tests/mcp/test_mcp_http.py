@@ -590,6 +590,9 @@ def test_the_sdks_high_level_client_over_a_read_only_adapter(adapter: Adapter) -
                     "phux_snapshot",
                     "phux_wait",
                     "phux_history",
+                    "phux_notes",
+                    "phux_tasks",
+                    "phux_summary",
                 ]
                 result = await client.call_tool("phux_ls", {})
                 assert not result.is_error

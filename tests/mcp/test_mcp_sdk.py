@@ -152,6 +152,11 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             "phux_new_window",
             "phux_split",
             "phux_tag",
+            "phux_notes",
+            "phux_set_notes",
+            "phux_tasks",
+            "phux_update_task",
+            "phux_summary",
         ]
         typers = {"phux_send_keys", "phux_run", "phux_paste"}  # every hint MCP's default
         for tool in listing.tools:
@@ -165,11 +170,27 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
             assert (tool.title is not None) is (negotiated >= "2025-06-18")
             if negotiated >= "2025-03-26":
                 # Hints left out mean MCP's defaults (the listing is paid for in tokens).
-                read_only = tool.name in {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"}
+                read_only = tool.name in {
+                    "phux_ls",
+                    "phux_snapshot",
+                    "phux_wait",
+                    "phux_history",
+                    "phux_notes",
+                    "phux_tasks",
+                    "phux_summary",
+                }
                 assert hint(tool, "read_only_hint", False) is read_only
                 if not read_only:
                     assert hint(tool, "destructive_hint", True) is (
-                        tool.name in {"phux_send_keys", "phux_run", "phux_paste", "phux_kill"}
+                        tool.name
+                        in {
+                            "phux_send_keys",
+                            "phux_run",
+                            "phux_paste",
+                            "phux_kill",
+                            "phux_set_notes",
+                            "phux_update_task",
+                        }
                     )
         await session.send_ping()
 
@@ -256,6 +277,17 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
         untagged = await ok(session, "phux_tag", target="#mcptag", tags=["mcptag"], remove=True)
         assert untagged == {"tags": []}
 
+        # Notes, tasks and the summary (their structuredContent checked by the SDK).
+        noted = await ok(session, "phux_set_notes", target=name, notes="- [ ] a")
+        assert noted["scope"] == "session" and noted["tasks"][0]["text"] == "a"
+        assert (await ok(session, "phux_notes", target=name))["notes"] == "- [ ] a"
+        tasks = await ok(session, "phux_update_task", target=name, action="done", n=1)
+        assert tasks["tasks"][0]["done"] is True
+        assert (await ok(session, "phux_tasks", target=name, open=True))["tasks"] == []
+        summary = await ok(session, "phux_summary", target=pane)
+        assert summary["pane"] == pane and summary["commands"][-1]["command"] == "echo pas''ted"
+        assert summary["last_failed"]["exit_code"] != 0
+
         # Tool failures: results with isError and a readable text.
         text, is_error = await call(session, "phux_new", name=name)
         assert is_error and name in text
@@ -303,6 +335,9 @@ def test_read_only_lists_observer_tools(server: PhuxServer) -> None:
             "phux_snapshot",
             "phux_wait",
             "phux_history",
+            "phux_notes",
+            "phux_tasks",
+            "phux_summary",
         ]
         for tool in listing.tools:
             assert tool.annotations is not None and tool.annotations.read_only_hint is True

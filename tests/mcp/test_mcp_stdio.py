@@ -157,8 +157,11 @@ def test_read_only(env: dict[str, str]) -> None:
             "phux_snapshot",
             "phux_wait",
             "phux_history",
+            "phux_notes",
+            "phux_tasks",
+            "phux_summary",
         ]
-        for name in ("phux_send_keys", "phux_run", "phux_new"):
+        for name in ("phux_send_keys", "phux_run", "phux_new", "phux_set_notes"):
             reply = proc.call(name, {"target": "x", "keys": ["a"], "command": "x", "name": "x"})
             assert reply["error"]["code"] == -32602, name
         assert proc.call("phux_ls")["result"]["isError"] is True
@@ -181,6 +184,11 @@ def test_catalog_schemas(mcp: McpProcess) -> None:
         "phux_new_window",
         "phux_split",
         "phux_tag",
+        "phux_notes",
+        "phux_set_notes",
+        "phux_tasks",
+        "phux_update_task",
+        "phux_summary",
     ]
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"

@@ -407,6 +407,11 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_new_window",
         "phux_split",
         "phux_tag",
+        "phux_notes",
+        "phux_set_notes",
+        "phux_tasks",
+        "phux_update_task",
+        "phux_summary",
     ]
     for tool in full:
         schema = tool.input_schema
@@ -427,10 +432,23 @@ def test_catalog(tools: PhuxTools) -> None:
         "phux_new_window": ["session"],
         "phux_split": ["target"],
         "phux_tag": ["target", "tags"],
+        "phux_notes": ["target"],
+        "phux_set_notes": ["target"],
+        "phux_tasks": ["target"],
+        "phux_update_task": ["target", "action"],
+        "phux_summary": [],
     }
     ro = tools.catalog(read_only=True)
     assert {t.name for t in ro} == READ_ONLY_TOOLS
-    assert {"phux_ls", "phux_snapshot", "phux_wait", "phux_history"} == READ_ONLY_TOOLS
+    assert {
+        "phux_ls",
+        "phux_snapshot",
+        "phux_wait",
+        "phux_history",
+        "phux_notes",
+        "phux_tasks",
+        "phux_summary",
+    } == READ_ONLY_TOOLS
 
 
 def test_mcp_help_lists_every_tool(tools: PhuxTools) -> None:
@@ -444,7 +462,7 @@ def test_mcp_help_lists_every_tool(tools: PhuxTools) -> None:
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     names = [t.name for t in tools.catalog()]
-    assert len(names) == 12
+    assert len(names) == 17
     for name in names:
         assert f" {name} " in text, name
     read_only = ", ".join(t.name for t in tools.catalog(read_only=True))
@@ -532,7 +550,10 @@ def test_output_schemas_are_the_spec_schemas_in_brief(tools: PhuxTools) -> None:
     for name, shape in SHAPE_OF.items():
         full = _file_as_output_schema(shape)
         assert schemas[name] == brief_schema(full), name
-        assert set(schemas[name]["properties"]) == set(full["properties"]), name
+        # Every field but the shape's version (for code; the result carries it).
+        assert set(schemas[name]["properties"]) == set(full["properties"]) - {"schema_version"}, (
+            name
+        )
     run = schemas["phux_run"]
     fields = {
         **_file_as_output_schema("mcp_run_result")["$defs"]["McpRunResult"]["properties"],
@@ -540,11 +561,13 @@ def test_output_schemas_are_the_spec_schemas_in_brief(tools: PhuxTools) -> None:
             "properties"
         ],
     }
-    assert run["type"] == "object" and set(run["properties"]) == set(fields)
+    assert run["type"] == "object" and set(run["properties"]) == set(fields) - {"schema_version"}
     assert run["properties"]["exit_code"] == {"type": "integer"}
     assert run["properties"]["outcome"] == {"type": "string"}
     screen = schemas["phux_snapshot"]
-    assert set(screen["properties"]) == set(_file_as_output_schema("screen_state")["properties"])
+    assert set(screen["properties"]) == set(
+        _file_as_output_schema("screen_state")["properties"]
+    ) - {"schema_version"}
     assert screen["properties"]["state"] == {"type": ["string", "null"]}
     assert screen["properties"]["lines"] == {"type": "array"}
 

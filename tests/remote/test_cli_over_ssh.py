@@ -30,8 +30,11 @@ def test_the_agent_loop_over_ssh(remote: Remote) -> None:
     assert new["session"] == "far"
     # The server on the far side was started by `phux proxy` there, at its own socket.
     assert remote.a.socket.exists()
-    ls = json.loads(ok(remote.phux("ls", "--host", host, "--json")).stdout)
+    ls = json.loads(ok(remote.phux("ls", "--host", host, "--json", "--panes")).stdout)
     assert [s["name"] for s in ls["sessions"]] == ["far"]
+    # The far side's pids are not this machine's /proc (here they happen to be: the
+    # same machine), so no cwd is read for them.
+    assert [p["cwd"] for p in ls["sessions"][0]["panes"]] == [None]
     ok(remote.phux("wait", "--host", host, "--regex", r"[$#] ?$", "--timeout", "20", "far"))
     ok(remote.phux("send-keys", "--host", host, "far", "echo over-$((40+2))", "Enter"))
     ok(remote.phux("wait", "far", "--host", host, "--until", "over-42", "--timeout", "20"))

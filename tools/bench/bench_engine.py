@@ -27,6 +27,10 @@ rate. Each flood also reads with the checkpoint the replica writes after every s
 (its work per feed, for the lag a replica keeps; no target of its own). Two floods are
 also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds;
 no target of their own either).
+Reflow on resize (issue 25, ``--resize`` alone): a 100-column pane holding 2000 rows of
+history (a replica's) of 100-column text narrowed, widened and joined, in CPU time, against
+drawing the same bytes into a fresh engine of the new width in the same run (what
+replaying the pane would cost; for text rows the bulk path makes that cheap).
 The PTY's rate depends on the machine's load (a busy machine's CPUs do not idle between
 the reader's and the writer's wake-ups, and it rises several times over while the engine
 gets less CPU): the floods print how busy other processes kept the CPUs; read the ratios
@@ -562,8 +566,73 @@ def _mirror_flood(name: str, data: bytes, repeat: int, cols: int) -> Measurement
     )
 
 
+RESIZE_COLS = 100
+
+
+def _text_lines(n: int, width: int, wide: bool = False) -> bytes:
+    """``n`` lines of words, each ``width`` columns (a CJK character first: rows of cells)."""
+    rng = random.Random(3)
+    out = []
+    for _ in range(n):
+        line = "中" if wide else ""
+        while len(line) < width + 10:
+            line += rng.choice(_WORDS) + " "
+        out.append(line[: width - (1 if wide else 0)] + "\r\n")
+    return "".join(out).encode()
+
+
+def _resize_case(data: bytes, cols: int, new_cols: int, repeat: int) -> tuple[float, float]:
+    """Median CPU seconds of a resize from ``cols`` to ``new_cols`` of a pane holding
+    ``data`` (2000 rows of history: a replica's), and of drawing the same bytes into a
+    fresh engine of the new width (the baseline: what replaying the pane would cost)."""
+    resizes: list[float] = []
+    draws: list[float] = []
+    for _ in range(repeat):
+        t = Terminal(cols, ROWS, history=FLOOD_HISTORY)
+        t.feed(data)
+        assert len(t.screen.scrollback) == FLOOD_HISTORY
+        gc.collect()
+        resizes.append(_cpu(lambda t=t: t.resize(new_cols, ROWS)))  # type: ignore[misc]
+        draws.append(_cpu(lambda: Terminal(new_cols, ROWS, history=FLOOD_HISTORY).feed(data)))
+    return statistics.median(resizes), statistics.median(draws)
+
+
+def _resize(quick: bool) -> list[Measurement]:
+    """Reflow on resize (issue 25): a 100-column pane with 2000 rows of history of
+    100-column text, narrowed (every row cut in two), widened back (joined again: the
+    rows narrowing made) and widened (every line already fits: kept as it is); rows a
+    flood built from text and rows of cells (a CJK character on each)."""
+    repeat = 3 if quick else 7
+    n = FLOOD_HISTORY + ROWS
+    plain, cells = _text_lines(n, RESIZE_COLS), _text_lines(n, RESIZE_COLS, wide=True)
+    wrapped = _text_lines(n // 2, RESIZE_COLS + 60)  # each line two rows at 100 columns
+    cases = [
+        ("narrow 100->80, text rows", plain, RESIZE_COLS, 80),
+        ("widen 100->120, text rows (all fit)", plain, RESIZE_COLS, 120),
+        ("widen 100->160, wrapped text rows joined", wrapped, RESIZE_COLS, 160),
+        ("narrow 100->80, rows of cells", cells, RESIZE_COLS, 80),
+        ("widen 100->160, rows of cells", cells, RESIZE_COLS, 160),
+    ]
+    out = []
+    for name, data, cols, new_cols in cases:
+        resize, draw = _resize_case(data, cols, new_cols, repeat)
+        out.append(
+            Measurement(
+                "engine",
+                f"resize {name}, 2000 rows of history",
+                "ms",
+                resize * 1000,
+                "drawing the same bytes at the new width",
+                draw * 1000,
+                higher_is_better=False,
+                target="< 50 ms",
+            )
+        )
+    return out
+
+
 def run(quick: bool) -> list[Measurement]:
-    return _throughput(quick) + _floods(quick) + _projection(quick)
+    return _throughput(quick) + _floods(quick) + _projection(quick) + _resize(quick)
 
 
 if __name__ == "__main__":
@@ -571,5 +640,7 @@ if __name__ == "__main__":
 
     if "--floods" in sys.argv:  # only the floods (issue 17): a minute, not ten
         print(format_table(_floods("--quick" in sys.argv)))
+    elif "--resize" in sys.argv:  # only the reflow on resize (issue 25)
+        print(format_table(_resize("--quick" in sys.argv)))
     else:
         print(format_table(run("--quick" in sys.argv)))

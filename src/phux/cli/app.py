@@ -13,6 +13,7 @@ from phux import __version__
 from phux.cli.attach_cmd import attach_cmd
 from phux.cli.completion_cmd import completion_cmd
 from phux.cli.mcp_cmd import mcp_cmd
+from phux.cli.notes_cmd import NOTE_VERBS
 from phux.cli.proxy_cmd import proxy_cmd
 from phux.cli.record_cmd import record_cmd
 from phux.cli.server_cmd import server_cmd
@@ -47,7 +48,7 @@ def cli() -> None:
     pass
 
 
-for _verb in VERBS:
+for _verb in (*VERBS, *NOTE_VERBS):
     cli.add_command(_verb)
 cli.add_command(server_cmd)
 cli.add_command(mcp_cmd)

@@ -296,6 +296,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
     with reporting("ls", as_json):
         deadline = deadline_after(timeout)
         with open_client(socket) as client:
+            local = client.host is None
             if with_panes:
                 found, panes = client.ls_panes(deadline=deadline)
             else:
@@ -304,7 +305,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
     if as_json:
         from phux.client.models import SessionList
 
-        write_out(to_json(SessionList.from_infos(sessions, panes)) + "\n")
+        write_out(to_json(SessionList.from_infos(sessions, panes, local=local)) + "\n")
     elif sessions:
         write_out(session_lines(sessions))
         if panes is not None:
@@ -312,7 +313,7 @@ def ls_cmd(as_json: bool, with_panes: bool, timeout: float, socket: str | None) 
 
             for session in sessions:
                 for pane in panes.get(session.name, []):
-                    row = PaneSummary.of(pane)
+                    row = PaneSummary.of(pane, local=local)
                     tags = ",".join(row.tags) or "-"
                     write_out(
                         f"  {session.name}:{row.window}.{row.index}\t{row.id}\t"
@@ -985,7 +986,7 @@ def kill_cmd(server: bool, timeout: float, socket: str | None, target: str | Non
 @click.argument("session", shell_complete=complete_session)
 @click.argument("new_name", metavar="NEW")
 def rename_cmd(timeout: float, socket: str | None, session: str, new_name: str) -> None:
-    """Rename the session SESSION to NEW."""
+    """Rename the session SESSION to NEW; its notes and its windows' follow the name."""
     with reporting("rename", False), open_client(socket) as client:
         client.rename(session, new_name, deadline=deadline_after(timeout))
 
@@ -1018,7 +1019,9 @@ def parse_size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[
 def resize_cmd(timeout: float, socket: str | None, target: str, size: tuple[int, int]) -> None:
     """Resize TARGET's terminal to SIZE, written COLSxROWS (e.g. 120x40).
 
-    The program gets SIGWINCH. An attached client may resize it back.
+    The program gets SIGWINCH. An attached client may resize it back. Lines
+    the program wrapped are wrapped again at the new width, in the scrollback
+    too (as tmux does); the alternate screen (vim, top) is not.
     """
     cols, rows = size
     with reporting("resize", False), open_client(socket) as client:

@@ -1034,6 +1034,9 @@ class Client:
             for rid in rids:
                 with contextlib.suppress(ServerError):  # a pane that just exited
                     conn.wait_reply(rid, deadline)
+        from phux.client.notes import move_session_notes
+
+        move_session_notes(self, session, new_name, deadline)  # notes follow the name
 
     def resize(self, target: str, cols: int, rows: int, deadline: Deadline) -> None:
         if not (1 <= cols <= 1000 and 1 <= rows <= 1000):

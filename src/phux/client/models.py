@@ -60,7 +60,9 @@ class PaneSummary(msgspec.Struct, kw_only=True):
     and tty modes alone here (``phux snapshot`` adds its replay of the marks)."""
 
     @classmethod
-    def of(cls, pane: Pane) -> PaneSummary:
+    def of(cls, pane: Pane, *, local: bool = True) -> PaneSummary:
+        """``local``: the server runs on this machine (its pids are this /proc's); for a
+        server reached over ssh ``cwd`` is null, never a local process's."""
         from phux.client.pane_state import project
 
         fg = pane.foreground
@@ -73,7 +75,7 @@ class PaneSummary(msgspec.Struct, kw_only=True):
             rows=pane.rows,
             tags=list(pane.tags),
             title=None,
-            cwd=_proc_cwd(fg.pgrp if fg is not None else None, pane.pid),
+            cwd=_proc_cwd(fg.pgrp if fg is not None else None, pane.pid) if local else None,
             program=(fg.name or None) if fg is not None else None,
             state=project(pane, None)[1],  # type: ignore[arg-type]
         )
@@ -121,13 +123,13 @@ class SessionInfo(msgspec.Struct, kw_only=True):
     """The session's panes (as ``phux ls --json --panes`` lists them)."""
 
     @classmethod
-    def of(cls, session: Session, panes: Iterable[Pane] = ()) -> SessionInfo:
+    def of(cls, session: Session, panes: Iterable[Pane] = (), *, local: bool = True) -> SessionInfo:
         return cls(
             name=session.name,
             window_count=session.window_count,
             attached_client_count=session.attached_client_count,
             exited=session.exited,
-            panes=[PaneSummary.of(p) for p in panes],
+            panes=[PaneSummary.of(p, local=local) for p in panes],
         )
 
 
@@ -139,9 +141,14 @@ class SessionList(msgspec.Struct, kw_only=True):
 
     @classmethod
     def from_infos(
-        cls, infos: Iterable[Session], panes: dict[str, list[Pane]] | None = None
+        cls,
+        infos: Iterable[Session],
+        panes: dict[str, list[Pane]] | None = None,
+        *,
+        local: bool = True,
     ) -> SessionList:
-        """``panes`` (session name -> its panes) adds each session's ``panes`` list."""
+        """``panes`` (session name -> its panes) adds each session's ``panes`` list;
+        ``local`` as in :meth:`PaneSummary.of`."""
         rows = [
             SessionSummary(
                 name=info.name,
@@ -150,7 +157,7 @@ class SessionList(msgspec.Struct, kw_only=True):
                 exited=info.exited,
                 panes=msgspec.UNSET
                 if panes is None
-                else [PaneSummary.of(p) for p in panes.get(info.name, [])],
+                else [PaneSummary.of(p, local=local) for p in panes.get(info.name, [])],
             )
             for info in infos
         ]
@@ -504,6 +511,136 @@ class TagResult(msgspec.Struct, kw_only=True):
     tags: list[str]
 
 
+# ---------------------------------------------------------------- notes, tasks, summary
+
+NOTES_SCHEMA_VERSION = 1
+TASKS_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = 1
+
+NoteScope = typing.Literal["session", "window", "pane"]
+
+
+class Task(msgspec.Struct, kw_only=True):
+    """One ``- [ ]`` / ``- [x]`` line of a note (spec/L3.md §2, "Notes")."""
+
+    index: int
+    """Its number among the note's tasks, from 1: what ``phux task TARGET done N`` takes."""
+    done: bool
+    text: str
+    line: int
+    """Its line in the note, from 1."""
+
+
+class NotesResult(msgspec.Struct, kw_only=True):
+    """``phux note --json`` and the MCP ``phux_notes`` / ``phux_set_notes`` tools."""
+
+    scope: NoteScope
+    target: str
+    """The session (``work``), window (``work:1``) or pane (``@3``) the notes are of."""
+    notes: str
+    """The markdown ("" when there are none)."""
+    tasks: list[Task]
+    schema_version: int = NOTES_SCHEMA_VERSION
+
+
+class TaskList(msgspec.Struct, kw_only=True):
+    """``phux tasks --json`` and the MCP ``phux_tasks`` / ``phux_update_task`` tools."""
+
+    scope: NoteScope
+    target: str
+    tasks: list[Task]
+    schema_version: int = TASKS_SCHEMA_VERSION
+
+
+class OpenTask(msgspec.Struct, kw_only=True):
+    """An open task of the notes that concern a pane: its session's, window's or own."""
+
+    scope: NoteScope
+    target: str
+    index: int
+    text: str
+
+
+class SummaryCommand(msgspec.Struct, kw_only=True):
+    """One of the pane's last commands (the data of ``phux history``, without output;
+    times None while unknown, as there)."""
+
+    command: str
+    exit_code: int | None
+    started_ms: int | None
+    duration_ms: int | None
+    running: bool
+
+
+class FailedCommand(msgspec.Struct, kw_only=True):
+    """The newest command that exited non-zero, with the end of its output."""
+
+    command: str
+    exit_code: int
+    started_ms: int | None
+    output_tail: list[str]
+    """Its last output lines (at most ``tail`` of them)."""
+    truncated: bool
+    """Part of its output left the pane's history."""
+
+
+class LastInput(msgspec.Struct, kw_only=True):
+    """Who wrote to the pane last, from the server's input audit."""
+
+    client: str
+    """The name the client gave in HELLO (``phux-cli/0.1.0``, ``phux-mcp/...``,
+    ``phux-attach/...``): a claim, not a proof."""
+    person: bool
+    """The client was ``phux attach``: a person typed."""
+    time_ms: int
+    pid: int
+
+
+class SummaryResult(msgspec.Struct, kw_only=True):
+    """``phux summary --json`` and the MCP ``phux_summary`` tool: what an agent coming
+    back to a pane needs to know, from the pane's own bytes, the server's listing and
+    audit, and its notes. No LLM, no guessing."""
+
+    pane: str
+    session: str | None
+    window: int | None
+    window_name: str | None
+    index: int | None
+    """The pane's index in its window."""
+    alive: bool
+    exit_status: int | None
+    """Once it exited: its status (128+N: killed by signal N)."""
+    program: str | None
+    state: PaneStateName
+    cwd: str | None
+    """The shell's working directory as it last reported it (OSC 7), else the
+    foreground process's, read from /proc when the server runs on this machine."""
+    state_since_ms: int | None
+    """Unix ms since when it is in that state, as far as the shell's marks tell: the
+    running command's start, else the last command's end, else (no command yet) the
+    pane's start. None when that time is not known: once the pane exited, or for a
+    command whose marks are newer than the server's last checkpoint of the pane
+    (the server stamps them when its replica has caught up, moments later; as
+    ``phux history``'s ``started_ms``)."""
+    state_for_ms: int | None
+    """How long that is, measured when the summary was made."""
+    commands: list[SummaryCommand]
+    """The last commands, oldest first (``last``: at most that many)."""
+    last_failed: FailedCommand | None
+    screen_tail: list[str]
+    """The screen's last non-blank lines, top to bottom."""
+    attached: bool
+    """A person has this pane on screen (``phux attach`` subscribes to what it shows as a
+    primary)."""
+    last_input: LastInput | None
+    """None when the server keeps no audit or nothing was typed yet."""
+    notes: str
+    """The pane's own notes ("" when none)."""
+    open_tasks: list[OpenTask]
+    """The open tasks of the session's, the window's and the pane's notes."""
+    schema_version: int = SUMMARY_SCHEMA_VERSION
+
+
 __all__ = [
     "AuditEntry",
     "AuditResult",
@@ -515,13 +652,17 @@ __all__ = [
     "DoctorReport",
     "ErrorBody",
     "ErrorReport",
+    "FailedCommand",
     "HistoryEntry",
     "HistoryResult",
     "Idle",
     "KillResult",
+    "LastInput",
     "McpRunResult",
     "NewPaneResult",
     "NewResult",
+    "NotesResult",
+    "OpenTask",
     "PaneClosed",
     "PaneSpawned",
     "PaneSummary",
@@ -533,7 +674,11 @@ __all__ = [
     "SessionInfoList",
     "SessionList",
     "SessionSummary",
+    "SummaryCommand",
+    "SummaryResult",
     "TagResult",
+    "Task",
+    "TaskList",
     "TitleChanged",
     "WaitOutcome",
     "WaitResult",

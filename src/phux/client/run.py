@@ -356,7 +356,8 @@ class RunLock:
     symlinks; the server removes it when the terminal closes.
     """
 
-    def __init__(self, socket_path: str, terminal: int) -> None:
+    def __init__(self, socket_path: str, terminal: int | str) -> None:
+        # (a name instead of a terminal id: another lock of the server's, ``notes``)
         self.socket_path = socket_path
         self.terminal = terminal
         self.fd: int | None = None

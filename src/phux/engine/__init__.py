@@ -20,7 +20,7 @@ through the names exported here::
     t.logical_lines(scrollback=0)     # soft wraps joined, history included
     t.drain_history()                 # (rows, wrapped flags), and forget them
     t.generation                      # changes whenever bytes arrive or the size changes
-    t.scrolled_off                    # rows that left the top of the main screen, ever
+    t.scrolled_off                    # rows above the viewport, ever (absolute row numbers)
     t.modes.app_cursor, t.modes.bracketed_paste, t.alternate, t.title, t.cwd, ...
 
 Inside: ``_stream.EngineStream`` (a regex tokenizer over pyte's ``Stream``)

@@ -347,6 +347,36 @@ class ShellState:
                 rec, start_row=start[0], start_col=start[1], end_row=row, end_col=col, erased=True
             )
 
+    def positions(self) -> list[tuple[int, int]]:
+        """Every position this state holds (absolute row, column): what a reflow
+        (``EngineScreen.resize``) moves with the text, through :meth:`remap`."""
+        out: list[tuple[int, int]] = []
+        for rec in self.commands:
+            out.append((rec.start_row, rec.start_col))
+            if rec.end_row is not None:
+                out.append((rec.end_row, rec.end_col))
+        out.extend((row, col) for _kind, row, col in self.cycle)
+        if self.entered is not None:
+            out.append((self.entered[1], self.entered_col))
+        return out
+
+    def remap(self, place: Callable[[int, int], tuple[int, int]]) -> None:
+        """Move every position (see :meth:`positions`) to ``place(row, col)``."""
+        commands = self.commands
+        for i, rec in enumerate(commands):
+            start_row, start_col = place(rec.start_row, rec.start_col)
+            end_row, end_col = rec.end_row, rec.end_col
+            if end_row is not None:
+                end_row, end_col = place(end_row, end_col)
+            commands[i] = _replace(
+                rec, start_row=start_row, start_col=start_col, end_row=end_row, end_col=end_col
+            )
+        self.cycle = [(kind, *place(row, col)) for kind, row, col in self.cycle]
+        if self.entered is not None:
+            when, row, typed = self.entered
+            row, self.entered_col = place(row, self.entered_col)
+            self.entered = (when, row, typed)
+
     def input_ended(self) -> None:
         """A line feed ends the input a B mark started (``EngineScreen.linefeed``)."""
         if self.phase in (PROMPT, CONTINUATION) and self.cycle and self.cycle[-1][0] == "B":

@@ -39,7 +39,8 @@ Byte structure (informative; spec/L1.md describes it for implementers):
 
 Not carried (documented differences): DECSCNM (reverse screen) is left off;
 control characters in the title are dropped;
-scrollback rows wider than the current width (written before a narrowing)
+rows wider than the current width (alternate-screen rows written before a
+narrowing: the main screen and its history are reflowed, ``phux.engine._reflow``)
 are cut at the current width; the soft-wrap flag of the oldest history row
 (and of the viewport's first row when there is no history) is dropped, since
 the row it continued is gone; a wide-character stub whose wide character was

@@ -223,7 +223,9 @@ class Terminal:
     def scrolled_off(self) -> int:
         """Rows that have left the top of the main screen (into history or past its
         limit, drawn or skipped by the bulk path): add it to a viewport row's index
-        for an absolute row number that stays put while output scrolls."""
+        for an absolute row number that stays put while output scrolls (a taller
+        screen taking history rows back lowers it by as many; a width change
+        reflows the rows and numbers them anew, see ``phux.engine._reflow``)."""
         return self.screen.scrolled_off
 
     @property

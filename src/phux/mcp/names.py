@@ -20,6 +20,11 @@ TOOLS: tuple[tuple[str, str, bool], ...] = (
     ("phux_new_window", "Add a window", False),
     ("phux_split", "Add a pane", False),
     ("phux_tag", "Tag a pane", False),
+    ("phux_notes", "Read notes", True),
+    ("phux_set_notes", "Write notes", False),
+    ("phux_tasks", "List tasks", True),
+    ("phux_update_task", "Change a task", False),
+    ("phux_summary", "Sum up a pane", True),
 )
 """Every tool in catalog order."""
 

@@ -51,6 +51,7 @@ from phux.client.schemas import object_schema
 from phux.client.selectors import split_host
 from phux.client.wait import DEFAULT_IDLE_MS
 from phux.mcp.names import TITLES, TOOLS
+from phux.mcp.notes_tools import NOTES_META, NotesTools
 from phux.mcp.panes import PaneLocks, Ticket
 from phux.mcp.server import Place, Tool, ToolResult, on_cancel
 from phux.runtime_paths import SocketDirError, resolve_socket_path
@@ -381,7 +382,6 @@ _TARGET_GRAMMAR = (
 )
 _SOCKET_PROP = {"type": "string"}
 _HOST_PROP = {"type": "string"}
-_TURNS = "Writers to a pane take turns (waited_ms)."
 
 
 def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
@@ -402,7 +402,8 @@ def brief_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     The full schemas (nested shapes, descriptions) are the files in spec/schemas/;
     inlined in every listing they cost an agent's context more than the tools
     themselves. A union of objects (phux_run) lists every variant's fields; nothing is
-    ``required`` (a model reads names and types; the tools are the validators)."""
+    ``required`` (a model reads names and types; the tools are the validators), and
+    ``schema_version`` is left out (the result still carries it)."""
     defs: Mapping[str, Any] = schema.get("$defs", {})
 
     def resolve(node: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -433,14 +434,15 @@ def brief_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for variant in variants:
         for name, prop in variant.get("properties", {}).items():
-            properties.setdefault(name, type_of(prop))
+            if name != "schema_version":  # the shape's version: for code, not a model
+                properties.setdefault(name, type_of(prop))
     return {"type": "object", "properties": properties}
 
 
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
-class PhuxTools:
+class PhuxTools(NotesTools):
     """The catalog, bound to a :class:`ClientPool`."""
 
     def __init__(self, pool: ClientPool | None = None) -> None:
@@ -509,7 +511,10 @@ class PhuxTools:
             infos, panes = client.ls_panes(deadline=Deadline.after(CALL_DEADLINE))
             rows = sorted(infos, key=lambda info: info.name)
             return SessionInfoList(
-                sessions=[SessionInfo.of(info, panes.get(info.name, [])) for info in rows]
+                sessions=[
+                    SessionInfo.of(info, panes.get(info.name, []), local=client.host is None)
+                    for info in rows
+                ]
             )
 
         return self._invoke(LsArgs, arguments, work, retry_stale=True)
@@ -693,6 +698,7 @@ class PhuxTools:
             "phux_new_window": (NEW_WINDOW_DOC, NEW_WINDOW_SCHEMA, self.new_window),
             "phux_split": (SPLIT_DOC, SPLIT_SCHEMA, self.split),
             "phux_tag": (TAG_DOC, TAG_SCHEMA, self.tag),
+            **self.notes_catalog(_schema),
         }
         assert list(table) == [name for name, _, _ in TOOLS]
         return [
@@ -799,6 +805,7 @@ TOOL_META: dict[str, ToolMeta] = {
         _hints(read_only=False, destructive=False, idempotent=True, open_world=False),
         lambda: object_schema(TagResult),
     ),
+    **{name: ToolMeta(TITLES[name], *meta) for name, meta in NOTES_META.items()},
 }
 """Per tool: the MCP metadata newer protocol revisions show (see phux.mcp.server)."""
 
@@ -835,7 +842,7 @@ SNAPSHOT_SCHEMA = _schema(
 SEND_KEYS_DOC = (
     "Type keys into a pane: key names (Enter, Tab, Escape, C-c, M-x, Up, F1, ...) or "
     'literal text, tmux-style: ["make test", "Enter"]. Does not wait for output (use '
-    "phux_wait). " + _TURNS + " " + _TARGET
+    "phux_wait). " + _TARGET
 )
 SEND_KEYS_SCHEMA = _schema(
     {
@@ -850,7 +857,7 @@ RUN_DOC = (
     "unless the pane's shell is at an idle prompt (force=true types anyway). On timeout: "
     "outcome timed_out, the command keeps running; do not run it again: call phux_wait "
     "with prompt = true, or send C-c. Hosts often give up after 60 s: keep timeout_secs "
-    "<= 50; start longer jobs with phux_send_keys. " + _TURNS + " " + _TARGET
+    "<= 50; start longer jobs with phux_send_keys. " + _TARGET
 )
 RUN_SCHEMA = _schema(
     {
@@ -919,10 +926,7 @@ NEW_SCHEMA = _schema(
 )
 
 PASTE_DOC = (
-    "Paste text into a pane as one (bracketed) paste: a shell runs nothing until Enter. "
-    + _TURNS
-    + " "
-    + _TARGET
+    "Paste text into a pane as one (bracketed) paste: a shell runs nothing until Enter. " + _TARGET
 )
 PASTE_SCHEMA = _schema(
     {"target": {"type": "string"}, "text": {"type": "string"}},
