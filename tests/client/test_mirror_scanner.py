@@ -204,3 +204,19 @@ def test_a_flood_followed_live_is_fed_in_one_go_and_ends_as_drawn() -> None:
     assert engine.project(scrollback=0) == reference.project(scrollback=0)
     assert engine.scrolled_off == reference.scrolled_off == 3000 - 5
     assert engine.screen.cursor.attrs == reference.screen.cursor.attrs
+
+
+def test_skip_held_keeps_the_end_from_a_line_start() -> None:
+    m = bootstrapped()
+    flood = b"".join(b"line %04d\r\n" % i for i in range(1000))
+    m.handle(Output(terminal=1, seq=12, data=flood))
+    assert m.held_bytes == len(flood)
+    assert m.skip_held(len(flood)) == 0  # nothing beyond what is kept
+    dropped = m.skip_held(100)
+    assert 0 < dropped < len(flood) and m.held_bytes == len(flood) - dropped <= 100
+    assert m.next_seq == 12 + len(flood)  # the stream position is not the engine's
+    assert m.engine is not None
+    lines = m.engine.project().lines
+    assert "line 0999" in lines and "line 0900" not in lines
+    assert not any(line.startswith("ine") for line in lines)  # cut at a line start
+    assert m.held_bytes == 0

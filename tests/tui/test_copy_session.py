@@ -109,18 +109,14 @@ def test_no_reports_asked_for_over_the_alternate_screen() -> None:
     assert not session.wheel_on and not person.term.modes.mouse
 
 
-def test_the_splitter_stops_at_a_command_key() -> None:
-    from phux.tui.keys import InputSplitter, parse_detach_key
+def test_the_key_reader_gives_copy_mode_then_the_keys_after_it() -> None:
+    from phux.tui.keys import Command, KeyReader, parse_detach_key
 
-    split = InputSplitter(parse_detach_key(None), frozenset({ord("["), ord("d")}))
-    assert split.feed(b"ab\x02[kq") == (b"ab", False)
-    assert split.take_command() == (ord("["), b"kq")
-    assert split.take_command() is None
-    assert split.feed(b"x\x02") == (b"x", False)  # the prefix at a read's end
-    assert split.feed(b"[") == (b"", False)
-    assert split.take_command() == (ord("["), b"")
-    assert split.feed(b"\x02\x02\x02y\x02d") == (b"\x02\x02y", True)  # d stays detach
-    assert split.take_command() is None
+    reader = KeyReader(parse_detach_key(None))
+    assert reader.feed(b"ab\x02[kq") == [b"ab", Command("copy-mode"), b"kq"]
+    assert reader.feed(b"x\x02") == [b"x"]  # the prefix at a read's end
+    assert reader.feed(b"[") == [Command("copy-mode")]
+    assert reader.feed(b"\x02\x02\x02y\x02d") == [b"\x02\x02y", Command("detach")]
 
 
 def test_a_copy_repaint_is_held_back_under_output_and_never_spins() -> None:

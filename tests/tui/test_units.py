@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal
-from phux.tui.keys import DetachKeyError, InputSplitter, parse_detach_key
+from phux.tui.keys import Command, DetachKeyError, KeyReader, parse_detach_key
 from phux.tui.paint import Painter
 from phux.tui.queries import MAX_HELD, QueryFilter
 
@@ -336,18 +336,22 @@ def test_detach_key_parsing() -> None:
             parse_detach_key(bad)
 
 
-def test_splitter() -> None:
-    s = InputSplitter(parse_detach_key(None))
-    assert s.feed(b"ls\r") == (b"ls\r", False)
-    assert s.feed(b"a\x02\x02b") == (b"a\x02b", False)
-    assert s.feed(b"a\x02xb") == (b"a\x02xb", False)
-    assert s.feed(b"ab\x02") == (b"ab", False)
-    assert s.feed(b"\x02") == (b"\x02", False)
-    assert s.feed(b"\x02") == (b"", False)
-    assert s.feed(b"d") == (b"", True)
-    assert InputSplitter(parse_detach_key(None)).feed(b"xy\x02dzz") == (b"xy", True)
-    off = InputSplitter(parse_detach_key("none"))
-    assert off.feed(b"\x02d") == (b"\x02d", False)
+def test_prefix_reading_keeps_the_detach_keys_rules() -> None:
+    s = KeyReader(parse_detach_key(None))
+    assert s.feed(b"ls\r") == [b"ls\r"]
+    assert s.feed(b"a\x02\x02b") == [b"a\x02b"]
+    assert s.feed(b"a\x02Xb") == [b"a\x02Xb"]
+    assert s.feed(b"ab\x02") == [b"ab"]
+    assert s.feed(b"\x02") == [b"\x02"]
+    assert s.feed(b"\x02") == []
+    assert s.feed(b"d") == [Command("detach")]
+    assert KeyReader(parse_detach_key(None)).feed(b"xy\x02dzz") == [
+        b"xy",
+        Command("detach"),
+        b"zz",
+    ]
+    off = KeyReader(parse_detach_key("none"))
+    assert off.feed(b"\x02d") == [b"\x02d"]
 
 
 # ---------------------------------------------------------------- painter

@@ -9,13 +9,21 @@ from phux.cli.complete import complete_target
 from phux.cli.verbs import Verb, finish, reporting, socket_option
 
 _EPILOG = texts.epilog(
-    "\b\nKeys while attached:\n"
-    "  C-b d     detach (the session keeps running)\n"
-    "  C-b [     copy mode: scroll and search the pane's history (the mouse\n"
+    "\b\nKeys while attached (tmux's, after the prefix C-b):\n"
+    "  d         detach (the session keeps running)\n"
+    '  %  "      split the pane left/right, top/bottom\n'
+    "  o arrows  select the next pane, the pane in that direction\n"
+    "  z         zoom the active pane (again: unzoom)\n"
+    "  x         kill the active pane (asks y/n on the status line)\n"
+    "  c         new window;  n p 0-9  select a window;  ,  rename it\n"
+    "  w         every session, window and pane; Enter switches to it\n"
+    "  [         copy mode: scroll and search the pane's history (the mouse\n"
     "            wheel enters it too, unless the program uses the mouse)\n"
-    "  C-b C-b   send one C-b to the program\n"
-    "Change the prefix/key with --detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or\n"
-    "'C-a x' ('none' disables detaching by key).",
+    "  ?         the key list;  C-b C-b  send one C-b to the program\n"
+    "With several panes the mouse is attach's (a click selects a pane, the wheel\n"
+    "scrolls it in copy mode; programs get no mouse reports; Shift selects text).\n"
+    "Change the prefix and the detach key with\n"
+    "--detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or 'C-a x' ('none': no prefix).",
     "\b\nCopy mode (tmux's vi keys; the pane stays live, the view stays put):\n"
     "  arrows, h j k l   move (C-y / C-e scroll a line); w b e by words\n"
     "  PgUp PgDn, C-b C-f, C-u C-d   a page, half a page\n"
@@ -48,7 +56,8 @@ _EPILOG = texts.epilog(
     "--detach-key",
     metavar="KEY",
     default=None,
-    help="Detach key: a control prefix and a key (default 'C-b d'; $PHUX_DETACH_KEY).",
+    help="The prefix (a control key) and the detach key after it (default 'C-b d'; "
+    "$PHUX_DETACH_KEY); the other keys stay tmux's.",
 )
 @click.option(
     "--allow-clipboard",
@@ -68,12 +77,24 @@ def attach_cmd(
     becomes the terminal's size; agents reading it never change it, and what
     they type appears here live. Several people can attach to one terminal.
 
+    A session of several panes (agents' `split` and `new-window`, or yours:
+    C-b % and C-b c) is shown as tmux shows it: the current window's panes
+    side by side and stacked, each sized to its place, with a status line:
+    the windows (`*` the current one, `!` one where a command failed or the
+    bell rang since you looked), and the active pane's program, state, last
+    exit code and who typed into it last (you or an agent). Panes and windows
+    agents create appear as they are made. The layout is kept in the session,
+    so whoever attaches next sees the same one. A session of one pane is
+    shown as is, until you split it.
+
     What reaches your terminal is filtered as tmux does by default: the
     program's queries (the server answers them), clipboard writes, tmux
     passthrough and DCS/APC/PM/SOS strings (kitty graphics, sixel) are
     dropped, titles lose their control characters, and of the OSC strings
     only titles, hyperlinks and colours pass (not notifications, iTerm2's
-    OSC 1337, the pane's cwd or prompt marks).
+    OSC 1337, the pane's cwd or prompt marks). With several panes nothing a
+    program prints reaches your terminal as is: each pane is drawn from its
+    screen.
     """
     with reporting("attach", False):
         from phux.tui.attach import run_attach

@@ -134,6 +134,27 @@ class Mirror:
         return self.next_seq
 
     @property
+    def held_bytes(self) -> int:
+        """Output received and not yet fed to the engine (fed when ``engine`` is read)."""
+        return self._held_bytes
+
+    def skip_held(self, keep: int) -> int:
+        """Drop the output held for the engine but its last ``keep`` bytes, from a line
+        start; returns how many bytes were dropped. For a viewer that cannot parse a
+        flood and shows only its end (the multiplexer): the engine then approximates
+        the screen, and the caller subscribes afresh for the exact state later."""
+        if self._held_bytes <= keep:
+            return 0
+        data = b"".join(self._held)
+        tail = data[-keep:]
+        cut = tail.find(b"\n")
+        if cut >= 0:
+            tail = tail[cut + 1 :]
+        self._held = [tail] if tail else []
+        self._held_bytes = len(tail)
+        return len(data) - len(tail)
+
+    @property
     def engine(self) -> Terminal | None:
         """The replayed state, with every byte received so far fed."""
         if self._held:

@@ -61,7 +61,6 @@ import time
 import tty
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -76,15 +75,18 @@ from phux.client.errors import (
 from phux.client.keys import is_interrupt
 from phux.signed_marks import pane_key
 from phux.tui.copy_mode import CopyMode
-from phux.tui.keys import DetachKey, InputSplitter, parse_detach_key
+from phux.tui.keys import Command, DetachKey, KeyReader, parse_detach_key
+from phux.tui.mux import Mux
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.queries import QueryFilter
+from phux.tui.term import MAX_INPUT, Outcome, describe_exit, window_size
+from phux.tui.term import now_ms as _now_ms
+from phux.tui.term import write_all as _write_all
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
     BootstrapReady,
     Detached,
-    Exited,
     ExitStatus,
     Frame,
     Input,
@@ -137,11 +139,8 @@ _MOUSE_REPORT = re.compile(rb"\x1b\[<([0-9]+);[0-9]+;[0-9]+[Mm]")
 WHEEL_ON = b"\x1b[?1000h\x1b[?1006h"
 """Asks the person's terminal for button (wheel) reports in SGR form, for copy mode."""
 WHEEL_OFF = b"\x1b[?1000l\x1b[?1006l"
-COPY_KEY = ord("[")
-"""After the prefix: copy mode (as tmux)."""
 COPY_REPAINT = 0.05
 """Seconds between repaints of the copy-mode view while only output changed it."""
-MAX_INPUT = 64 * 1024
 
 
 class NotATerminal(PhuxError):
@@ -161,52 +160,6 @@ class _Terminated(Exception):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How an attach ended: ``reason`` is detached / exited / server_gone / signal."""
-
-    reason: str
-    message: str
-    exit_code: int
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def window_size(fd: int) -> tuple[int, int]:
-    """(cols, rows) of the terminal on ``fd``, clamped to the wire's 1..1000."""
-    try:
-        size = os.get_terminal_size(fd)
-        cols, rows = size.columns, size.lines
-    except OSError:
-        cols, rows = 80, 24
-    cols = cols or 80
-    rows = rows or 24
-    return max(1, min(cols, 1000)), max(1, min(rows, 1000))
-
-
-def describe_exit(status: ExitStatus | None) -> str:
-    if isinstance(status, Exited):
-        return f"exited with status {status.code}"
-    if status is None:
-        return "exited"
-    return f"killed by signal {status.signal}"
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            n = os.write(fd, view)
-        except InterruptedError:
-            continue
-        except BlockingIOError:
-            select.select([], [fd], [], 1.0)
-            continue
-        view = view[n:]
 
 
 class _Backlog:
@@ -259,7 +212,9 @@ class Session:
         self.pane = pane
         self.terminal = pane.terminal
         self.mark_key = pane_key(pane.metadata)
-        self.splitter = InputSplitter(key, frozenset({COPY_KEY}))
+        self.reader = KeyReader(key)
+        self.switch_to: Command | None = None
+        """A multiplexer key the person pressed: attach goes on as ``phux.tui.mux``."""
         self.in_fd = in_fd
         self.out_fd = out_fd
         self.win = size
@@ -639,56 +594,66 @@ class Session:
     # ------------------------------------------------------------ input and size
 
     def on_keys(self, data: bytes) -> None:
-        payload, detach = self.splitter.feed(data)
-        if payload and self.copy is not None:
+        for item in self.reader.feed(data):
+            if isinstance(item, bytes):
+                self._keys(item)
+                continue
+            if item.name == "detach":
+                self.finish(
+                    "detached",
+                    f"[detached from {self.name} ({self.pane.id}); "
+                    f"reattach with: phux attach {self.reattach}]",
+                    0,
+                )
+                return  # what follows is dropped
+            if item.name == "copy-mode":
+                self.enter_copy()
+                continue  # what follows goes to copy mode
+            # A split, a new window...: the multiplexer takes over from here.
+            self.switch_to = item
+            self.finish("multiplex", "", 0)
+            return
+
+    def _keys(self, payload: bytes) -> None:
+        if self.copy is not None:
             self.copy_keys(payload)
-            payload = b""
-        elif payload and self.wheel_on and b"\x1b[<" in payload:
+            return
+        if self.wheel_on and b"\x1b[<" in payload:
             payload = self._mouse_input(payload)
             if self.copy is not None:  # the wheel entered it: the rest is for it too
                 self.copy_dirty = True
                 if payload:
                     self.copy_keys(payload)
-                payload = b""
+                return
         if payload:
-            if self.term_size != self.win and self.state == "live":
-                # Another person resized it; typing takes the size back.
-                now = time.monotonic()
-                if now - self.last_takeover > 0.5:
-                    self.last_takeover = now
-                    self.send_resize()
-            tid = self.terminal
-            # An interrupt key jumps ahead of (and discards) input queued by others.
-            urgent = is_interrupt(payload)
-            self.acks.append(
-                self._send(lambda r: Input(request_id=r, terminal=tid, data=payload, urgent=urgent))
-            )
+            self._typed(payload)
+
+    def _typed(self, payload: bytes) -> None:
+        if self.term_size != self.win and self.state == "live":
+            # Another person resized it; typing takes the size back.
             now = time.monotonic()
-            if now - self.last_focus > FOCUS_REFRESH:
-                self.last_focus = now
-                self.acks.append(
-                    self._send(
-                        lambda r: MetaSet(
-                            request_id=r,
-                            key="phux.focus_ms",
-                            value=str(_now_ms()).encode(),
-                            terminal=tid,
-                        )
+            if now - self.last_takeover > 0.5:
+                self.last_takeover = now
+                self.send_resize()
+        tid = self.terminal
+        # An interrupt key jumps ahead of (and discards) input queued by others.
+        urgent = is_interrupt(payload)
+        self.acks.append(
+            self._send(lambda r: Input(request_id=r, terminal=tid, data=payload, urgent=urgent))
+        )
+        now = time.monotonic()
+        if now - self.last_focus > FOCUS_REFRESH:
+            self.last_focus = now
+            self.acks.append(
+                self._send(
+                    lambda r: MetaSet(
+                        request_id=r,
+                        key="phux.focus_ms",
+                        value=str(_now_ms()).encode(),
+                        terminal=tid,
                     )
                 )
-        if detach:
-            self.finish(
-                "detached",
-                f"[detached from {self.name} ({self.pane.id}); "
-                f"reattach with: phux attach {self.reattach}]",
-                0,
             )
-            return
-        command = self.splitter.take_command()
-        if command is not None:  # only copy mode so far
-            self.enter_copy()
-            if command[1]:
-                self.on_keys(command[1])
 
     def send_resize(self) -> None:
         cols, rows = self.win
@@ -720,8 +685,15 @@ class Session:
     def leave_bytes(self) -> bytes:
         return self.painter.leave(user_alt=self.user_alt).encode()
 
+    def begin(self) -> None:
+        self.out += PUSH_TITLE.encode()
+        self.subscribe()
 
-class _RawTerminal:
+    def run(self, in_fd: int, wake_r: int, pending: dict[str, bool], raw: RawTerminal) -> None:
+        _loop(self, in_fd, wake_r, pending, raw)
+
+
+class RawTerminal:
     """Raw mode on ``fd`` between ``enter`` and ``restore`` (idempotent)."""
 
     def __init__(self, fd: int) -> None:
@@ -811,14 +783,38 @@ def run_attach(
             raise TerminalGone(f"{pane.id} has exited ({describe_exit(pane.exit)})")
         client.focus(pane, deadline)
         conn = client.connection(deadline)
-        session = Session(conn, pane, key, in_fd=in_fd, out_fd=out_fd, size=window_size(out_fd))
-        session.filter.allow_clipboard = allow_clipboard
-        outcome = _attached(session, in_fd)
+        size = window_size(out_fd)
+        if _session_has_panes(client, pane, deadline):
+            mux = Mux(client, conn, key, pane, out_fd=out_fd, size=size)
+            mux.allow_clipboard = allow_clipboard
+            outcome = _attached(mux, in_fd)
+        else:
+            session = Session(conn, pane, key, in_fd=in_fd, out_fd=out_fd, size=size)
+            session.filter.allow_clipboard = allow_clipboard
+            outcome = _attached(session, in_fd)
+            if outcome.reason == "multiplex":
+                # The person split, made a window...: on as the multiplexer.
+                tid = pane.terminal
+                conn.call(lambda r: Unsubscribe(request_id=r, terminal=tid), Deadline.after(5))
+                mux = Mux(client, conn, key, pane, out_fd=out_fd, size=window_size(out_fd))
+                mux.allow_clipboard = allow_clipboard
+                mux.first = session.switch_to
+                outcome = _attached(mux, in_fd)
     finally:
         client.close()
     with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
         _write_all(out_fd, (outcome.message + "\n").encode())
     return outcome.exit_code
+
+
+def _session_has_panes(client: Client, pane: Pane, deadline: object) -> bool:
+    """Whether ``pane``'s session holds more panes than it (then attach multiplexes)."""
+    from phux.client.deadline import Deadline
+
+    assert isinstance(deadline, Deadline)
+    if pane.session is None:
+        return False
+    return len(client.list_terminals(deadline).session(pane.session)) > 1
 
 
 def _program_mouse(engine: Terminal) -> bytes:
@@ -840,7 +836,7 @@ def _refuse_self(client: Client, pane: Pane) -> None:
     raise SelfAttach(f"refusing to attach {pane.id} to itself (you are inside it)")
 
 
-def _attached(session: Session, in_fd: int) -> Outcome:
+def _attached(session: Session | Mux, in_fd: int) -> Outcome:
     """The raw-mode loop; the terminal is restored before this returns or raises."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
@@ -865,15 +861,14 @@ def _attached(session: Session, in_fd: int) -> Outcome:
     }
     previous = {sig: signal.getsignal(sig) for sig in handlers}
     old_wakeup = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-    raw = _RawTerminal(in_fd)
+    raw = RawTerminal(in_fd)
     try:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
         raw.enter()
         try:
-            session.out += PUSH_TITLE.encode()
-            session.subscribe()
-            _loop(session, in_fd, wake_r, pending, raw)
+            session.begin()
+            session.run(in_fd, wake_r, pending, raw)
         finally:
             # No signal may interrupt the restore.
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
@@ -902,7 +897,7 @@ def _attached(session: Session, in_fd: int) -> Outcome:
 
 
 def _loop(
-    session: Session, in_fd: int, wake_r: int, pending: dict[str, bool], raw: _RawTerminal
+    session: Session, in_fd: int, wake_r: int, pending: dict[str, bool], raw: RawTerminal
 ) -> None:
     conn = session.conn
     sock_fd = conn.fileno()

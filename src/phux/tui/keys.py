@@ -1,9 +1,12 @@
-"""The detach key: a prefix (default ``C-b``) followed by a key (default ``d``).
+"""The prefix and the keys after it: tmux's defaults, and the detach key.
 
-``C-b d`` detaches; ``C-b C-b`` sends one ``C-b`` to the program; ``C-b``
-followed by anything else sends both bytes. The key is configured with
-``--detach-key`` or ``$PHUX_DETACH_KEY`` as ``C-a`` (prefix, then ``d``),
-``C-a x`` (prefix, then ``x``), ``^A``, or ``none`` (never detach).
+The prefix (default ``C-b``) followed by a key of ``PREFIX_TABLE`` is a
+command of the multiplexer (``C-b %`` splits...); followed by the detach key
+(default ``d``) it detaches; ``C-b C-b`` sends one ``C-b`` to the program;
+followed by anything else it sends both bytes. The prefix and the detach key
+are configured with ``--detach-key`` or ``$PHUX_DETACH_KEY`` as ``C-a``
+(prefix, then ``d``), ``C-a x`` (prefix, then ``x``), ``^A``, or ``none``
+(no prefix: every byte goes to the program).
 """
 
 from __future__ import annotations
@@ -75,63 +78,155 @@ def parse_detach_key(spec: str | None) -> DetachKey:
     return DetachKey(prefix, key)
 
 
-class InputSplitter:
-    """Feed keyboard bytes; get back what to send and whether to detach.
+# ---------------------------------------------------------------- the prefix table
 
-    ``commands``: keys that, after the prefix, are commands for attach (``[``,
-    copy mode): ``feed`` stops there and ``take_command`` gives the key and the
-    bytes typed after it."""
+PREFIX_TABLE: dict[bytes, str] = {
+    b"c": "new-window",
+    b"n": "next-window",
+    b"p": "previous-window",
+    b"%": "split-h",
+    b'"': "split-v",
+    b"o": "next-pane",
+    b"z": "zoom",
+    b"x": "kill-pane",
+    b",": "rename-window",
+    b"w": "tree",
+    b"?": "help",
+    b"[": "copy-mode",
+    b"\x1b[A": "pane-up",
+    b"\x1b[B": "pane-down",
+    b"\x1b[C": "pane-right",
+    b"\x1b[D": "pane-left",
+    b"\x1bOA": "pane-up",
+    b"\x1bOB": "pane-down",
+    b"\x1bOC": "pane-right",
+    b"\x1bOD": "pane-left",
+    **{str(i).encode(): f"select-window-{i}" for i in range(10)},
+}
+"""tmux's default keys after the prefix (the detach key, ``d`` unless configured,
+is added by ``KeyReader``): what ``phux attach`` does with them."""
 
-    def __init__(self, key: DetachKey, commands: frozenset[int] = frozenset()) -> None:
+HELP: list[tuple[str, str]] = [
+    ("d", "detach (the session keeps running)"),
+    ("c", "new window"),
+    ("n / p", "next / previous window"),
+    ("0-9", "select window by index"),
+    ("%", "split the pane left/right"),
+    ('"', "split the pane top/bottom"),
+    ("o", "next pane"),
+    ("arrows", "select the pane in that direction"),
+    ("z", "zoom the active pane (again: unzoom)"),
+    ("x", "kill the active pane (asks y/n)"),
+    (",", "rename the window"),
+    ("w", "choose a session, window or pane (Enter)"),
+    ("[", "copy mode: scroll the pane's history (q leaves)"),
+    ("?", "this list"),
+    ("prefix prefix", "send the prefix key itself"),
+]
+"""The key list ``?`` shows (the prefix's own label is put before each)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A key bound after the prefix (``name`` from PREFIX_TABLE, or ``detach``), or a
+    mouse report (``mouse``: button, column, row from 0, pressed)."""
+
+    name: str
+    mouse: tuple[int, int, int, bool] | None = None
+
+
+_MOUSE_START = b"\x1b[<"
+
+
+class KeyReader:
+    """Keyboard bytes -> bytes for the active pane and Commands, in order.
+
+    The prefix followed by a key of the table is that command; the prefix twice
+    sends one prefix; the prefix followed by anything else sends both (as the
+    detach key always did). ``mouse``: SGR mouse reports (``ESC [ < b ; x ; y M``,
+    which the multiplexer turns on) become Commands instead of input.
+    """
+
+    def __init__(self, key: DetachKey, *, mouse: bool = False) -> None:
         self.key = key
-        self.commands = frozenset(c for c in commands if c not in (key.key, key.prefix))
-        self.pending = False  # the prefix was the last byte seen
-        self.command: tuple[int, bytes] | None = None
+        self.mouse = mouse
+        self.table = dict(PREFIX_TABLE)
+        if key.prefix is not None:
+            self.table[bytes([key.key])] = "detach"
+        self.held = b""  # an incomplete prefix sequence or mouse report
 
-    def take_command(self) -> tuple[int, bytes] | None:
-        """The command key the last ``feed`` stopped at, and the bytes after it."""
-        command, self.command = self.command, None
-        return command
-
-    def feed(self, data: bytes) -> tuple[bytes, bool]:
-        """(bytes for the program, detach?). Bytes after a detach are dropped."""
+    def feed(self, data: bytes) -> list[bytes | Command]:
+        data = self.held + data
+        self.held = b""
+        out: list[bytes | Command] = []
+        plain = bytearray()
         prefix = self.key.prefix
-        if prefix is None:
-            return data, False
-        out = bytearray()
         i = 0
         n = len(data)
-        if self.pending and n:
-            self.pending = False
-            i = 1
-            b = data[0]
-            if b == self.key.key:
-                return b"", True
-            if b in self.commands:
-                self.command = (b, bytes(data[1:]))
-                return b"", False
-            if b == prefix:
-                out.append(prefix)
-            else:
-                out.append(prefix)
-                out.append(b)
         while i < n:
-            j = data.find(prefix, i)
-            if j < 0:
-                out += data[i:]
-                break
-            out += data[i:j]
-            if j + 1 >= n:
-                self.pending = True
-                break
-            b = data[j + 1]
-            if b == self.key.key:
-                return bytes(out), True
-            if b in self.commands:
-                self.command = (b, bytes(data[j + 2 :]))
-                return bytes(out), False
-            out.append(prefix)
-            if b != prefix:
-                out.append(b)
-            i = j + 2
-        return bytes(out), False
+            b = data[i]
+            if prefix is not None and b == prefix:
+                if i + 1 >= n:
+                    self.held = data[i:]
+                    break
+                nxt = data[i + 1]
+                if nxt == prefix:
+                    plain.append(prefix)
+                    i += 2
+                    continue
+                if nxt == 0x1B:
+                    seq = data[i + 1 : i + 4]
+                    if len(seq) < 3 and i + 1 + len(seq) >= n:
+                        self.held = data[i:]  # an arrow key cut by the read
+                        break
+                    name = self.table.get(bytes(seq))
+                    if name is not None:
+                        _flush(plain, out)
+                        out.append(Command(name))
+                        i += 4
+                        continue
+                name = self.table.get(bytes([nxt]))
+                if name is not None:
+                    _flush(plain, out)
+                    out.append(Command(name))
+                    i += 2
+                    continue
+                plain += data[i : i + 2]
+                i += 2
+                continue
+            if self.mouse and b == 0x1B and data.startswith(_MOUSE_START, i):
+                end = i + 3
+                while end < n and data[end] in b"0123456789;":
+                    end += 1
+                if end >= n:
+                    if n - i < 32:
+                        self.held = data[i:]
+                        break
+                    plain += data[i:]
+                    break
+                report = _mouse(data[i + 3 : end], data[end])
+                if report is not None:
+                    _flush(plain, out)
+                    out.append(Command("mouse", report))
+                    i = end + 1
+                    continue
+            plain.append(b)
+            i += 1
+        _flush(plain, out)
+        return out
+
+
+def _flush(plain: bytearray, out: list[bytes | Command]) -> None:
+    if plain:
+        out.append(bytes(plain))
+        plain.clear()
+
+
+def _mouse(params: bytes, final: int) -> tuple[int, int, int, bool] | None:
+    if final not in (ord("M"), ord("m")):
+        return None
+    parts = params.split(b";")
+    if len(parts) != 3 or not all(parts):
+        return None
+    button, x, y = (int(p) for p in parts)
+    return button, x - 1, y - 1, final == ord("M")

@@ -128,6 +128,10 @@ class Painter:
             hit = self._sgr[key] = sgr(cell)
         return hit
 
+    def style(self, cell: Any) -> str:
+        """The SGR sequence of ``cell``'s attributes (cached per style)."""
+        return self._style(cell)
+
     def line(self, line: Any, default: Any, limit: int) -> tuple[str, int]:
         """One row's styled text up to its last non-blank cell (below ``limit``),
         ending with the default style; and that cell's column (-1: blank row)."""

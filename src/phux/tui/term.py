@@ -1,0 +1,59 @@
+"""What both kinds of attach share: how an attach ended, the window's size, writes."""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+from dataclasses import dataclass
+
+from phux.wire.frames import Exited, ExitStatus
+
+MAX_INPUT = 64 * 1024
+"""Bytes read from the person's keyboard at a time."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an attach ended: ``reason`` is detached / exited / server_gone / signal."""
+
+    reason: str
+    message: str
+    exit_code: int
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def window_size(fd: int) -> tuple[int, int]:
+    """(cols, rows) of the terminal on ``fd``, clamped to the wire's 1..1000."""
+    try:
+        size = os.get_terminal_size(fd)
+        cols, rows = size.columns, size.lines
+    except OSError:
+        cols, rows = 80, 24
+    cols = cols or 80
+    rows = rows or 24
+    return max(1, min(cols, 1000)), max(1, min(rows, 1000))
+
+
+def describe_exit(status: ExitStatus | None) -> str:
+    if isinstance(status, Exited):
+        return f"exited with status {status.code}"
+    if status is None:
+        return "exited"
+    return f"killed by signal {status.signal}"
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except InterruptedError:
+            continue
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)
+            continue
+        view = view[n:]
