@@ -321,7 +321,7 @@ def _repaint_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
     return chunked(draw, data, cuts=3, resize_one_in=7)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_repaint_session(), st.sampled_from([0, 1, 3, 20]))
 def test_repaints_of_a_row_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int
@@ -449,7 +449,7 @@ def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
         assert _state(fast) == _state(slow)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(coloured_session(), st.sampled_from([0, 1, 3, 20]))
 def test_coloured_lines_built_as_rows_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int

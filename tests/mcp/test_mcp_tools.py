@@ -52,6 +52,7 @@ class FakeClient:
     def __init__(self, path: str, keep_warm: int, log: list[FakeClient]) -> None:
         self.path = path
         self.socket_path = path
+        self.host: str | None = None  # a local server, as Client.host says
         self.keep_warm = keep_warm
         self.calls: list[tuple[str, Any]] = []
         self.closed = False

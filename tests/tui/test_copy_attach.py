@@ -69,7 +69,7 @@ def test_scroll_search_copy_and_back_to_the_live_screen(server: PhuxServer, pers
     buffer) and leaves; the pane is live again."""
     server.new("copy")
     assert server.phux("run", "copy", MARKS).returncode == 0
-    pane = attach(person, "copy", "--allow-clipboard")
+    pane = attach(person, "copy", "--allow-clipboard", "--mouse")
     person.wait_for(lambda s: s.rstrip().endswith("$"), target=pane)
     person.keys("C-b", "[", target=pane)
     person.wait_for(lambda s: (offset(s) or (1, 0))[0] == 0, target=pane)

@@ -60,6 +60,7 @@ def test_copy_reaches_the_person_only_with_the_clipboard_allowed() -> None:
 
 def test_the_wheel_enters_copy_mode_and_reports_never_reach_the_program() -> None:
     session, conn, person = make((20, 5))
+    session.mouse = True  # --mouse (a single pane's attach leaves the mouse alone)
     bootstrap(session, LINES)
     assert session.wheel_on and WHEEL_ON in bytes(session.out)
     person.see()
@@ -78,6 +79,7 @@ def test_the_wheel_enters_copy_mode_and_reports_never_reach_the_program() -> Non
 
 def test_a_program_asking_for_mouse_reports_gets_its_own() -> None:
     session, conn, person = make((20, 5))
+    session.mouse = True  # --mouse (a single pane's attach leaves the mouse alone)
     other = b"\x1b[?2004h\x1b[?1049h\x1b[?1049l"  # modes, but not the mouse's
     bootstrap(session, b"$ " + other)
     person.see()
@@ -104,9 +106,19 @@ def test_a_program_asking_for_mouse_reports_gets_its_own() -> None:
 def test_no_reports_asked_for_over_the_alternate_screen() -> None:
     """A pager in the alternate screen keeps the terminal's own wheel (arrow keys)."""
     session, _, person = make((20, 5))
+    session.mouse = True  # --mouse (a single pane's attach leaves the mouse alone)
     bootstrap(session, b"\x1b[?1049hless")
     person.see()
     assert not session.wheel_on and not person.term.modes.mouse
+
+
+def test_without_mouse_a_single_panes_attach_leaves_the_terminals_wheel_alone() -> None:
+    """Issue 25 item 7: nothing changes for a person who never splits, unless --mouse."""
+    session, _conn, person = make((20, 5))
+    bootstrap(session, LINES)
+    person.see()
+    assert not session.wheel_on and WHEEL_ON not in bytes(session.out)
+    assert not person.term.modes.mouse
 
 
 def test_the_key_reader_gives_copy_mode_then_the_keys_after_it() -> None:

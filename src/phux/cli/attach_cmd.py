@@ -18,10 +18,12 @@ _EPILOG = texts.epilog(
     "  c         new window;  n p 0-9  select a window;  ,  rename it\n"
     "  w         every session, window and pane; Enter switches to it\n"
     "  [         copy mode: scroll and search the pane's history (the mouse\n"
-    "            wheel enters it too, unless the program uses the mouse)\n"
+    "            wheel enters it too with the mouse taken, unless the program\n"
+    "            uses the mouse)\n"
     "  ?         the key list;  C-b C-b  send one C-b to the program\n"
     "With several panes the mouse is attach's (a click selects a pane, the wheel\n"
-    "scrolls it in copy mode; programs get no mouse reports; Shift selects text).\n"
+    "scrolls it in copy mode; programs get no mouse reports; Shift selects text),\n"
+    "unless --no-mouse; a single pane's attach takes it only with --mouse.\n"
     "Change the prefix and the detach key with\n"
     "--detach-key or $PHUX_DETACH_KEY, e.g. 'C-a' or 'C-a x' ('none': no prefix).",
     "\b\nCopy mode (tmux's vi keys; the pane stays live, the view stays put):\n"
@@ -34,8 +36,9 @@ _EPILOG = texts.epilog(
     "            --allow-clipboard (otherwise the clipboard is off and says so)\n"
     "  q         back to the live screen\n"
     "[n/m] at the top right: lines above the bottom / lines of history.\n"
-    "While the program has not asked for mouse reports, attach asks your\n"
-    "terminal for them (for the wheel): select text natively with Shift held.",
+    "With the mouse taken, while the program has not asked for mouse reports,\n"
+    "attach asks your terminal for them (for the wheel): select text natively\n"
+    "with Shift held.",
     texts.TARGET_GRAMMAR,
     texts.exit_codes(
         ("0", "detached, or the program exited (its status is printed)"),
@@ -66,10 +69,21 @@ _EPILOG = texts.epilog(
     help="Let the program set your clipboard (OSC 52 writes, dropped by default as tmux "
     "does; reads never pass), and copy mode copy to it. Also $PHUX_ALLOW_CLIPBOARD=1.",
 )
+@click.option(
+    "--mouse/--no-mouse",
+    default=None,
+    help="Take your mouse: a click selects a pane, the wheel scrolls into copy mode "
+    "(default: with several panes only, so a single pane's attach leaves your "
+    "terminal's wheel and selection as they are).",
+)
 @socket_option
 @click.argument("target", required=False, shell_complete=complete_target)
 def attach_cmd(
-    detach_key: str | None, allow_clipboard: bool | None, socket: str | None, target: str | None
+    detach_key: str | None,
+    allow_clipboard: bool | None,
+    mouse: bool | None,
+    socket: str | None,
+    target: str | None,
 ) -> None:
     """Show TARGET in this terminal and type into it, until you detach.
 
@@ -100,6 +114,10 @@ def attach_cmd(
         from phux.tui.attach import run_attach
 
         code = run_attach(
-            target, socket=socket, detach_key=detach_key, allow_clipboard=allow_clipboard
+            target,
+            socket=socket,
+            detach_key=detach_key,
+            allow_clipboard=allow_clipboard,
+            mouse=mouse,
         )
     finish(code)

@@ -552,6 +552,12 @@ class Terminal:
         if current is not None and _cancellable(current):
             self._stop_writing(current)
             dropped.insert(0, current)
+            if current.written:
+                # Cut mid-write, its start is in the tty's input, unread: a program that
+                # stopped reading with its input full would never see the interrupt
+                # behind it (outside canonical mode the kernel takes the byte and holds
+                # it). Discarded, as a tty discards typed-ahead input on an interrupt.
+                flush_unread_input(self.master_fd)
         self._holder = None
         message = "an interrupt from another client discarded this queued input"
         for item in dropped:

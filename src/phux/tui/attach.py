@@ -244,6 +244,9 @@ class Session:
         self.copy_dirty = False  # the copy-mode view must be painted (keys, size)
         self.copy_painted = 0.0
         self.wheel_on = False  # attach asked the person's terminal for mouse reports
+        self.mouse = False
+        """Ask for the wheel (``--mouse``): off, the person's terminal keeps its own wheel
+        and selection, as before copy mode existed (issue 25 item 7)."""
 
     # ------------------------------------------------------------ naming
 
@@ -507,7 +510,7 @@ class Session:
     def _want_wheel(self, engine: Terminal) -> None:
         """Mouse reports from the person's terminal while the program in the main
         screen wants none: the wheel then scrolls into copy mode."""
-        want = not engine.alternate and not engine.modes.mouse
+        want = self.mouse and not engine.alternate and not engine.modes.mouse
         if want and not self.wheel_on:
             self.out += WHEEL_ON
         elif self.wheel_on and not want:
@@ -744,6 +747,7 @@ def run_attach(
     socket: str | os.PathLike[str] | None = None,
     detach_key: str | None = None,
     allow_clipboard: bool | None = None,
+    mouse: bool | None = None,
     in_fd: int = 0,
     out_fd: int = 1,
 ) -> int:
@@ -753,6 +757,9 @@ def run_attach(
 
     ``allow_clipboard`` (default: ``$PHUX_ALLOW_CLIPBOARD`` is 1/yes/true/on)
     lets the program's OSC 52 clipboard writes through to the person's terminal.
+    ``mouse``: take the person's mouse (a click selects a pane, the wheel enters copy
+    mode); None: in the multiplexer only, so a single pane's attach leaves the
+    terminal's own wheel and selection alone.
 
     Errors before the terminal is taken over (not a tty, no server, no such
     target, a bad detach key) raise PhuxError, for the caller to report.
@@ -787,10 +794,12 @@ def run_attach(
         if _session_has_panes(client, pane, deadline):
             mux = Mux(client, conn, key, pane, out_fd=out_fd, size=size)
             mux.allow_clipboard = allow_clipboard
+            mux.mouse = mouse is not False
             outcome = _attached(mux, in_fd)
         else:
             session = Session(conn, pane, key, in_fd=in_fd, out_fd=out_fd, size=size)
             session.filter.allow_clipboard = allow_clipboard
+            session.mouse = mouse is True
             outcome = _attached(session, in_fd)
             if outcome.reason == "multiplex":
                 # The person split, made a window...: on as the multiplexer.
@@ -798,6 +807,7 @@ def run_attach(
                 conn.call(lambda r: Unsubscribe(request_id=r, terminal=tid), Deadline.after(5))
                 mux = Mux(client, conn, key, pane, out_fd=out_fd, size=window_size(out_fd))
                 mux.allow_clipboard = allow_clipboard
+                mux.mouse = mouse is not False
                 mux.first = session.switch_to
                 outcome = _attached(mux, in_fd)
     finally:

@@ -149,6 +149,9 @@ class Mux:
     ) -> None:
         self.client = client
         self.allow_clipboard = allow_clipboard
+        self.mouse = True
+        """Take the person's mouse (click selects a pane, wheel enters copy mode);
+        ``--no-mouse``: the terminal keeps its own, programs in panes get none either."""
         self.copy: CopyMode | None = None
         self.copy_tid: int | None = None
         """Copy mode (``phux.tui.copy_mode``) over this pane's engine, while it is up."""
@@ -536,13 +539,16 @@ class Mux:
 
     def begin(self) -> None:
         # The alternate screen: leaving puts back what the person's terminal showed.
-        self.out += ("\x1b[?1049h" + PUSH_TITLE + MOUSE_ON).encode()
+        self.out += ("\x1b[?1049h" + PUSH_TITLE + self._mouse_on()).encode()
 
     def run(self, in_fd: int, wake_r: int, pending: dict[str, bool], raw: Any) -> None:
         try:
             run_loop(self, in_fd, wake_r, pending, raw)
         finally:
             self.close()
+
+    def _mouse_on(self) -> str:
+        return MOUSE_ON if self.mouse else ""
 
     def leave_bytes(self) -> bytes:
         return (MOUSE_OFF + self.painter.leave(user_alt=True)).encode()
@@ -1212,7 +1218,7 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
             pending["cont"] = False
             raw.reapply()
             mux.damage.invalidate()
-            mux.out += MOUSE_ON.encode()
+            mux.out += mux._mouse_on().encode()
             mux._tail = None
             mux.dirty = True
         if pending["winch"]:
