@@ -13,6 +13,7 @@ import anyio
 import jsonschema
 import pytest
 from mcp.client.stdio import stdio_client
+from mcp_catalog import EVERY_TOOL
 from mcp_pipes import PhuxServer
 
 from mcp import ClientSession, StdioServerParameters, types
@@ -139,25 +140,7 @@ def test_every_tool_against_a_real_server(server: PhuxServer, version: str | Non
     async def body(session: ClientSession) -> None:
         listing = await session.list_tools()
         names = [t.name for t in listing.tools]
-        assert names == [
-            "phux_ls",
-            "phux_snapshot",
-            "phux_send_keys",
-            "phux_run",
-            "phux_wait",
-            "phux_new",
-            "phux_history",
-            "phux_paste",
-            "phux_kill",
-            "phux_new_window",
-            "phux_split",
-            "phux_tag",
-            "phux_notes",
-            "phux_set_notes",
-            "phux_tasks",
-            "phux_update_task",
-            "phux_summary",
-        ]
+        assert names == EVERY_TOOL
         typers = {"phux_send_keys", "phux_run", "phux_paste"}  # every hint MCP's default
         for tool in listing.tools:
             assert tool.input_schema["type"] == "object"

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp_catalog import EVERY_TOOL
 from mcp_pipes import McpProcess, notification, request
 
 from phux import __version__
@@ -171,25 +172,7 @@ def test_read_only(env: dict[str, str]) -> None:
 
 def test_catalog_schemas(mcp: McpProcess) -> None:
     tools = mcp.ask(1, "tools/list")["result"]["tools"]
-    assert [t["name"] for t in tools] == [
-        "phux_ls",
-        "phux_snapshot",
-        "phux_send_keys",
-        "phux_run",
-        "phux_wait",
-        "phux_new",
-        "phux_history",
-        "phux_paste",
-        "phux_kill",
-        "phux_new_window",
-        "phux_split",
-        "phux_tag",
-        "phux_notes",
-        "phux_set_notes",
-        "phux_tasks",
-        "phux_update_task",
-        "phux_summary",
-    ]
+    assert [t["name"] for t in tools] == EVERY_TOOL
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["inputSchema"]["properties"]["socket"]["type"] == "string"

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from mcp_catalog import EVERY_TOOL, FIRST_TWELVE
 
 from phux.client.errors import ConnectionLost, NoServer, RunTimedOut, TargetNotFound
 from phux.client.models import NewResult, WaitResult
@@ -395,25 +396,7 @@ def test_parallel_calls_get_a_oneshot_client(tools: PhuxTools, made: list[FakeCl
 
 def test_catalog(tools: PhuxTools) -> None:
     full = tools.catalog()
-    assert [t.name for t in full] == [
-        "phux_ls",
-        "phux_snapshot",
-        "phux_send_keys",
-        "phux_run",
-        "phux_wait",
-        "phux_new",
-        "phux_history",
-        "phux_paste",
-        "phux_kill",
-        "phux_new_window",
-        "phux_split",
-        "phux_tag",
-        "phux_notes",
-        "phux_set_notes",
-        "phux_tasks",
-        "phux_update_task",
-        "phux_summary",
-    ]
+    assert [t.name for t in full] == EVERY_TOOL
     for tool in full:
         schema = tool.input_schema
         assert schema["type"] == "object"
@@ -595,20 +578,7 @@ def test_tools_list_fits_an_agents_context(tools: PhuxTools) -> None:
     for version in PROTOCOL_VERSIONS:
         size = len(Dispatcher(catalog, name="phux", version="0").catalog(version))
         assert size < 12 * 1024, (version, size)
-    first = {
-        "phux_ls",
-        "phux_snapshot",
-        "phux_send_keys",
-        "phux_run",
-        "phux_wait",
-        "phux_new",
-        "phux_history",
-        "phux_paste",
-        "phux_kill",
-        "phux_new_window",
-        "phux_split",
-        "phux_tag",
-    }
+    first = set(FIRST_TWELVE)
     twelve = [t for t in catalog if t.name in first]
     assert len(twelve) == 12
     size = len(Dispatcher(twelve, name="phux", version="0").catalog(PROTOCOL_VERSIONS[-1]))
