@@ -79,7 +79,7 @@ from phux.tui.keys import Command, DetachKey, KeyReader, parse_detach_key
 from phux.tui.mux import Mux
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.queries import QueryFilter
-from phux.tui.term import MAX_INPUT, Outcome, describe_exit, window_size
+from phux.tui.term import Outcome, describe_exit, drain_wake, read_keys, window_size
 from phux.tui.term import now_ms as _now_ms
 from phux.tui.term import write_all as _write_all
 from phux.wire.frames import (
@@ -917,9 +917,7 @@ def _loop(
         timeout = 0 if busy else session.wake_in()
         readable, _, _ = select.select([in_fd, sock_fd, wake_r], [], [], timeout)
         if wake_r in readable:
-            with contextlib.suppress(BlockingIOError):
-                while os.read(wake_r, 512):
-                    pass
+            drain_wake(wake_r)
         if pending["cont"]:
             pending["cont"] = False
             raw.reapply()
@@ -930,10 +928,7 @@ def _loop(
             pending["winch"] = False
             session.on_winch()
         if in_fd in readable:
-            try:
-                data = os.read(in_fd, MAX_INPUT)
-            except OSError:
-                data = b""
+            data = read_keys(in_fd)
             if not data:
                 session.finish("detached", f"[input closed: detached from {session.name}]", 0)
                 break

@@ -29,8 +29,6 @@ person's moves write ``phux.focus_ms`` as every attached client does.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import select
 import time
 from collections.abc import Callable
@@ -49,7 +47,15 @@ from phux.tui.keys import Command, DetachKey, KeyReader
 from phux.tui.overlay import Overlay, draw, help_overlay, key_tokens, tree_overlay
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.status import PaneFacts, StatusLine, WindowTab, segments, state_text
-from phux.tui.term import MAX_INPUT, Outcome, describe_exit, now_ms, window_size, write_all
+from phux.tui.term import (
+    Outcome,
+    describe_exit,
+    drain_wake,
+    now_ms,
+    read_keys,
+    window_size,
+    write_all,
+)
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
@@ -1211,9 +1217,7 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         fds = [in_fd, wake_r, *(c.fileno() for c in conns if not c.closed)]
         readable, _, _ = select.select(fds, [], [], timeout)
         if wake_r in readable:
-            with contextlib.suppress(BlockingIOError):
-                while os.read(wake_r, 512):
-                    pass
+            drain_wake(wake_r)
         if pending["cont"]:
             pending["cont"] = False
             raw.reapply()
@@ -1225,10 +1229,7 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
             pending["winch"] = False
             mux.on_resize(window_size(mux.out_fd))
         if in_fd in readable:
-            try:
-                data = os.read(in_fd, MAX_INPUT)
-            except OSError:
-                data = b""
+            data = read_keys(in_fd)
             if not data:
                 mux.finish("detached", f"[input closed: detached from {mux.session}]", 0)
                 break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import time
@@ -57,3 +58,18 @@ def write_all(fd: int, data: bytes) -> None:
             select.select([], [fd], [], 1.0)
             continue
         view = view[n:]
+
+
+def drain_wake(fd: int) -> None:
+    """Empty the self-pipe a signal handler wrote to (it only wakes the loop's select)."""
+    with contextlib.suppress(BlockingIOError):
+        while os.read(fd, 512):
+            pass
+
+
+def read_keys(fd: int) -> bytes:
+    """What the person typed (up to MAX_INPUT); b"" when their input is closed."""
+    try:
+        return os.read(fd, MAX_INPUT)
+    except OSError:
+        return b""
