@@ -116,27 +116,26 @@ def test_a_name_changed_by_exec_after_input_is_read_again(conn: Connection) -> N
     name_becomes(conn, tid, "sleep")
 
 
-def test_a_name_changed_by_exec_after_output_is_read_again(conn: Connection) -> None:
-    # WINCH (no input; sleep ignores it, so nothing else prints): the trap prints, then
-    # execs with the same group and modes.
-    script = 'trap "printf x; exec sleep 600" WINCH; while :; do sleep 0.05; done'
+def exec_on_winch(conn: Connection, action: str) -> int:
+    """A shell that, on WINCH (which sleep ignores, so nothing else happens), runs
+    ``action`` and execs sleep with the same group; returned once its name changed."""
+    script = f'trap "{action}; exec sleep 600" WINCH; while :; do sleep 0.05; done'
     tid = spawn(conn, ["sh", "-c", script])
     settled_listing(conn, tid, "sh")
     conn.call(
         lambda rid: SendSignal(request_id=rid, terminal=tid, signal=Signal.WINCH), Deadline.after(T)
     )
     name_becomes(conn, tid, "sleep")
+    return tid
+
+
+def test_a_name_changed_by_exec_after_output_is_read_again(conn: Connection) -> None:
+    # No input: the trap prints, then execs with the same group and modes.
+    exec_on_winch(conn, "printf x")
 
 
 def test_a_name_changed_with_the_modes_is_read_again(conn: Connection) -> None:
-    # No input, no output (sleep ignores WINCH): only the tty's modes say that
-    # something happened.
-    script = 'trap "stty -icanon; exec sleep 600" WINCH; while :; do sleep 0.05; done'
-    tid = spawn(conn, ["sh", "-c", script])
-    settled_listing(conn, tid, "sh")
-    conn.call(
-        lambda rid: SendSignal(request_id=rid, terminal=tid, signal=Signal.WINCH), Deadline.after(T)
-    )
-    name_becomes(conn, tid, "sleep")
+    # No input, no output: only the tty's modes say that something happened.
+    tid = exec_on_winch(conn, "stty -icanon")
     fg = info(conn, tid).foreground
     assert fg is not None and fg.canonical is False
