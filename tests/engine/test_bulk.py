@@ -181,7 +181,7 @@ def _state(t: Terminal) -> tuple[Any, ...]:
     )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_session(other=True), st.sampled_from([0, 1, 3, 20]))
 def test_bulk_path_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int
@@ -191,7 +191,7 @@ def test_bulk_path_same_as_drawing_every_byte(
     assert _state(fast) == _state(slow)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_session(other=False), st.sampled_from([0, 3, 20]))
 def test_floods_that_only_scroll_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int
@@ -206,7 +206,7 @@ _STOCK_SAFE = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_FLOOD | _STOCK_SAFE, max_size=30), st.sampled_from([0, 3, 20]))
 def test_bulk_path_same_as_stock(parts: list[str], history: int) -> None:
     data = "".join(parts).encode()
@@ -321,7 +321,7 @@ def _repaint_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
     return chunked(draw, data, cuts=3, resize_one_in=7)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_repaint_session(), st.sampled_from([0, 1, 3, 20]))
 def test_repaints_of_a_row_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int
@@ -351,7 +351,7 @@ def _long_line_session(draw: st.DrawFn) -> list[bytes | tuple[int, int]]:
     return chunked(draw, data, cuts=3, resize_one_in=7)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_long_line_session(), st.sampled_from([0, 1, 3, 20]))
 def test_long_lines_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int
@@ -400,7 +400,7 @@ def test_one_endless_line_is_skipped_to_its_last_rows(monkeypatch: pytest.Monkey
     assert cuts and cuts[0] > 10_000
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_long_line_session(), st.sampled_from([0, 1, 3, 20]), st.booleans())
 def test_rows_built_for_a_long_line_same_as_wrapping_one_by_one(
     session: list[bytes | tuple[int, int]], history: int, reverse: bool
@@ -449,7 +449,7 @@ def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
         assert _state(fast) == _state(slow)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(coloured_session(), st.sampled_from([0, 1, 3, 20]))
 def test_coloured_lines_built_as_rows_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int

@@ -92,7 +92,7 @@ def _anything(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
     return _chunks(draw, _ANY)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_stock_safe())
 def test_floods_same_as_stock(sample: tuple[bytes, list[bytes]]) -> None:
     data, chunks = sample

@@ -264,7 +264,7 @@ def test_a_coloured_flood_checkpoints_to_equal_state(marks: bool, cols: int) -> 
     _assert_replays(t, 500)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(coloured_session(), st.sampled_from([0, 1, 3, 20]), st.binary(max_size=30))
 def test_rows_a_flood_built_checkpoint_to_equal_state(
     session: list[bytes | tuple[int, int]], history: int, after: bytes
