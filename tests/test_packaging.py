@@ -1,7 +1,9 @@
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 
 import phux
@@ -21,7 +23,16 @@ def test_python_dash_m_reports_version() -> None:
 
 
 def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
-    """The files read at run time through importlib.resources are in the wheel."""
+    """The files read at run time through importlib.resources are in the wheel.
+
+    Built by the build-system's backend as installed here (the test extra holds it):
+    an isolated build would download setuptools into a fresh environment every run."""
+    (requirement,) = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"][
+        "requires"
+    ]
+    backend, _, floor = requirement.partition(">=")
+    assert backend == "setuptools", requirement
+    assert int(version("setuptools").split(".")[0]) >= int(floor), version("setuptools")
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -29,7 +40,18 @@ def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
             shutil.copy(ROOT / name, tmp_path / name)
     out = tmp_path / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(tmp_path),
+        ],
         capture_output=True,
         check=True,
         timeout=300,
