@@ -48,8 +48,14 @@ def test_the_suite_fails_exactly_the_broken_clauses(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "the broken server did not start"
                 time.sleep(0.02)
             report = tmp_path / "clauses.json"
-            # Expected failures wait out their deadlines: keep those short.
-            env = {**os.environ, "PHUX_CONFORMANCE_SOCKET": listen, "PHUX_CONFORMANCE_TIMEOUT": "3"}
+            # Expected failures wait out their deadlines: keep those short. No installed
+            # plugin but pytest-timeout loads (the suite needs none; they take seconds).
+            env = {
+                **os.environ,
+                "PHUX_CONFORMANCE_SOCKET": listen,
+                "PHUX_CONFORMANCE_TIMEOUT": "3",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            }
             run = subprocess.run(
                 [
                     sys.executable,
@@ -58,8 +64,8 @@ def test_the_suite_fails_exactly_the_broken_clauses(tmp_path: Path) -> None:
                     "-q",
                     "-p",
                     "no:cacheprovider",
-                    "-n",
-                    "0",
+                    "-p",
+                    "pytest_timeout",
                     "--by-clause-json",
                     str(report),
                     *(f"conformance/{name}" for name in FILES),
