@@ -60,7 +60,7 @@ TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from phux.client.client import Client
+    from phux.client.core import ClientCore
     from phux.client.errors import PaneDied
     from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
@@ -651,7 +651,7 @@ prompt not marked, before ``run`` takes that prompt for one drawn without marks.
 
 
 def run_command(
-    client: Client,
+    client: ClientCore,
     target: str,
     command: str | Sequence[str],
     *,
@@ -709,7 +709,7 @@ def _refuse_own_job(pane: Pane, force: bool) -> None:
 
 
 def _run_locked(
-    client: Client,
+    client: ClientCore,
     pane: Pane,
     command: str | Sequence[str],
     run_deadline: Deadline,
@@ -796,7 +796,7 @@ def _shell_finishing(pane: Pane, mirror: Mirror, view: ShellView) -> bool:
     return view.shell_phase == "running"
 
 
-def _settle(client: Client, mirror: Mirror, deadline: Deadline, limit: Deadline) -> None:
+def _settle(client: ClientCore, mirror: Mirror, deadline: Deadline, limit: Deadline) -> None:
     """Pump until no output for ``_SETTLE_QUIET`` (at most until ``limit``)."""
     mirror.last_output = time.monotonic()
     while mirror.alive and not limit.expired():
@@ -851,7 +851,7 @@ def shell_starting(pane: Pane, integration: str) -> bool:
 
 
 def _await_first_prompt(
-    client: Client,
+    client: ClientCore,
     pane: Pane,
     mirror: Mirror,
     deadline: Deadline,
@@ -915,7 +915,7 @@ def _await_first_prompt(
 
 
 def _await_unmarked(
-    client: Client,
+    client: ClientCore,
     pane: Pane,
     mirror: Mirror,
     deadline: Deadline,
@@ -971,7 +971,7 @@ def _died(pane: Pane, mirror: Mirror) -> PaneDied:
 
 
 def _run_integrated(
-    client: Client,
+    client: ClientCore,
     pane: Pane,
     mirror: Mirror,
     view: ShellView,
@@ -1133,7 +1133,7 @@ def _run_integrated(
     return _integrated_outcome(scanner, line, own, submitted, prompts_needed)
 
 
-def _typeahead(client: Client, pane: Pane, mirror: Mirror) -> Typeahead | None:
+def _typeahead(client: ClientCore, pane: Pane, mirror: Mirror) -> Typeahead | None:
     """A sink telling this run's keys from other clients', when the mirror brings the
     input written to the pane (the caller removes it from ``client`` when done)."""
     if not mirror.input_events:
@@ -1144,7 +1144,7 @@ def _typeahead(client: Client, pane: Pane, mirror: Mirror) -> Typeahead | None:
 
 
 def _type(
-    client: Client, pane: Pane, scanner: MarkScanner, data: bytes, deadline: Deadline
+    client: ClientCore, pane: Pane, scanner: MarkScanner, data: bytes, deadline: Deadline
 ) -> None:
     """Write ``data`` as this run's own keys (``Typeahead`` tells them from others')."""
     if scanner.typeahead is not None:
@@ -1163,7 +1163,7 @@ def _ended_open(scanner: MarkScanner) -> bool:
     return "C" in kinds and kinds[-1] == "C"
 
 
-def _back_unmarked(client: Client, pane: Pane, mirror: Mirror, deadline: Deadline) -> bool:
+def _back_unmarked(client: ClientCore, pane: Pane, mirror: Mirror, deadline: Deadline) -> bool:
     """The pane's own shell holds the terminal with its line editor up (not canonical)
     and the output has been quiet: it reads a new command line, unmarked."""
     if not mirror.alive or time.monotonic() - mirror.last_output < _UNMARKED_QUIET:
@@ -1289,7 +1289,7 @@ def _integrated_progress(scanner: MarkScanner, prompts_needed: int, line: str = 
     return None
 
 
-def _fish_waits(client: Client, pane: Pane, deadline: Deadline) -> bool:
+def _fish_waits(client: ClientCore, pane: Pane, deadline: Deadline) -> bool:
     """fish still holds the foreground at its editor (its own pgrp, raw tty): it took the
     Enter as a newline inside an unfinished command line."""
     try:
@@ -1323,7 +1323,9 @@ def _fish_rejection(scanner: MarkScanner) -> str:
     return "\n".join(rows).strip("\n")
 
 
-def _clear_fish_line(client: Client, pane: Pane, scanner: MarkScanner, deadline: Deadline) -> None:
+def _clear_fish_line(
+    client: ClientCore, pane: Pane, scanner: MarkScanner, deadline: Deadline
+) -> None:
     """C-c: fish drops the line it kept and draws its prompt again (a B mark)."""
     since = len(scanner.marks)
     _type(client, pane, scanner, b"\x03", deadline)
@@ -1432,7 +1434,7 @@ def wrap_fish(command: str, token: str) -> str:
 
 
 def _run_markers(
-    client: Client,
+    client: ClientCore,
     pane: Pane,
     mirror: Mirror,
     command: str | Sequence[str],
