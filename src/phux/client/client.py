@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         ScreenState,
         WaitResult,
     )
-    from phux.client.run import RunOutcome
+    from phux.client.run_base import RunOutcome
     from phux.client.watch import WatchStream
 
 AUTO_NAME_ATTEMPTS = 64

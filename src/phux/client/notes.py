@@ -233,7 +233,7 @@ def update(
     machine), the key's changes, watched from before the read: a write of another
     client between our read and our write is one our write replaced, so the edit is
     made again on that value (``change`` may be called more than once)."""
-    from phux.client.run import RunLock
+    from phux.client.run_lock import RunLock
 
     if not place.exists:
         raise TargetNotFound(

@@ -201,7 +201,8 @@ def _wait_shell(
     deadline: Deadline,
 ) -> WaitResult:
     from phux.client.pane_state import project_mirror, unmarked_prompt
-    from phux.client.run import _status_code, editor_up, shell_starting
+    from phux.client.run import editor_up, shell_starting
+    from phux.client.run_base import _status_code
 
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
     limit = deadline.earliest(Deadline.after(timeout))
