@@ -374,8 +374,7 @@ class ClientConnection:
             term.drop_input(self)
         self.input_terminals.clear()
         for sub in self.subs.values():
-            if sub in sub.terminal.subscribers:
-                sub.terminal.subscribers.remove(sub)
+            if sub.terminal.remove_subscriber(sub):
                 give_size_back(sub)
         self.subs.clear()
         for msub in self.meta_subs.values():
@@ -682,7 +681,7 @@ class ClientConnection:
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _list(self, frame: ListTerminals) -> None:
-        self.outbox.push(self.state.terminal_list(frame.request_id))
+        self.outbox.push(self.state.terminal_list(frame.request_id, frame.filter))
 
     def _list_audit(self, frame: ListAudit) -> None:
         audit = self.state.audit
@@ -759,7 +758,7 @@ class ClientConnection:
         )
         if size is not None:
             sub.size, sub.sized_at = size, next(_SIZED)
-        term.subscribers.append(sub)
+        term.add_subscriber(sub)
         self.subs[term.id] = sub
         self.outbox.push_bootstrap(sub, frame.request_id)
 
@@ -769,8 +768,7 @@ class ClientConnection:
             raise RequestError(
                 ErrorCode.NOT_SUBSCRIBED, f"not subscribed to terminal {frame.terminal}"
             )
-        if sub in sub.terminal.subscribers:
-            sub.terminal.subscribers.remove(sub)
+        if sub.terminal.remove_subscriber(sub):
             give_size_back(sub)
         self.outbox.drop(sub, keep_bootstrap=True)
         self.outbox.push(Ok(request_id=frame.request_id))
