@@ -515,7 +515,7 @@ class Client(ClientCore):
                 f"invalid window name {name!r}: non-numeric, no `:`, `.`, `,`, spaces"
             )
         while True:  # another client took the index meanwhile: list again
-            panes = self.list_terminals(deadline).session(session)
+            panes = self.list_session(session, deadline).session(session)
             if not panes:
                 raise TargetNotFound(f"no session named {session!r}")
             window = max((p.window or 0) for p in panes) + 1
@@ -547,7 +547,7 @@ class Client(ClientCore):
         while True:  # another client took the index meanwhile: list again
             siblings = [
                 p
-                for p in self.list_terminals(deadline).session(pane.session)
+                for p in self.list_session(pane.session, deadline).session(pane.session)
                 if (p.window or 0) == window
             ]
             index = max((p.pane or 0) for p in siblings or [pane]) + 1
