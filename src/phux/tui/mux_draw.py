@@ -15,6 +15,7 @@ from phux.tui.mux_state import (
     ENGINE_BUDGET,
     MOUSE_OFF,
     MOUSE_ON,
+    OTHERS_INTERVAL,
     MuxState,
     _exit_code,
 )
@@ -75,14 +76,33 @@ class Drawing(MuxState):
                         ch = "│" if kind == "|" else "─"
                         canvas.cells[y][x] = (ch, ACTIVE_BORDER if lit else BORDER)
         active_first = sorted(geo.items(), key=lambda item: item[0] != active)
-        stop = time.monotonic() + ENGINE_BUDGET
+        # An echo goes out alone: when the pane the person types into has news, this
+        # frame draws only it (the others' parsing and drawing wait for the next frame,
+        # FRAME_INTERVAL later), unless the last frame did so already (a pane the
+        # person floods must not starve the others).
+        echo_only = (
+            not redraw_borders
+            and self.overlay is None
+            and not self.echo_only_last
+            and self._active_has_news(active)
+        )
+        self.echo_only_last = echo_only
+        stop: float | None = None
+        others_due = time.monotonic() >= self.others_at
         for tid, rect in active_first:
             view = self.views.get(tid)
             if view is None:
                 continue
-            if tid != active and view.mirror.held_bytes and time.monotonic() > stop:
-                self.dirty = True  # the next frame draws it
-                continue
+            if tid != active:
+                if stop is None:
+                    # The engine budget of the other panes starts after the active one.
+                    stop = time.monotonic() + ENGINE_BUDGET
+                    if others_due and not echo_only:
+                        self.others_at = time.monotonic() + OTHERS_INTERVAL
+                late = view.mirror.held_bytes and time.monotonic() > stop
+                if echo_only or late or not others_due:
+                    self.dirty = True  # a later frame draws it
+                    continue
             engine = view.mirror.engine
             if engine is None:
                 continue
@@ -119,6 +139,16 @@ class Drawing(MuxState):
         self._tail = tail
         if data:
             self.out += data.encode()
+
+    def _active_has_news(self, active: int | None) -> bool:
+        """Whether the active pane has output not drawn yet (an echo, say)."""
+        view = self.views.get(active) if active is not None else None
+        if view is None or self.copy is not None:
+            return False
+        if view.mirror.held_bytes:
+            return True
+        engine = view.mirror.engine
+        return engine is not None and (view.drawn is None or view.drawn[0] != engine.generation)
 
     def _draw_status(self, canvas: Canvas) -> None:
         cols, rows = self.win

@@ -27,6 +27,7 @@ from phux.tui.mux_state import (
     _subscribe,
     layout_key,
 )
+from phux.tui.mux_state import _unsubscribe as unsubscribe_frame
 from phux.tui.term import describe_exit
 from phux.wire.frames import (
     BootstrapBegin,
@@ -50,6 +51,7 @@ from phux.wire.frames import (
 
 if TYPE_CHECKING:
     from phux.client.connection import Connection
+    from phux.client.selectors import Pane
 
 
 class Panes(MuxState):
@@ -142,25 +144,30 @@ class Panes(MuxState):
                 view.pane = pane
                 continue
             background = tid in back
-            mirror = Mirror(tid, history=BACKGROUND_HISTORY if background else HISTORY)
-            from phux.signed_marks import pane_key, pane_shell
-
-            mirror.mark_key = pane_key(pane.metadata)
-            if pane_shell(pane.metadata) == "sh":
-                mirror.shell_pid = pane.pid
-                mirror.listed_foreground = pane.foreground
-            view = View(pane, mirror, background=background)
+            view = View(pane, _new_mirror(pane, background), background=background)
             self.views[tid] = view
             rect = geo.get(tid)
-            if background:
-                mirror.event_consumers = 1  # its bells and commands are read
-            elif pane.alive and rect is not None:
+            if not background and pane.alive and rect is not None:
                 view.size = (max(rect.w, 1), max(rect.h, 1))
             inp = self.input_events and not background
             if not background:
                 view.conn = self._pane_connection()
-            mirror.request_id = self._send(_subscribe(tid, view.size, inp), view.conn)
+            view.mirror.request_id = self._send(_subscribe(tid, view.size, inp), view.conn)
         self.resize_panes()
+
+    def _resubscribe(self, view: View) -> None:
+        """Subscribe ``view``'s pane afresh on the connection it has (no new
+        connection, whose handshake would block the loop behind a busy server): a
+        fresh mirror takes the new bootstrap, frames of the old subscription still in
+        flight are ignored (a subscribing mirror takes only its own bootstrap)."""
+        tid = view.pane.terminal
+        conn = view.conn or self.conn
+        self.pane_acks.append((conn, self._send(unsubscribe_frame(tid), conn)))
+        view.mirror = _new_mirror(view.pane, view.background)
+        view.skipped = False
+        view.drawn = None
+        inp = self.input_events and not view.background
+        view.mirror.request_id = self._send(_subscribe(tid, view.size, inp), conn)
 
     def _pane_connection(self) -> Connection | None:
         """A connection of its own for a shown pane (local servers; None: share ours)."""
@@ -311,19 +318,14 @@ class Panes(MuxState):
         True while some are still waiting for that."""
         waiting = False
         now = time.monotonic()
-        for tid, view in list(self.views.items()):
+        for view in list(self.views.values()):
             if not view.skipped:
                 continue
             # (Not while a bootstrap is still coming: its journal is not quiet.)
             if not view.mirror.ready or now - view.mirror.last_output < QUIET_RESYNC:
                 waiting = True
                 continue
-            typed_by = view.typed_by
-            self._unsubscribe(tid)
-            self._subscribe_window()
-            fresh = self.views.get(tid)
-            if fresh is not None:
-                fresh.typed_by = typed_by
+            self._resubscribe(view)
         return waiting
 
     def collect_acks(self) -> None:
@@ -345,3 +347,30 @@ class Panes(MuxState):
             except ServerError:
                 pass  # a pane ended under the request: the listing tells
         self.acks = left
+        self.pane_acks = [
+            (conn, rid) for conn, rid in self.pane_acks if not conn.closed and _waiting(conn, rid)
+        ]
+
+
+def _waiting(conn: Connection, rid: int) -> bool:
+    """Whether the reply to ``rid`` on ``conn`` has still to come (an error counts as come:
+    a pane that ended under the request, which the listing tells)."""
+    try:
+        return conn.take_reply(rid) is None
+    except ServerError:
+        return False
+
+
+def _new_mirror(pane: Pane, background: bool) -> Mirror:
+    """A mirror for ``pane``: a shown one keeps HISTORY rows; a background one fewer, and
+    its engine events (bells, commands) are kept for ``check_alerts``."""
+    from phux.signed_marks import pane_key, pane_shell
+
+    mirror = Mirror(pane.terminal, history=BACKGROUND_HISTORY if background else HISTORY)
+    mirror.mark_key = pane_key(pane.metadata)
+    if pane_shell(pane.metadata) == "sh":
+        mirror.shell_pid = pane.pid
+        mirror.listed_foreground = pane.foreground
+    if background:
+        mirror.event_consumers = 1
+    return mirror

@@ -46,6 +46,10 @@ afresh, for its exact screen (the server's checkpoint is then recent)."""
 ENGINE_BUDGET = 0.008
 """Seconds of engine work a frame spends on panes other than the active one; the
 rest waits for the next frame, so a flood elsewhere never holds up an echo."""
+OTHERS_INTERVAL = 0.05
+"""Seconds between frames that parse and draw the panes the person is not typing
+into: a flood there is drawn at most 20 times a second (its latest state), and the
+CPU left goes to the echo (the client's and, on one machine, the server's)."""
 CALL_TIMEOUT = 10.0
 HISTORY = 2000
 BACKGROUND_HISTORY = 100
@@ -124,9 +128,13 @@ class MuxState:
         self.damage = Damage(*size)
         self.out = bytearray()
         self.acks: list[int] = []
+        self.pane_acks: list[tuple[Connection, int]] = []
+        """Requests sent on a pane's own connection whose replies are to be taken."""
         self.dirty = True
         self.relist_at: float | None = None
         self.next_frame = 0.0
+        self.others_at = 0.0  # the panes not typed into are drawn from then on
+        self.echo_only_last = False  # the last frame drew only the active pane
         self.frames = 0  # drawn so far (for tests and benchmarks)
         self.prompt: tuple[str, str, Callable[[str], None]] | None = None
         self.confirm: tuple[str, Callable[[], None]] | None = None
