@@ -102,6 +102,14 @@ PREFIX_TABLE: dict[bytes, str] = {
     b"\x1bOC": "pane-right",
     b"\x1bOD": "pane-left",
     **{str(i).encode(): f"select-window-{i}" for i in range(10)},
+    # C-arrow resizes the pane by a cell, M-arrow by five (xterm's modified arrows:
+    # CSI 1 ; 5 X is Ctrl, CSI 1 ; 3 X is Alt); M-1 .. M-5 the preset layouts.
+    **{
+        f"\x1b[1;{mod}{final}".encode(): f"resize-{way}-{cells}"
+        for mod, cells in ((5, 1), (3, 5))
+        for final, way in (("A", "up"), ("B", "down"), ("C", "right"), ("D", "left"))
+    },
+    **{f"\x1b{i}".encode(): f"layout-{i}" for i in range(1, 6)},
 }
 """tmux's default keys after the prefix (the detach key, ``d`` unless configured,
 is added by ``KeyReader``): what ``phux attach`` does with them."""
@@ -115,6 +123,9 @@ HELP: list[tuple[str, str]] = [
     ('"', "split the pane top/bottom"),
     ("o", "next pane"),
     ("arrows", "select the pane in that direction"),
+    ("C-arrows", "resize the pane by 1 cell"),
+    ("M-arrows", "resize the pane by 5 cells"),
+    ("M-1 .. M-5", "even-horizontal/-vertical, main-horizontal/-vertical, tiled"),
     ("z", "zoom the active pane (again: unzoom)"),
     ("x", "kill the active pane (asks y/n)"),
     (",", "rename the window"),
@@ -175,15 +186,15 @@ class KeyReader:
                     i += 2
                     continue
                 if nxt == 0x1B:
-                    seq = data[i + 1 : i + 4]
-                    if len(seq) < 3 and i + 1 + len(seq) >= n:
-                        self.held = data[i:]  # an arrow key cut by the read
+                    end = _escape_end(data, i + 1)
+                    if end is None:
+                        self.held = data[i:]  # a key's sequence cut by the read
                         break
-                    name = self.table.get(bytes(seq))
+                    name = self.table.get(bytes(data[i + 1 : end]))
                     if name is not None:
                         _flush(plain, out)
                         out.append(Command(name))
-                        i += 4
+                        i = end
                         continue
                 name = self.table.get(bytes([nxt]))
                 if name is not None:
@@ -214,6 +225,26 @@ class KeyReader:
             i += 1
         _flush(plain, out)
         return out
+
+
+def _escape_end(data: bytes, at: int) -> int | None:
+    """Where the key sequence starting with the ESC at ``at`` ends: ``ESC [`` params
+    final (CSI), ``ESC O`` x (SS3), or ``ESC`` x (Alt-x); None while it is cut short
+    by the read (a CSI longer than 16 bytes is taken as it is)."""
+    n = len(data)
+    if at + 1 >= n:
+        return None
+    second = data[at + 1]
+    if second == ord("O"):
+        return at + 3 if at + 2 < n else None
+    if second != ord("["):
+        return at + 2
+    end = at + 2
+    while end < n and end - at < 16:
+        if 0x40 <= data[end] <= 0x7E:
+            return end + 1
+        end += 1
+    return end if end - at >= 16 else None
 
 
 def _flush(plain: bytearray, out: list[bytes | Command]) -> None:

@@ -4,6 +4,7 @@ key list) (``phux.tui.mux``)."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -149,6 +150,11 @@ class Commands(Panes):
                 self.select_pane(lay.neighbour(self.geometry(), tid, name[5:]))
             if was:
                 self.resize_panes()
+        elif name.startswith("resize-"):
+            _, way, cells = name.split("-")
+            self._resize_pane(way, int(cells))
+        elif name.startswith("layout-"):
+            self._preset(lay.PRESETS[int(name.rsplit("-", 1)[1]) - 1])
         elif name == "zoom":
             if len(self.window_panes(self.window)) > 1 or self.zoomed:
                 self.zoomed = not self.zoomed
@@ -167,6 +173,32 @@ class Commands(Panes):
             self._help()
         elif name == "tree":
             self._tree()
+
+    def _resize_pane(self, way: str, cells: int) -> None:
+        """Move the active pane's border (tmux's ``resize-pane``); the layout keeps it."""
+        node = self.layouts.get(self.window)
+        view = self.active_view()
+        if node is None or view is None:
+            return
+        moved = lay.resize(node, self.area(), view.pane.pane or 0, way, cells)
+        self._relayout(moved)
+
+    def _preset(self, name: str) -> None:
+        """tmux's preset layout ``name`` over the window's panes (the first is the main)."""
+        node = self.layouts.get(self.window)
+        if node is None:
+            return
+        made = lay.preset(name, sorted(lay.panes(node)), self.area())
+        if made is not None:
+            self._relayout(made)
+
+    def _relayout(self, node: lay.Node) -> None:
+        if node == self.layouts.get(self.window) and not self.zoomed:
+            return
+        self.layouts[self.window] = node
+        self.zoomed = False
+        self._store_layout(self.window, node)
+        self.resize_panes()
 
     def _mouse(self, cmd: Command) -> None:
         assert cmd.mouse is not None
@@ -217,7 +249,10 @@ class Commands(Panes):
             return
         try:
             made = self.client.split(
-                view.pane.id, select=True, deadline=Deadline.after(CALL_TIMEOUT)
+                view.pane.id,
+                cwd=self._cwd_of(view),
+                select=True,
+                deadline=Deadline.after(CALL_TIMEOUT),
             )
         except ServerError as exc:
             self._say(f"split failed: {exc.message}")
@@ -233,9 +268,13 @@ class Commands(Panes):
     def _new_window(self) -> None:
         from phux.client.deadline import Deadline
 
+        view = self.active_view()
         try:
             made = self.client.new_window(
-                self.session, select=True, deadline=Deadline.after(CALL_TIMEOUT)
+                self.session,
+                cwd=self._cwd_of(view) if view is not None else None,
+                select=True,
+                deadline=Deadline.after(CALL_TIMEOUT),
             )
         except ServerError as exc:
             self._say(f"new-window failed: {exc.message}")
@@ -243,6 +282,24 @@ class Commands(Panes):
         self.active[made.window] = made.terminal_id
         self.relist()
         self.select_window(made.window)
+
+    def _cwd_of(self, view: View) -> str | None:
+        """Where a pane made from ``view``'s starts, as in tmux: the directory the
+        pane's shell last reported (OSC 7, as the mirror has it), else (a local server)
+        the directory of its foreground process or shell; None: attach's own."""
+        engine = view.mirror.engine if view.mirror.ready else None
+        if engine is not None and engine.cwd and engine.cwd.startswith("/"):
+            return engine.cwd
+        if self.client.host is not None:
+            return None
+        fg = view.mirror.foreground_of(view.pane)
+        for pid in (fg.pgrp if fg is not None else None, view.pane.pid):
+            if pid:
+                try:
+                    return os.readlink(f"/proc/{pid}/cwd")
+                except OSError:
+                    continue
+        return None
 
     def _kill(self, tid: int) -> None:
         self.dismissed.add(tid)

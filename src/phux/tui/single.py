@@ -538,6 +538,8 @@ class Session:
             if item.name == "copy-mode":
                 self.enter_copy()
                 continue  # what follows goes to copy mode
+            if item.name.startswith(("resize-", "layout-")):
+                continue  # one pane fills the window: nothing to resize (as in tmux)
             # A split, a new window...: the multiplexer takes over from here.
             self.switch_to = item
             self.finish("multiplex", "", 0)
