@@ -136,3 +136,23 @@ def test_a_skipped_pane_is_subscribed_afresh_on_its_own_connection(
     mux.on_keys(b"AFTER")
     pump(mux, lambda: screen_has(mux, active, "BEFOREAFTER"))
     pump(mux, lambda: not mux.pane_acks)  # the UNSUBSCRIBE was answered and taken
+
+
+def test_copy_mode_stays_on_its_text_when_the_pane_reflows(mux: Mux) -> None:
+    active = mux.active[mux.window]
+    view = mux.views[active]
+    # Lines of 50 characters in a pane 40 wide: each wraps onto two rows.
+    pump(mux, lambda: view.mirror.engine is not None and view.mirror.engine.cols == 40)
+    mux.on_keys(b"".join(b"L%02d-" % i + b"x" * 45 + b"|\r" for i in range(30)))
+    pump(mux, lambda: screen_has(mux, active, "L29-x"))
+    mux.enter_copy()
+    copy = mux.copy
+    assert copy is not None and view.mirror.engine is not None
+    copy.feed(b"?L12-\rj")  # the second row of a line L12: cells 40.. of it
+    # The person's window widens: the pane is resized (80 wide) and its rows reflow.
+    mux.on_resize((160, 20))
+    pump(mux, lambda: view.mirror.engine is not None and view.mirror.engine.cols == 80)
+    assert mux.copy is copy and copy.term is view.mirror.engine
+    row = copy._line(copy.cy)
+    assert row is not None and "".join(row[x].data for x in range(4)) == "L12-"
+    assert copy.cx == 40  # the same cell of the line, now on its one row

@@ -299,7 +299,16 @@ class Panes(MuxState):
                 Tombstone,
             ),
         ):
-            view.mirror.handle(frame)
+            copy = self.copy if self.copy_tid == tid else None
+            if copy is not None and isinstance(frame, Resized) and view.mirror.ready:
+                # A reflow renumbers rows: copy mode stays on its text.
+                engine = view.mirror.engine  # (the output before the resize fed first)
+                before = copy.remember() if copy.term is engine else None
+                view.mirror.handle(frame)
+                if before is not None:
+                    copy.reanchor(before)
+            else:
+                view.mirror.handle(frame)
             self.dirty = True
             mirror = view.mirror
             # Printing faster than this client parses: only the end is drawn, and

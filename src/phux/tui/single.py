@@ -236,7 +236,12 @@ class Session:
                 if kind == _Backlog.NEW or engine is None:
                     self.engine = Terminal(cols, rows, history=HISTORY, mark_key=self.mark_key)
                 elif (engine.cols, engine.rows) != (cols, rows):
+                    copy = self.copy if self.copy is not None and self.copy.term is engine else None
+                    before = copy.remember() if copy is not None else None
                     engine.resize(cols, rows)
+                    if copy is not None and before is not None:
+                        copy.reanchor(before)  # a reflow renumbers rows: the view stays put
+                        self.copy_dirty = True
                 continue
             engine = self.engine
             start = backlog.offset
