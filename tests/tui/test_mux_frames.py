@@ -21,12 +21,19 @@ from .conftest import PhuxServer, short_tmpdir
 WAIT = 10.0
 
 
+CONNECTION_QUEUE = 256 * 1024
+"""The server's bound on what waits for one connection (DETACHED past it): small, for
+a pane's connection that does not read during a flood to be dropped."""
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[PhuxServer]:
     directory = short_tmpdir()
     srv = PhuxServer(directory)
     try:
-        srv.start()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("PHUX_MAX_CONNECTION_QUEUE", str(CONNECTION_QUEUE))
+            srv.start()
         yield srv
     finally:
         srv.stop()
@@ -35,11 +42,11 @@ def server() -> Iterator[PhuxServer]:
 
 @pytest.fixture
 def mux(server: PhuxServer, request: pytest.FixtureRequest) -> Iterator[Mux]:
-    """A multiplexer on a session of two ``cat`` panes (the first active), its
+    """A multiplexer on a session of two panes (``cat``, active, and ``sh``), its
     bootstraps taken and a first frame drawn."""
     name = request.node.name[-12:].replace("_", "")
     server.new(name, ["cat"])
-    assert server.phux("split", name, "--", "cat").returncode == 0
+    assert server.phux("split", name, "--", "sh").returncode == 0
     client = server.client()
     pane = client.resolve(f"{name}:0.0", Deadline.after(WAIT))
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -72,10 +79,9 @@ def pump(mux: Mux, done: Callable[[], bool]) -> None:
     while not done():
         assert time.monotonic() < deadline, "timed out"
         for conn in mux.connections():
-            while conn.read_nowait():
-                pass
-            while (frame := conn.take_pushed()) is not None:
-                mux.handle(frame)
+            if not conn.closed:
+                while mux.take_frames(conn, 64):
+                    pass
         mux.collect_acks()
         time.sleep(0.005)
 
@@ -156,3 +162,30 @@ def test_copy_mode_stays_on_its_text_when_the_pane_reflows(mux: Mux) -> None:
     row = copy._line(copy.cy)
     assert row is not None and "".join(row[x].data for x in range(4)) == "L12-"
     assert copy.cx == 40  # the same cell of the line, now on its one row
+
+
+def test_a_pane_whose_connection_the_server_drops_is_subscribed_again(
+    server: PhuxServer, mux: Mux
+) -> None:
+    active = mux.active[mux.window]
+    other = next(tid for tid in mux.views if tid != active)
+    view = mux.views[other]
+    dropped = view.conn
+    assert dropped is not None
+    # The other pane floods while this client reads nothing: its connection passes the
+    # server's bound and is detached (a slow consumer).
+    done = server.dir / f"flood-{other}"
+    flood = f"head -c {16 * CONNECTION_QUEUE} /dev/zero | tr '\\0' x; touch {done}"
+    assert server.phux("send-keys", view.pane.id, flood, "Enter").returncode == 0
+    deadline = time.monotonic() + WAIT
+    while not done.exists():
+        assert time.monotonic() < deadline, "the flood did not finish"
+        time.sleep(0.02)
+    pump(mux, lambda: dropped.closed and view.mirror.ready)
+    assert mux.outcome is None  # the attach goes on ...
+    assert mux.message is not None and "connection dropped (slow_consumer" in mux.message
+    assert view.conn is not dropped and view.conn is not None and not view.conn.closed
+    # ... the other pane shows its screen again, and the person's pane still echoes.
+    pump(mux, lambda: screen_has(mux, other, "xxxx"))
+    mux.on_keys(b"STILL-HERE")
+    pump(mux, lambda: screen_has(mux, active, "STILL-HERE"))

@@ -110,19 +110,11 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
                 continue
             # A bounded batch each: a flood on one never starves the others. (A
             # partial frame in a reader's buffer waits for select, not a spin.)
-            for _ in range(FRAMES_PER_TURN):
-                frame = c.take_pushed()
-                if frame is None:
-                    if not c.read_nowait():
-                        behind.discard(c)
-                        break
-                    continue
-                mux.handle(frame)
-                if mux.outcome is not None or c.closed:
-                    break  # (a pane resubscribed closes its old connection)
-            else:
+            if mux.take_frames(c, FRAMES_PER_TURN):
                 behind.add(c)
                 more = True
+            else:
+                behind.discard(c)
         mux.collect_acks()
         resyncing = mux.resync()
         now = time.monotonic()

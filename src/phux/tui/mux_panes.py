@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from phux.client.errors import PhuxError, ServerError
+from phux.client.errors import ConnectionLost, PhuxError, ProtocolError, ServerError
 from phux.client.mirror import Mirror
 from phux.engine.events import Bell, CommandFinished
 from phux.tui import layout as lay
@@ -234,6 +234,44 @@ class Panes(MuxState):
             view.size = size
             self.acks.append(self._send(_resize(tid, size)))
 
+    def take_frames(self, conn: Connection, limit: int) -> bool:
+        """Read and handle up to ``limit`` frames of ``conn``; True when it may have more.
+
+        A pane's own connection that the server ends (DETACHED: a slow consumer, room
+        made for a new client; or closed) costs that pane its subscription, not the
+        attach: the person is told and the pane is subscribed again."""
+        try:
+            for _ in range(limit):
+                frame = conn.take_pushed()
+                if frame is None:
+                    if not conn.read_nowait():
+                        return False
+                    continue
+                if isinstance(frame, Detached) and conn is not self.conn and not _shutdown(frame):
+                    self.connection_dropped(conn, _detach_reason(frame))
+                    return False
+                self.handle(frame)
+                if self.outcome is not None or conn.closed:
+                    return False  # (a pane resubscribed closes its old connection)
+            return True
+        except (ConnectionLost, ProtocolError) as exc:
+            if conn is self.conn:
+                raise
+            self.connection_dropped(conn, str(exc))
+            return False
+
+    def connection_dropped(self, conn: Connection, why: str) -> None:
+        """A pane's own connection ended: tell the person, subscribe it again (on a new
+        connection, else on the shared one)."""
+        conn.close()
+        for view in self.views.values():
+            if view.conn is not conn:
+                continue
+            view.conn = self._pane_connection()
+            self._say(f"{view.pane.id}: connection dropped ({why}); subscribed again")
+            self._resubscribe(view)
+        self.dirty = True
+
     def handle(self, frame: Frame) -> None:
         if isinstance(frame, Detached):
             self.finish("server_gone", "[server went away]", 1)
@@ -383,3 +421,19 @@ def _new_mirror(pane: Pane, background: bool) -> Mirror:
     if background:
         mirror.event_consumers = 1
     return mirror
+
+
+def _shutdown(frame: Detached) -> bool:
+    from phux.wire.errors import DetachReason
+
+    return frame.reason == DetachReason.SERVER_SHUTDOWN
+
+
+def _detach_reason(frame: Detached) -> str:
+    from phux.wire.errors import DetachReason
+
+    try:
+        name = DetachReason(frame.reason).name.lower()
+    except ValueError:
+        name = f"reason {frame.reason}"
+    return f"{name}: {frame.message}" if frame.message else name
