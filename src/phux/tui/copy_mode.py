@@ -17,8 +17,7 @@ API (stable names)::
                                     # (b"" unless ``clipboard``)
     cm.wheel(up=True)               # a wheel notch (WHEEL_LINES rows)
     cm.resize(width, height)        # the viewport's size changed
-    before = cm.remember()          # before the engine is resized (a reflow) ...
-    cm.reanchor(before)             # ... and after: the view stays on its text
+    (``phux.tui.copy_reflow``: the view kept on its text when the engine reflows)
     cm.view()                       # View: what to draw (rows, selection, match,
                                     # cursor, indicator "[12/340]", message)
     cm.paint(left=0, top=0)         # that View as VT text at (left, top), 0-based,
@@ -59,20 +58,7 @@ from phux.tui.paint import sgr
 if TYPE_CHECKING:
     from phux.engine import Terminal
 
-__all__ = ["WHEEL_LINES", "Anchors", "CopyMode", "Result", "View", "osc52"]
-
-
-@dataclass(frozen=True)
-class Anchors:
-    """Copy mode's places as text (``CopyMode.remember``): each is (lines above the
-    line of the engine's cursor, cells into its line); None on the alternate screen,
-    which does not reflow."""
-
-    cols: int
-    top: tuple[int, int] | None
-    cursor: tuple[int, int] | None
-    anchor: tuple[int, int] | None
-
+__all__ = ["WHEEL_LINES", "CopyMode", "Result", "View", "osc52"]
 
 WHEEL_LINES = 5
 """Rows one wheel notch scrolls (tmux's default binding scrolls 5)."""
@@ -331,90 +317,6 @@ class CopyMode:
     def resize(self, width: int, height: int) -> None:
         self.width, self.height = max(1, width), max(1, height)
         self._clamp()
-
-    # ------------------------------------------------------------ reflow
-
-    def remember(self) -> Anchors:
-        """Where the view, the cursor and the selection are in the text, for
-        ``reanchor`` after the engine is resized: a reflow renumbers rows (lines
-        re-wrap), so row numbers alone would land on other text."""
-        if self._screen().alternate:
-            return Anchors(self.term.cols, None, None, None)
-        return Anchors(
-            self.term.cols,
-            self._locate(self.top, 0),
-            self._locate(self.cy, self.cx),
-            None if self.anchor is None else self._locate(*self.anchor),
-        )
-
-    def reanchor(self, before: Anchors) -> None:
-        """Put the view, the cursor and the selection back on the text ``before``
-        (``remember``) named, at the engine's new width (the view's top row is the
-        row its text starts on now)."""
-        if before.top is None or before.cols == self.term.cols:
-            self._clamp()
-            return
-        self.found = None  # (a match's columns are of the old rows)
-        self.top = self._place_of(before.top)[0]
-        if before.cursor is not None:
-            self.cy, self.cx = self._place_of(before.cursor)
-        if before.anchor is not None:
-            self.anchor = self._place_of(before.anchor)
-        self._clamp()
-
-    def _wrapped(self, row: int) -> bool:
-        """Whether ``row`` continues the row above it (a soft wrap)."""
-        line = self._line(row)
-        return line is not None and bool(getattr(line, "wrapped", False))
-
-    def _line_start(self, row: int) -> int:
-        first = self._first()
-        while row > first and self._wrapped(row):
-            row -= 1
-        return row
-
-    def _cursor_line(self) -> int:
-        """The first row of the line the engine's cursor is on (a reflow keeps the
-        cursor on its character, so lines are counted from it)."""
-        cursor = self._screen_top() + min(self._screen().cursor.y, self.term.rows - 1)
-        return self._line_start(cursor)
-
-    def _locate(self, row: int, col: int) -> tuple[int, int]:
-        """(lines above the cursor's line, negative below it; cells into the line)."""
-        start = self._line_start(row)
-        offset = (row - start) * self.term.cols + col
-        here = self._cursor_line()
-        step = 1 if start <= here else -1
-        lines = 0
-        k = start
-        while k != here:
-            k += step
-            if not self._wrapped(k):
-                lines += step
-        return lines, offset
-
-    def _place_of(self, where: tuple[int, int]) -> tuple[int, int]:
-        """The (row, column) ``_locate``'s answer names at the current width."""
-        lines, offset = where
-        first, last = self._first(), self._last()
-        row = self._cursor_line()
-        for _ in range(abs(lines)):
-            if lines > 0:
-                if row <= first:
-                    break
-                row = self._line_start(row - 1)
-            else:
-                nxt = row + 1
-                while nxt <= last and self._wrapped(nxt):
-                    nxt += 1
-                if nxt > last:
-                    break
-                row = nxt
-        cols = self.term.cols
-        down = 0  # rows into the line (its last row when it is shorter now)
-        while down < offset // cols and row + down < last and self._wrapped(row + down + 1):
-            down += 1
-        return row + down, min(offset - down * cols, cols - 1)
 
     # ------------------------------------------------------------ keys
 

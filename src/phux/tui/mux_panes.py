@@ -10,6 +10,7 @@ from phux.client.errors import ConnectionLost, PhuxError, ProtocolError, ServerE
 from phux.client.mirror import Mirror
 from phux.engine.events import Bell, CommandFinished
 from phux.tui import layout as lay
+from phux.tui.copy_reflow import reanchor, remember
 from phux.tui.mux_state import (
     _RELIST_KEYS,
     ALERT_INTERVAL,
@@ -341,10 +342,10 @@ class Panes(MuxState):
             if copy is not None and isinstance(frame, Resized) and view.mirror.ready:
                 # A reflow renumbers rows: copy mode stays on its text.
                 engine = view.mirror.engine  # (the output before the resize fed first)
-                before = copy.remember() if copy.term is engine else None
+                before = remember(copy) if copy.term is engine else None
                 view.mirror.handle(frame)
                 if before is not None:
-                    copy.reanchor(before)
+                    reanchor(copy, before)
             else:
                 view.mirror.handle(frame)
             self.dirty = True

@@ -25,6 +25,7 @@ from phux.client.errors import (
 from phux.client.keys import is_interrupt
 from phux.signed_marks import pane_key
 from phux.tui.copy_mode import CopyMode
+from phux.tui.copy_reflow import reanchor, remember
 from phux.tui.keys import Command, DetachKey, KeyReader
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.queries import QueryFilter
@@ -237,10 +238,10 @@ class Session:
                     self.engine = Terminal(cols, rows, history=HISTORY, mark_key=self.mark_key)
                 elif (engine.cols, engine.rows) != (cols, rows):
                     copy = self.copy if self.copy is not None and self.copy.term is engine else None
-                    before = copy.remember() if copy is not None else None
+                    before = remember(copy) if copy is not None else None
                     engine.resize(cols, rows)
                     if copy is not None and before is not None:
-                        copy.reanchor(before)  # a reflow renumbers rows: the view stays put
+                        reanchor(copy, before)  # a reflow renumbers rows: the view stays put
                         self.copy_dirty = True
                 continue
             engine = self.engine
