@@ -305,3 +305,21 @@ def test_prefix_then_modified_arrows_and_alt_digits() -> None:
     assert reader.feed(b"5A") == [Command("resize-up-1")]
     # Unbound after the prefix: both go to the program, as before.
     assert reader.feed(b"\x02\x1b[1;2A") == [b"\x02\x1b[1;2A"]
+
+
+def test_arrows_and_resize_keys_repeat_without_the_prefix_for_a_while() -> None:
+    reader = KeyReader(parse_detach_key(None))
+    assert reader.feed(b"\x02\x1b[1;5D", now=10.0) == [Command("resize-left-1")]
+    # Within 500 ms of the last one: no prefix needed, and each extends the window.
+    assert reader.feed(b"\x1b[1;5D\x1b[D", now=10.4) == [
+        Command("resize-left-1"),
+        Command("pane-left"),
+    ]
+    assert reader.feed(b"\x1b[1;3C", now=10.8) == [Command("resize-right-5")]
+    # Later, or after any other key, the arrow goes to the program.
+    assert reader.feed(b"\x1b[D", now=11.5) == [b"\x1b[D"]
+    assert reader.feed(b"\x02\x1b[A", now=20.0) == [Command("pane-up")]
+    assert reader.feed(b"x\x1b[A", now=20.1) == [b"x\x1b[A"]
+    # A key that does not repeat (a split) opens no window.
+    assert reader.feed(b"\x02%", now=30.0) == [Command("split-h")]
+    assert reader.feed(b"\x1b[A", now=30.1) == [b"\x1b[A"]

@@ -14,7 +14,8 @@ _EPILOG = texts.epilog(
     '  %  "      split the pane left/right, top/bottom\n'
     "  o arrows  select the next pane, the pane in that direction\n"
     "  z         zoom the active pane (again: unzoom)\n"
-    "  C-arrows  resize the active pane by a cell (M-arrows: by five)\n"
+    "  C-arrows  resize the active pane by a cell (M-arrows: by five); these\n"
+    "            and the arrows repeat without C-b for 0.5 s, as in tmux\n"
     "  M-1..M-5  layouts: even-horizontal, even-vertical, main-horizontal,\n"
     "            main-vertical, tiled (sizes are kept for the next attach)\n"
     "  x         kill the active pane (asks y/n on the status line)\n"
