@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from phux.cli import help as texts
+from phux.cli.actions import finish, reporting
 from phux.cli.complete import complete_target
-from phux.cli.verbs import Verb, finish, reporting, socket_option
+from phux.cli.options import Verb, socket_option
 
 _EPILOG = texts.epilog(
     "\b\nKeys while attached (tmux's, after the prefix C-b):\n"
