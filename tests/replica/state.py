@@ -7,7 +7,7 @@ from typing import Any
 from pyte import modes as mo
 
 from phux.engine import Terminal
-from phux.engine._screen import ALT_SCREEN_MODES, BLANK, Line
+from phux.engine._cells import ALT_SCREEN_MODES, BLANK, Line
 from phux.engine._widths import char_width
 from phux.engine.checkpoint import plain
 

@@ -18,8 +18,9 @@ read the data, they never change it.
 
 from __future__ import annotations
 
+from phux.engine._cells import BLANK, SEM_INPUT, SEM_PROMPT, Cell
 from phux.engine._pyte import modes as mo
-from phux.engine._screen import BLANK, SEM_INPUT, SEM_PROMPT, Cell, EngineScreen
+from phux.engine._screen import EngineScreen
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:

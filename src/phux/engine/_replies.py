@@ -9,6 +9,8 @@ black. The title is never reported (CSI 20/21 t; xterm's default too).
 
 from __future__ import annotations
 
+from phux.engine._sgr import sgr
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from phux.engine._screen import EngineScreen
@@ -60,8 +62,6 @@ def colour_report(payload: str, bel: bool) -> str | None:
 def decrqss(screen: EngineScreen, setting: str) -> str:
     """DECRQSS (``DCS $ q Pt ST``): ``DCS 1 $ r value Pt ST``, or ``DCS 0 $ r ST``."""
     if setting == "m":
-        from phux.engine.checkpoint import sgr
-
         value = sgr(screen.cursor.attrs)[2:-1]  # type: ignore[arg-type]
     elif setting == "r":
         margins = screen.margins

@@ -56,23 +56,23 @@ from itertools import compress
 from operator import itemgetter, ne
 from typing import TYPE_CHECKING, cast
 
-from phux.engine._pyte import Savepoint
-from phux.engine._pyte import charsets as cs
-from phux.engine._pyte import graphics as g
-from phux.engine._pyte import modes as mo
-from phux.engine._screen import (
+from phux.engine._cells import (
     ALT_SCREEN_MODES,
     BLANK,
     SEM_INPUT,
     SEM_OUTPUT,
     SEM_PROMPT,
     Cell,
-    EngineScreen,
     Line,
     Runs,
     _LazyLine,
     _TextLine,
 )
+from phux.engine._pyte import Savepoint
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import modes as mo
+from phux.engine._screen import EngineScreen
+from phux.engine._sgr import sgr
 from phux.engine._shell import (
     CONTINUATION,
     NONE,
@@ -102,58 +102,6 @@ _OSC133 = {
     SEM_INPUT: "\x1b]133;B;phux_pen=1\x07",
 }
 _BLANK_TAIL = BLANK[1:14]
-_FLAGS = (
-    (3, "1"),  # bold
-    (9, "2"),  # faint
-    (4, "3"),  # italics
-    (5, "4"),  # underscore
-    (8, "5"),  # blink
-    (7, "7"),  # reverse
-    (10, "8"),  # invisible
-    (6, "9"),  # strikethrough
-    (11, "53"),  # overline
-)
-_sgr_cache: dict[tuple[object, ...], str] = {}
-
-
-def _color(name: str, index: int, fg: bool) -> str:
-    if index >= 0:
-        if index < 8 and name == (g.FG_ANSI if fg else g.BG_ANSI)[(30 if fg else 40) + index]:
-            return str((30 if fg else 40) + index)
-        if (
-            8 <= index < 16
-            and name == (g.FG_AIXTERM if fg else g.BG_AIXTERM)[(90 if fg else 100) + index - 8]
-        ):
-            return str((90 if fg else 100) + index - 8)
-        return f"{38 if fg else 48};5;{index}"
-    if name == "default" or len(name) != 6:
-        return ""
-    try:
-        r, gg, b = int(name[0:2], 16), int(name[2:4], 16), int(name[4:6], 16)
-    except ValueError:
-        return ""
-    return f"{38 if fg else 48};2;{r};{gg};{b}"
-
-
-def sgr(attrs: Cell) -> str:
-    """The SGR sequence that sets exactly ``attrs`` (from a reset), OSC 133 mark aside."""
-    key = tuple(attrs[1:14])
-    hit = _sgr_cache.get(key)
-    if hit is not None:
-        return hit
-    params = ["0"]
-    params.extend(code for index, code in _FLAGS if attrs[index])
-    fg = _color(attrs.fg, attrs.fg_index, True)
-    bg = _color(attrs.bg, attrs.bg_index, False)
-    if fg:
-        params.append(fg)
-    if bg:
-        params.append(bg)
-    out = "\x1b[" + ";".join(params) + "m"
-    if len(_sgr_cache) > 4096:
-        _sgr_cache.clear()
-    _sgr_cache[key] = out
-    return out
 
 
 class _Writer:

@@ -5,16 +5,10 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 
+from phux.engine._cells import BRACKETED_PASTE, DECCKM, FOCUS_EVENTS, MOUSE_MODES, SGR_MOUSE
 from phux.engine._projection import SCHEMA_VERSION, SCHEMA_VERSIONS, Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
-from phux.engine._screen import (
-    BRACKETED_PASTE,
-    DECCKM,
-    FOCUS_EVENTS,
-    MOUSE_MODES,
-    SGR_MOUSE,
-    EngineScreen,
-)
+from phux.engine._screen import EngineScreen
 from phux.engine._shell import CommandRecord
 from phux.engine._stream import EngineStream
 
@@ -25,7 +19,7 @@ if TYPE_CHECKING:
     from phux.engine.events import EngineEvent
     from phux.engine.screen_state import ScreenState
 else:
-    from phux.engine._screen import NamedTuple  # typing's, without its cost at import
+    from phux.engine._cells import NamedTuple  # typing's, without its cost at import
 
 
 class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect) costs ~10 ms
