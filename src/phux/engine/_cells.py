@@ -28,6 +28,7 @@ BRACKETED_PASTE = 2004 << 5
 FOCUS_EVENTS = 1004 << 5
 SGR_MOUSE = 1006 << 5
 ALT_SCREEN_MODES = (1049, 1047, 47)
+SYNCHRONIZED = 2026  # synchronized output (``_frame``), unshifted
 
 MAX_COMBINING = 10
 """Zero-width characters one cell keeps after its base, counted decomposed (NFD).

@@ -3,7 +3,9 @@ rows are made, reset and rendered, and the scrolling primitives every other part
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 
 from phux.engine._cells import (
     _DEFAULTS,
@@ -20,6 +22,7 @@ from phux.engine._cells import (
     _render_line,
     _set_attrs,
 )
+from phux.engine._frame import Frame
 from phux.engine._pyte import Savepoint, pyte
 from phux.engine._pyte import modes as mo
 from phux.engine._sgr import SgrPlan
@@ -74,6 +77,12 @@ class GridScreen(pyte.Screen):
         # {(start, end, cell): {x: cell for x in range(start, end)}}, for EL.
         self._fills: dict[tuple[int, int, Cell], dict[int, Cell]] = {}
         self.shell = ShellState(self)
+        # An open synchronized-output frame (DEC mode 2026, ``_frame``) and the clock
+        # that times it (monotonic seconds; tests set their own).
+        self.frame: Frame | None = None
+        # DECSCUSR's Ps: 0 the default, 1/2 block, 3/4 underline, 5/6 bar (odd: blinking).
+        self.cursor_style = 0
+        self.frame_clock: Callable[[], float] = time.monotonic
         super().__init__(columns, lines)
         self.buffer: defaultdict[int, Line] = self._new_buffer()  # type: ignore[assignment]
 
@@ -125,6 +134,8 @@ class GridScreen(pyte.Screen):
         self.app_keypad = False
         self.semantic = SEM_OUTPUT
         self.hyperlink = None
+        self.frame = None
+        self.cursor_style = 0
 
     @property
     def display(self) -> list[str]:

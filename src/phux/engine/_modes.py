@@ -9,11 +9,13 @@ from typing import Any
 from phux.engine._cells import (
     ALT_SCREEN_MODES,
     DECCKM,
+    SYNCHRONIZED,
     Cell,
     _attrs,
     _new_tuple,
     _set_attrs,
 )
+from phux.engine._frame import Frame
 from phux.engine._grid import GridScreen
 from phux.engine._pyte import Savepoint
 from phux.engine._pyte import charsets as cs
@@ -33,6 +35,8 @@ class ModesScreen(GridScreen):
             for m in modes:
                 if m in ALT_SCREEN_MODES:
                     self._enter_alternate(m)
+            if SYNCHRONIZED in modes and self.frame is None:
+                self.frame = Frame(self, self.frame_clock())
             if 3 in modes:
                 # DECCOLM: stock pyte resizes to 132 columns; we keep the PTY's
                 # size (like tmux) and only clear and home.
@@ -47,6 +51,8 @@ class ModesScreen(GridScreen):
             for m in modes:
                 if m in ALT_SCREEN_MODES:
                     self._leave_alternate(m)
+            if SYNCHRONIZED in modes:
+                self.frame = None
             if 3 in modes:
                 modes = tuple(m for m in modes if m != 3)
                 self.erase_in_display(2)

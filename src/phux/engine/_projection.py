@@ -50,6 +50,22 @@ _DEFAULT_STYLE: Data = {
     "fg": _DEFAULT_COLOR,
     "bg": _DEFAULT_COLOR,
 }
+
+
+def _cursor_style(shape: str | None, blink: bool) -> Any:
+    def cursor(x: int, y: int) -> Data:
+        if shape is None:
+            return {"x": x, "y": y, "visible": True}
+        return {"x": x, "y": y, "visible": True, "shape": shape, "blink": blink}
+
+    return cursor
+
+
+# DECSCUSR's Ps -> the cursor's keys: 0 (the terminal's default) adds none.
+_CURSOR_STYLES = [
+    _cursor_style(shape, ps % 2 == 1)
+    for ps, shape in enumerate((None, "block", "block", "underline", "underline", "bar", "bar"))
+]
 _SEMANTIC = {SEM_PROMPT: "prompt", SEM_INPUT: "input"}
 _STYLE_CACHE_LIMIT = 4096
 
@@ -61,6 +77,7 @@ def screen_data(
     history: list[str],
     style_cache: StyleCache | None,
     version: int = SCHEMA_VERSION,
+    frame_pending: bool = False,
 ) -> Data:
     """ScreenState as builtins; ``history``: the scrollback rows to include;
     ``style_cache``: the caller's cache of styles when styles are wanted, else None;
@@ -74,7 +91,7 @@ def screen_data(
         "cols": cols,
         "rows": rows,
         "cursor": (
-            {"x": min(cursor.x, cols - 1), "y": cursor.y, "visible": True}
+            _CURSOR_STYLES[screen.cursor_style](min(cursor.x, cols - 1), cursor.y)
             if mo.DECTCEM in screen.mode
             else None
         ),
@@ -89,6 +106,8 @@ def screen_data(
     data["title"] = str(screen.title)
     data["wrapped"] = [y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped]
     data["alternate"] = bool(screen.alternate)
+    if frame_pending:
+        data["frame_pending"] = True
     return data
 
 

@@ -38,6 +38,7 @@ class ResizingScreen(GridScreen):
         columns = columns or self.columns
         if lines == self.lines and columns == self.columns:
             return
+        self.frame = None  # (a frozen screen of the old size: the live one shows)
         if lines < self.lines:
             excess = self.lines - lines
             y = self.lines - 1

@@ -465,7 +465,15 @@ class EngineStream(pyte.Stream):
         if inter:
             if inter == "!" and final == "p" and not prefix:
                 s.soft_reset()
-            return  # DECSCUSR, DECRQM, ...: nothing to track.
+            elif inter == "$" and final == "p" and prefix in ("", "?"):
+                answer = _replies.decrqm(s, params, prefix == "?")
+                if answer:
+                    s.write_process_input(answer)
+            elif inter == " " and final == "q" and not prefix:
+                style = _ints(params)[0]
+                if style <= 6:  # DECSCUSR (xterm: larger values are ignored)
+                    s.cursor_style = style
+            return  # DECSCA, ...: nothing to track.
         if prefix:
             if ":" in params:
                 return

@@ -587,6 +587,8 @@ def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) 
     out.append(_charsets(screen.g0_charset, screen.g1_charset, screen.charset))
     if screen.app_keypad:
         out.append("\x1b=")
+    if screen.cursor_style:
+        out.append(f"\x1b[{screen.cursor_style} q")  # DECSCUSR
     if screen.semantic != semantic and (semantic != -1 or screen.semantic != SEM_OUTPUT):
         out.append(_OSC133[screen.semantic])
     out.append(sgr(cast(Cell, cursor.attrs)))

@@ -108,12 +108,15 @@ class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     style: SpanStyle
 
 
-class Cursor(msgspec.Struct, frozen=True, kw_only=True):
-    """Viewport-relative, zero-based cursor position."""
+class Cursor(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Viewport-relative, zero-based cursor position; ``shape`` and ``blink`` once a
+    program chose them (DECSCUSR, ``CSI Ps SP q``: a bar is how vi modes show insert)."""
 
     x: int
     y: int
     visible: bool
+    shape: Literal["block", "underline", "bar"] | None = None
+    blink: bool | None = None
 
 
 class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -137,6 +140,9 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     title: str
     wrapped: list[int]
     alternate: bool
+    frame_pending: bool = False
+    """A synchronized-output frame (DEC mode 2026) was open: the screen is the one from
+    before it (or, once the frame is 150 ms old, the live one); omitted when none was."""
     program: str | None = None
     state: Literal["prompt", "continuation", "running", "hidden_input", "tui", "exited"] | None = (
         None
