@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any, cast
 from phux.engine._pyte import Cursor as PyteCursor
 from phux.engine._pyte import StaticDefaultDict
 
+# Underline styles (SGR 4:n, and 21 for double), as kitty numbers them.
+UL_SINGLE, UL_DOUBLE, UL_CURLY, UL_DOTTED, UL_DASHED = 1, 2, 3, 4, 5
+UL_RGB = 1 << 24  # ul_color's flag for a direct colour (its low 24 bits)
+
 # Semantic marks carried by every cell (OSC 133).
 SEM_OUTPUT = 0
 SEM_PROMPT = 1
@@ -70,7 +74,10 @@ class Cell(NamedTuple):
 
     ``fg``/``bg`` hold what pyte holds (a colour name, ``"default"`` or
     ``rrggbb``); ``fg_index``/``bg_index`` keep the palette index the colour
-    came from (-1 for default or direct RGB).
+    came from (-1 for default or direct RGB). ``ul_style`` is the underline's
+    style while ``underscore`` is set (``UL_SINGLE`` otherwise), ``ul_color`` its
+    colour (SGR 58): -1 the default (the text's), 0-255 a palette index,
+    ``UL_RGB | 0xrrggbb`` a direct colour.
     """
 
     data: str
@@ -87,7 +94,9 @@ class Cell(NamedTuple):
     overline: bool = False
     fg_index: int = -1
     bg_index: int = -1
-    semantic: int = SEM_OUTPUT
+    ul_style: int = UL_SINGLE
+    ul_color: int = -1
+    semantic: int = SEM_OUTPUT  # (``cell[1:16]``: the pen without this mark)
 
 
 _DATA = itemgetter(0)

@@ -18,7 +18,17 @@ read the data, they never change it.
 
 from __future__ import annotations
 
-from phux.engine._cells import BLANK, SEM_INPUT, SEM_PROMPT, Cell
+from phux.engine._cells import (
+    BLANK,
+    SEM_INPUT,
+    SEM_PROMPT,
+    UL_CURLY,
+    UL_DASHED,
+    UL_DOTTED,
+    UL_DOUBLE,
+    UL_RGB,
+    Cell,
+)
 from phux.engine._pyte import modes as mo
 from phux.engine._screen import EngineScreen
 
@@ -188,8 +198,31 @@ def _cached_style(
             cache.clear()
         style, semantic = _style_of(cell)
         compact = {k: v for k, v in style.items() if _DEFAULT_STYLE[k] != v} if style else {}
+        if cell.underscore:
+            _underline(cell, compact)
         hit = cache[tail] = (style, semantic, compact)
     return hit
+
+
+_UL_STYLES = {UL_DOUBLE: "double", UL_CURLY: "curly", UL_DOTTED: "dotted", UL_DASHED: "dashed"}
+
+
+def _underline(cell: Cell, compact: Data) -> None:
+    """A run's underline style (unless single) and colour (unless the text's): keys
+    of the runs' styles only (``SpanStyle``), not of version 3's per-cell styles."""
+    name = _UL_STYLES.get(cell.ul_style)
+    if name is not None:
+        compact["underline_style"] = name
+    colour = cell.ul_color
+    if colour >= UL_RGB:
+        compact["underline_color"] = {
+            "kind": "rgb",
+            "r": colour >> 16 & 255,
+            "g": colour >> 8 & 255,
+            "b": colour & 255,
+        }
+    elif colour >= 0:
+        compact["underline_color"] = {"kind": "palette", "index": colour}
 
 
 def _color(name: str, index: int) -> Data:

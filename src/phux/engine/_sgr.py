@@ -10,19 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from phux.engine._cells import Cell
+from phux.engine._cells import UL_DASHED, UL_DOUBLE, UL_RGB, UL_SINGLE, Cell
 from phux.engine._pyte import graphics as g
 
 _FG, _BG, _FG_INDEX, _BG_INDEX = 1, 2, 12, 13
+_UNDERSCORE, _UL_STYLE, _UL_COLOR = 5, 14, 15
 
 
 def _clamp8(v: int) -> int:
     return 0 if v < 0 else 255 if v > 255 else v
 
 
-def _build_flags() -> dict[int, tuple[tuple[int, bool], ...]]:
+def _build_flags() -> dict[int, tuple[tuple[int, bool | int], ...]]:
     fields = Cell._fields
-    flags: dict[int, tuple[tuple[int, bool], ...]] = {
+    flags: dict[int, tuple[tuple[int, bool | int], ...]] = {
         code: ((fields.index(name[1:]), name.startswith("+")),) for code, name in g.TEXT.items()
     }
     faint, invisible, overline = (fields.index(n) for n in ("faint", "invisible", "overline"))
@@ -31,7 +32,10 @@ def _build_flags() -> dict[int, tuple[tuple[int, bool], ...]]:
     flags[6] = flags[5]
     flags[8] = ((invisible, True),)
     flags[28] = ((invisible, False),)
-    flags[21] = flags[4]
+    flags[4] = ((_UNDERSCORE, True), (_UL_STYLE, UL_SINGLE))
+    flags[24] = ((_UNDERSCORE, False), (_UL_STYLE, UL_SINGLE))
+    flags[21] = ((_UNDERSCORE, True), (_UL_STYLE, UL_DOUBLE))  # (ECMA-48, kitty, xterm)
+    flags[59] = ((_UL_COLOR, -1),)
     flags[53] = ((overline, True),)
     flags[55] = ((overline, False),)
     return flags
@@ -123,14 +127,19 @@ def _sgr_plan(params: str) -> SgrPlan:
                 if i < n:
                     m = items[i]
                     i += 1
-                    if isinstance(m, int) and 0 <= m <= 255 and p != 58:
-                        _set_color(v, p == 38, g.FG_BG_256[m], m)
+                    if isinstance(m, int) and 0 <= m <= 255:
+                        if p == 58:
+                            v[_UL_COLOR] = m
+                        else:
+                            _set_color(v, p == 38, g.FG_BG_256[m], m)
             elif how == 2:
                 rgb = [x for x in items[i : i + 3] if isinstance(x, int)]
                 if len(rgb) == 3:
                     i += 3
-                    if p != 58:
-                        r, gg, b = (_clamp8(x) for x in rgb)
+                    r, gg, b = (_clamp8(x) for x in rgb)
+                    if p == 58:
+                        v[_UL_COLOR] = UL_RGB | r << 16 | gg << 8 | b
+                    else:
                         _set_color(v, p == 38, f"{r:02x}{gg:02x}{b:02x}", -1)
                 else:
                     i = n
@@ -172,10 +181,20 @@ class _Recorder:
 
 
 def _colon_sgr(item: tuple[int, ...], v: _Recorder) -> None:
-    """``4:3`` underline styles, ``38:5:n``, ``38:2::r:g:b`` and ``38:2:r:g:b``."""
+    """``4:n`` underline styles (0 none, 1 single, 2 double, 3 curly, 4 dotted, 5
+    dashed, as kitty defines them; others single), ``38:5:n``, ``38:2::r:g:b`` and
+    ``38:2:r:g:b`` (and the same for 48, and 58: the underline's colour)."""
     head = item[0]
     if head == 4:
-        v[5] = len(item) < 2 or item[1] != 0
+        style = UL_SINGLE if len(item) < 2 else item[1]
+        v[_UNDERSCORE] = style != 0
+        v[_UL_STYLE] = style if UL_DOUBLE <= style <= UL_DASHED else UL_SINGLE
+    elif head == 58 and len(item) >= 3:
+        if item[1] == 5 and 0 <= item[2] <= 255:
+            v[_UL_COLOR] = item[2]
+        elif item[1] == 2 and len(item) >= 5:
+            r, gg, b = (_clamp8(x) for x in (item[-3:] if len(item) >= 6 else item[2:5]))
+            v[_UL_COLOR] = UL_RGB | r << 16 | gg << 8 | b
     elif head in (38, 48) and len(item) >= 2:
         if item[1] == 5 and len(item) >= 3 and 0 <= item[2] <= 255:
             _set_color(v, head == 38, g.FG_BG_256[item[2]], item[2])
@@ -274,12 +293,19 @@ def _color(name: str, index: int, fg: bool) -> str:
 
 def sgr(attrs: Cell) -> str:
     """The SGR sequence that sets exactly ``attrs`` (from a reset), OSC 133 mark aside."""
-    key = tuple(attrs[1:14])
+    key = attrs[1:16]
     hit = _sgr_cache.get(key)
     if hit is not None:
         return hit
     params = ["0"]
     params.extend(code for index, code in _FLAGS if attrs[index])
+    if attrs.underscore and attrs.ul_style != UL_SINGLE:
+        params[params.index("4")] = f"4:{attrs.ul_style}"  # (an older reader: single)
+    ul_color = attrs.ul_color
+    if ul_color >= UL_RGB:
+        params.append(f"58;2;{ul_color >> 16 & 255};{ul_color >> 8 & 255};{ul_color & 255}")
+    elif ul_color >= 0:
+        params.append(f"58;5;{ul_color}")
     fg = _color(attrs.fg, attrs.fg_index, True)
     bg = _color(attrs.bg, attrs.bg_index, False)
     if fg:

@@ -101,7 +101,7 @@ _OSC133 = {
     SEM_PROMPT: "\x1b]133;A;phux_pen=1\x07",
     SEM_INPUT: "\x1b]133;B;phux_pen=1\x07",
 }
-_BLANK_TAIL = BLANK[1:14]
+_BLANK_TAIL = BLANK[1:16]
 
 
 class _Writer:
@@ -118,7 +118,7 @@ class _Writer:
         if cell.semantic != self.semantic:
             self.out.append(_OSC133.get(cell.semantic, _OSC133[SEM_OUTPUT]))
             self.semantic = cell.semantic
-        tail = cell[1:14]
+        tail = cell[1:16]
         if tail != self.attrs:
             self.out.append(sgr(cell))
             self.attrs = tail

@@ -94,7 +94,12 @@ class CellInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class SpanStyle(CellStyle, frozen=True, kw_only=True, omit_defaults=True):
-    """A run's style: CellStyle's fields, written only where they differ from the default."""
+    """A run's style: CellStyle's fields, written only where they differ from the default;
+    with ``underline``, its style unless single (SGR 4:2-4:5, 21) and its colour unless the
+    text's (SGR 58)."""
+
+    underline_style: Literal["double", "curly", "dotted", "dashed"] | None = None
+    underline_color: CellColor | None = None
 
 
 class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
