@@ -77,7 +77,8 @@ class Cell(NamedTuple):
     came from (-1 for default or direct RGB). ``ul_style`` is the underline's
     style while ``underscore`` is set (``UL_SINGLE`` otherwise), ``ul_color`` its
     colour (SGR 58): -1 the default (the text's), 0-255 a palette index,
-    ``UL_RGB | 0xrrggbb`` a direct colour.
+    ``UL_RGB | 0xrrggbb`` a direct colour. ``link`` is the OSC 8 hyperlink the
+    cell was drawn under, as the OSC carried it (``params;uri``), or ``""``.
     """
 
     data: str
@@ -96,6 +97,7 @@ class Cell(NamedTuple):
     bg_index: int = -1
     ul_style: int = UL_SINGLE
     ul_color: int = -1
+    link: str = ""
     semantic: int = SEM_OUTPUT  # (``cell[1:16]``: the pen without this mark)
 
 

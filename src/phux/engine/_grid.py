@@ -63,7 +63,9 @@ class GridScreen(pyte.Screen):
         self.events: deque[EngineEvent] = deque(maxlen=_MAX_PENDING)
         self.bell_count = 0
         self.cwd: str | None = None
-        self.hyperlink: str | None = None
+        self.hyperlink: str | None = None  # the URI of the open OSC 8 link
+        self.link = ""  # the open OSC 8 link as it came (``params;uri``), as cells hold it
+        self.links_seen = False  # (until a link opens, projections look for none)
         self.app_keypad = False
         self.semantic = SEM_OUTPUT
         self.last_char = ""
@@ -102,7 +104,9 @@ class GridScreen(pyte.Screen):
         return BLANK_REVERSE if mo.DECSCNM in self.mode else BLANK
 
     def _default_attrs(self) -> Cell:
-        return _DEFAULTS[(mo.DECSCNM in self.mode, self.semantic)]
+        """The pen SGR 0 leaves: an open OSC 8 link stays open (SGR does not close it)."""
+        attrs = _DEFAULTS[(mo.DECSCNM in self.mode, self.semantic)]
+        return attrs._replace(link=self.link) if self.link else attrs
 
     def _erase_cell(self) -> Cell:
         """The cell erasures write: a blank with the current background only (BCE).
@@ -134,6 +138,7 @@ class GridScreen(pyte.Screen):
         self.app_keypad = False
         self.semantic = SEM_OUTPUT
         self.hyperlink = None
+        self.link = ""
         self.frame = None
         self.cursor_style = 0
 

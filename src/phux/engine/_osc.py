@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from phux.engine._cells import _attrs, _set_attrs
 from phux.engine._grid import GridScreen
 from phux.engine._pyte import modes as mo
 from phux.engine.events import Bell, CwdChanged, TitleChanged
@@ -69,6 +70,12 @@ class OscScreen(GridScreen):
         elif code == "8":
             _params, _, uri = rest.partition(";")
             self.hyperlink = uri or None
+            self.link = rest if uri else ""
+            if uri:
+                self.links_seen = True
+            attrs = _attrs(self.cursor)
+            if attrs.link != self.link:
+                _set_attrs(self.cursor, attrs._replace(link=self.link))
         elif code == "133":
             self._osc133(rest)
         # 52 (clipboard) and everything else: deliberately ignored.

@@ -116,6 +116,10 @@ def screen_data(
     data["title"] = str(screen.title)
     data["wrapped"] = [y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped]
     data["alternate"] = bool(screen.alternate)
+    if screen.links_seen:
+        links = _links(screen)
+        if links:
+            data["links"] = links
     if frame_pending:
         data["frame_pending"] = True
     return data
@@ -149,8 +153,8 @@ def _runs(screen: EngineScreen, cache: StyleCache) -> list[Data]:
             next_x = x + 1
             if tail == _DEFAULT_TAIL:
                 continue
-            style, semantic, compact = _cached_style(cache, cell, tail)
-            if style is None and semantic is None:
+            _, semantic, compact = _cached_style(cache, cell, tail)
+            if not compact and semantic is None:
                 continue  # a tail unlike the default that still projects to it
             run = {"row": y, "col": x, "width": 1, "text": cell.data}
             if semantic is not None:
@@ -200,8 +204,44 @@ def _cached_style(
         compact = {k: v for k, v in style.items() if _DEFAULT_STYLE[k] != v} if style else {}
         if cell.underscore:
             _underline(cell, compact)
+        if cell.link:
+            compact["link"] = cell.link.partition(";")[2]
         hit = cache[tail] = (style, semantic, compact)
     return hit
+
+
+def _links(screen: EngineScreen) -> list[Data]:
+    """The viewport's OSC 8 hyperlinks: one per stretch of adjacent cells of one link
+    on a row, with its URI and, when the program named it, its ``id``."""
+    cols = screen.columns
+    buffer = screen.buffer
+    out: list[Data] = []
+    for y in range(screen.lines):
+        line = buffer.get(y)
+        if not line:
+            continue
+        run: Data | None = None
+        last = ""
+        next_x = -1
+        for x in sorted(line):
+            if x >= cols:
+                break
+            link = line[x].link
+            if link and run is not None and x == next_x and link == last:
+                run["width"] += 1
+            elif link:
+                params, _, uri = link.partition(";")
+                run = {"row": y, "col": x, "width": 1, "uri": uri}
+                for param in params.split(":"):
+                    key, _, value = param.partition("=")
+                    if key == "id" and value:
+                        run["id"] = value
+                out.append(run)
+                last = link
+            else:
+                run = None
+            next_x = x + 1
+    return out
 
 
 _UL_STYLES = {UL_DOUBLE: "double", UL_CURLY: "curly", UL_DOTTED: "dotted", UL_DASHED: "dashed"}

@@ -107,12 +107,13 @@ _BLANK_TAIL = BLANK[1:16]
 class _Writer:
     """Accumulates the checkpoint, tracking the pen (SGR and OSC 133 mark) it has set."""
 
-    __slots__ = ("attrs", "out", "semantic")
+    __slots__ = ("attrs", "link", "out", "semantic")
 
     def __init__(self) -> None:
         self.out: list[str] = []
         self.attrs: tuple[object, ...] = _BLANK_TAIL
         self.semantic = SEM_OUTPUT
+        self.link = ""
 
     def pen(self, cell: Cell) -> None:
         if cell.semantic != self.semantic:
@@ -122,6 +123,9 @@ class _Writer:
         if tail != self.attrs:
             self.out.append(sgr(cell))
             self.attrs = tail
+        if cell.link != self.link:
+            self.out.append(f"\x1b]8;{plain(cell.link) or ';'}\x07")
+            self.link = cell.link
 
     def cup(self, y: int, x: int) -> None:
         self.out.append(f"\x1b[{y + 1};{x + 1}H")
@@ -162,6 +166,8 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int, int, int]:
         pos = _runs_body(line, text, cols, w) if text else _cells_body(line, cols, w)
     if w.attrs != _BLANK_TAIL:
         out.append("\x1b[0m")
+    if w.link:
+        out.append("\x1b]8;;\x07")
     return "".join(out), pos, start, w.semantic
 
 
@@ -592,5 +598,5 @@ def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) 
     if screen.semantic != semantic and (semantic != -1 or screen.semantic != SEM_OUTPUT):
         out.append(_OSC133[screen.semantic])
     out.append(sgr(cast(Cell, cursor.attrs)))
-    if screen.hyperlink:
-        out.append(f"\x1b]8;;{plain(screen.hyperlink)}\x07")
+    if screen.link:
+        out.append(f"\x1b]8;{plain(screen.link)}\x07")

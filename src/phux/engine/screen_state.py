@@ -100,6 +100,8 @@ class SpanStyle(CellStyle, frozen=True, kw_only=True, omit_defaults=True):
 
     underline_style: Literal["double", "curly", "dotted", "dashed"] | None = None
     underline_color: CellColor | None = None
+    link: str | None = None
+    """The URI of the OSC 8 hyperlink the run's text is under."""
 
 
 class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -111,6 +113,17 @@ class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     text: str
     semantic: Literal["prompt", "input"] | None = None
     style: SpanStyle
+
+
+class Link(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Adjacent cells of one row under one OSC 8 hyperlink; ``width`` in cells, ``id``
+    the program's ``id=`` parameter (cells of one id belong to one link across rows)."""
+
+    row: int
+    col: int
+    width: int
+    uri: str
+    id: str | None = None
 
 
 class Cursor(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -145,6 +158,8 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     title: str
     wrapped: list[int]
     alternate: bool
+    links: list[Link] | None = None
+    """The viewport's OSC 8 hyperlinks (``ls --hyperlink``, gcc, cargo); omitted when none."""
     frame_pending: bool = False
     """A synchronized-output frame (DEC mode 2026) was open: the screen is the one from
     before it (or, once the frame is 150 ms old, the live one); omitted when none was."""
