@@ -682,7 +682,11 @@ class Client:
             if engine is None:
                 return KeyModes()
             modes = engine.modes
-            return KeyModes(app_cursor=modes.app_cursor, bracketed_paste=modes.bracketed_paste)
+            return KeyModes(
+                app_cursor=modes.app_cursor,
+                bracketed_paste=modes.bracketed_paste,
+                kitty=modes.kitty_keys,
+            )
         finally:
             self.release(mirror)
 
@@ -708,7 +712,11 @@ class Client:
                 engine = Terminal(max(mirror.cols, 1), max(mirror.rows, 1), history=0)
                 engine.feed(data)
                 seen = engine.modes
-                modes = KeyModes(app_cursor=seen.app_cursor, bracketed_paste=seen.bracketed_paste)
+                modes = KeyModes(
+                    app_cursor=seen.app_cursor,
+                    bracketed_paste=seen.bracketed_paste,
+                    kitty=seen.kitty_keys,
+                )
             return modes
         finally:
             self.release(mirror)

@@ -84,6 +84,8 @@ class GridScreen(pyte.Screen):
         self.frame: Frame | None = None
         # DECSCUSR's Ps: 0 the default, 1/2 block, 3/4 underline, 5/6 bar (odd: blinking).
         self.cursor_style = 0
+        # The kitty keyboard protocol's flags, a stack per screen (``_modes``).
+        self.kitty_stacks: dict[bool, list[int]] = {False: [], True: []}
         self.frame_clock: Callable[[], float] = time.monotonic
         super().__init__(columns, lines)
         self.buffer: defaultdict[int, Line] = self._new_buffer()  # type: ignore[assignment]
@@ -141,6 +143,7 @@ class GridScreen(pyte.Screen):
         self.link = ""
         self.frame = None
         self.cursor_style = 0
+        self.kitty_stacks = {False: [], True: []}
 
     @property
     def display(self) -> list[str]:

@@ -23,6 +23,9 @@ from phux.engine._pyte import modes as mo
 from phux.engine._sgr import _sgr_plan
 
 _SGR_CACHE_LIMIT = 8192
+KITTY_STACK = 16
+"""Entries a screen's kitty keyboard stack keeps (the oldest is evicted)."""
+_KITTY_FLAGS = 0b11111  # the five progressive enhancements
 
 
 class ModesScreen(GridScreen):
@@ -66,6 +69,39 @@ class ModesScreen(GridScreen):
         if kwargs.get("private") and (mo.DECSCNM >> 5) in modes:
             self._sgr_cache.clear()
 
+    # -- the kitty keyboard protocol's flags ------------------------------------------
+
+    @property
+    def kitty_flags(self) -> int:
+        """The active screen's kitty keyboard flags (the top of its stack; 0 if empty)."""
+        stack = self.kitty_stacks[self.alternate]
+        return stack[-1] if stack else 0
+
+    def kitty_keys(self, prefix: str, params: str) -> None:
+        """``CSI > flags u`` (push), ``CSI < n u`` (pop n), ``CSI = flags ; mode u`` (set:
+        mode 1 all, 2 set bits, 3 reset bits), ``CSI ? u`` (query): kitty's keyboard
+        protocol, a stack of flags per screen, the oldest entry evicted past
+        ``KITTY_STACK`` (as its specification says)."""
+        stack = self.kitty_stacks[self.alternate]
+        fields = [int(p) if p.isdigit() else 0 for p in params.split(";")] if params else [0]
+        value = fields[0] & _KITTY_FLAGS
+        if prefix == ">":
+            stack.append(value)
+            del stack[:-KITTY_STACK]
+        elif prefix == "<":
+            del stack[max(0, len(stack) - max(fields[0], 1)) :]
+        elif prefix == "=":
+            mode = fields[1] if len(fields) > 1 and fields[1] else 1
+            current = stack[-1] if stack else 0
+            new = value if mode == 1 else current | value if mode == 2 else current & ~value
+            if mode in (1, 2, 3):
+                if stack:
+                    stack[-1] = new
+                else:
+                    stack.append(new)
+        elif prefix == "?":
+            self.write_process_input(f"\x1b[?{self.kitty_flags}u")
+
     def _enter_alternate(self, mode: int) -> None:
         """?1049 (save the cursor, then a fresh alternate screen), ?1047, ?47.
 
@@ -79,6 +115,7 @@ class ModesScreen(GridScreen):
         self.main_buffer = self.buffer
         self.buffer = self._new_buffer()
         self.alternate = True
+        self.kitty_stacks[True] = []  # (a fresh alternate screen: its own keyboard flags)
 
     def _leave_alternate(self, mode: int) -> None:
         if not self.alternate or self.main_buffer is None:

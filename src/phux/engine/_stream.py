@@ -488,6 +488,10 @@ class EngineStream(pyte.Stream):
                     s.erase_in_line(_ints(params)[0])
                 elif final == "n":
                     s.report_device_status(_ints(params)[0], private=True)
+                elif final == "u":
+                    s.kitty_keys(prefix, params)
+            elif final == "u":
+                s.kitty_keys(prefix, params)
             elif prefix == ">" and final == "c":
                 s.report_device_attributes(_ints(params)[0], secondary=True)
             elif prefix == ">" and final == "q" and _ints(params)[0] == 0:

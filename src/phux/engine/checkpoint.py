@@ -439,6 +439,7 @@ def _load(out: list[str], sp: Savepoint, cols: int) -> str:
 
 def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, Line]) -> None:
     cols, rows = screen.columns, screen.lines
+    out.extend(f"\x1b[>{flags}u" for flags in screen.kitty_stacks[False])
     saved = screen.saved_cursors
     main_sp = saved.get(False)
     buffer: dict[int, Line] = main_buffer
@@ -464,6 +465,7 @@ def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, 
             out.append("".join(f"\x1b[?{m}h" for m in others))
             if 1049 in alt_modes:
                 out.append("\x1b[?1049h")
+        out.extend(f"\x1b[>{flags}u" for flags in screen.kitty_stacks[True])
         buffer = screen.buffer
         alt_lines: list[Line | None] = [buffer.get(y) for y in range(rows)]
         bodies = [_row_body(line, cols) for line in alt_lines]

@@ -36,6 +36,8 @@ class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect)
     autowrap: bool
     insert: bool
     origin: bool
+    kitty_keys: int = 0
+    """The kitty keyboard protocol's flags the program set on this screen (0: legacy keys)."""
 
 
 class Terminal:
@@ -237,6 +239,7 @@ class Terminal:
             autowrap=mo.DECAWM in mode,
             insert=mo.IRM in mode,
             origin=mo.DECOM in mode,
+            kitty_keys=self.screen.kitty_flags,
         )
 
     def take_replies(self) -> bytes:
