@@ -14,6 +14,9 @@ from .catalog import (
     Exited,
     Input,
     ListTerminals,
+    MetaDelete,
+    MetaEntry,
+    MetaSet,
     Ok,
     Resize,
     Resized,
@@ -24,6 +27,7 @@ from .catalog import (
     Spawn,
     SubscribeEvents,
     TerminalClosed,
+    TerminalFilter,
     TerminalList,
     TerminalSpawned,
     Unsubscribe,
@@ -247,3 +251,31 @@ def _resized_to(stream: Conn, terminal: int, size: tuple[int, int]) -> bool:
         resized = stream.expect_type(Resized, terminal=terminal)
         if (resized.cols, resized.rows) == size:
             return True
+
+
+@pytest.mark.clause("L1.md §8 filtered listing")
+def test_a_filtered_listing_holds_what_it_names(conn: Conn, cleanup: list[int]) -> None:
+    key = f"conformance.filter.{os.getpid()}"
+    a = spawn(conn, cleanup, ["/bin/sh"], metadata={key: b"x"}).terminal
+    b = spawn(conn, cleanup, ["/bin/sh"], metadata={key: b"y"}).terminal
+    c = spawn(conn, cleanup, ["/bin/sh"], metadata={key: b"x"}).terminal
+    rid = conn.rid()
+    assert conn.request(MetaSet(request_id=rid, key=f"{key}.g", value=b"1")) == Ok(request_id=rid)
+
+    def listed(only: TerminalFilter) -> TerminalList:
+        reply = conn.request(ListTerminals(request_id=conn.rid(), filter=only))
+        assert isinstance(reply, TerminalList)
+        return reply
+
+    by_ids = listed(TerminalFilter(terminals=[c, 2**32 - 1, a, c]))
+    assert [t.terminal for t in by_ids.terminals] == [a, c]  # creation order, once each
+    assert by_ids.global_metadata == []  # no prefixes: no global entries
+    by_value = listed(TerminalFilter(metadata=[MetaEntry(key=key, value=b"x")]))
+    assert [t.terminal for t in by_value.terminals] == [a, c]
+    both = listed(TerminalFilter(terminals=[b, c], metadata=[MetaEntry(key=key, value=b"x")]))
+    assert [t.terminal for t in both.terminals] == [c]
+    assert listed(TerminalFilter(metadata=[MetaEntry(key=key, value=b"z")])).terminals == []
+    prefixed = listed(TerminalFilter(terminals=[b], global_prefixes=[key]))
+    assert [(e.key, e.value) for e in prefixed.global_metadata] == [(f"{key}.g", b"1")]
+    rid = conn.rid()
+    assert conn.request(MetaDelete(request_id=rid, key=f"{key}.g")) == Ok(request_id=rid)

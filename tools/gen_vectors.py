@@ -183,6 +183,20 @@ def canonical_cases() -> list[tuple[str, Frame]]:
         ("KILL", f.Kill(request_id=5, terminals=[1, 2, 300])),
         ("KILL empty list", f.Kill(request_id=6, terminals=[])),
         ("LIST_TERMINALS", f.ListTerminals(request_id=9)),
+        (
+            "LIST_TERMINALS of one session",
+            f.ListTerminals(
+                request_id=27,
+                filter=f.TerminalFilter(
+                    metadata=[f.MetaEntry(key="phux.session", value=b"work")],
+                    global_prefixes=["phux.notes."],
+                ),
+            ),
+        ),
+        (
+            "LIST_TERMINALS of two ids",
+            f.ListTerminals(request_id=28, filter=f.TerminalFilter(terminals=[7, 3])),
+        ),
         ("LIST_AUDIT everything", f.ListAudit(request_id=25)),
         (
             "LIST_AUDIT one terminal",

@@ -46,6 +46,7 @@ RECORDS: tuple[type[Record], ...] = (
     f.Signaled,
     f.Foreground,
     f.TerminalInfo,
+    f.TerminalFilter,
     f.AuditRecord,
 )
 

@@ -271,4 +271,8 @@ def test_tag_and_window_selectors_end_to_end(client: Client) -> None:
     assert client.resolve(f"{name}:0.0", deadline).terminal == first.terminal_id
     with Client(client.socket_path, env={"PHUX_TERMINAL": str(first.terminal_id)}) as inside:
         assert inside.resolve(".", deadline).terminal == first.terminal_id
+        later = client.new(unique("t"), command=SH, deadline=Deadline.after(5))
         assert inside.kill(".", deadline) == [first.terminal_id]
+        # $PHUX_TERMINAL names a closed pane now: `.` is the most recently active
+        # session's pane, which the listing of that one terminal cannot say.
+        assert inside.resolve(".", deadline).terminal == later.terminal_id

@@ -29,9 +29,11 @@ does to the client that passes it: spec/proto.md §8, spec/L1.md §5.1, §7):
   PHUX_MAX_JOURNAL_TOTAL     output all terminals' journals hold (256 MiB)
   PHUX_TRIM_INTERVAL         seconds between looks at freed heap to give
                              back (5; 0: never)
-  PHUX_NAME_QUIET            seconds of quiet after which a listing reuses a
-                             foreground's program name while its group and
-                             tty modes hold (1; spec/L1.md §8.1)"""
+  PHUX_NAME_QUIET            seconds of quiet after which a listing may give a
+                             terminal's foreground as last read (1;
+                             spec/L1.md §8.1)
+  PHUX_LIST_REREAD           quiet terminals whose foreground a whole listing
+                             reads again anyway, longest unread first (64)"""
 
 
 @click.command("server", epilog=LIMITS)

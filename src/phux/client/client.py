@@ -47,13 +47,18 @@ from phux.client.selectors import (
     KEY_TAGS,
     KEY_WINDOW,
     KEY_WINDOW_NAME,
+    Current,
     Pane,
+    Selector,
     Session,
     Snapshot,
     expand,
+    narrowing_filter,
     parse_selector,
     pick_pane,
     resolve,
+    resolves_alone,
+    session_filter,
     slot_value,
     split_host,
     validate_session_name,
@@ -77,6 +82,7 @@ from phux.wire.frames import (
     Spawn,
     Subscribe,
     SubscribeEvents,
+    TerminalFilter,
     TerminalList,
     TerminalSpawned,
     Unsubscribe,
@@ -393,20 +399,38 @@ class Client:
 
     # ------------------------------------------------------------ snapshot + resolution
 
-    def list_terminals(self, deadline: Deadline) -> Snapshot:
+    def list_terminals(self, deadline: Deadline, only: TerminalFilter | None = None) -> Snapshot:
+        """Every terminal, or those ``only`` names: a server older than 1.4 lists every
+        one whatever the filter, so a caller must not take a filtered snapshot as
+        holding nothing else (resolving a target over more panes gives the same pane)."""
         with self._guard():
             reply = self.connection(deadline).call_expect(
-                lambda rid: ListTerminals(request_id=rid), TerminalList, deadline
+                lambda rid: ListTerminals(request_id=rid, filter=only), TerminalList, deadline
             )
         return Snapshot.from_wire(reply.terminals)
+
+    def list_session(self, session: str, deadline: Deadline) -> Snapshot:
+        """The terminals of ``session`` (and any others, from an older server)."""
+        return self.list_terminals(deadline, session_filter(session))
+
+    def _listing_for(self, selector: Selector, deadline: Deadline) -> Snapshot:
+        """A listing that resolves ``selector`` as the whole one would: with a thousand
+        terminals, a whole listing is ~250 KB to send and ~100 ms to decode, and every
+        verb starts by resolving its target."""
+        only = narrowing_filter(selector, self.env)
+        if only is not None:
+            snap = self.list_terminals(deadline, only)
+            if resolves_alone(selector, snap, self.env):
+                return snap
+        return self.list_terminals(deadline)
 
     def resolve(self, target: str | None, deadline: Deadline) -> Pane:
         """Selector -> one pane (the client-side TerminalInfo). ``HOST/selector``
         names a pane on another machine (phux.client.remote)."""
         target = self._target_host(target)
-        if target is not None:
-            parse_selector(target)  # syntax errors before touching the server
-        return resolve(target, self.list_terminals(deadline), self.env)
+        # Syntax errors before touching the server.
+        selector = Current() if target is None else parse_selector(target)
+        return resolve(target, self._listing_for(selector, deadline), self.env)
 
     def listed_after_subscribe(self, pane: Pane, mirror: Mirror, deadline: Deadline) -> Pane:
         """``pane`` with a foreground ``mirror`` can judge changes by: TERMINAL_STATE
@@ -419,7 +443,7 @@ class Client:
         """Selector -> every pane it names (no narrowing)."""
         target = self._target_host(target) or ""
         selector = parse_selector(target)
-        return expand(selector, self.list_terminals(deadline), target, self.env)
+        return expand(selector, self._listing_for(selector, deadline), target, self.env)
 
     # ------------------------------------------------------------ mirrors
 
@@ -1128,7 +1152,7 @@ class Client:
                 f"invalid window name {name!r}: non-numeric, no `:`, `.`, `,`, spaces"
             )
         while True:  # another client took the index meanwhile: list again
-            panes = self.list_terminals(deadline).session(session)
+            panes = self.list_session(session, deadline).session(session)
             if not panes:
                 raise TargetNotFound(f"no session named {session!r}")
             window = max((p.window or 0) for p in panes) + 1
@@ -1160,7 +1184,7 @@ class Client:
         while True:  # another client took the index meanwhile: list again
             siblings = [
                 p
-                for p in self.list_terminals(deadline).session(pane.session)
+                for p in self.list_session(pane.session, deadline).session(pane.session)
                 if (p.window or 0) == window
             ]
             index = max((p.pane or 0) for p in siblings or [pane]) + 1

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from phux.client.errors import LastNotAvailable, SelectorSyntax, TargetNotFound
 from phux.record import Record, field
-from phux.wire.frames import ExitStatus, Foreground, TerminalInfo
+from phux.wire.frames import ExitStatus, Foreground, MetaEntry, TerminalFilter, TerminalInfo
 
 KEY_SESSION = "phux.session"
 KEY_WINDOW = "phux.window"
@@ -322,6 +322,35 @@ def _current_terminal(env: Mapping[str, str]) -> int | None:
         return int(raw)
     except ValueError:
         return None
+
+
+def session_filter(session: str) -> TerminalFilter:
+    """A listing of one session's terminals (live and retained): its ``phux.session``."""
+    return TerminalFilter(metadata=[MetaEntry(key=KEY_SESSION, value=session.encode())])
+
+
+def narrowing_filter(selector: Selector, env: Mapping[str, str]) -> TerminalFilter | None:
+    """A filtered listing (protocol 1.4) that may resolve ``selector``, or None when
+    only the whole listing can (``=``, ``#TAG``, ``.`` without ``$PHUX_TERMINAL``)."""
+    if isinstance(selector, ById):
+        return TerminalFilter(terminals=[selector.terminal])
+    if isinstance(selector, SessionSel):
+        return session_filter(selector.session)
+    if isinstance(selector, Current):
+        current = _current_terminal(env)
+        return None if current is None else TerminalFilter(terminals=[current])
+    return None
+
+
+def resolves_alone(selector: Selector, snap: Snapshot, env: Mapping[str, str]) -> bool:
+    """Whether ``snap``, listed with :func:`narrowing_filter`, names what the whole listing
+    would: always, but for ``.`` whose ``$PHUX_TERMINAL`` is not a live terminal (then
+    the most recently active session is the current pane, which needs every one)."""
+    if isinstance(selector, Current):
+        current = _current_terminal(env)
+        pane = None if current is None else snap.by_id.get(current)
+        return True
+    return True
 
 
 def expand(

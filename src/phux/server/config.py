@@ -171,6 +171,11 @@ class ServerConfig:
     """A foreground's program read from /proc this long after the terminal's last input
     or output is taken to hold, while its group and tty modes do, by LIST_TERMINALS
     (``$PHUX_NAME_QUIET``; see Terminal.foreground)."""
+    list_reread: int = field(default_factory=lambda: int(_env("PHUX_LIST_REREAD", "64")))
+    """A whole listing reads the foreground again, besides those of terminals active
+    since it was last read, for this many terminals, those read longest ago
+    (``$PHUX_LIST_REREAD``; every terminal of a server with this many or fewer;
+    see phux.server.listing)."""
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""
     audit_file: Path | None = None

@@ -372,8 +372,7 @@ class ClientConnection:
             term.drop_input(self)
         self.input_terminals.clear()
         for sub in self.subs.values():
-            if sub in sub.terminal.subscribers:
-                sub.terminal.subscribers.remove(sub)
+            if sub.terminal.remove_subscriber(sub):
                 give_size_back(sub)
         self.subs.clear()
         for msub in self.meta_subs.values():
@@ -680,7 +679,7 @@ class ClientConnection:
         self.outbox.push(Ok(request_id=frame.request_id))
 
     def _list(self, frame: ListTerminals) -> None:
-        self.outbox.push(self.state.terminal_list(frame.request_id))
+        self.outbox.push(self.state.terminal_list(frame.request_id, frame.filter))
 
     def _list_audit(self, frame: ListAudit) -> None:
         audit = self.state.audit
@@ -757,7 +756,7 @@ class ClientConnection:
         )
         if size is not None:
             sub.size, sub.sized_at = size, next(_SIZED)
-        term.subscribers.append(sub)
+        term.add_subscriber(sub)
         self.subs[term.id] = sub
         self.outbox.push_bootstrap(sub, frame.request_id)
 
@@ -767,8 +766,7 @@ class ClientConnection:
             raise RequestError(
                 ErrorCode.NOT_SUBSCRIBED, f"not subscribed to terminal {frame.terminal}"
             )
-        if sub in sub.terminal.subscribers:
-            sub.terminal.subscribers.remove(sub)
+        if sub.terminal.remove_subscriber(sub):
             give_size_back(sub)
         self.outbox.drop(sub, keep_bootstrap=True)
         self.outbox.push(Ok(request_id=frame.request_id))

@@ -1,12 +1,16 @@
-"""LIST_TERMINALS answered from each terminal's encoded entry while nothing in it changed.
+"""LIST_TERMINALS: whole listings from each terminal's encoded entry while nothing in
+it changed, and filtered ones (since 1.4) read fresh.
 
-Every CLI verb starts with a listing to resolve its target. With a thousand
-terminals, building and encoding a TerminalInfo for each took ~60 ms of the
-loop per listing, and an idle terminal's entry is the same every time: it is
-kept encoded with what it was made of, and reused while that is unchanged.
-What it is made of is read fresh for every listing (the foreground too, see
-Terminal.foreground), so a reused entry is exactly the one that would be
-encoded now.
+Every CLI verb used to start with a whole listing to resolve its target. With a
+thousand terminals, building and encoding a TerminalInfo for each took ~60 ms of
+the loop per listing, and reading each foreground (two ioctls) ~5 ms more. An idle
+terminal's entry is the same every time: it is kept encoded with what it was made
+of, and reused while that is unchanged. The foreground is what is costly to read
+fresh, so a whole listing reads it again only where it may have moved (see
+Terminal.foreground) and, round-robin, for ``reread`` more terminals each time: a
+server of that many terminals or fewer reads all of them at every listing
+(spec/L1.md §8.1). A filtered listing (``TerminalFilter``: the way a client
+resolves one target) names few terminals and reads each of them fresh.
 """
 
 from __future__ import annotations
@@ -15,39 +19,104 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from phux.server.metadata import entries
 from phux.wire.frames import ExitStatus, Foreground, TerminalInfo, TerminalList
-from phux.wire.tlv import Encoded, encode_struct
+from phux.wire.tlv import Encoded, encode_struct, leaf_for
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from phux.server.terminal import Terminal
+    from phux.wire.frames import TerminalFilter
 
 
 class ListingCache:
     """The encoded TerminalInfo of each listed terminal, with what it was made of."""
 
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[_Parts, Encoded]] = {}
+    def __init__(self, reread: int) -> None:
+        self._entries: dict[int, tuple[int, _Parts, Encoded]] = {}
+        """Per terminal: its stamp, what its entry was made of, the entry encoded."""
+        self._unsettled: set[int] = set()
+        """Terminals whose last reading of the foreground may not be given again."""
+        self._reread = reread
+        self._cursor = 0
+        """Where the next whole listing's round of fresh reads starts."""
+        self._whole = Encoded(_TERMINALS.encode([]))
+        """The last whole listing's ``terminals`` field, encoded: given again as it is
+        when not one entry changed (an idle server's listing encodes nothing)."""
 
     def terminal_list(
-        self, request_id: int, terminals: Iterable[Terminal], global_scope: dict[str, bytes]
+        self,
+        request_id: int,
+        terminals: dict[int, Terminal],
+        global_scope: dict[str, bytes],
+        only: TerminalFilter | None = None,
     ) -> TerminalList:
-        fresh: dict[int, tuple[_Parts, Encoded]] = {}
+        if only is not None:
+            return _filtered(request_id, terminals, global_scope, only)
+        count = len(terminals)
+        reread = self._reread
+        start = self._cursor % count if count else 0
+        self._cursor = start + reread
+        everyone = reread >= count
+        entries_before = self._entries
+        unsettled = self._unsettled
+        fresh: dict[int, tuple[int, _Parts, Encoded]] = {}
         infos = []
-        for term in terminals:
-            made_of = _made_of(term)
-            cached = self._entries.get(term.id)
-            if cached is None or cached[0] != made_of:
-                cached = made_of, Encoded(encode_struct(_info(term, made_of)))
-            fresh[term.id] = cached
-            infos.append(cached[1])
+        changed = count != len(entries_before)
+        for index, term in enumerate(terminals.values()):
+            tid = term.id
+            cached = entries_before.get(tid)
+            in_round = everyone or (index - start) % count < reread
+            if cached is None or cached[0] != term.stamp or in_round or tid in unsettled:
+                made_of = _made_of(term, in_round)
+                if cached is None or cached[1] != made_of:
+                    cached = term.stamp, made_of, Encoded(encode_struct(_info(term, made_of)))
+                    changed = True
+                else:
+                    cached = term.stamp, made_of, cached[2]
+                if term.foreground_settled() or not term.alive:
+                    unsettled.discard(tid)
+                else:
+                    unsettled.add(tid)
+            fresh[tid] = cached
+            infos.append(cached[2])
         self._entries = fresh  # forgotten terminals go with the listing that misses them
+        unsettled.intersection_update(fresh)
+        if changed:  # (the same count and no new entry: the same terminals, in order)
+            self._whole = Encoded(_TERMINALS.encode(infos))
         return TerminalList(
             request_id=request_id,
-            # Encoded elements are written as they are (phux.wire.tlv.Encoded).
-            terminals=cast("list[TerminalInfo]", infos),
+            # Encoded values are written as they are (phux.wire.tlv.Encoded).
+            terminals=cast("list[TerminalInfo]", self._whole),
             global_metadata=entries(global_scope),
         )
+
+
+def _filtered(
+    request_id: int,
+    terminals: dict[int, Terminal],
+    global_scope: dict[str, bytes],
+    only: TerminalFilter,
+) -> TerminalList:
+    named: Iterable[Terminal] = terminals.values()
+    if only.terminals:  # ids grow with creation: sorted is the listing's order
+        named = [terminals[tid] for tid in sorted(set(only.terminals)) if tid in terminals]
+    required = [(e.key, e.value) for e in only.metadata]
+    infos = [
+        _info(term, _made_of(term, True))
+        for term in named
+        if all(term.metadata.get(key) == value for key, value in required)
+    ]
+    prefixes = tuple(only.global_prefixes)
+    return TerminalList(
+        request_id=request_id,
+        terminals=infos,
+        global_metadata=[e for e in entries(global_scope) if e.key.startswith(prefixes)]
+        if prefixes
+        else [],
+    )
+
+
+_TERMINALS = leaf_for(list[TerminalInfo])
 
 
 class _Parts(NamedTuple):
@@ -61,14 +130,15 @@ class _Parts(NamedTuple):
     viewers: int
     primaries: int
     next_seq: int
-    metadata: tuple[tuple[str, bytes], ...]
+    stamp: int
+    """Terminal.stamp: it moves with the metadata, which is therefore not compared."""
 
 
-def _made_of(term: Terminal) -> _Parts:
+def _made_of(term: Terminal, reread: bool) -> _Parts:
     journal = term.journal
     viewers, primaries = term.counts() if term.subscribers else (0, 0)
     return _Parts(
-        term.foreground(),
+        term.foreground(reread=reread),
         journal.cols,
         journal.rows,
         term.alive,
@@ -76,7 +146,7 @@ def _made_of(term: Terminal) -> _Parts:
         viewers,
         primaries,
         journal.next_seq,
-        tuple(term.metadata.items()),
+        term.stamp,
     )
 
 

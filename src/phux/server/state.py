@@ -31,7 +31,7 @@ from phux.server.subscriber import QueueBudget
 from phux.server.terminal import Terminal
 from phux.signed_marks import KEY_METADATA, SHELL_METADATA
 from phux.wire.errors import ErrorCode
-from phux.wire.frames import Signal, Spawn, TerminalList, TerminalSpawned
+from phux.wire.frames import Signal, Spawn, TerminalFilter, TerminalList, TerminalSpawned
 from phux.wire.handshake import MINOR_TERMINAL_STATE
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class ServerState:
         self.terminals: dict[int, Terminal] = {}
         self.connections: set[ClientConnection] = set()
         self.meta = MetadataHub()
-        self.listing = ListingCache()
+        self.listing = ListingCache(config.list_reread)
         self._next_id = 1
         self.activity = trio.Event()
         """Set (and replaced) whenever terminals or connections come or go."""
@@ -364,10 +364,8 @@ class ServerState:
 
     # ------------------------------------------------------------ list
 
-    def terminal_list(self, request_id: int) -> TerminalList:
-        return self.listing.terminal_list(
-            request_id, self.terminals.values(), self.meta.global_scope
-        )
+    def terminal_list(self, request_id: int, only: TerminalFilter | None = None) -> TerminalList:
+        return self.listing.terminal_list(request_id, self.terminals, self.meta.global_scope, only)
 
     # ------------------------------------------------------------ metadata
 
@@ -382,10 +380,14 @@ class ServerState:
         check_value(key, value, self.config.max_metadata_value)
         scope = self.scope(terminal, writing=True)
         scope[key] = value
+        if terminal is not None:
+            self.terminals[terminal].stamp += 1
         self.meta.changed(key, terminal, value)
 
     def meta_delete(self, terminal: int | None, key: str) -> None:
         check_key(key)
         scope = self.scope(terminal, writing=True)
         if scope.pop(key, None) is not None:
+            if terminal is not None:
+                self.terminals[terminal].stamp += 1
             self.meta.changed(key, terminal, None)

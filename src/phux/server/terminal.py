@@ -145,6 +145,13 @@ class Terminal:
         """The key last read with its program from /proc, its modes, and when (see
         foreground())."""
         self._fg_wake = trio.Event()
+        self._fg_listed: tuple[fgread.Key | None, Foreground | None, float] | None = None
+        """The foreground a full listing last read, with ``_fg_key`` then and when: what a
+        later listing may give again (see foreground())."""
+        self.stamp = 0
+        """Moves with every change a listing shows (output, input written, size,
+        subscribers, KILL, exit, metadata, the foreground observed): a whole listing
+        gives a terminal's entry again while it holds (phux.server.listing)."""
 
     # ------------------------------------------------------------ observers
 
@@ -160,6 +167,18 @@ class Terminal:
     @property
     def size(self) -> tuple[int, int]:
         return self.journal.cols, self.journal.rows
+
+    def add_subscriber(self, sub: Subscription) -> None:
+        self.subscribers.append(sub)
+        self.stamp += 1
+
+    def remove_subscriber(self, sub: Subscription) -> bool:
+        """Whether ``sub`` was one (and is no more)."""
+        if sub not in self.subscribers:
+            return False
+        self.subscribers.remove(sub)
+        self.stamp += 1
+        return True
 
     def counts(self) -> tuple[int, int]:
         viewers = sum(1 for s in self.subscribers if s.role is Role.VIEWER)
@@ -238,6 +257,7 @@ class Terminal:
         for sub in self.subscribers:
             sub.push_output(chunk)
         self._active_at = time.monotonic()
+        self.stamp += 1
         if self._fg_armed:
             self._fg_wake.set()
 
@@ -265,6 +285,7 @@ class Terminal:
         if self.exit_status is not None:
             return
         self.exit_status = status
+        self.stamp += 1
         self.final_seq = self.journal.next_seq
         pending = list(self._inputs)
         self._inputs.clear()
@@ -301,6 +322,7 @@ class Terminal:
     def kill(self, grace_nursery: trio.Nursery) -> None:
         """Mark closed for observers and hang up its process groups (one synchronous step)."""
         self.killed = True
+        self.stamp += 1
         self._signal_all(signal.SIGHUP)
         grace_nursery.start_soon(self._kill_after_grace)
 
@@ -337,6 +359,7 @@ class Terminal:
         with contextlib.suppress(OSError):
             signal_group(foreground_pgrp(self.master_fd, self.pid), signal.SIGWINCH)
         change = self.journal.resize(cols, rows)
+        self.stamp += 1
         for resize_hook in list(self.resize_hooks):
             try:
                 resize_hook(self, change)
@@ -350,18 +373,41 @@ class Terminal:
 
     # ------------------------------------------------------------ foreground
 
-    def foreground(self) -> Foreground | None:
+    def foreground(self, *, reread: bool = True) -> Foreground | None:
         """The foreground now (LIST_TERMINALS); also reported as a change if it is one.
 
-        The group and the tty's modes are read every time (two ioctls). The group's
-        program, read from /proc (the costly part: a listing of a thousand terminals
-        spent ~40 ms on it), is read again only when they changed, or when the last
-        time it was read came less than ``name_quiet_s`` after the terminal's last input or
-        output (a job forked then exec'd shows its parent's name for that moment).
-        An idle terminal's listing therefore costs no /proc read (spec/L1.md §8.1).
+        The group and the tty's modes are read (two ioctls), except that with
+        ``reread`` false the last reading is given again when it came at least
+        ``name_quiet_s`` after the terminal's last input or output and nothing has
+        been observed since (a full listing of a thousand idle terminals spent most
+        of its time in these ioctls; ServerState re-reads some every listing, so a
+        change made without input or output still shows: spec/L1.md §8.1). The
+        group's program, read from /proc (~40 ms for a thousand), is read again only
+        when they changed, or when the last time it was read came less than
+        ``name_quiet_s`` after the terminal's last input or output (a job forked then
+        exec'd shows its parent's name for that moment).
         """
         if self.exit_status is not None or self.killed:
             return None
+        if not reread and self.foreground_settled():
+            assert self._fg_listed is not None
+            return self._fg_listed[1]
+        record = self._read_foreground()
+        self._fg_listed = (
+            (self._fg_key, record, time.monotonic()) if record is self._fg_record else None
+        )
+        return record
+
+    def foreground_settled(self) -> bool:
+        """Whether the last listing's reading may be given again (see foreground())."""
+        listed = self._fg_listed
+        return (
+            listed is not None
+            and listed[0] == self._fg_key
+            and listed[2] - self._active_at >= self.config.name_quiet_s
+        )
+
+    def _read_foreground(self) -> Foreground | None:
         modes = fgread.read_modes(self.master_fd)
         if modes is None:
             self._observe(None)
@@ -381,8 +427,9 @@ class Terminal:
         record = fgread.build(key, pid, settled=False)
         if record is None:  # caught in exec: the state before it, until a check sees it
             return self._fg_record or fgread.build(key, pid)
-        if not self._observe(key, record):
+        if not self._observe(key, record) and record is not self._fg_record:
             self._fg_record = record
+            self.stamp += 1
         return record
 
     def _named(self, modes: fgread.Modes) -> tuple[fgread.Key, int]:
@@ -416,6 +463,7 @@ class Terminal:
             return False
         self._fg_key = key
         self._fg_record = record
+        self.stamp += 1
         if self._on_state is not None and self.exit_status is None:
             # What the program wrote before the change goes out first (spec/L1.md
             # §8.1): a shell prints its continuation prompt, then gives the terminal
@@ -445,6 +493,7 @@ class Terminal:
             found = fgread.read_key(self.master_fd, self.pid)
             self._fg_key = None if found is None else found[0]
             self._fg_record = None
+            self.stamp += 1
         self._fg_wake.set()
 
     async def _foreground_watcher(self) -> None:
@@ -682,6 +731,7 @@ class Terminal:
             if item.conn is not None:
                 self.queued_input -= len(item.data)
             self._active_at = time.monotonic()
+            self.stamp += 1
             if self._fg_armed:
                 self._fg_wake.set()
             if item.cancelled or item.conn is None:

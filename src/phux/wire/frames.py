@@ -247,11 +247,26 @@ class Kill(Frame):
     terminals: list[U32]
 
 
+class TerminalFilter(Record):
+    """Which terminals a LIST_TERMINALS wants (since 1.4; spec/L1.md §8).
+
+    ``terminals``: only these ids (empty: any). ``metadata``: only terminals whose
+    metadata holds each entry, key and value exactly (empty: any). The global
+    metadata is limited too: only entries whose key starts with one of
+    ``global_prefixes`` (empty: none).
+    """
+
+    terminals: list[U32] = field(default_factory=list)
+    metadata: list[MetaEntry] = field(default_factory=list)
+    global_prefixes: list[str] = field(default_factory=list)
+
+
 class ListTerminals(Frame):
-    """Answered by TERMINAL_LIST."""
+    """Answered by TERMINAL_LIST: every terminal, or (since 1.4) those ``filter`` names."""
 
     TYPE: ClassVar[int] = 0x30
     request_id: U32
+    filter: TerminalFilter | None = None
 
 
 class ListAudit(Frame):

@@ -6,7 +6,7 @@ from phux.wire.errors import ErrorCode, WireError
 from phux.wire.frames import Error, Frame, Hello, Ping
 from phux.wire.tlv import spec_name
 
-PROTOCOL_VERSION = (1, 3, 0)
+PROTOCOL_VERSION = (1, 4, 0)
 """major.minor.patch of the wire this package implements (spec/proto.md §10)."""
 
 MINOR_TERMINAL_STATE = 1
@@ -17,6 +17,9 @@ MINOR_INPUT_UNITS = 2
 
 MINOR_AUDIT = 3
 """The minor that added SUBSCRIBE.input with INPUT_WRITTEN, and LIST_AUDIT / AUDIT_LIST."""
+
+MINOR_LIST_FILTER = 4
+"""The minor that added LIST_TERMINALS.filter (TerminalFilter)."""
 
 
 def compatible(major: int, minor: int) -> bool:
