@@ -70,6 +70,9 @@ def engine_state(t: Terminal) -> dict[str, Any]:
         "cwd": s.cwd,
         "semantic": s.semantic,
         "hyperlink": plain(s.hyperlink) if s.hyperlink else s.hyperlink,
+        "link": plain(s.link),
+        "cursor_style": s.cursor_style,
+        "kitty_keys": {alt: list(stack) for alt, stack in s.kitty_stacks.items()},
         "saved": {
             alt: (
                 min(sp.cursor.x, cols - 1),

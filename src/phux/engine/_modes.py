@@ -123,6 +123,7 @@ class ModesScreen(GridScreen):
         self.buffer = self.main_buffer
         self.main_buffer = None
         self.alternate = False
+        self.kitty_stacks[True] = []  # (its flags go with it)
         if mode == 1049 and self.saved_cursors.get(False) is not None:
             self.restore_cursor()
 
@@ -184,8 +185,9 @@ class ModesScreen(GridScreen):
         cursor = copy.copy(savepoint.cursor)
         cursor.hidden = mo.DECTCEM not in self.mode
         attrs = _attrs(cursor)
-        if attrs.semantic != self.semantic:
-            _set_attrs(cursor, attrs._replace(semantic=self.semantic))
+        if attrs.semantic != self.semantic or attrs.link != self.link:
+            # (the OSC 133 mark and the OSC 8 link are not part of a saved cursor)
+            _set_attrs(cursor, attrs._replace(semantic=self.semantic, link=self.link))
         self.cursor = cursor
         # Stock pyte clamps the restored row into the scroll region; xterm and
         # tmux restore it as saved (the region only binds in origin mode).

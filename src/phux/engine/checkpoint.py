@@ -401,7 +401,10 @@ def _cursor_to(
     out.append(f"\x1b[{y - top + 1};{at + 1}H")
     out.append(_OSC133[cell.semantic])
     out.append(sgr(cell))
-    out.append(cell.data)
+    if cell.link:  # (closed again: the pen's own link, if any, is set later)
+        out.append(f"\x1b]8;{plain(cell.link)}\x07{cell.data}\x1b]8;;\x07")
+    else:
+        out.append(cell.data)
     return cell.semantic
 
 
