@@ -62,20 +62,26 @@ _DEFAULT_STYLE: Data = {
 }
 
 
-def _cursor_style(shape: str | None, blink: bool) -> Any:
-    def cursor(x: int, y: int) -> Data:
-        if shape is None:
-            return {"x": x, "y": y, "visible": True}
-        return {"x": x, "y": y, "visible": True, "shape": shape, "blink": blink}
+# DECSCUSR's Ps -> the cursor's shape and blink; 0 (the terminal's default) adds no keys.
+_CURSOR_STYLES: tuple[tuple[str, bool] | None, ...] = (
+    None,
+    ("block", True),
+    ("block", False),
+    ("underline", True),
+    ("underline", False),
+    ("bar", True),
+    ("bar", False),
+)
 
-    return cursor
+
+def _cursor(x: int, y: int, style: int) -> Data:
+    data: Data = {"x": x, "y": y, "visible": True}
+    shape = _CURSOR_STYLES[style]
+    if shape is not None:
+        data["shape"], data["blink"] = shape
+    return data
 
 
-# DECSCUSR's Ps -> the cursor's keys: 0 (the terminal's default) adds none.
-_CURSOR_STYLES = [
-    _cursor_style(shape, ps % 2 == 1)
-    for ps, shape in enumerate((None, "block", "block", "underline", "underline", "bar", "bar"))
-]
 _SEMANTIC = {SEM_PROMPT: "prompt", SEM_INPUT: "input"}
 _STYLE_CACHE_LIMIT = 4096
 
@@ -101,7 +107,7 @@ def screen_data(
         "cols": cols,
         "rows": rows,
         "cursor": (
-            _CURSOR_STYLES[screen.cursor_style](min(cursor.x, cols - 1), cursor.y)
+            _cursor(min(cursor.x, cols - 1), cursor.y, screen.cursor_style)
             if mo.DECTCEM in screen.mode
             else None
         ),
