@@ -609,7 +609,7 @@ class ClientCore:
         return self.keep_warm == 0 and pane.terminal not in self._mirrors
 
     def modes(self, pane: Pane, deadline: Deadline) -> KeyModes:
-        """The terminal's input modes (application cursor keys, bracketed paste)."""
+        """The terminal's input modes (application cursor keys, bracketed paste, kitty keys)."""
         from phux.client.keys import KeyModes
 
         if self._one_shot(pane):
