@@ -609,7 +609,7 @@ class ClientCore:
         return self.keep_warm == 0 and pane.terminal not in self._mirrors
 
     def modes(self, pane: Pane, deadline: Deadline) -> KeyModes:
-        """The terminal's input modes (application cursor keys, bracketed paste)."""
+        """The terminal's input modes (application cursor keys, bracketed paste, kitty keys)."""
         from phux.client.keys import KeyModes
 
         if self._one_shot(pane):
@@ -620,7 +620,11 @@ class ClientCore:
             if engine is None:
                 return KeyModes()
             modes = engine.modes
-            return KeyModes(app_cursor=modes.app_cursor, bracketed_paste=modes.bracketed_paste)
+            return KeyModes(
+                app_cursor=modes.app_cursor,
+                bracketed_paste=modes.bracketed_paste,
+                kitty=modes.kitty_keys,
+            )
         finally:
             self.release(mirror)
 
@@ -646,7 +650,11 @@ class ClientCore:
                 engine = Terminal(max(mirror.cols, 1), max(mirror.rows, 1), history=0)
                 engine.feed(data)
                 seen = engine.modes
-                modes = KeyModes(app_cursor=seen.app_cursor, bracketed_paste=seen.bracketed_paste)
+                modes = KeyModes(
+                    app_cursor=seen.app_cursor,
+                    bracketed_paste=seen.bracketed_paste,
+                    kitty=seen.kitty_keys,
+                )
             return modes
         finally:
             self.release(mirror)
