@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import phux.client.client as client_module
+import phux.client.core as client_core
 from phux.client import Client, Deadline
 from phux.client.connection import Connection
 from phux.client.errors import ServerError
@@ -89,7 +89,7 @@ def test_pastes_split_into_many_frames_are_not_interleaved(
 ) -> None:
     """Pastes bigger than one INPUT frame go out as several frames: the server
     writes them as one unit, whatever else other clients send meanwhile."""
-    monkeypatch.setattr(client_module, "MAX_INPUT_FRAME", 4096)
+    monkeypatch.setattr(client_core, "MAX_INPUT_FRAME", 4096)
     out = tmp_path / "out"
     with Client(sock, env={}) as setup:
         cat_into(setup, "pastes", out)

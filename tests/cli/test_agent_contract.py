@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from .schemas import validate
 from .test_e2e import Phux, phux  # noqa: F401  (the module-scoped server fixture)
 
 
@@ -49,3 +50,51 @@ def test_literal_flag_types_key_names_as_text(phux: Phux, tmp_path: Path) -> Non
     assert phux("send-keys", "literal", "Enter").code == 0
     _wait_for(out.exists)
     _wait_for(lambda: out.read_text() == "Enter")
+
+
+KITTY_PROGRAM = """
+import os, sys, tty
+tty.setraw(0)
+os.write(1, b"\\x1b[>1u" + b"kitty-ready\\r\\n")  # disambiguate escape codes
+got = b""
+while not got.endswith(b"\\x1b[120;3u"):  # (M-x ends the test)
+    chunk = os.read(0, 100)
+    if not chunk:
+        break
+    got += chunk
+with open(sys.argv[1], "wb") as out:
+    out.write(got)
+"""
+
+
+def test_send_keys_speaks_the_kitty_keyboard_protocol_a_program_asked_for(phux: Phux) -> None:  # noqa: F811
+    """A program that pushes kitty's "disambiguate" flag gets Escape, Ctrl and Alt
+    keys and F3 as kitty sends them; a command line still types as text."""
+    import sys
+
+    out = phux.root / "kitty-keys.bin"
+    phux.new("kittykeys", sys.executable, "-c", KITTY_PROGRAM, str(out))
+    res = phux("wait", "--until", "kitty-ready", "--timeout", "15", "kittykeys")
+    assert res.code == 0, res.err
+    res = phux("send-keys", "kittykeys", "ab", "Escape", "C-a", "F3", "Enter", "M-x")
+    assert res.code == 0, res.err
+    _wait_for(lambda: out.exists() and out.stat().st_size > 0)
+    assert out.read_bytes() == b"ab\x1b[27u\x1b[97;5u\x1b[13~\r\x1b[120;3u"
+
+
+def test_snapshot_lists_the_hyperlinks_ls_prints(phux: Phux) -> None:  # noqa: F811
+    folder = phux.root / "linked"
+    folder.mkdir()
+    (folder / "first.txt").write_text("")
+    (folder / "second").mkdir()
+    phux.new("links", "sh", "-c", f"ls -1 --hyperlink=always {folder}; echo listed; exec sleep 600")
+    res = phux("wait", "--until", "listed", "--timeout", "15", "links")
+    assert res.code == 0, res.err
+    res = phux("snapshot", "--json", "links")
+    assert res.code == 0, res.err
+    doc = res.json()
+    validate("screen_state", doc)
+    links = [(x["row"], x["col"], x["width"], x["uri"].rsplit("/", 1)[-1]) for x in doc["links"]]
+    assert links == [(0, 0, 9, "first.txt"), (1, 0, 6, "second")]
+    assert all(x["uri"].startswith("file://") for x in doc["links"])
+    phux("kill", "links")

@@ -10,7 +10,7 @@ import pytest
 from tools import gen_schemas
 
 from phux.client import models as m
-from phux.client.run import RunOutcome
+from phux.client.run_base import RunOutcome
 from phux.client.selectors import Session
 from phux.engine.screen_state import CellInfo, CellStyle, Cursor, PaletteColor, RgbColor
 from phux.record import fields

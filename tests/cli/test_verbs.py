@@ -20,7 +20,7 @@ from phux.cli import actions, verbs
 from phux.cli.main import cli, run_cli
 from phux.client import errors
 from phux.client import models as m
-from phux.client.run import RunOutcome
+from phux.client.run_base import RunOutcome
 from phux.client.selectors import Session
 from phux.engine.screen_state import Cursor, ScreenState
 

@@ -136,3 +136,48 @@ def test_a_paste_cannot_end_itself_early(text: bytes, body: bytes) -> None:
 
     assert paste_bytes(text, PASTE) == b"\x1b[200~" + body + b"\x1b[201~"
     assert paste_bytes(text, KeyModes()) == text  # no bracketed paste: sent unchanged
+
+
+KITTY = KeyModes(kitty=1)
+
+
+@pytest.mark.parametrize(
+    ("keys", "want"),
+    [
+        # As kitty's keyboard protocol specifies "disambiguate escape codes" (flag 1).
+        (["Escape"], b"\x1b[27u"),
+        (["C-a"], b"\x1b[97;5u"),
+        (["M-x"], b"\x1b[120;3u"),
+        (["C-M-x"], b"\x1b[120;7u"),
+        (["C-S-i"], b"\x1b[105;6u"),
+        (["M-S-a"], b"\x1b[97;4u"),
+        (["C-c", "C-z"], b"\x03\x1a"),
+        (["C-["], b"\x1b[91;5u"),
+        (["M-Escape"], b"\x1b[27;3u"),
+        (["S-Enter"], b"\x1b[13;2u"),
+        (["C-Enter"], b"\x1b[13;5u"),
+        (["BTab"], b"\x1b[9;2u"),
+        (["C-Space"], b"\x1b[32;5u"),
+        (["M-BSpace"], b"\x1b[127;3u"),
+        (["F1", "F2", "F3", "F4"], b"\x1b[P\x1b[Q\x1b[13~\x1b[S"),
+        (["C-F1", "S-F3"], b"\x1b[1;5P\x1b[13;2~"),
+        # Unchanged: text, shifted text, Enter, Tab, Backspace, Space, arrows, tilde keys.
+        (["ls -l", "Enter", "Tab", "BSpace", "Space", "S-a"], b"ls -l\r\t\x7f A"),
+        (["Up", "C-Left", "F5", "S-Delete"], b"\x1b[A\x1b[1;5D\x1b[15~\x1b[3;2~"),
+    ],
+)
+def test_kitty_disambiguate(keys: list[str], want: bytes) -> None:
+    assert encode_keys(keys, KITTY) == want
+
+
+def test_kitty_flags_without_disambiguate_keep_the_legacy_encoding() -> None:
+    keys = ["Escape", "C-a", "M-x", "F3", "BTab"]
+    assert encode_keys(keys, KeyModes(kitty=2)) == encode_keys(keys)
+
+
+def test_the_modes_are_looked_at_for_every_key_kitty_changes() -> None:
+    from phux.client.keys import needs_modes
+
+    for keys in (["Escape"], ["C-a"], ["M-x"], ["F3"], ["BTab"], ["Up"]):
+        assert needs_modes(keys), keys
+    assert not needs_modes(["echo hi", "Enter", "Tab", "BSpace", "Space"])

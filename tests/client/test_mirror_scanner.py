@@ -6,13 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phux.client.mirror import Mirror
-from phux.client.run import (
-    MarkerScanner,
-    _render_engine,
-    _render_plain,
-    render_output,
-    wrap_command,
-)
+from phux.client.run_markers import MarkerScanner, wrap_command
+from phux.client.run_output import _render_engine, _render_plain, render_output
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,

@@ -151,3 +151,10 @@ def test_checkpoints_scan_to_the_modes_they_recreate(parts: list[bytes]) -> None
     assert scanned == KeyModes(
         app_cursor=source.modes.app_cursor, bracketed_paste=source.modes.bracketed_paste
     )
+
+
+def test_kitty_keyboard_requests_are_left_to_the_engine() -> None:
+    # The flags are a stack per screen: the scanner declines, and the engine answers.
+    for data in (b"\x1b[>1u", b"\x1b[<u", b"\x1b[=1;1u", b"ab\x1b[?1049h\x1b[>5u"):
+        assert scan_modes(data) is None
+    assert scan_modes(b"\x1b[u\x1b[?1h") is not None  # (CSI u alone: SCORC)

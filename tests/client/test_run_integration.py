@@ -19,7 +19,7 @@ import pytest
 
 from phux.client import Client, Deadline, RunTimedOut
 from phux.client.errors import IncompleteCommand, PaneBusy, PaneDied
-from phux.client.run import RunOutcome
+from phux.client.run_base import RunOutcome
 
 from .conftest import unique
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from phux.client.run import command_line, quote_word
+from phux.client.run_base import command_line, quote_word
 
 WORDS = [
     "plain",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from phux.client.run import MarkScanner
+from phux.client.run_integrated import MarkScanner
 from phux.client.typeahead import Typeahead, echo_mode, excise, tty_echo
 from phux.wire.frames import Foreground, InputWritten, Output
 

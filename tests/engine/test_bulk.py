@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal, _bulk, _stream
-from phux.engine._screen import Cell, _LazyLine, _TextLine
+from phux.engine._cells import Cell, _LazyLine, _TextLine
 from phux.engine.checkpoint import write_checkpoint
 
 from .floods import chunked, coloured_session

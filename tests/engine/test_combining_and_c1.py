@@ -18,7 +18,7 @@ import unicodedata
 import pytest
 
 from phux.engine import Terminal
-from phux.engine._screen import MAX_COMBINING
+from phux.engine._cells import MAX_COMBINING
 from phux.engine.checkpoint import write_checkpoint
 
 MARKS = "".join(chr(c) for c in range(0x0300, 0x0310))  # all combining class 230

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal, _stream
-from phux.engine._screen import BLANK, Cell, Line, _LazyLine, _TextLine
+from phux.engine._cells import BLANK, Cell, Line, _LazyLine, _TextLine
 from phux.engine._widths import narrow_class
 
 from .stock import assert_same_as_stock, stock_screen

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phux.engine import Terminal, _screen
+from phux.engine import Terminal, _resize
+from phux.engine._cells import BLANK, Cell, Line, _LazyLine, _TextLine
 from phux.engine._reflow import reflow
-from phux.engine._screen import BLANK, Cell, Line, _LazyLine, _TextLine
 from phux.engine.checkpoint import write_checkpoint
 from replica.state import diff, engine_state
 
@@ -270,13 +270,13 @@ def test_a_taller_screen_takes_rows_back_from_the_history(
     # The texts of the rows left in the history stay rendered: they are not all
     # rendered again (cell by cell), only what never was (a row or two of cells).
     renders: list[int] = []
-    render_line = _screen._render_line
+    render_line = _resize._render_line
 
     def counted(*args: Any) -> str:
         renders.append(1)
         return render_line(*args)
 
-    monkeypatch.setattr(_screen, "_render_line", counted)
+    monkeypatch.setattr(_resize, "_render_line", counted)
     history = t.screen.history_rows()
     monkeypatch.undo()
     assert len(renders) <= 2

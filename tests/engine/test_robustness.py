@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phux.engine import Terminal
-from phux.engine._screen import _render_line
+from phux.engine._cells import _render_line
 
 _NEVER = re.compile("(?!)")  # matches nothing: wide runs drawn one character at a time
 
@@ -214,18 +214,18 @@ def test_logical_lines_give_back_every_printed_line(lines: list[str], cols: int,
     st.integers(1, 9),
 )
 def test_wide_fast_path_matches_per_character_drawing(parts: list[str], cols: int) -> None:
-    from phux.engine import _screen
+    from phux.engine import _draw
 
     data = "".join(parts).encode()
     fast = Terminal(cols, 4, history=20)
     fast.feed(data)
-    original = _screen.wide_run
-    _screen.wide_run = lambda: _NEVER  # type: ignore[assignment]
+    original = _draw.wide_run
+    _draw.wide_run = lambda: _NEVER  # type: ignore[assignment]
     try:
         slow = Terminal(cols, 4, history=20)
         slow.feed(data)
     finally:
-        _screen.wide_run = original
+        _draw.wide_run = original
     assert fast.project(scrollback=0, cells=True) == slow.project(scrollback=0, cells=True)
     assert fast.screen.cursor.x == slow.screen.cursor.x
 
@@ -294,7 +294,7 @@ def test_osc7_cwd_is_what_urllib_parses(start: str, parts: list[str]) -> None:
     # _parse_cwd takes the URLs shells send apart itself (no urllib import).
     from urllib.parse import unquote, urlparse
 
-    from phux.engine._screen import _parse_cwd
+    from phux.engine._osc import _parse_cwd
 
     value = start + "".join(parts)
 
@@ -334,17 +334,17 @@ def test_a_shells_osc7_is_parsed_without_urllib() -> None:
     st.integers(1, 9),
 )
 def test_a_few_non_ascii_characters_are_drawn_as_many_are(parts: list[str], cols: int) -> None:
-    from phux.engine import _screen
+    from phux.engine import _draw
 
     data = "".join(parts).encode()
-    original = _screen._FEW_NON_ASCII
+    original = _draw._FEW_NON_ASCII
     drawn = []
     for few in (-1, 1 << 30):  # never few (runs), always few (one by one)
-        _screen._FEW_NON_ASCII = few
+        _draw._FEW_NON_ASCII = few
         try:
             t = Terminal(cols, 4, history=20)
             t.feed(data)
         finally:
-            _screen._FEW_NON_ASCII = original
+            _draw._FEW_NON_ASCII = original
         drawn.append((t.project(scrollback=0, cells=True), t.screen.cursor.x))
     assert drawn[0] == drawn[1]

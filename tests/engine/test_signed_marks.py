@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phux.client.run import MarkScanner
+from phux.client.run_integrated import MarkScanner
 from phux.client.shell_scan import view
 from phux.engine import Terminal
 from phux.engine.checkpoint import Checkpointer

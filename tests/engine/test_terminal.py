@@ -401,7 +401,7 @@ def test_named_tuples_are_what_typing_makes() -> None:
     import typing
 
     from phux.engine import Modes
-    from phux.engine._screen import Cell, NamedTuple
+    from phux.engine._cells import Cell, NamedTuple
 
     class Typing(typing.NamedTuple):
         """Doc."""

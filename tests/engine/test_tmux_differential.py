@@ -256,3 +256,31 @@ ALLOWED = {
 )
 def test_synthetic_matches_tmux(tmux: TmuxScreen, data: bytes) -> None:
     _compare(data, tmux.show(data))
+
+
+UNDERLINES = (
+    b"\x1b[4:3;58;5;196mcurly\x1b[0m \x1b[21mdouble\x1b[0m \x1b[4:4;58:2::10:20:30mdotted"
+    b"\x1b[0m \x1b[4:5mdashed\x1b[24m plain \x1b[4;58;2;1;2;3;59msingle\x1b[0m"
+    b" \x1b[1;4:3;31;58:5:9mbold\x1b[4:0m off"
+)
+
+
+def test_underline_styles_and_colours_match_tmux(tmux: TmuxScreen) -> None:
+    """tmux 3.3a keeps SGR 4:n and 58 per cell and writes them back in
+    ``capture-pane -e``: replayed into a fresh engine, the runs' styles
+    (``underline_style``, ``underline_color``) are the engine's own."""
+    state = tmux.show(UNDERLINES)
+    t = Terminal(COLS, ROWS, history=0)
+    t.feed(UNDERLINES)
+    styled = Terminal(COLS, ROWS, history=0)
+    styled.feed("\r\n".join(state.styled.split("\n")[:ROWS]).encode())
+    mine = t.project_data(cells=True)["styles"]
+    assert [run["style"] for run in mine if run["text"].strip()] == [
+        run["style"] for run in styled.project_data(cells=True)["styles"] if run["text"].strip()
+    ]
+    assert {run.get("style", {}).get("underline_style") for run in mine} >= {
+        "curly",
+        "double",
+        "dotted",
+        "dashed",
+    }

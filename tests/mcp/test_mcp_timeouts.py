@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from phux import skill, timeouts
 from phux.cli import actions, quick
 from phux.cli.app import cli
-from phux.mcp import tools
+from phux.mcp import catalog, tools
 
 DOCS = Path(__file__).parents[2] / "docs" / "mcp.md"
 
@@ -23,15 +23,15 @@ def flat(text: str) -> str:
 
 
 def test_one_default_per_verb_on_both_surfaces() -> None:
-    assert tools.RunArgs(target="w", command="x").timeout_secs == actions.RUN_TIMEOUT
-    assert tools.WaitArgs().timeout_secs == actions.WAIT_TIMEOUT
+    assert catalog.RunArgs(target="w", command="x").timeout_secs == actions.RUN_TIMEOUT
+    assert catalog.WaitArgs().timeout_secs == actions.WAIT_TIMEOUT
     assert quick.SPECS["run"].defaults["timeout"] == timeouts.RUN_TIMEOUT
     assert quick.SPECS["wait"].defaults["timeout"] == timeouts.WAIT_TIMEOUT
     assert actions.GRACE == tools.GRACE == timeouts.GRACE
-    assert tools.RUN_SCHEMA["properties"]["timeout_secs"]["default"] == timeouts.RUN_TIMEOUT
-    assert tools.WAIT_SCHEMA["properties"]["timeout_secs"]["default"] == timeouts.WAIT_TIMEOUT
-    assert tools.RUN_SCHEMA["properties"]["timeout_secs"]["exclusiveMinimum"] == 0
-    assert tools.WAIT_SCHEMA["properties"]["timeout_secs"]["minimum"] == 0
+    assert catalog.RUN_SCHEMA["properties"]["timeout_secs"]["default"] == timeouts.RUN_TIMEOUT
+    assert catalog.WAIT_SCHEMA["properties"]["timeout_secs"]["default"] == timeouts.WAIT_TIMEOUT
+    assert catalog.RUN_SCHEMA["properties"]["timeout_secs"]["exclusiveMinimum"] == 0
+    assert catalog.WAIT_SCHEMA["properties"]["timeout_secs"]["minimum"] == 0
 
 
 def test_the_text_is_the_same_everywhere() -> None:
@@ -42,5 +42,5 @@ def test_the_text_is_the_same_everywhere() -> None:
         assert text in flat(result.output), verb
     # Not in the tool descriptions any more (issue 26: the listing is paid for on every
     # conversation): the host's model gets it once, in the instructions.
-    assert text not in flat(tools.RUN_DOC) and text in flat(skill.instructions())
+    assert text not in flat(catalog.RUN_DOC) and text in flat(skill.instructions())
     assert text in flat(DOCS.read_text(encoding="utf-8"))

@@ -14,11 +14,13 @@ from mcp_catalog import EVERY_TOOL, FIRST_TWELVE
 
 from phux.client.errors import ConnectionLost, NoServer, RunTimedOut, TargetNotFound
 from phux.client.models import NewResult, WaitResult
-from phux.client.run import RunOutcome
+from phux.client.run_base import RunOutcome
 from phux.client.selectors import Pane, Session
 from phux.engine.screen_state import Cursor, ScreenState
+from phux.mcp.catalog import brief_schema
+from phux.mcp.clients import ClientPool
 from phux.mcp.names import READ_ONLY_TOOLS
-from phux.mcp.tools import ClientPool, PhuxTools, brief_schema
+from phux.mcp.tools import PhuxTools
 
 
 class _Short:

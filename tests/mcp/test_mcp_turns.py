@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from mcp_pipes import McpProcess, PhuxServer, initialized, notification, request, running_server
 
+from phux.mcp.catalog import MAX_TIMEOUT_SECS
 from phux.mcp.server import MAX_INFLIGHT
-from phux.mcp.tools import MAX_TIMEOUT_SECS
 
 # The command reads a line for up to 4 s: keys typed into it would be its input. The
 # calls that must arrive while it reads have that long on a loaded machine.

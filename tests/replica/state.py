@@ -7,7 +7,7 @@ from typing import Any
 from pyte import modes as mo
 
 from phux.engine import Terminal
-from phux.engine._screen import ALT_SCREEN_MODES, BLANK, Line
+from phux.engine._cells import ALT_SCREEN_MODES, BLANK, Line
 from phux.engine._widths import char_width
 from phux.engine.checkpoint import plain
 
@@ -70,6 +70,9 @@ def engine_state(t: Terminal) -> dict[str, Any]:
         "cwd": s.cwd,
         "semantic": s.semantic,
         "hyperlink": plain(s.hyperlink) if s.hyperlink else s.hyperlink,
+        "link": plain(s.link),
+        "cursor_style": s.cursor_style,
+        "kitty_keys": {alt: list(stack) for alt, stack in s.kitty_stacks.items()},
         "saved": {
             alt: (
                 min(sp.cursor.x, cols - 1),

@@ -19,7 +19,7 @@ import pytest
 
 from client.conftest import running_server, unique
 from phux.client import Client, Deadline, RunTimedOut
-from phux.client.run import RunOutcome
+from phux.client.run_base import RunOutcome
 
 RUN_TIMEOUT = 8.0
 """Well above what these commands take: a run that needs it all has lost its end."""

@@ -7,6 +7,7 @@ import re
 
 from phux.engine import Terminal
 from phux.tui.copy_mode import CLIPBOARD_OFF, WHEEL_LINES, CopyMode, Result, osc52
+from phux.tui.copy_reflow import _line_start, reanchor, remember
 
 PAGE_UP, PAGE_DOWN = b"\x1b[5~", b"\x1b[6~"
 UP, DOWN = b"\x1b[A", b"\x1b[B"
@@ -399,3 +400,55 @@ def test_paint_cuts_a_wide_glyph_at_the_edge() -> None:
     cm = CopyMode(term, 4, 3, clipboard=True)
     row = cm.paint().split("\x1b[3;1H")[0].split("\x1b[2;1H")[1]
     assert visible(row) == "abc "
+
+
+# ---------------------------------------------------------------- reflow
+
+
+def wrapped_text(count: int = 60) -> Terminal:
+    """Lines of 50 characters in a 40-column terminal (each wraps onto two rows)."""
+    term = Terminal(40, 10, history=1000)
+    term.feed(b"".join(b"L%02d-" % i + b"x" * 45 + b"|\r\n" for i in range(count)) + b"$ ")
+    return term
+
+
+def test_a_reflow_keeps_the_view_the_cursor_and_the_selection_on_their_text() -> None:
+    term = wrapped_text()
+    cm = CopyMode(term, 40, 10)
+    cm.feed(b"?L20-\r")  # the cursor on the start of line 20, the view on it
+    assert shown(cm)[cm.cy - cm.top].startswith("L20-")
+    cm.feed(b" ")  # a selection from here ...
+    cm.feed(b"jj")  # ... down a line (two rows) to the start of L21
+    top_label = shown_row(cm, _line_start(cm, cm.top))[:4]  # the line the view starts in
+    before = remember(cm)
+    term.resize(60, 10)  # wider: every line fits a row; the rows are renumbered
+    reanchor(cm, before)
+    rows = shown(cm)
+    assert rows[0].startswith(top_label) and rows[0].endswith("|")
+    assert rows[cm.cy - cm.top].startswith("L21-") and cm.cx == 0
+    assert cm.anchor is not None
+    assert shown_row(cm, cm.anchor[0]).startswith("L20-") and cm.anchor[1] == 0
+    # And back: narrower again, each line on two rows, still the same text.
+    before = remember(cm)
+    term.resize(40, 10)
+    reanchor(cm, before)
+    assert shown(cm)[cm.cy - cm.top].startswith("L21-")
+    assert shown_row(cm, cm.anchor[0]).startswith("L20-")
+
+
+def test_a_reflow_keeps_a_column_inside_a_wrapped_line() -> None:
+    term = wrapped_text()
+    cm = CopyMode(term, 40, 10)
+    cm.feed(b"?L30-\rj")  # the second row of line 30: cells 40.. of it
+    cm.feed(b"llll")  # cell 44
+    before = remember(cm)
+    term.resize(60, 10)
+    reanchor(cm, before)
+    assert shown_row(cm, cm.cy).startswith("L30-") and cm.cx == 44
+
+
+def shown_row(cm: CopyMode, row: int) -> str:
+    line = cm._line(row)
+    cols = cm.term.cols
+    default = cm.term.screen.default_char
+    return "" if line is None else "".join(line.get(x, default).data for x in range(cols))

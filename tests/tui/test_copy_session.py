@@ -4,7 +4,7 @@ writes)."""
 
 from __future__ import annotations
 
-from phux.tui.attach import WHEEL_OFF, WHEEL_ON
+from phux.tui.single import WHEEL_OFF, WHEEL_ON
 from phux.wire.frames import Input, Output, Tombstone
 
 from .test_session import bootstrap, feed, make

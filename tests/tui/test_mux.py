@@ -226,3 +226,67 @@ def test_two_people_see_the_same_layout(server: PhuxServer, person: Tmux) -> Non
     for window in ("0:0", "0:1"):
         screen = person.wait_for(lambda s: s.count("both-see-10") == 1, target=window)
         assert where(screen, "both-see-10")[0] < where(screen, "│")[0]
+
+
+def layout_value(server: PhuxServer, session: str) -> str:
+    """The stored layout of the session's window 0 (spec/L3.md §2)."""
+    from phux.client import Deadline
+    from phux.wire.frames import ListTerminals, TerminalList
+
+    with server.client() as c:
+        reply = c.connection(Deadline.after(10)).call_expect(
+            lambda r: ListTerminals(request_id=r), TerminalList, Deadline.after(10)
+        )
+    values = {e.key: e.value for e in reply.global_metadata}
+    return values.get(f"phux.layout.{session}.0", b"").decode()
+
+
+def test_resize_keys_presets_and_new_panes_in_the_pane_directory(
+    server: PhuxServer, person: Tmux
+) -> None:
+    server.new("sizes")
+    run(server, "split", "sizes")
+    here = server.dir / "cwd-here"
+    here.mkdir()
+    person.attach("sizes", cols=COLS, rows=ROWS)
+    person.wait_for(lambda s: "│" in s and "[sizes]" in s)
+    person.keys("C-b", "Left")  # the left pane (40 columns of 80, a border, 39)
+    person.literal(f"cd {here}; clear; stty size")
+    person.keys("Enter")
+    person.wait_for(lambda s: s.startswith(f"{ROWS - 1} 40"))
+    # C-b C-Right moves its border right by a cell, C-b M-Left left by five.
+    person.keys("C-b", "C-Right")
+    person.literal("clear; stty size")
+    person.keys("Enter")
+    person.wait_for(lambda s: s.startswith(f"{ROWS - 1} 41"))
+    person.keys("C-b", "M-Left")
+    person.literal("clear; stty size")
+    person.keys("Enter")
+    screen = person.wait_for(lambda s: s.startswith(f"{ROWS - 1} 36"))
+    assert where(screen, "│")[0] == 36
+    assert layout_value(server, "sizes") == "h(0:36,1:43)"  # kept for the next attach
+    # C-b % and C-b ": the new pane starts where the active one is (its cd).
+    person.keys("C-b", "%")
+    person.wait_for(lambda s: s.splitlines()[0].count("│") == 2)
+    same = f'[ "$PWD" = {here} ] && echo IN-$((40+2))'
+    person.literal(same)
+    person.keys("Enter")
+    person.wait_for("IN-42")
+    # M-2: even-vertical (stacked, no side by side); M-1: even-horizontal.
+    person.keys("C-b", "M-2")
+    person.wait_for(lambda s: "│" not in s and s.count("─") >= 2 * COLS)
+    assert layout_value(server, "sizes") == "v(0,1,2)"
+    person.keys("C-b", "M-1")
+    person.wait_for(lambda s: "─" not in s and s.splitlines()[0].count("│") == 2)
+    # C-b c: a new window, in the active pane's directory too.
+    person.keys("C-b", "c")
+    person.wait_for(lambda s: "1:" in status(s) and "│" not in s)
+    person.literal(same)
+    person.keys("Enter")
+    person.wait_for("IN-42")
+    # ? lists the new keys.
+    person.keys("C-b", "?")
+    person.wait_for(lambda s: "resize the pane by 5 cells" in s and "tiled" in s)
+    person.keys("q")
+    person.keys("C-b", "d")
+    person.wait_for("EXITED 0")

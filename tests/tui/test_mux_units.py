@@ -245,3 +245,81 @@ def test_an_overlay_draws_its_list_and_a_preview_under_it() -> None:
     assert rows[4] == "preview-text"
     draw(help_overlay("C-b"), canvas, Rect(0, 0, 30, 10), None, Painter())
     assert "".join(c[0] for c in canvas.cells[0]).startswith("  keys, after the prefix C-b")
+
+
+def test_sizes_in_the_layout_text_round_trip_and_place_panes() -> None:
+    node = lay.parse("h(0:30,v(1:5,2:13):49)")
+    assert node == Split("h", (0, Split("v", (1, 2), (5, 13))), (30, 49))
+    assert lay.format_layout(node) == "h(0:30,v(1:5,2:13):49)"
+    geo = lay.geometry(node, Rect(0, 0, 80, 19))
+    assert geo[0] == Rect(0, 0, 30, 19) and geo[1] == Rect(31, 0, 49, 5)
+    assert geo[2] == Rect(31, 6, 49, 13)
+    # Another size of window: the same proportions, every cell used.
+    small = lay.geometry(node, Rect(0, 0, 40, 10))
+    assert small[0].w + 1 + small[1].w == 40 and small[0].w == 14  # 30 / 79 of 39
+    for bad in ("h(0:30,1)", "h(0:0,1:5)", "h(0:3:4,1)", "3:4", "h(0,1):5"):
+        assert lay.parse(bad) is None, bad
+
+
+def test_resize_moves_the_nearest_border_as_tmux() -> None:
+    area = Rect(0, 0, 80, 19)
+    node = lay.parse("h(0,v(1,2))")
+    assert node is not None
+    grown = lay.resize(node, area, 0, "right", 5)  # the left pane's right border
+    assert lay.format_layout(grown) == "h(0:45,v(1,2):34)"
+    # The last pane of a split moves the border before it.
+    assert lay.format_layout(lay.resize(node, area, 1, "left", 1)) == "h(0:39,v(1,2):40)"
+    assert lay.format_layout(lay.resize(node, area, 2, "up", 1)) == "h(0,v(1:8,2:10))"
+    # Never below one cell; nothing to move across the axis: the same layout.
+    assert lay.geometry(lay.resize(node, area, 0, "left", 500), area)[0].w == 1
+    assert lay.resize(node, area, 0, "up", 1) == node
+    # Removing a sized pane gives its cells (and border) to its neighbour.
+    three = lay.parse("h(0:20,1:30,2:28)")
+    assert three is not None
+    assert lay.remove(three, 1) == lay.parse("h(0:51,2:28)")
+
+
+def test_preset_layouts() -> None:
+    area = Rect(0, 0, 120, 40)
+    order = [0, 1, 2, 3, 4]
+    for name, text in (
+        ("even-horizontal", "h(0,1,2,3,4)"),
+        ("even-vertical", "v(0,1,2,3,4)"),
+        ("main-horizontal", "v(0:24,h(1,2,3,4):15)"),
+        ("main-vertical", "h(0:80,v(1,2,3,4):39)"),
+        ("tiled", "v(h(0,1,2),h(3,4))"),
+    ):
+        assert lay.preset(name, order, area) == lay.parse(text), name
+    assert lay.preset("tiled", [7], area) == 7
+
+
+def test_prefix_then_modified_arrows_and_alt_digits() -> None:
+    reader = KeyReader(parse_detach_key(None))
+    assert reader.feed(b"\x02\x1b[1;5C\x02\x1b[1;3D\x02\x1b4") == [
+        Command("resize-right-1"),
+        Command("resize-left-5"),
+        Command("layout-4"),
+    ]
+    # A sequence cut by the read waits for its end.
+    assert reader.feed(b"\x02\x1b[1;") == []
+    assert reader.feed(b"5A") == [Command("resize-up-1")]
+    # Unbound after the prefix: both go to the program, as before.
+    assert reader.feed(b"\x02\x1b[1;2A") == [b"\x02\x1b[1;2A"]
+
+
+def test_arrows_and_resize_keys_repeat_without_the_prefix_for_a_while() -> None:
+    reader = KeyReader(parse_detach_key(None))
+    assert reader.feed(b"\x02\x1b[1;5D", now=10.0) == [Command("resize-left-1")]
+    # Within 500 ms of the last one: no prefix needed, and each extends the window.
+    assert reader.feed(b"\x1b[1;5D\x1b[D", now=10.4) == [
+        Command("resize-left-1"),
+        Command("pane-left"),
+    ]
+    assert reader.feed(b"\x1b[1;3C", now=10.8) == [Command("resize-right-5")]
+    # Later, or after any other key, the arrow goes to the program.
+    assert reader.feed(b"\x1b[D", now=11.5) == [b"\x1b[D"]
+    assert reader.feed(b"\x02\x1b[A", now=20.0) == [Command("pane-up")]
+    assert reader.feed(b"x\x1b[A", now=20.1) == [b"x\x1b[A"]
+    # A key that does not repeat (a split) opens no window.
+    assert reader.feed(b"\x02%", now=30.0) == [Command("split-h")]
+    assert reader.feed(b"\x1b[A", now=30.1) == [b"\x1b[A"]

@@ -12,8 +12,8 @@ import pytest
 
 from phux.client.selectors import Pane
 from phux.engine import Terminal
-from phux.tui.attach import Session
 from phux.tui.keys import parse_detach_key
+from phux.tui.single import Session
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
@@ -217,9 +217,9 @@ def test_leaving_restores_the_screen() -> None:
 def test_large_bootstrap_paints_a_preview_then_the_exact_screen(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from phux.tui import attach
+    from phux.tui import single
 
-    monkeypatch.setattr(attach, "FIRST_PAINT_WAIT", 0.0)
+    monkeypatch.setattr(single, "FIRST_PAINT_WAIT", 0.0)
     session, _, person = make()
     lines = b"".join(b"line %d\r\n" % i for i in range(20_000)) + b"\x1b[?1h$ "
     rid = session.request_id
@@ -255,12 +255,12 @@ def test_passthrough_tracks_the_alternate_screen() -> None:
 
 
 def test_a_huge_backlog_resubscribes() -> None:
-    from phux.tui import attach
+    from phux.tui import single
 
     session, conn, _ = make()
     bootstrap(session, b"$ ")
     conn.sent.clear()
-    big = b"y\r\n" * (attach.MAX_BACKLOG // 3 + 10)
+    big = b"y\r\n" * (single.MAX_BACKLOG // 3 + 10)
     session.handle(Output(terminal=TID, seq=2, data=big))
     session.after_batch(0.0)
     kinds = [type(f).__name__ for f in conn.sent]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from phux.cli import help as texts
+from phux.cli.actions import finish, reporting
 from phux.cli.complete import complete_target
-from phux.cli.verbs import Verb, finish, reporting, socket_option
+from phux.cli.options import Verb, socket_option
 
 _EPILOG = texts.epilog(
     "\b\nKeys while attached (tmux's, after the prefix C-b):\n"
@@ -14,8 +15,13 @@ _EPILOG = texts.epilog(
     '  %  "      split the pane left/right, top/bottom\n'
     "  o arrows  select the next pane, the pane in that direction\n"
     "  z         zoom the active pane (again: unzoom)\n"
+    "  C-arrows  resize the active pane by a cell (M-arrows: by five); these\n"
+    "            and the arrows repeat without C-b for 0.5 s, as in tmux\n"
+    "  M-1..M-5  layouts: even-horizontal, even-vertical, main-horizontal,\n"
+    "            main-vertical, tiled (sizes are kept for the next attach)\n"
     "  x         kill the active pane (asks y/n on the status line)\n"
     "  c         new window;  n p 0-9  select a window;  ,  rename it\n"
+    "            (new panes and windows start in the active pane's directory)\n"
     "  w         every session, window and pane; Enter switches to it\n"
     "  [         copy mode: scroll and search the pane's history (the mouse\n"
     "            wheel enters it too with the mouse taken, unless the program\n"
@@ -97,9 +103,13 @@ def attach_cmd(
     the windows (`*` the current one, `!` one where a command failed or the
     bell rang since you looked), and the active pane's program, state, last
     exit code and who typed into it last (you or an agent). Panes and windows
-    agents create appear as they are made. The layout is kept in the session,
-    so whoever attaches next sees the same one. A session of one pane is
-    shown as is, until you split it.
+    agents create appear as they are made. The layout (with the sizes you
+    give panes) is kept in the session, so whoever attaches next sees the
+    same one. A session of one pane is shown as is, until you split it.
+    Your keys go to the active pane; an agent's send-keys go to the pane it
+    names and never move your active pane. When the panes print faster than
+    attach can draw them, the pane you type into is served first and the
+    others show their latest state.
 
     What reaches your terminal is filtered as tmux does by default: the
     program's queries (the server answers them), clipboard writes, tmux

@@ -21,7 +21,8 @@ _ENABLE = {
     epilog="\b\nEnable it:\n" + "\n".join(f"  {line}" for line in _ENABLE.values()),
 )
 @click.argument("shell", type=click.Choice(SHELLS))
-def completion_cmd(shell: str) -> None:
+@click.pass_context
+def completion_cmd(ctx: click.Context, shell: str) -> None:
     """Print the completion script for SHELL: verbs, options and choices complete on Tab,
     and so do TARGETs and session names (from the running server's listing: sessions,
     windows, panes, @N, #tags; nothing when no server runs, and none is started) and
@@ -32,10 +33,10 @@ def completion_cmd(shell: str) -> None:
     """
     from click.shell_completion import get_completion_class
 
-    from phux.cli.app import cli
-
     cls = get_completion_class(shell)
     if cls is None:  # pragma: no cover - click ships all three
         raise click.UsageError(f"click has no completion for {shell}")
-    comp = cls(cli, {}, "phux", "_PHUX_COMPLETE")
+    # The script completes the command group this verb runs in (phux.cli.app's,
+    # which imports this module).
+    comp = cls(ctx.find_root().command, {}, "phux", "_PHUX_COMPLETE")
     write_out(comp.source())

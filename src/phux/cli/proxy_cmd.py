@@ -16,7 +16,7 @@ import threading
 
 import click
 
-from phux.cli.verbs import Verb
+from phux.cli.options import Verb
 
 _CHUNK = 256 * 1024
 _START_DEADLINE_S = 30.0

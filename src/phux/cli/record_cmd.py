@@ -13,8 +13,8 @@ import click
 from phux.cli import help as texts
 from phux.cli.actions import GRACE, deadline_after, finish, open_client, reporting
 from phux.cli.complete import complete_target
+from phux.cli.options import Verb, socket_option
 from phux.cli.render import write_err
-from phux.cli.verbs import Verb, socket_option
 
 _EPILOG = texts.epilog(
     "\b\nThe file (asciicast v2, one JSON value a line):\n"

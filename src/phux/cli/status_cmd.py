@@ -10,8 +10,8 @@ import click
 from phux.cli import help as texts
 from phux.cli.actions import deadline_after, finish, reporting
 from phux.cli.complete import complete_target
+from phux.cli.options import Verb, deadline_option, json_option, open_client, socket_option
 from phux.cli.render import to_json, write_out
-from phux.cli.verbs import Verb, deadline_option, json_option, open_client, socket_option
 
 if TYPE_CHECKING:
     from phux.client.models import AuditEntry, DoctorReport, ServerStatus

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from phux.client.models import (
         ScreenState as ScreenState,
     )
-    from phux.client.run import RunOutcome
+    from phux.client.run_base import RunOutcome
     from phux.client.selectors import Pane, Session, parse_selector
 
     TerminalInfo = Pane
@@ -103,7 +103,7 @@ _WHERE: dict[str, str] = {
     "key_bytes": "keys",
     "Pane": "selectors",
     "Session": "selectors",
-    "RunOutcome": "run",
+    "RunOutcome": "run_base",
     "parse_selector": "selectors",
     **dict.fromkeys(_ERRORS, "errors"),
     **dict.fromkeys(_MODELS, "models"),

@@ -17,7 +17,7 @@ import stat
 from collections.abc import Mapping
 
 from phux import __version__
-from phux.client.client import Client
+from phux.client.core import ClientCore
 from phux.client.deadline import Deadline
 from phux.client.errors import PhuxError
 from phux.client.models import DoctorCheck, DoctorReport
@@ -112,7 +112,7 @@ def check_socket_file(path: str) -> tuple[DoctorCheck, bool]:
     return _check("socket", OK, f"a server listens on {path}"), True
 
 
-def check_server(client: Client, deadline: Deadline) -> list[DoctorCheck]:
+def check_server(client: ClientCore, deadline: Deadline) -> list[DoctorCheck]:
     from phux.client.server_info import server_facts
 
     try:
@@ -229,7 +229,7 @@ def doctor(
     sock_check, listening = check_socket_file(path)
     checks.append(sock_check)
     if listening:
-        with Client(path, client_name="phux-cli", env=env) as client:
+        with ClientCore(path, client_name="phux-cli", env=env) as client:
             checks += check_server(client, deadline)
     checks += check_shell_integration(env)
     checks.append(

@@ -22,13 +22,13 @@ from phux.client.models import HistoryEntry, HistoryResult
 from phux.client.pane_state import unmarked_prompt
 
 if TYPE_CHECKING:
-    from phux.client.client import Client
+    from phux.client.core import ClientCore
     from phux.client.deadline import Deadline
     from phux.engine import Terminal
 
 
 def pane_history(
-    client: Client, target: str | None, *, last: int | None = None, deadline: Deadline
+    client: ClientCore, target: str | None, *, last: int | None = None, deadline: Deadline
 ) -> HistoryResult:
     """The pane's commands, oldest first; ``last``: only the newest ``last`` of them."""
     if last is not None and last < 0:

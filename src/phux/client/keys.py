@@ -1,9 +1,15 @@
 """tmux-style key names turned into the bytes a terminal program expects.
 
-Follows xterm. The encoding depends on two modes the client's engine saw the
+Follows xterm. The encoding depends on modes the client's engine saw the
 program set: application cursor keys (DECCKM, ``CSI ? 1 h``) switch the
 arrows and Home/End from ``CSI A`` to ``SS3 A``; bracketed paste (``CSI ? 2004 h``)
-wraps pasted text in ``CSI 200 ~`` ... ``CSI 201 ~``.
+wraps pasted text in ``CSI 200 ~`` ... ``CSI 201 ~``; the kitty keyboard
+protocol's "disambiguate escape codes" flag (``CSI > 1 u``, which neovim,
+helix, kakoune and fish 4 push) sends Escape, keys with Ctrl or Alt, modified
+Enter, Tab, Backspace and Space, and F1-F4 as kitty specifies: ``CSI code ;
+modifiers u`` (``C-a`` is ``CSI 97;5u``, Escape ``CSI 27u``), ``CSI 1;m P``,
+F3 as ``CSI 13 ~``; plain text, Enter, Tab and Backspace stay as they were,
+and so do C-c, C-\\ and C-z (see ``_INTERRUPTS``).
 
 A KEYS argument is a named key (``Enter``, ``Up``, ``F5``), a key with
 modifiers (``C-c``, ``M-x``, ``C-M-x``, ``S-Up``, ``C-Left``), or anything else,
@@ -31,10 +37,18 @@ class KeyModes(Record):
 
     app_cursor: bool = False
     bracketed_paste: bool = False
+    kitty: int = 0
+    """The kitty keyboard protocol's flags (only ``KITTY_DISAMBIGUATE`` changes keys here)."""
 
 
 NO_MODES = KeyModes()
-"""Both modes off (the state of a freshly started terminal)."""
+"""Every mode off (the state of a freshly started terminal)."""
+
+KITTY_DISAMBIGUATE = 1
+"""The kitty keyboard flag "disambiguate escape codes" (``CSI > 1 u``)."""
+
+# Kitty's key numbers of the keys it reports as ``CSI number ; modifiers u``.
+_KITTY_CODES = {"Escape": 27, "Esc": 27, "Enter": 13, "Tab": 9, "BSpace": 127, "Space": 32}
 
 
 # Plain keys (no modifier): name -> bytes.
@@ -111,9 +125,38 @@ def _unknown(token: str, why: str) -> UnknownKey:
     return UnknownKey(f"unknown key {token!r}: {why}")
 
 
+def _kitty_named(name: str, mod: int) -> str | None:
+    """A named key as the kitty protocol's disambiguate flag sends it, or None where
+    that is the legacy encoding (arrows, Home/End, the tilde keys, and Enter,
+    Tab, Backspace and Space without modifiers)."""
+    if name == "BTab":  # Shift-Tab (mod is 1 + the modifier bits, Shift's being 1)
+        name, mod = "Tab", mod if (mod - 1) & 1 else mod + 1
+    code = _KITTY_CODES.get(name)
+    if code is not None:
+        if code != 27 and mod == 1:
+            return None
+        return f"{CSI}{code};{mod}u" if mod > 1 else f"{CSI}{code}u"
+    if name in _PF:
+        if name == "F3":  # (CSI R is a cursor position report)
+            return f"{CSI}13;{mod}~" if mod > 1 else f"{CSI}13~"
+        return f"{CSI}1;{mod}{_PF[name]}" if mod > 1 else CSI + _PF[name]
+    return None
+
+
+def _kitty_char(char: str, ctrl: bool, meta: bool, shift: bool) -> str:
+    """A character with Ctrl or Alt, as the disambiguate flag sends it: its unshifted
+    key's code point and the modifiers (``C-S-i`` is ``CSI 105;6u``)."""
+    mod = 1 + (1 if shift else 0) + (2 if meta else 0) + (4 if ctrl else 0)
+    return f"{CSI}{ord(char.lower()) if char.isascii() else ord(char)};{mod}u"
+
+
 def _named(name: str, ctrl: bool, meta: bool, shift: bool, modes: KeyModes) -> str | None:
     """Bytes of a named key with modifiers, or None if ``name`` is not a key name."""
     mod = 1 + (1 if shift else 0) + (2 if meta else 0) + (4 if ctrl else 0)
+    if modes.kitty & KITTY_DISAMBIGUATE:
+        kitty = _kitty_named(name, mod)
+        if kitty is not None:
+            return kitty
     if name in _CURSOR:
         final = _CURSOR[name]
         if mod > 1:
@@ -159,6 +202,8 @@ def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
         if len(rest) != 1:
             raise _unknown(token, f"{rest!r} is not a key name")
         char = rest
+        if (ctrl or meta) and modes.kitty & KITTY_DISAMBIGUATE and token not in _INTERRUPTS:
+            return _kitty_char(char, ctrl, meta, shift).encode()
         if shift:
             char = char.upper()
         if ctrl:
@@ -198,9 +243,23 @@ def validate_keys(keys: Sequence[str]) -> None:
 
 
 def needs_modes(keys: Sequence[str]) -> bool:
-    """Whether encoding ``keys`` depends on the terminal's modes (application cursor
-    keys change the arrows, Home and End)."""
-    return any(token in _CURSOR for token in keys)
+    """Whether encoding ``keys`` depends on the terminal's modes: application cursor
+    keys change the arrows, Home and End; the kitty keyboard protocol changes
+    Escape, F1-F4, BTab and keys with modifiers (text, Enter, Tab and Backspace
+    alone stay as they are, so typing a command costs no look at the modes)."""
+    return any(
+        token in _CURSOR
+        or token in _KITTY_SENSITIVE
+        or (_MODIFIER.match(token) is not None and token not in _INTERRUPTS)
+        for token in keys
+    )
+
+
+_KITTY_SENSITIVE = frozenset(("Escape", "Esc", "BTab", *_PF))
+# C-c, C-\ and C-z stay the bytes the tty turns into signals, whatever the program
+# asked for: an interrupt must not wait for a look at the modes of a flooding pane,
+# and programs that take kitty's keys still read these bytes as those keys.
+_INTERRUPTS = frozenset(("C-c", "C-\\", "C-z"))
 
 
 INTERRUPT_BYTES = b"\x03\x1c\x1a"

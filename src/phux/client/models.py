@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
-    from phux.client.run import RunOutcome
+    from phux.client.run_base import RunOutcome
     from phux.client.selectors import Pane, Session
     from phux.engine.screen_state import ScreenState as ScreenState
 

@@ -21,6 +21,8 @@ skips them. What changes the modes, as in the engine (pyte semantics):
 * ``CSI ! p`` (DECSTR): application cursor keys off;
 * a non-private ``CSI ... 32 h`` / ``l`` would also toggle DECCKM in pyte's
   numbering: the scanner declines (None) rather than copy that quirk.
+* ``CSI > flags u`` and the kitty keyboard protocol's other requests: the
+  scanner declines (the flags are a stack per screen; the engine keeps them).
 
 ``tests/client/test_modes.py`` checks it against the engine.
 """
@@ -74,6 +76,8 @@ def scan_modes(data: bytes) -> KeyModes | None:
                 if inter == b"!" and final == b"p" and not prefix:
                     app_cursor = False  # DECSTR
                 continue
+            if final == b"u" and prefix:
+                return None  # kitty keyboard flags: a stack per screen, the engine's job
             if final != b"h" and final != b"l":
                 continue
             if b":" in params:

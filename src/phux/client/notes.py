@@ -56,7 +56,7 @@ from phux.wire.frames import (
 )
 
 if TYPE_CHECKING:
-    from phux.client.client import Client
+    from phux.client.core import ClientCore
     from phux.client.deadline import Deadline
     from phux.client.models import NotesResult, Task, TaskList
 
@@ -112,7 +112,7 @@ def _natural_scope(target: str | None) -> str:
     return "pane"
 
 
-def locate(client: Client, target: str | None, scope: str | None, deadline: Deadline) -> Place:
+def locate(client: ClientCore, target: str | None, scope: str | None, deadline: Deadline) -> Place:
     """The note TARGET names: by its form (``NAME`` a session's, ``NAME:W`` a window's,
     any pane selector a pane's) unless ``scope`` says which of the pane's it is."""
     target = client._target_host(target)
@@ -188,7 +188,7 @@ def pane_places(pane: Pane) -> list[Place]:
 # ---------------------------------------------------------------- read and write
 
 
-def read(client: Client, place: Place, deadline: Deadline) -> str | None:
+def read(client: ClientCore, place: Place, deadline: Deadline) -> str | None:
     """The note's text; None when there is none."""
     with client._guard():
         reply = client.connection(deadline).call_expect(
@@ -199,7 +199,7 @@ def read(client: Client, place: Place, deadline: Deadline) -> str | None:
     return None if reply.value is None else reply.value.decode("utf-8", "replace")
 
 
-def read_existing(client: Client, place: Place, deadline: Deadline) -> str:
+def read_existing(client: ClientCore, place: Place, deadline: Deadline) -> str:
     """The note's text ("" when none), for a place that exists or has notes."""
     text = read(client, place, deadline)
     if text is None and not place.exists:
@@ -207,7 +207,7 @@ def read_existing(client: Client, place: Place, deadline: Deadline) -> str:
     return text or ""
 
 
-def limit(client: Client, deadline: Deadline) -> int:
+def limit(client: ClientCore, deadline: Deadline) -> int:
     """The most bytes a note may hold: the server's ``max_metadata_value``."""
     hello = client.connection(deadline).hello
     return DEFAULT_LIMIT if hello is None else hello.max_metadata_value
@@ -222,7 +222,9 @@ class NotesConflict(PhuxError):
     remedy = "other clients kept changing these notes: read them again and redo the edit"
 
 
-def update(client: Client, place: Place, change: Callable[[str], str], deadline: Deadline) -> str:
+def update(
+    client: ClientCore, place: Place, change: Callable[[str], str], deadline: Deadline
+) -> str:
     """Replace the note with ``change(current text)``; returns the new text. An empty
     result deletes the key.
 
@@ -231,7 +233,7 @@ def update(client: Client, place: Place, change: Callable[[str], str], deadline:
     machine), the key's changes, watched from before the read: a write of another
     client between our read and our write is one our write replaced, so the edit is
     made again on that value (``change`` may be called more than once)."""
-    from phux.client.run import RunLock
+    from phux.client.run_lock import RunLock
 
     if not place.exists:
         raise TargetNotFound(
@@ -278,7 +280,7 @@ class _Changes:
     answers the request that made it, so after a reply every change made before it
     has been read."""
 
-    def __init__(self, client: Client, place: Place, deadline: Deadline) -> None:
+    def __init__(self, client: ClientCore, place: Place, deadline: Deadline) -> None:
         self.client = client
         self.place = place
         self.deadline = deadline
@@ -311,7 +313,7 @@ class _Changes:
         return values
 
 
-def _store(client: Client, place: Place, data: bytes, deadline: Deadline) -> None:
+def _store(client: ClientCore, place: Place, data: bytes, deadline: Deadline) -> None:
     key, terminal = place.key, place.terminal
     with client._guard():
         conn = client.connection(deadline)
@@ -337,7 +339,7 @@ def _store(client: Client, place: Place, data: bytes, deadline: Deadline) -> Non
             raise
 
 
-def move_session_notes(client: Client, old: str, new: str, deadline: Deadline) -> None:
+def move_session_notes(client: ClientCore, old: str, new: str, deadline: Deadline) -> None:
     """``phux rename``: the session's and its windows' notes follow the name (they
     replace notes the new name had kept)."""
     from phux.wire.frames import MetadataKeys, MetaList
@@ -448,14 +450,14 @@ def task_list(place: Place, text: str, *, open_only: bool = False) -> TaskList:
 
 
 def get_notes(
-    client: Client, target: str | None, deadline: Deadline, *, scope: str | None = None
+    client: ClientCore, target: str | None, deadline: Deadline, *, scope: str | None = None
 ) -> NotesResult:
     place = locate(client, target, scope, deadline)
     return notes_result(place, read_existing(client, place, deadline))
 
 
 def edit_notes(
-    client: Client,
+    client: ClientCore,
     target: str | None,
     change: Callable[[str], str],
     deadline: Deadline,

@@ -40,6 +40,8 @@ engine's marks when the remote shell prints OSC 133 itself (``prompt`` or
 
 from __future__ import annotations
 
+from phux.client.shell_scan import engine_prompt_entered
+
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
     from phux.client.mirror import Mirror
@@ -90,16 +92,7 @@ def prompt_entered(engine: Terminal | ShellView | None) -> bool:
     entered = getattr(engine, "prompt_entered", None)
     if isinstance(entered, bool):  # a ShellView
         return entered
-    screen = getattr(engine, "screen", None)
-    shell = getattr(screen, "shell", None)
-    if screen is None or shell is None or shell.phase not in ("prompt", "continuation"):
-        return False
-    if not shell.cycle:
-        return False
-    kind, row, _ = shell.cycle[-1]
-    if kind != "B":
-        return False
-    return bool(screen.scrolled_off + screen.cursor.y > shell.logical_end(row))
+    return engine_prompt_entered(engine)
 
 
 def unmarked_prompt(pid: int, fg: Foreground | None, engine: Terminal | ShellView | None) -> bool:

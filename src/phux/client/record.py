@@ -64,7 +64,7 @@ from phux.wire.frames import (
 )
 
 if TYPE_CHECKING:
-    from phux.client.client import Client
+    from phux.client.core import ClientCore
     from phux.client.selectors import Pane
 
 CAST_VERSION = 2
@@ -377,7 +377,7 @@ class Recorder:
 
     def __init__(
         self,
-        client: Client,
+        client: ClientCore,
         target: str | None,
         out: TextIO,
         *,

@@ -349,7 +349,7 @@ def resolves_alone(selector: Selector, snap: Snapshot, env: Mapping[str, str]) -
     if isinstance(selector, Current):
         current = _current_terminal(env)
         pane = None if current is None else snap.by_id.get(current)
-        return True
+        return pane is not None and pane.alive
     return True
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from phux.client.client import Client
+from phux.client.core import ClientCore
 from phux.client.deadline import Deadline
 from phux.client.errors import InvalidArgument, NoServer, ServerTooOld
 from phux.client.models import AuditEntry, AuditResult, ServerStatus
@@ -32,7 +32,7 @@ from phux.wire.handshake import MINOR_AUDIT
 FACT_PREFIX = "phux.server."
 
 
-def server_facts(client: Client, deadline: Deadline) -> tuple[TerminalList, dict[str, str]]:
+def server_facts(client: ClientCore, deadline: Deadline) -> tuple[TerminalList, dict[str, str]]:
     """The server's TERMINAL_LIST and its published facts (``phux.server.`` stripped)."""
     reply = client.connection(deadline).call_expect(
         lambda rid: ListTerminals(request_id=rid), TerminalList, deadline
@@ -66,7 +66,7 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def server_status(client: Client, deadline: Deadline) -> ServerStatus:
+def server_status(client: ClientCore, deadline: Deadline) -> ServerStatus:
     conn = client.connection(deadline)
     hello = conn.hello
     assert hello is not None  # set by the handshake
@@ -137,7 +137,7 @@ def read_audit(paths: Iterable[str]) -> list[AuditEntry]:
 
 
 def audit(
-    client: Client,
+    client: ClientCore,
     target: str | None,
     deadline: Deadline,
     *,

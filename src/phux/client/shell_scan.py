@@ -72,10 +72,22 @@ def view_of_engine(engine: Terminal) -> ShellView:
     view.commands = list(getattr(engine, "commands", []))
     cycle = engine.screen.shell.cycle
     view.drawing = view.shell_phase == "prompt" and not any(step[0] == "B" for step in cycle)
-    from phux.client.pane_state import prompt_entered
-
-    view.prompt_entered = prompt_entered(engine)
+    view.prompt_entered = engine_prompt_entered(engine)
     return view
+
+
+def engine_prompt_entered(engine: object) -> bool:
+    """:func:`phux.client.pane_state.prompt_entered` read from an engine (a Terminal)."""
+    screen = getattr(engine, "screen", None)
+    shell = getattr(screen, "shell", None)
+    if screen is None or shell is None or shell.phase not in ("prompt", "continuation"):
+        return False
+    if not shell.cycle:
+        return False
+    kind, row, _ = shell.cycle[-1]
+    if kind != "B":
+        return False
+    return bool(screen.scrolled_off + screen.cursor.y > shell.logical_end(row))
 
 
 def _unsigned(data: bytes, checkpoint: int, key: str | None) -> bytes | None:

@@ -29,7 +29,7 @@ from phux.wire.frames import AuditList, ListAudit
 from phux.wire.handshake import MINOR_AUDIT
 
 if TYPE_CHECKING:
-    from phux.client.client import Client
+    from phux.client.core import ClientCore
     from phux.client.deadline import Deadline
     from phux.client.models import FailedCommand, LastInput, SummaryResult
     from phux.client.selectors import Pane
@@ -45,7 +45,7 @@ SCREEN_LINES = 10
 
 
 def pane_summary(
-    client: Client,
+    client: ClientCore,
     target: str | None,
     *,
     last: int = LAST_COMMANDS,
@@ -172,7 +172,7 @@ def _proc_cwd(pane: Pane) -> str | None:
     return None
 
 
-def _last_input(client: Client, pane: Pane, deadline: Deadline) -> LastInput | None:
+def _last_input(client: ClientCore, pane: Pane, deadline: Deadline) -> LastInput | None:
     """The newest audit entry of the pane's terminal; None without an audit (or a
     server older than 1.3, which cannot send it)."""
     from phux.client.models import LastInput

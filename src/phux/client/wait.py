@@ -37,7 +37,7 @@ from phux.client.errors import DeadlineExceeded, InvalidArgument, TerminalGone, 
 from phux.client.models import WaitResult
 
 if TYPE_CHECKING:
-    from phux.client.client import Client
+    from phux.client.core import ClientCore
 
 DEFAULT_IDLE_MS = 500
 PROMPT_QUIET_S = 0.1
@@ -60,7 +60,7 @@ def _once_limit(deadline: Deadline, timeout: float | None, quiet_s: float) -> De
 
 
 def wait_for(
-    client: Client,
+    client: ClientCore,
     target: str | None,
     *,
     until: str | None,
@@ -193,7 +193,7 @@ def _prompt_drawn(engine: object) -> bool:
 
 
 def _wait_shell(
-    client: Client,
+    client: ClientCore,
     target: str | None,
     prompt: bool,
     idle_ms: int | None,
@@ -201,7 +201,8 @@ def _wait_shell(
     deadline: Deadline,
 ) -> WaitResult:
     from phux.client.pane_state import project_mirror, unmarked_prompt
-    from phux.client.run import _status_code, editor_up, shell_starting
+    from phux.client.run import editor_up, shell_starting
+    from phux.client.run_base import _status_code
 
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
     limit = deadline.earliest(Deadline.after(timeout))

@@ -43,7 +43,7 @@ from phux.client.selectors import KEY_SESSION
 from phux.wire.frames import Exited, Frame, TerminalSpawned
 
 if TYPE_CHECKING:
-    from phux.client.client import Client
+    from phux.client.core import ClientCore
     from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
 
@@ -53,7 +53,7 @@ DEFAULT_IDLE_MS = 500
 class WatchStream(Iterator[WatchEvent]):
     def __init__(
         self,
-        client: Client,
+        client: ClientCore,
         target: str | None,
         *,
         until_event: str | None = None,

@@ -42,17 +42,28 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from phux.engine._cells import SEM_INPUT
 from phux.engine._pyte import charsets as cs
 from phux.engine._pyte import modes as mo
-from phux.engine._screen import SEM_INPUT
-from phux.engine._stream import _sgr_run
+from phux.engine._sgr import _sgr_run
 from phux.engine._widths import narrow_class
 
 if TYPE_CHECKING:
-    from phux.engine._screen import Cell, EngineScreen, Runs, _Glyphs
-    from phux.engine._stream import EngineStream
+    from phux.engine._cells import Cell, Runs, _Glyphs
+    from phux.engine._screen import EngineScreen
+
+
+class EngineStream(Protocol):
+    """What the bulk path uses of the stream that calls it (``_stream.EngineStream``):
+    named here so that the stream imports this module and not the other way round."""
+
+    screen: EngineScreen
+    errors: int
+
+    def _osc(self, payload: str, bel: bool) -> None: ...
+
 
 # An OSC string the stream would take whole, without controls inside; not OSC
 # 133, whose marks record where the cursor is (phux.engine._shell).

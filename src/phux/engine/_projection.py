@@ -18,8 +18,19 @@ read the data, they never change it.
 
 from __future__ import annotations
 
+from phux.engine._cells import (
+    BLANK,
+    SEM_INPUT,
+    SEM_PROMPT,
+    UL_CURLY,
+    UL_DASHED,
+    UL_DOTTED,
+    UL_DOUBLE,
+    UL_RGB,
+    Cell,
+)
 from phux.engine._pyte import modes as mo
-from phux.engine._screen import BLANK, SEM_INPUT, SEM_PROMPT, Cell, EngineScreen
+from phux.engine._screen import EngineScreen
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
@@ -49,6 +60,28 @@ _DEFAULT_STYLE: Data = {
     "fg": _DEFAULT_COLOR,
     "bg": _DEFAULT_COLOR,
 }
+
+
+# DECSCUSR's Ps -> the cursor's shape and blink; 0 (the terminal's default) adds no keys.
+_CURSOR_STYLES: tuple[tuple[str, bool] | None, ...] = (
+    None,
+    ("block", True),
+    ("block", False),
+    ("underline", True),
+    ("underline", False),
+    ("bar", True),
+    ("bar", False),
+)
+
+
+def _cursor(x: int, y: int, style: int) -> Data:
+    data: Data = {"x": x, "y": y, "visible": True}
+    shape = _CURSOR_STYLES[style]
+    if shape is not None:
+        data["shape"], data["blink"] = shape
+    return data
+
+
 _SEMANTIC = {SEM_PROMPT: "prompt", SEM_INPUT: "input"}
 _STYLE_CACHE_LIMIT = 4096
 
@@ -60,6 +93,7 @@ def screen_data(
     history: list[str],
     style_cache: StyleCache | None,
     version: int = SCHEMA_VERSION,
+    frame_pending: bool = False,
 ) -> Data:
     """ScreenState as builtins; ``history``: the scrollback rows to include;
     ``style_cache``: the caller's cache of styles when styles are wanted, else None;
@@ -73,7 +107,7 @@ def screen_data(
         "cols": cols,
         "rows": rows,
         "cursor": (
-            {"x": min(cursor.x, cols - 1), "y": cursor.y, "visible": True}
+            _cursor(min(cursor.x, cols - 1), cursor.y, screen.cursor_style)
             if mo.DECTCEM in screen.mode
             else None
         ),
@@ -88,6 +122,12 @@ def screen_data(
     data["title"] = str(screen.title)
     data["wrapped"] = [y for y in range(rows) if (ln := buffer.get(y)) is not None and ln.wrapped]
     data["alternate"] = bool(screen.alternate)
+    if screen.links_seen:
+        links = _links(screen)
+        if links:
+            data["links"] = links
+    if frame_pending:
+        data["frame_pending"] = True
     return data
 
 
@@ -119,8 +159,8 @@ def _runs(screen: EngineScreen, cache: StyleCache) -> list[Data]:
             next_x = x + 1
             if tail == _DEFAULT_TAIL:
                 continue
-            style, semantic, compact = _cached_style(cache, cell, tail)
-            if style is None and semantic is None:
+            _, semantic, compact = _cached_style(cache, cell, tail)
+            if not compact and semantic is None:
                 continue  # a tail unlike the default that still projects to it
             run = {"row": y, "col": x, "width": 1, "text": cell.data}
             if semantic is not None:
@@ -168,8 +208,67 @@ def _cached_style(
             cache.clear()
         style, semantic = _style_of(cell)
         compact = {k: v for k, v in style.items() if _DEFAULT_STYLE[k] != v} if style else {}
+        if cell.underscore:
+            _underline(cell, compact)
+        if cell.link:
+            compact["link"] = cell.link.partition(";")[2]
         hit = cache[tail] = (style, semantic, compact)
     return hit
+
+
+def _links(screen: EngineScreen) -> list[Data]:
+    """The viewport's OSC 8 hyperlinks: one per stretch of adjacent cells of one link
+    on a row, with its URI and, when the program named it, its ``id``."""
+    cols = screen.columns
+    buffer = screen.buffer
+    out: list[Data] = []
+    for y in range(screen.lines):
+        line = buffer.get(y)
+        if not line:
+            continue
+        run: Data | None = None
+        last = ""
+        next_x = -1
+        for x in sorted(line):
+            if x >= cols:
+                break
+            link = line[x].link
+            if link and run is not None and x == next_x and link == last:
+                run["width"] += 1
+            elif link:
+                params, _, uri = link.partition(";")
+                run = {"row": y, "col": x, "width": 1, "uri": uri}
+                for param in params.split(":"):
+                    key, _, value = param.partition("=")
+                    if key == "id" and value:
+                        run["id"] = value
+                out.append(run)
+                last = link
+            else:
+                run = None
+            next_x = x + 1
+    return out
+
+
+_UL_STYLES = {UL_DOUBLE: "double", UL_CURLY: "curly", UL_DOTTED: "dotted", UL_DASHED: "dashed"}
+
+
+def _underline(cell: Cell, compact: Data) -> None:
+    """A run's underline style (unless single) and colour (unless the text's): keys
+    of the runs' styles only (``SpanStyle``), not of version 3's per-cell styles."""
+    name = _UL_STYLES.get(cell.ul_style)
+    if name is not None:
+        compact["underline_style"] = name
+    colour = cell.ul_color
+    if colour >= UL_RGB:
+        compact["underline_color"] = {
+            "kind": "rgb",
+            "r": colour >> 16 & 255,
+            "g": colour >> 8 & 255,
+            "b": colour & 255,
+        }
+    elif colour >= 0:
+        compact["underline_color"] = {"kind": "palette", "index": colour}
 
 
 def _color(name: str, index: int) -> Data:

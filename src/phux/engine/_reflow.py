@@ -29,7 +29,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import TYPE_CHECKING, cast
 
-from phux.engine._screen import (
+from phux.engine._cells import (
     _FROM_0,
     BLANK,
     BLANK_REVERSE,

@@ -9,6 +9,8 @@ black. The title is never reported (CSI 20/21 t; xterm's default too).
 
 from __future__ import annotations
 
+from phux.engine._sgr import sgr
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from phux.engine._screen import EngineScreen
@@ -60,17 +62,36 @@ def colour_report(payload: str, bel: bool) -> str | None:
 def decrqss(screen: EngineScreen, setting: str) -> str:
     """DECRQSS (``DCS $ q Pt ST``): ``DCS 1 $ r value Pt ST``, or ``DCS 0 $ r ST``."""
     if setting == "m":
-        from phux.engine.checkpoint import sgr
-
         value = sgr(screen.cursor.attrs)[2:-1]  # type: ignore[arg-type]
     elif setting == "r":
         margins = screen.margins
         top, bottom = (0, screen.lines - 1) if margins is None else margins
         value = f"{top + 1};{bottom + 1}"
     elif setting == " q":
-        value = "0"  # DECSCUSR is not tracked: the default style
+        value = str(screen.cursor_style)  # DECSCUSR
     elif setting == '"p':
         value = "65;1"  # DECSCL: a VT500, 7-bit controls
     else:
         return f"\x1bP0$r{ST}"
     return f"\x1bP1$r{value}{setting}{ST}"
+
+
+# The private modes DECRQM reports as recognised: those the engine tracks.
+_PRIVATE_MODES = frozenset(
+    (1, 3, 5, 6, 7, 9, 25, 47, 1000, 1001, 1002, 1003, 1004, 1006, 1047, 1049, 2004, 2026)
+)
+_ANSI_MODES = frozenset((4, 20))  # IRM, LNM
+
+
+def decrqm(screen: EngineScreen, params: str, private: bool) -> str:
+    """DECRQM (``CSI ? Ps $ p``, ``CSI Ps $ p``): ``CSI ? Ps ; Pm $ y`` with Pm 1 (set),
+    2 (reset) or 0 (not recognised), as xterm answers; a program asks it for 2026
+    (synchronized output) before it frames its redraws."""
+    try:
+        mode = int(params) if params else 0
+    except ValueError:
+        return ""
+    state = 0  # not recognised
+    if mode in (_PRIVATE_MODES if private else _ANSI_MODES):
+        state = 1 if (mode << 5 if private else mode) in screen.mode else 2
+    return f"\x1b[{'?' if private else ''}{mode};{state}$y"

@@ -38,15 +38,35 @@ two parameters of phux's own, which other terminals ignore:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
+from phux.engine._cells import Line
 from phux.engine._widths import char_width
-from phux.engine.events import CommandFinished, CommandStarted, PromptStarted
+from phux.engine.events import CommandFinished, CommandStarted, EngineEvent, PromptStarted
 from phux.record import Record
 
-if TYPE_CHECKING:
-    from phux.engine._screen import EngineScreen, Line
+
+class ShellScreen(Protocol):
+    """What the shell state reads of its screen (an ``EngineScreen``), named here so
+    that this module sits below the screen that owns it instead of importing it."""
+
+    scrolled_off: int
+    scrollback: deque[Line]
+    lines: int
+    columns: int
+    alternate: bool
+    cursor: Any  # pyte's Cursor (x, y)
+    cwd: str | None
+    events: deque[EngineEvent]
+
+    @property
+    def buffer(self) -> Mapping[int, Line]: ...
+    @property
+    def main_buffer(self) -> Mapping[int, Line] | None: ...
+    def set_semantic(self, semantic: int) -> None: ...
+
 
 __all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
 
@@ -121,7 +141,7 @@ class ShellState:
         "taken",
     )
 
-    def __init__(self, screen: EngineScreen, clock: Callable[[], int] | None = None) -> None:
+    def __init__(self, screen: ShellScreen, clock: Callable[[], int] | None = None) -> None:
         self.screen = screen
         self.clock = clock
         # Replaying a checkpoint (Terminal.feed_checkpoint): a mark without phux_at

@@ -18,8 +18,10 @@ from collections.abc import Callable
 from functools import cache
 
 from phux.engine import _replies
+from phux.engine._cells import SEM_INPUT, SEM_OUTPUT
 from phux.engine._pyte import pyte
-from phux.engine._screen import SEM_INPUT, SEM_OUTPUT, EngineScreen
+from phux.engine._screen import EngineScreen
+from phux.engine._sgr import _sgr_run
 from phux.engine._widths import narrow_class
 
 ESC = "\x1b"
@@ -112,59 +114,6 @@ def _ints(params: str) -> list[int]:
         v = int(params)
         return [v if v < 9999 else 9999]
     return [min(int(p), 9999) if p else 0 for p in params.split(";")]
-
-
-_EXTENDED_COLOURS = frozenset(("38", "48", "58"))
-
-
-def _sgr_complete(params: str) -> bool:
-    """Whether ``params`` leaves no extended colour (38/48/58) short of its arguments."""
-    if "8" not in params:
-        return True
-    fields = params.split(";")
-    n = len(fields)
-    i = 0
-    while i < n:
-        if fields[i] in _EXTENDED_COLOURS:
-            if i + 1 >= n:
-                return False
-            mode = fields[i + 1]
-            last = i + (2 if mode == "5" else 4 if mode == "2" else 1)
-            if last >= n:
-                return False
-            i = last + 1
-        else:
-            i += 1
-    return True
-
-
-def _sgr_run(sgr: Callable[[str], None], run: str) -> None:
-    """``CSI a m CSI b m ...`` (``run`` without the first CSI and the last ``m``).
-
-    Applied as one ``CSI a;b m`` when that is the same thing (an empty list
-    means 0, as an empty parameter does), which is one parse and one attribute
-    change instead of several. It is not when a sequence ends short of an
-    extended colour's arguments: ``CSI 38;5 m CSI 1 m`` is a colour with no
-    index (ignored) and then bold, but ``38;5;1`` would be colour 1.
-    """
-    merged = _merged_runs.get(run)
-    if merged is None:
-        parts = run.split("m\x1b[")
-        whole = all(_sgr_complete(part) for part in parts[:-1])
-        merged = ";".join(parts) if whole else ""  # a merged run is never empty
-        if len(_merged_runs) >= _MERGED_RUNS_LIMIT:
-            _merged_runs.clear()
-        _merged_runs[run] = merged
-    if merged:
-        sgr(merged)
-    else:
-        for part in run.split("m\x1b["):
-            sgr(part)
-
-
-# TUIs repeat the same few SGR runs (a theme's colour pairs): decided once each.
-_merged_runs: dict[str, str] = {}
-_MERGED_RUNS_LIMIT = 4096
 
 
 # CRs in a row (no line feed) after which a feed looks for repaints of one row
@@ -516,7 +465,15 @@ class EngineStream(pyte.Stream):
         if inter:
             if inter == "!" and final == "p" and not prefix:
                 s.soft_reset()
-            return  # DECSCUSR, DECRQM, ...: nothing to track.
+            elif inter == "$" and final == "p" and prefix in ("", "?"):
+                answer = _replies.decrqm(s, params, prefix == "?")
+                if answer:
+                    s.write_process_input(answer)
+            elif inter == " " and final == "q" and not prefix:
+                style = _ints(params)[0]
+                if style <= 6:  # DECSCUSR (xterm: larger values are ignored)
+                    s.cursor_style = style
+            return  # DECSCA, ...: nothing to track.
         if prefix:
             if ":" in params:
                 return
@@ -531,6 +488,10 @@ class EngineStream(pyte.Stream):
                     s.erase_in_line(_ints(params)[0])
                 elif final == "n":
                     s.report_device_status(_ints(params)[0], private=True)
+                elif final == "u":
+                    s.kitty_keys(prefix, params)
+            elif final == "u":
+                s.kitty_keys(prefix, params)
             elif prefix == ">" and final == "c":
                 s.report_device_attributes(_ints(params)[0], secondary=True)
             elif prefix == ">" and final == "q" and _ints(params)[0] == 0:

@@ -56,23 +56,23 @@ from itertools import compress
 from operator import itemgetter, ne
 from typing import TYPE_CHECKING, cast
 
-from phux.engine._pyte import Savepoint
-from phux.engine._pyte import charsets as cs
-from phux.engine._pyte import graphics as g
-from phux.engine._pyte import modes as mo
-from phux.engine._screen import (
+from phux.engine._cells import (
     ALT_SCREEN_MODES,
     BLANK,
     SEM_INPUT,
     SEM_OUTPUT,
     SEM_PROMPT,
     Cell,
-    EngineScreen,
     Line,
     Runs,
     _LazyLine,
     _TextLine,
 )
+from phux.engine._pyte import Savepoint
+from phux.engine._pyte import charsets as cs
+from phux.engine._pyte import modes as mo
+from phux.engine._screen import EngineScreen
+from phux.engine._sgr import sgr
 from phux.engine._shell import (
     CONTINUATION,
     NONE,
@@ -101,79 +101,31 @@ _OSC133 = {
     SEM_PROMPT: "\x1b]133;A;phux_pen=1\x07",
     SEM_INPUT: "\x1b]133;B;phux_pen=1\x07",
 }
-_BLANK_TAIL = BLANK[1:14]
-_FLAGS = (
-    (3, "1"),  # bold
-    (9, "2"),  # faint
-    (4, "3"),  # italics
-    (5, "4"),  # underscore
-    (8, "5"),  # blink
-    (7, "7"),  # reverse
-    (10, "8"),  # invisible
-    (6, "9"),  # strikethrough
-    (11, "53"),  # overline
-)
-_sgr_cache: dict[tuple[object, ...], str] = {}
-
-
-def _color(name: str, index: int, fg: bool) -> str:
-    if index >= 0:
-        if index < 8 and name == (g.FG_ANSI if fg else g.BG_ANSI)[(30 if fg else 40) + index]:
-            return str((30 if fg else 40) + index)
-        if (
-            8 <= index < 16
-            and name == (g.FG_AIXTERM if fg else g.BG_AIXTERM)[(90 if fg else 100) + index - 8]
-        ):
-            return str((90 if fg else 100) + index - 8)
-        return f"{38 if fg else 48};5;{index}"
-    if name == "default" or len(name) != 6:
-        return ""
-    try:
-        r, gg, b = int(name[0:2], 16), int(name[2:4], 16), int(name[4:6], 16)
-    except ValueError:
-        return ""
-    return f"{38 if fg else 48};2;{r};{gg};{b}"
-
-
-def sgr(attrs: Cell) -> str:
-    """The SGR sequence that sets exactly ``attrs`` (from a reset), OSC 133 mark aside."""
-    key = tuple(attrs[1:14])
-    hit = _sgr_cache.get(key)
-    if hit is not None:
-        return hit
-    params = ["0"]
-    params.extend(code for index, code in _FLAGS if attrs[index])
-    fg = _color(attrs.fg, attrs.fg_index, True)
-    bg = _color(attrs.bg, attrs.bg_index, False)
-    if fg:
-        params.append(fg)
-    if bg:
-        params.append(bg)
-    out = "\x1b[" + ";".join(params) + "m"
-    if len(_sgr_cache) > 4096:
-        _sgr_cache.clear()
-    _sgr_cache[key] = out
-    return out
+_BLANK_TAIL = BLANK[1:16]
 
 
 class _Writer:
     """Accumulates the checkpoint, tracking the pen (SGR and OSC 133 mark) it has set."""
 
-    __slots__ = ("attrs", "out", "semantic")
+    __slots__ = ("attrs", "link", "out", "semantic")
 
     def __init__(self) -> None:
         self.out: list[str] = []
         self.attrs: tuple[object, ...] = _BLANK_TAIL
         self.semantic = SEM_OUTPUT
+        self.link = ""
 
     def pen(self, cell: Cell) -> None:
         if cell.semantic != self.semantic:
             self.out.append(_OSC133.get(cell.semantic, _OSC133[SEM_OUTPUT]))
             self.semantic = cell.semantic
-        tail = cell[1:14]
+        tail = cell[1:16]
         if tail != self.attrs:
             self.out.append(sgr(cell))
             self.attrs = tail
+        if cell.link != self.link:
+            self.out.append(f"\x1b]8;{plain(cell.link) or ';'}\x07")
+            self.link = cell.link
 
     def cup(self, y: int, x: int) -> None:
         self.out.append(f"\x1b[{y + 1};{x + 1}H")
@@ -214,6 +166,8 @@ def _row_body(line: Line | None, cols: int) -> tuple[str, int, int, int]:
         pos = _runs_body(line, text, cols, w) if text else _cells_body(line, cols, w)
     if w.attrs != _BLANK_TAIL:
         out.append("\x1b[0m")
+    if w.link:
+        out.append("\x1b]8;;\x07")
     return "".join(out), pos, start, w.semantic
 
 
@@ -447,7 +401,10 @@ def _cursor_to(
     out.append(f"\x1b[{y - top + 1};{at + 1}H")
     out.append(_OSC133[cell.semantic])
     out.append(sgr(cell))
-    out.append(cell.data)
+    if cell.link:  # (closed again: the pen's own link, if any, is set later)
+        out.append(f"\x1b]8;{plain(cell.link)}\x07{cell.data}\x1b]8;;\x07")
+    else:
+        out.append(cell.data)
     return cell.semantic
 
 
@@ -485,6 +442,7 @@ def _load(out: list[str], sp: Savepoint, cols: int) -> str:
 
 def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, Line]) -> None:
     cols, rows = screen.columns, screen.lines
+    out.extend(f"\x1b[>{flags}u" for flags in screen.kitty_stacks[False])
     saved = screen.saved_cursors
     main_sp = saved.get(False)
     buffer: dict[int, Line] = main_buffer
@@ -510,6 +468,7 @@ def _write_screens(screen: EngineScreen, out: list[str], main_buffer: dict[int, 
             out.append("".join(f"\x1b[?{m}h" for m in others))
             if 1049 in alt_modes:
                 out.append("\x1b[?1049h")
+        out.extend(f"\x1b[>{flags}u" for flags in screen.kitty_stacks[True])
         buffer = screen.buffer
         alt_lines: list[Line | None] = [buffer.get(y) for y in range(rows)]
         bodies = [_row_body(line, cols) for line in alt_lines]
@@ -639,8 +598,10 @@ def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) 
     out.append(_charsets(screen.g0_charset, screen.g1_charset, screen.charset))
     if screen.app_keypad:
         out.append("\x1b=")
+    if screen.cursor_style:
+        out.append(f"\x1b[{screen.cursor_style} q")  # DECSCUSR
     if screen.semantic != semantic and (semantic != -1 or screen.semantic != SEM_OUTPUT):
         out.append(_OSC133[screen.semantic])
     out.append(sgr(cast(Cell, cursor.attrs)))
-    if screen.hyperlink:
-        out.append(f"\x1b]8;;{plain(screen.hyperlink)}\x07")
+    if screen.link:
+        out.append(f"\x1b]8;{plain(screen.link)}\x07")

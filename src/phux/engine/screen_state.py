@@ -94,7 +94,14 @@ class CellInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class SpanStyle(CellStyle, frozen=True, kw_only=True, omit_defaults=True):
-    """A run's style: CellStyle's fields, written only where they differ from the default."""
+    """A run's style: CellStyle's fields, written only where they differ from the default;
+    with ``underline``, its style unless single (SGR 4:2-4:5, 21) and its colour unless the
+    text's (SGR 58)."""
+
+    underline_style: Literal["double", "curly", "dotted", "dashed"] | None = None
+    underline_color: CellColor | None = None
+    link: str | None = None
+    """The URI of the OSC 8 hyperlink the run's text is under."""
 
 
 class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -108,12 +115,26 @@ class StyleRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     style: SpanStyle
 
 
-class Cursor(msgspec.Struct, frozen=True, kw_only=True):
-    """Viewport-relative, zero-based cursor position."""
+class Link(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Adjacent cells of one row under one OSC 8 hyperlink; ``width`` in cells, ``id``
+    the program's ``id=`` parameter (cells of one id belong to one link across rows)."""
+
+    row: int
+    col: int
+    width: int
+    uri: str
+    id: str | None = None
+
+
+class Cursor(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Viewport-relative, zero-based cursor position; ``shape`` and ``blink`` once a
+    program chose them (DECSCUSR, ``CSI Ps SP q``: a bar is how vi modes show insert)."""
 
     x: int
     y: int
     visible: bool
+    shape: Literal["block", "underline", "bar"] | None = None
+    blink: bool | None = None
 
 
 class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -137,6 +158,11 @@ class ScreenState(msgspec.Struct, kw_only=True, omit_defaults=True):
     title: str
     wrapped: list[int]
     alternate: bool
+    links: list[Link] | None = None
+    """The viewport's OSC 8 hyperlinks (``ls --hyperlink``, gcc, cargo); omitted when none."""
+    frame_pending: bool = False
+    """A synchronized-output frame (DEC mode 2026) was open: the screen is the one from
+    before it (or, once the frame is 150 ms old, the live one); omitted when none was."""
     program: str | None = None
     state: Literal["prompt", "continuation", "running", "hidden_input", "tui", "exited"] | None = (
         None

@@ -5,16 +5,11 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 
+from phux.engine._cells import BRACKETED_PASTE, DECCKM, FOCUS_EVENTS, MOUSE_MODES, SGR_MOUSE
+from phux.engine._frame import FRAME_LIMIT
 from phux.engine._projection import SCHEMA_VERSION, SCHEMA_VERSIONS, Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
-from phux.engine._screen import (
-    BRACKETED_PASTE,
-    DECCKM,
-    FOCUS_EVENTS,
-    MOUSE_MODES,
-    SGR_MOUSE,
-    EngineScreen,
-)
+from phux.engine._screen import EngineScreen
 from phux.engine._shell import CommandRecord
 from phux.engine._stream import EngineStream
 
@@ -25,7 +20,7 @@ if TYPE_CHECKING:
     from phux.engine.events import EngineEvent
     from phux.engine.screen_state import ScreenState
 else:
-    from phux.engine._screen import NamedTuple  # typing's, without its cost at import
+    from phux.engine._cells import NamedTuple  # typing's, without its cost at import
 
 
 class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect) costs ~10 ms
@@ -41,6 +36,8 @@ class Modes(NamedTuple):  # not a dataclass: importing dataclasses (and inspect)
     autowrap: bool
     insert: bool
     origin: bool
+    kitty_keys: int = 0
+    """The kitty keyboard protocol's flags the program set on this screen (0: legacy keys)."""
 
 
 class Terminal:
@@ -242,6 +239,7 @@ class Terminal:
             autowrap=mo.DECAWM in mode,
             insert=mo.IRM in mode,
             origin=mo.DECOM in mode,
+            kitty_keys=self.screen.kitty_flags,
         )
 
     def take_replies(self) -> bytes:
@@ -260,14 +258,41 @@ class Terminal:
 
     # -- projection ------------------------------------------------------------------
 
-    def _history_rows(self, scrollback: int | None) -> list[str]:
+    @property
+    def frame_pending(self) -> bool:
+        """Whether a synchronized-output frame (DEC mode 2026) is open."""
+        return self.screen.frame is not None
+
+    @property
+    def shown(self) -> EngineScreen:
+        """The screen as a terminal would show it: while a synchronized-output frame
+        (DEC mode 2026) is open, the screen from before it (read-only), until the
+        frame is ``FRAME_LIMIT`` old; otherwise the live screen. Projections, the
+        logical lines and the person's view read this one."""
+        frame = self.screen.frame
+        if frame is None or self.screen.frame_clock() - frame.opened > FRAME_LIMIT:
+            return self.screen
+        view: EngineScreen = frame.view
+        return view
+
+    def _frame_rows(self, shown: EngineScreen) -> int:
+        """History rows a frame scrolled in, which the screen shown has not seen."""
+        frame = self.screen.frame
+        if shown is self.screen or frame is None:
+            return 0
+        return max(0, self.screen.scrolled_off - frame.scrolled_off)
+
+    def _history_rows(self, scrollback: int | None, shown: EngineScreen) -> list[str]:
         # History is the main screen's: above an alternate screen it would mix two
         # screens' rows (the alternate screen has none of its own, as in tmux).
-        if scrollback is None or self.screen.alternate:
+        if scrollback is None or shown.alternate:
             return []
         if scrollback < 0:
             raise ValueError("scrollback must be None, 0 (all) or a positive row count")
         rows = self.screen.history_rows(trimmed=True)
+        newer = self._frame_rows(shown)
+        if newer:
+            rows = rows[:-newer]
         return rows[-scrollback:] if scrollback else rows
 
     def _history(
@@ -279,6 +304,9 @@ class Terminal:
             raise ValueError("scrollback must be None, 0 (all) or a positive row count")
         rows = self.screen.history_rows(trimmed=trimmed)
         wrapped = self.screen.history_wrapped()
+        newer = self._frame_rows(self.shown)
+        if newer:
+            rows, wrapped = rows[:-newer], wrapped[:-newer]
         if scrollback:
             return rows[-scrollback:], wrapped[-scrollback:]
         return rows, wrapped
@@ -313,12 +341,14 @@ class Terminal:
                 f"ScreenState schema_version {version} is not served (only "
                 f"{' or '.join(map(str, SCHEMA_VERSIONS))})"
             )
+        shown = self.shown
         return screen_data(
-            self.screen,
+            shown,
             pane=pane,
-            history=self._history_rows(scrollback),
+            history=self._history_rows(scrollback, shown),
             style_cache=self._style_cache if cells else None,
             version=version,
+            frame_pending=self.screen.frame is not None,
         )
 
     def drain_history(self) -> tuple[list[str], list[bool]]:
@@ -334,8 +364,9 @@ class Terminal:
     def logical_lines(self, scrollback: int | None = None) -> list[str]:
         """Viewport (and, per ``scrollback``'s tri-state, history) rows with soft
         wraps joined into logical lines, each right-trimmed. Trailing blank
-        viewport rows are included (as empty strings)."""
-        screen = self.screen
+        viewport rows are included (as empty strings). During a synchronized-output
+        frame, those of the screen shown (``shown``)."""
+        screen = self.shown
         rows, wrapped = self._history(scrollback)
         buffer = screen.buffer
         rows = rows + [screen.row_text(y) for y in range(screen.lines)]

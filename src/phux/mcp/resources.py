@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from phux.client import Client
     from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
-    from phux.mcp.tools import ClientPool
+    from phux.mcp.clients import ClientPool
     from phux.wire.frames import Frame
 
 SCHEME = "phux://"

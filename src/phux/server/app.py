@@ -137,7 +137,7 @@ async def _guard(what: str, fn: Callable[[], Awaitable[None]]) -> None:
 
 async def _accept_loop(
     listener: trio.SocketListener,
-    state: ServerState,
+    state: ServerState[ClientConnection],
     server_id: str,
     task_status: trio.TaskStatus[trio.CancelScope] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -153,14 +153,16 @@ async def _accept_loop(
             _start_connection(state, stream, server_id)
 
 
-def _start_connection(state: ServerState, stream: trio.SocketStream, server_id: str) -> None:
+def _start_connection(
+    state: ServerState[ClientConnection], stream: trio.SocketStream, server_id: str
+) -> None:
     with contextlib.suppress(OSError):  # bigger batches per send; capped by wmem_max
         stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
     conn = ClientConnection(state, stream, server_id)
     state.nursery.start_soon(_guard, "connection", conn.run)
 
 
-async def _watch_signals(state: ServerState) -> None:
+async def _watch_signals(state: ServerState[ClientConnection]) -> None:
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         async for signum in signals:
             name = signal.Signals(signum).name
@@ -171,7 +173,7 @@ async def _watch_signals(state: ServerState) -> None:
             state.shutdown_requested.set()
 
 
-async def _exit_when_idle(state: ServerState, idle_s: float) -> None:
+async def _exit_when_idle(state: ServerState[ClientConnection], idle_s: float) -> None:
     idle_since: float | None = None
     while True:
         activity = state.activity
@@ -192,7 +194,10 @@ async def _exit_when_idle(state: ServerState, idle_s: float) -> None:
 
 
 async def _shutdown(
-    state: ServerState, listener: trio.SocketListener, accepting: trio.CancelScope, path: Path
+    state: ServerState[ClientConnection],
+    listener: trio.SocketListener,
+    accepting: trio.CancelScope,
+    path: Path,
 ) -> None:
     live, clients = state.live_terminals, len(state.connections)
     log.info("shutting down: %d terminals, %d clients", live, clients)
@@ -229,7 +234,7 @@ async def _shutdown(
         signal_group(pgrp, signal.SIGKILL)
 
 
-def _publish_facts(state: ServerState, server_id: str) -> None:
+def _publish_facts(state: ServerState[ClientConnection], server_id: str) -> None:
     """What ``phux status`` and ``phux doctor`` read and the wire does not carry
     (spec/L3.md §3); ``clients`` follows connections (ServerState.touch)."""
     from phux import __version__
@@ -262,7 +267,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
         listener = trio.SocketListener(trio.socket.from_stdlib_socket(raw))
         try:
             async with trio.open_nursery() as nursery:
-                state = ServerState(config, nursery)
+                state = ServerState[ClientConnection](config, nursery)
                 _publish_facts(state, server_id)
                 accepting = await nursery.start(_accept_loop, listener, state, server_id)
                 nursery.start_soon(_watch_signals, state)

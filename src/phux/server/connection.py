@@ -26,7 +26,7 @@ from phux.server.audit import AuditLog, read_entries
 from phux.server.log import log
 from phux.server.metadata import MetaSubscription, RequestError, check_key, entries
 from phux.server.state import ServerState, check_size, host_signal
-from phux.server.subscriber import Outbox, Subscription
+from phux.server.subscriber import Outbox, Source, Subscription
 from phux.server.terminal import Terminal
 from phux.wire import (
     MAX_FRAME,
@@ -139,7 +139,7 @@ def give_size_back(leaving: Subscription) -> None:
         term.resize(cols, rows)
 
 
-def _closed_frame(term: Terminal) -> bytes:
+def _closed_frame(term: Source) -> bytes:
     return term.encode_closed()
 
 
@@ -163,7 +163,9 @@ def _idle_to_close(
 
 
 class ClientConnection:
-    def __init__(self, state: ServerState, stream: trio.SocketStream, server_id: str) -> None:
+    def __init__(
+        self, state: ServerState[ClientConnection], stream: trio.SocketStream, server_id: str
+    ) -> None:
         self.state = state
         self.config = state.config
         self.stream = stream

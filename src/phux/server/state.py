@@ -12,7 +12,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
 import trio
 
@@ -27,15 +27,12 @@ from phux.server.metadata import MetadataHub, RequestError, check_key, check_val
 from phux.server.pty_process import describe_spawn_error, spawn_on_pty
 from phux.server.replica import ReplicaHost
 from phux.server.shell_integration import KEY_VARIABLE, VARIABLE, inject, wanted
-from phux.server.subscriber import QueueBudget
+from phux.server.subscriber import Outbox, QueueBudget
 from phux.server.terminal import Terminal
 from phux.signed_marks import KEY_METADATA, SHELL_METADATA
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Signal, Spawn, TerminalFilter, TerminalList, TerminalSpawned
 from phux.wire.handshake import MINOR_TERMINAL_STATE
-
-if TYPE_CHECKING:
-    from phux.server.connection import ClientConnection
 
 MAX_DIMENSION = 1000
 
@@ -56,12 +53,42 @@ def host_signal(number: int) -> int:
     return int(getattr(signal, f"SIG{name}"))
 
 
-class ServerState:
+class Listener(Protocol):
+    """What the state uses of a client connection
+    (:class:`phux.server.connection.ClientConnection`, which imports this module): who
+    it is, for the audit, and whether and where it takes the server's events."""
+
+    @property
+    def client_name(self) -> str: ...
+
+    @property
+    def peer_pid(self) -> int: ...
+
+    @property
+    def peer_uid(self) -> int: ...
+
+    @property
+    def minor(self) -> int: ...
+
+    @property
+    def wants_events(self) -> bool: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+
+Conn = TypeVar("Conn", bound=Listener)
+
+
+class ServerState(Generic[Conn]):
+    """The terminals, the connections (of type ``Conn``: the state only needs them to
+    be a :class:`Listener`) and the metadata, and the operations on them."""
+
     def __init__(self, config: ServerConfig, nursery: trio.Nursery) -> None:
         self.config = config
         self.nursery = nursery
         self.terminals: dict[int, Terminal] = {}
-        self.connections: set[ClientConnection] = set()
+        self.connections: set[Conn] = set()
         self.meta = MetadataHub()
         self.listing = ListingCache(config.list_reread)
         self._next_id = 1
@@ -99,7 +126,7 @@ class ServerState:
             self.meta.global_scope[key] = raw
             self.meta.changed(key, None, raw)
 
-    def audit_input(self, conn: ClientConnection, term: Terminal, data: bytes) -> None:
+    def audit_input(self, conn: Conn, term: Terminal, data: bytes) -> None:
         if self.audit is None:
             return
         md = term.metadata
@@ -329,7 +356,7 @@ class ServerState:
 
     # ------------------------------------------------------------ foreground state
 
-    def state_listeners(self) -> list[ClientConnection]:
+    def state_listeners(self) -> list[Conn]:
         """Connections that follow every terminal's state (events, and a minor that has it)."""
         return [
             conn

@@ -19,25 +19,23 @@ import enum
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import trio
 
-from phux.server.journal import Bootstrap, Chunk, SizeChange
+from phux.server.journal import Bootstrap, Chunk, Journal, SizeChange
 from phux.wire import encode_frame
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
     BootstrapReady,
+    ExitStatus,
     Frame,
     Output,
     Role,
     Tombstone,
     TombstoneReason,
 )
-
-if TYPE_CHECKING:
-    from phux.server.terminal import Terminal
 
 BOOTSTRAP_CHUNK_BYTES = 1024 * 1024
 """Journal chunks are merged into BOOTSTRAP_CHUNK frames of up to this many bytes."""
@@ -72,10 +70,44 @@ class Entry:
     """OUTPUT: seq of the first byte; TOMBSTONE: lost_seq; BOOTSTRAP: request id."""
 
 
+class Source(Protocol):
+    """The terminal a subscription follows (:class:`phux.server.terminal.Terminal`,
+    which imports this module): what the subscription reads of it, and what the
+    connection holding the subscription does to it (its size)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def alive(self) -> bool: ...
+
+    @property
+    def exit_status(self) -> ExitStatus | None: ...
+
+    @property
+    def journal(self) -> Journal: ...
+
+    @property
+    def subscribers(self) -> list[Subscription]: ...
+
+    @property
+    def size(self) -> tuple[int, int]: ...
+
+    def resize(self, cols: int, rows: int) -> bool: ...
+
+    def remove_subscriber(self, sub: Subscription) -> bool: ...
+
+    def bootstrap(self) -> Bootstrap: ...
+
+    def encode_resized(self, change: SizeChange) -> bytes: ...
+
+    def encode_closed(self) -> bytes: ...
+
+
 @dataclass(eq=False)
 class Subscription:
     outbox: Outbox
-    terminal: Terminal
+    terminal: Source
     role: Role
     state: SubState = SubState.PENDING
     queued: int = 0
@@ -129,7 +161,7 @@ class QueueBudget:
 @dataclass(eq=False)
 class Outbox:
     queue_limit: int
-    render_closed: Callable[[Terminal], bytes]
+    render_closed: Callable[[Source], bytes]
     """Encodes the TERMINAL_CLOSED that follows a bootstrap of a terminal closed meanwhile."""
     control_limit: int = 64 * 1024 * 1024
     total_limit: int | None = None
@@ -374,7 +406,7 @@ class Outbox:
         return frames
 
 
-def render_bootstrap(tid: int, request_id: int, boot: Bootstrap, terminal: Terminal) -> list[bytes]:
+def render_bootstrap(tid: int, request_id: int, boot: Bootstrap, terminal: Source) -> list[bytes]:
     out = [
         encode_frame(
             BootstrapBegin(

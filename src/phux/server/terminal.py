@@ -12,7 +12,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import trio
 
@@ -42,9 +42,6 @@ from phux.wire.frames import (
 )
 from phux.wire.handshake import MINOR_INPUT_UNITS
 
-if TYPE_CHECKING:
-    from phux.server.connection import ClientConnection
-
 OutputHook = Callable[["Terminal", Chunk], None]
 """Called synchronously with every chunk of output (the seam for server-side replicas).
 
@@ -64,10 +61,25 @@ _WRITE_SLICE = 64 * 1024
 """Input is written in slices of at most this; a cancelled INPUT stops between two."""
 
 
+class InputOwner(Protocol):
+    """What the input queue needs of the connection an INPUT came on
+    (:class:`phux.server.connection.ClientConnection`, which imports this module):
+    the answers it owes, and whether its version has input units."""
+
+    @property
+    def minor(self) -> int: ...
+
+    def input_done(self, request_id: int, size: int, exited: str | None = None) -> None: ...
+
+    def input_cancelled(self, request_id: int, size: int, message: str) -> None: ...
+
+    def awaiting_unit(self, term: Terminal, waiting: bool) -> None: ...
+
+
 @dataclass(slots=True)
 class PendingInput:
     data: bytes
-    conn: ClientConnection | None
+    conn: InputOwner | None
     """None: the server's own answer to a terminal query."""
     request_id: int
     more: bool = False
@@ -118,9 +130,9 @@ class Terminal:
         self._writing: PendingInput | None = None
         self._write_wait: trio.CancelScope | None = None
         """Set while the writer waits for room in a full PTY (see _stop_writing)."""
-        self._holder: ClientConnection | None = None
+        self._holder: InputOwner | None = None
         """The connection whose unit is being written: only its input goes next."""
-        self._cancelled_units: set[ClientConnection] = set()
+        self._cancelled_units: set[InputOwner] = set()
         """Connections whose unit an urgent INPUT cut: its later pieces are refused."""
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
@@ -559,7 +571,7 @@ class Terminal:
 
     def queue_input(
         self,
-        conn: ClientConnection,
+        conn: InputOwner,
         request_id: int,
         data: bytes,
         *,
@@ -590,7 +602,7 @@ class Terminal:
         if self._write_wait is not None:
             self._write_wait.cancel()
 
-    def _flush_for_urgent(self, by: ClientConnection) -> None:
+    def _flush_for_urgent(self, by: InputOwner) -> None:
         """An interrupt: like a tty's ISIG, throw away the input typed ahead of it."""
         dropped = [item for item in self._inputs if _cancellable(item)]
         # Kept: the server's own answers to terminal queries (the program waits for
@@ -619,7 +631,7 @@ class Terminal:
         if dropped:
             log.info("terminal %d: urgent input discarded %d queued inputs", self.id, len(dropped))
 
-    def cancel_rest_of_unit(self, conn: ClientConnection) -> None:
+    def cancel_rest_of_unit(self, conn: InputOwner) -> None:
         """A piece of ``conn``'s unit was refused (no room): its pieces still to come
         are cancelled up to the one without ``more`` (INPUT_CANCELLED), and the
         terminal's other input goes on (spec/L1.md §7)."""
@@ -628,7 +640,7 @@ class Terminal:
             self._holder = None
             self._input_wake.set()
 
-    def _stalled_unit(self, holder: ClientConnection) -> None:
+    def _stalled_unit(self, holder: InputOwner) -> None:
         """The unit's next piece did not come within the hold timeout: its pieces
         still to come are cancelled (up to the one without ``more``), and the
         terminal's other input goes on."""
@@ -641,7 +653,7 @@ class Terminal:
             self.config.input_unit_hold_s,
         )
 
-    def drop_input(self, conn: ClientConnection) -> None:
+    def drop_input(self, conn: InputOwner) -> None:
         """``conn`` has gone: nothing it queued is written, not even the rest of a piece."""
         kept = [item for item in self._inputs if item.conn is not conn]
         dropped = len(self._inputs) - len(kept)

@@ -71,7 +71,7 @@ def pane_rows(
     ``top``: the first engine row shown; default: when the engine has more rows
     than the rect, the rows that hold the cursor (as the single-pane view paint).
     """
-    screen: Any = term.screen
+    screen: Any = term.shown  # (a synchronized-output frame: the screen before it)
     rows, cols = term.rows, term.cols
     if top is None:
         top = max(0, min(screen.cursor.y - rect.h + 1, rows - rect.h))

@@ -17,6 +17,7 @@ API (stable names)::
                                     # (b"" unless ``clipboard``)
     cm.wheel(up=True)               # a wheel notch (WHEEL_LINES rows)
     cm.resize(width, height)        # the viewport's size changed
+    (``phux.tui.copy_reflow``: the view kept on its text when the engine reflows)
     cm.view()                       # View: what to draw (rows, selection, match,
                                     # cursor, indicator "[12/340]", message)
     cm.paint(left=0, top=0)         # that View as VT text at (left, top), 0-based,

@@ -3,14 +3,16 @@
 The prefix (default ``C-b``) followed by a key of ``PREFIX_TABLE`` is a
 command of the multiplexer (``C-b %`` splits...); followed by the detach key
 (default ``d``) it detaches; ``C-b C-b`` sends one ``C-b`` to the program;
-followed by anything else it sends both bytes. The prefix and the detach key
-are configured with ``--detach-key`` or ``$PHUX_DETACH_KEY`` as ``C-a``
-(prefix, then ``d``), ``C-a x`` (prefix, then ``x``), ``^A``, or ``none``
-(no prefix: every byte goes to the program).
+followed by anything else it sends both bytes. The arrows and the resize keys
+repeat as tmux's do: pressed again within REPEAT_TIME they need no prefix. The
+prefix and the detach key are configured with ``--detach-key`` or
+``$PHUX_DETACH_KEY`` as ``C-a`` (prefix, then ``d``), ``C-a x`` (prefix, then
+``x``), ``^A``, or ``none`` (no prefix: every byte goes to the program).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 DEFAULT_DETACH_KEY = "C-b d"
@@ -102,9 +104,23 @@ PREFIX_TABLE: dict[bytes, str] = {
     b"\x1bOC": "pane-right",
     b"\x1bOD": "pane-left",
     **{str(i).encode(): f"select-window-{i}" for i in range(10)},
+    # C-arrow resizes the pane by a cell, M-arrow by five (xterm's modified arrows:
+    # CSI 1 ; 5 X is Ctrl, CSI 1 ; 3 X is Alt); M-1 .. M-5 the preset layouts.
+    **{
+        f"\x1b[1;{mod}{final}".encode(): f"resize-{way}-{cells}"
+        for mod, cells in ((5, 1), (3, 5))
+        for final, way in (("A", "up"), ("B", "down"), ("C", "right"), ("D", "left"))
+    },
+    **{f"\x1b{i}".encode(): f"layout-{i}" for i in range(1, 6)},
 }
 """tmux's default keys after the prefix (the detach key, ``d`` unless configured,
 is added by ``KeyReader``): what ``phux attach`` does with them."""
+
+REPEATABLE = ("pane-", "resize-")
+"""Commands whose key may be pressed again without the prefix within REPEAT_TIME
+(tmux binds the arrows and the resize keys with ``-r``)."""
+REPEAT_TIME = 0.5
+"""tmux's ``repeat-time``: 500 ms."""
 
 HELP: list[tuple[str, str]] = [
     ("d", "detach (the session keeps running)"),
@@ -114,7 +130,11 @@ HELP: list[tuple[str, str]] = [
     ("%", "split the pane left/right"),
     ('"', "split the pane top/bottom"),
     ("o", "next pane"),
-    ("arrows", "select the pane in that direction"),
+    ("arrows", "select the pane in that direction (repeats)"),
+    ("C-arrows", "resize the pane by 1 cell (repeats)"),
+    ("M-arrows", "resize the pane by 5 cells (repeats)"),
+    ("", "(repeats: again within 0.5 s needs no prefix)"),
+    ("M-1 .. M-5", "even-horizontal/-vertical, main-horizontal/-vertical, tiled"),
     ("z", "zoom the active pane (again: unzoom)"),
     ("x", "kill the active pane (asks y/n)"),
     (",", "rename the window"),
@@ -154,8 +174,13 @@ class KeyReader:
         if key.prefix is not None:
             self.table[bytes([key.key])] = "detach"
         self.held = b""  # an incomplete prefix sequence or mouse report
+        self.repeat_until = 0.0
+        """Until then a repeatable key (REPEATABLE) needs no prefix: tmux's ``bind -r``."""
 
-    def feed(self, data: bytes) -> list[bytes | Command]:
+    def feed(self, data: bytes, now: float | None = None) -> list[bytes | Command]:
+        """``now``: the time.monotonic() the keys arrived at (for repeated keys)."""
+        if now is None:
+            now = time.monotonic()
         data = self.held + data
         self.held = b""
         out: list[bytes | Command] = []
@@ -165,6 +190,22 @@ class KeyReader:
         n = len(data)
         while i < n:
             b = data[i]
+            if self.repeat_until:
+                if now >= self.repeat_until or b != 0x1B:
+                    self.repeat_until = 0.0  # any other key ends the repeat, as in tmux
+                else:
+                    end = _escape_end(data, i)
+                    if end is None:
+                        self.held = data[i:]
+                        break
+                    name = self.table.get(bytes(data[i:end]))
+                    if name is not None and name.startswith(REPEATABLE):
+                        _flush(plain, out)
+                        out.append(Command(name))
+                        self.repeat_until = now + REPEAT_TIME
+                        i = end
+                        continue
+                    self.repeat_until = 0.0
             if prefix is not None and b == prefix:
                 if i + 1 >= n:
                     self.held = data[i:]
@@ -175,15 +216,17 @@ class KeyReader:
                     i += 2
                     continue
                 if nxt == 0x1B:
-                    seq = data[i + 1 : i + 4]
-                    if len(seq) < 3 and i + 1 + len(seq) >= n:
-                        self.held = data[i:]  # an arrow key cut by the read
+                    end = _escape_end(data, i + 1)
+                    if end is None:
+                        self.held = data[i:]  # a key's sequence cut by the read
                         break
-                    name = self.table.get(bytes(seq))
+                    name = self.table.get(bytes(data[i + 1 : end]))
                     if name is not None:
                         _flush(plain, out)
                         out.append(Command(name))
-                        i += 4
+                        if name.startswith(REPEATABLE):
+                            self.repeat_until = now + REPEAT_TIME
+                        i = end
                         continue
                 name = self.table.get(bytes([nxt]))
                 if name is not None:
@@ -214,6 +257,26 @@ class KeyReader:
             i += 1
         _flush(plain, out)
         return out
+
+
+def _escape_end(data: bytes, at: int) -> int | None:
+    """Where the key sequence starting with the ESC at ``at`` ends: ``ESC [`` params
+    final (CSI), ``ESC O`` x (SS3), or ``ESC`` x (Alt-x); None while it is cut short
+    by the read (a CSI longer than 16 bytes is taken as it is)."""
+    n = len(data)
+    if at + 1 >= n:
+        return None
+    second = data[at + 1]
+    if second == ord("O"):
+        return at + 3 if at + 2 < n else None
+    if second != ord("["):
+        return at + 2
+    end = at + 2
+    while end < n and end - at < 16:
+        if 0x40 <= data[end] <= 0x7E:
+            return end + 1
+        end += 1
+    return end if end - at >= 16 else None
 
 
 def _flush(plain: bytearray, out: list[bytes | Command]) -> None:

@@ -6,8 +6,12 @@ tmux's ``"``) of two or more layouts. Children share the split's size
 equally, less one border cell between each two; a split of a pane replaces
 it with a two-way split, so splitting halves the pane, as tmux does.
 
+A split may carry each child's size in cells (``h(0:36,1:43)``): a person
+resized a pane (``resize``, tmux's ``resize-pane``) or picked a preset
+(``preset``); the sizes scale with the window when it differs.
+
 The text form is the value of the L3 convention ``phux.layout.SESSION.WINDOW``
-(spec/L3.md §2): ``3``, ``h(0,1)``, ``v(0,h(1,2))``. A malformed value is
+(spec/L3.md §2): ``3``, ``h(0,1)``, ``v(0,h(1,2))``, ``h(0:30,v(1,2):49)``. A malformed value is
 treated as absent (``parse`` gives None) and the client lays the panes out
 by itself (``reconcile``).
 """
@@ -26,6 +30,9 @@ MAX_TEXT = 4096
 class Split:
     kind: str  # "h": side by side; "v": stacked
     children: tuple[Node, ...]
+    sizes: tuple[int, ...] | None = None
+    """Each child's cells along the split (a person resized a pane, or chose a preset
+    layout); None: equal shares. Scaled to the space there is when it differs."""
 
 
 Node = int | Split
@@ -45,10 +52,13 @@ class Rect:
 def format_layout(node: Node) -> str:
     if isinstance(node, int):
         return str(node)
-    return node.kind + "(" + ",".join(format_layout(c) for c in node.children) + ")"
+    parts = [format_layout(c) for c in node.children]
+    if node.sizes is not None:
+        parts = [f"{p}:{size}" for p, size in zip(parts, node.sizes, strict=True)]
+    return node.kind + "(" + ",".join(parts) + ")"
 
 
-_TOKEN = re.compile(r"\d{1,9}|[hv]\(|,|\)")
+_TOKEN = re.compile(r"\d{1,9}|:\d{1,5}|[hv]\(|,|\)")
 
 
 def parse(text: str | None) -> Node | None:
@@ -77,20 +87,26 @@ def parse(text: str | None) -> Node | None:
         if tok not in ("h(", "v("):
             return None
         children: list[Node] = []
+        sizes: list[int] = []
         while True:
             child = node()
             if child is None or at >= len(tokens):
                 return None
             children.append(child)
+            if tokens[at].startswith(":"):
+                sizes.append(int(tokens[at][1:]))
+                at += 1
+                if at >= len(tokens):
+                    return None
             sep = tokens[at]
             at += 1
             if sep == ")":
                 break
             if sep != ",":
                 return None
-        if len(children) < 2:
-            return None
-        return Split(tok[0], tuple(children))
+        if len(children) < 2 or (sizes and (len(sizes) != len(children) or 0 in sizes)):
+            return None  # (sizes for every child or for none)
+        return Split(tok[0], tuple(children), tuple(sizes) if sizes else None)
 
     result = node()
     if result is None or at != len(tokens):
@@ -119,6 +135,34 @@ def _shares(total: int, n: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(n)]
 
 
+def _sized(total: int, sizes: Sequence[int]) -> list[int]:
+    """``total`` cells less the borders, shared in proportion to ``sizes`` (exactly
+    ``sizes`` when they fill it); each child keeps a cell while there are enough."""
+    n = len(sizes)
+    free = max(0, total - (n - 1))
+    want = sum(sizes)
+    if want == free:
+        return list(sizes)
+    if free < n or want <= 0:
+        return _shares(total, n)
+    out = [max(1, size * free // want) for size in sizes]
+    extra = free - sum(out)
+    i = n - 1
+    while extra != 0:  # rounding: the last children take or give the rest
+        step = 1 if extra > 0 else -1
+        if out[i] + step >= 1:
+            out[i] += step
+            extra -= step
+        else:
+            i = (i - 1) % n
+    return out
+
+
+def _lengths(node: Split, total: int) -> list[int]:
+    n = len(node.children)
+    return _shares(total, n) if node.sizes is None else _sized(total, node.sizes)
+
+
 def geometry(node: Node, rect: Rect) -> dict[int, Rect]:
     """Each pane's rectangle inside ``rect``."""
     out: dict[int, Rect] = {}
@@ -141,7 +185,7 @@ def _place(node: Node, rect: Rect, out: dict[int, Rect], lines: list[tuple[str, 
     n = len(node.children)
     if node.kind == "h":
         x = rect.x
-        for i, (child, w) in enumerate(zip(node.children, _shares(rect.w, n), strict=True)):
+        for i, (child, w) in enumerate(zip(node.children, _lengths(node, rect.w), strict=True)):
             _place(child, Rect(x, rect.y, w, rect.h), out, lines)
             x += w
             if i < n - 1:
@@ -150,7 +194,7 @@ def _place(node: Node, rect: Rect, out: dict[int, Rect], lines: list[tuple[str, 
                 x += 1
     else:
         y = rect.y
-        for i, (child, h) in enumerate(zip(node.children, _shares(rect.h, n), strict=True)):
+        for i, (child, h) in enumerate(zip(node.children, _lengths(node, rect.h), strict=True)):
             _place(child, Rect(rect.x, y, rect.w, h), out, lines)
             y += h
             if i < n - 1:
@@ -163,19 +207,128 @@ def split(node: Node, pane: int, new: int, kind: str) -> Node:
     """``pane`` halved: ``new`` right of it (kind "h") or below it ("v")."""
     if isinstance(node, int):
         return Split(kind, (node, new)) if node == pane else node
-    return Split(node.kind, tuple(split(c, pane, new, kind) for c in node.children))
+    children = tuple(split(c, pane, new, kind) for c in node.children)
+    return Split(node.kind, children, node.sizes)
 
 
 def remove(node: Node, pane: int) -> Node | None:
-    """``node`` without ``pane`` (its space goes to its siblings); None if nothing is left."""
+    """``node`` without ``pane`` (its space, border included, goes to the sibling before
+    it, or after it when it was first); None if nothing is left."""
     if isinstance(node, int):
         return None if node == pane else node
-    kept = [c for c in (remove(c, pane) for c in node.children) if c is not None]
+    kids = [remove(c, pane) for c in node.children]
+    kept = [c for c in kids if c is not None]
     if not kept:
         return None
     if len(kept) == 1:
         return kept[0]
-    return Split(node.kind, tuple(kept))
+    sizes = None
+    if node.sizes is not None:
+        sizes = list(node.sizes)
+        for i in reversed(range(len(kids))):
+            if kids[i] is None:
+                gone = sizes.pop(i) + 1
+                sizes[max(0, i - 1)] += gone
+    return Split(node.kind, tuple(kept), None if sizes is None else tuple(sizes))
+
+
+def resize(node: Node, rect: Rect, pane: int, direction: str, cells: int) -> Node:
+    """``pane``'s border moved ``cells`` toward ``direction`` (left/right/up/down), as
+    tmux's ``resize-pane -L/-R/-U/-D``: the border between it and the next pane in
+    its nearest split across that axis (the one before it when it is the last),
+    every pane keeping a cell at least. ``node`` as it was when nothing can move."""
+    kind = "h" if direction in ("left", "right") else "v"
+    delta = -cells if direction in ("left", "up") else cells
+    path = _path(node, pane)
+    if path is None:
+        return node
+    # The nearest split of that kind on the way to the pane.
+    for depth in reversed(range(len(path))):
+        parent, index = path[depth]
+        if parent.kind == kind:
+            break
+    else:
+        return node
+    parent_rect = _rect_of(node, rect, path[:depth])
+    total = parent_rect.w if kind == "h" else parent_rect.h
+    lengths = _lengths(parent, total)
+    border = index if index < len(lengths) - 1 else index - 1
+    move = max(1 - lengths[border], min(delta, lengths[border + 1] - 1))
+    if move == 0:
+        return node
+    lengths[border] += move
+    lengths[border + 1] -= move
+    sized = Split(parent.kind, parent.children, tuple(lengths))
+    return _replace(node, [i for _, i in path[:depth]], sized)
+
+
+def _path(node: Node, pane: int) -> list[tuple[Split, int]] | None:
+    """The splits from the root to ``pane``, each with the index of the child taken."""
+    if isinstance(node, int):
+        return [] if node == pane else None
+    for i, child in enumerate(node.children):
+        rest = _path(child, pane)
+        if rest is not None:
+            return [(node, i), *rest]
+    return None
+
+
+def _rect_of(node: Node, rect: Rect, path: list[tuple[Split, int]]) -> Rect:
+    """The rect of the node ``path`` leads to from ``node`` (placed in ``rect``)."""
+    for parent, index in path:
+        lengths = _lengths(parent, rect.w if parent.kind == "h" else rect.h)
+        offset = sum(lengths[:index]) + index
+        if parent.kind == "h":
+            rect = Rect(rect.x + offset, rect.y, lengths[index], rect.h)
+        else:
+            rect = Rect(rect.x, rect.y + offset, rect.w, lengths[index])
+    return rect
+
+
+def _replace(node: Node, indices: list[int], new: Node) -> Node:
+    if not indices:
+        return new
+    assert isinstance(node, Split)
+    i = indices[0]
+    children = list(node.children)
+    children[i] = _replace(children[i], indices[1:], new)
+    return Split(node.kind, tuple(children), node.sizes)
+
+
+PRESETS = ("even-horizontal", "even-vertical", "main-horizontal", "main-vertical", "tiled")
+"""tmux's preset layouts (``C-b M-1`` .. ``M-5``)."""
+MAIN_HEIGHT = 24
+MAIN_WIDTH = 80
+"""tmux's ``main-pane-height`` and ``main-pane-width``."""
+
+
+def preset(name: str, order: Sequence[int], rect: Rect) -> Node | None:
+    """The panes ``order`` (the first is the main one) in tmux's layout ``name``."""
+    if not order:
+        return None
+    first, rest = order[0], list(order[1:])
+    if not rest:
+        return first
+    if name == "even-horizontal":
+        return Split("h", tuple(order))
+    if name == "even-vertical":
+        return Split("v", tuple(order))
+    if name in ("main-horizontal", "main-vertical"):
+        kind, across = ("v", "h") if name == "main-horizontal" else ("h", "v")
+        total = rect.h if kind == "v" else rect.w
+        main = min(MAIN_HEIGHT if kind == "v" else MAIN_WIDTH, max(1, total - 2))
+        others: Node = rest[0] if len(rest) == 1 else Split(across, tuple(rest))
+        return Split(kind, (first, others), (main, max(1, total - main - 1)))
+    if name == "tiled":
+        cols = 1
+        while cols * cols < len(order):
+            cols += 1
+        rows: list[Node] = []
+        for start in range(0, len(order), cols):
+            row = order[start : start + cols]
+            rows.append(row[0] if len(row) == 1 else Split("h", tuple(row)))
+        return rows[0] if len(rows) == 1 else Split("v", tuple(rows))
+    return None
 
 
 def reconcile(node: Node | None, live: Sequence[int], rect: Rect) -> Node | None:

@@ -1,12 +1,16 @@
-"""What both kinds of attach share: how an attach ended, the window's size, writes."""
+"""What both kinds of attach share: how an attach ended, the window's size, writes,
+raw mode."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import select
+import termios
 import time
+import tty
 from dataclasses import dataclass
+from typing import Any
 
 from phux.wire.frames import Exited, ExitStatus
 
@@ -73,3 +77,25 @@ def read_keys(fd: int) -> bytes:
         return os.read(fd, MAX_INPUT)
     except OSError:
         return b""
+
+
+class RawTerminal:
+    """Raw mode on ``fd`` between ``enter`` and ``restore`` (idempotent)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.saved: list[Any] | None = None
+
+    def enter(self) -> None:
+        self.saved = termios.tcgetattr(self.fd)
+        tty.setraw(self.fd, termios.TCSANOW)
+
+    def reapply(self) -> None:
+        with contextlib.suppress(termios.error):
+            tty.setraw(self.fd, termios.TCSANOW)
+
+    def restore(self) -> None:
+        saved, self.saved = self.saved, None
+        if saved is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)

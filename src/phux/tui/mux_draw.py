@@ -1,0 +1,263 @@
+"""The multiplexer's drawing: a frame composed from the panes' mirrors, the
+borders, overlays and status line; only changed cells written (``phux.tui.mux``)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from phux.client.pane_state import project_mirror
+from phux.tui import layout as lay
+from phux.tui.compose import Canvas, copy_rows, pane_rows
+from phux.tui.mux_state import (
+    ACTIVE_BORDER,
+    BORDER,
+    ENGINE_BUDGET,
+    MOUSE_OFF,
+    MOUSE_ON,
+    OTHERS_INTERVAL,
+    MuxState,
+    _exit_code,
+)
+from phux.tui.overlay import draw
+from phux.tui.paint import PUSH_TITLE
+from phux.tui.status import PaneFacts, StatusLine, WindowTab, segments, state_text
+from phux.tui.term import write_all
+
+if TYPE_CHECKING:
+    pass
+
+
+class Drawing(MuxState):
+    """Compose frames from the mirrors and write only what changed."""
+
+    def begin(self) -> None:
+        # The alternate screen: leaving puts back what the person's terminal showed.
+        self.out += ("\x1b[?1049h" + PUSH_TITLE + self._mouse_on()).encode()
+
+    def _mouse_on(self) -> str:
+        return MOUSE_ON if self.mouse else ""
+
+    def leave_bytes(self) -> bytes:
+        return (MOUSE_OFF + self.painter.leave(user_alt=True)).encode()
+
+    def render(self) -> None:
+        """Compose a frame and write only what changed."""
+        self.dirty = False
+        self.frames += 1
+        cols, rows = self.win
+        canvas = self.canvas
+        if (canvas.cols, canvas.rows) != (cols, rows):
+            canvas = self.canvas = Canvas(cols, rows)
+            for v in self.views.values():
+                v.drawn = None
+        geo = self.geometry()
+        node = self.layouts.get(self.window)
+        area = self.area()
+        active = self.active.get(self.window)
+        if self.zoomed or node is None:
+            lines: list[tuple[str, lay.Rect]] = []
+        else:
+            lines = lay.borders(node, area)
+        redraw_borders = self._borders != (lines, active, geo)
+        if redraw_borders:
+            self._borders = (lines, active, geo)
+            canvas.fill(area)
+            for v in self.views.values():
+                v.drawn = None
+            near = geo.get(active) if active is not None else None
+            for kind, r in lines:
+                for y in range(r.y, r.y + r.h):
+                    for x in range(r.x, r.x + r.w):
+                        lit = near is not None and (
+                            near.x - 1 <= x <= near.x + near.w
+                            and near.y - 1 <= y <= near.y + near.h
+                        )
+                        ch = "│" if kind == "|" else "─"
+                        canvas.cells[y][x] = (ch, ACTIVE_BORDER if lit else BORDER)
+        active_first = sorted(geo.items(), key=lambda item: item[0] != active)
+        # An echo goes out alone: when the pane the person types into has news, this
+        # frame draws only it (the others' parsing and drawing wait for the next frame,
+        # FRAME_INTERVAL later), unless the last frame did so already (a pane the
+        # person floods must not starve the others).
+        echo_only = (
+            not redraw_borders
+            and self.overlay is None
+            and not self.echo_only_last
+            and self._active_has_news(active)
+        )
+        self.echo_only_last = echo_only
+        stop: float | None = None
+        others_due = time.monotonic() >= self.others_at
+        for tid, rect in active_first:
+            view = self.views.get(tid)
+            if view is None:
+                continue
+            if tid != active:
+                if stop is None:
+                    # The engine budget of the other panes starts after the active one.
+                    stop = time.monotonic() + ENGINE_BUDGET
+                    if others_due and not echo_only:
+                        self.others_at = time.monotonic() + OTHERS_INTERVAL
+                late = view.mirror.held_bytes and time.monotonic() > stop
+                if echo_only or late or not others_due:
+                    self.dirty = True  # a later frame draws it
+                    continue
+            engine = view.mirror.engine
+            if engine is None:
+                continue
+            copy = self.copy
+            if copy is not None and tid == self.copy_tid:
+                if copy.term is not engine:  # a fresh bootstrap replaced the engine
+                    self.leave_copy()
+                else:
+                    if (copy.width, copy.height) != (rect.w, rect.h):
+                        copy.resize(rect.w, rect.h)
+                    copy_rows(copy, self.painter, rect, canvas)
+                    view.drawn = None
+                    continue
+            gen = engine.generation
+            key = (gen, rect, view.mirror.alive)
+            if view.drawn == key:
+                continue
+            view.drawn = key
+            pane_rows(engine, self.painter, rect, canvas)
+            if not view.mirror.alive:
+                facts = PaneFacts(state="exited", exit_code=_exit_code(view.mirror))
+                label = f" {state_text(facts)} "
+                canvas.text(
+                    rect.x + max(0, rect.w - len(label)), rect.y, label, "\x1b[0;30;43m", rect.w
+                )
+        if self.overlay is not None:
+            draw(self.overlay, canvas, area, self._preview_engine(), self.painter)
+            for v in self.views.values():
+                v.drawn = None
+            self._borders = None
+        self._draw_status(canvas)
+        tail = self._cursor_and_modes(geo)
+        data = self.damage.frame(canvas, tail if tail != self._tail else "")
+        self._tail = tail
+        if data:
+            self.out += data.encode()
+
+    def _active_has_news(self, active: int | None) -> bool:
+        """Whether the active pane has output not drawn yet (an echo, say)."""
+        view = self.views.get(active) if active is not None else None
+        if view is None or self.copy is not None:
+            return False
+        if view.mirror.held_bytes:
+            return True
+        engine = view.mirror.engine
+        return engine is not None and (view.drawn is None or view.drawn[0] != engine.generation)
+
+    def _draw_status(self, canvas: Canvas) -> None:
+        cols, rows = self.win
+        y = rows - 1
+        if y <= 0:
+            return
+        now = time.monotonic()
+        if self.message is not None and now >= self.message_until:
+            self.message = None
+        message = None
+        if self.confirm is not None:
+            message = self.confirm[0]
+        elif self.prompt is not None:
+            message = self.prompt[0] + self.prompt[1]
+        elif self.message is not None:
+            message = self.message
+        elif self.copy is not None and self.copy.view().message:
+            message = self.copy.view().message
+        line = StatusLine(self.session, self._tabs(), self._facts(), message)
+        canvas.fill(lay.Rect(0, y, cols, 1))
+        x = 0
+        for text, style in segments(line, cols):
+            x = canvas.text(x, y, text, style, cols - x)
+
+    def _tabs(self) -> list[WindowTab]:
+        tabs = []
+        for w in self.windows():
+            name = next((p.window_name for p in self.window_panes(w) if p.window_name), None)
+            if name is None:
+                first = self.window_panes(w)[0]
+                fg = first.foreground
+                name = fg.name if fg is not None and fg.name else "-"
+            alert = w in self.alerted and w != self.window
+            tabs.append(WindowTab(w, name, active=w == self.window, alert=alert))
+        return tabs
+
+    def _facts(self) -> PaneFacts:
+        view = self.active_view()
+        if view is None:
+            return PaneFacts(zoomed=self.zoomed)
+        mirror = view.mirror
+        try:
+            program, state = project_mirror(view.pane, mirror)
+        except Exception:  # a mirror still bootstrapping
+            program, state = None, ""
+        running_s = None
+        last_exit = None
+        engine = mirror.engine if mirror.ready else None
+        if engine is not None:
+            commands = engine.commands
+            if commands:
+                last = commands[-1]
+                if last.end_row is None and last.started_ms is not None:
+                    running_s = max(0, int(time.time() - last.started_ms / 1000))
+                done = [c for c in commands if c.end_row is not None]
+                if done:
+                    last_exit = done[-1].exit_code
+        return PaneFacts(
+            program=program,
+            state=state,
+            running_s=running_s,
+            exit_code=_exit_code(mirror),
+            last_exit=last_exit,
+            typed_by=view.typed_by,
+            zoomed=self.zoomed,
+        )
+
+    def _cursor_and_modes(self, geo: dict[int, lay.Rect]) -> str:
+        """The cursor in the active pane, and the key modes of its program."""
+        view = self.active_view()
+        rect = geo.get(self.active.get(self.window, -1))
+        out = []
+        if self.prompt is not None:
+            cols, rows = self.win
+            x = min(len(self.prompt[0]) + len(self.prompt[1]), cols - 1)
+            return f"\x1b[{rows};{x + 1}H\x1b[?25h"
+        if view is None or rect is None or self.overlay is not None or self.confirm is not None:
+            return "\x1b[?25l"
+        if self.copy is not None:
+            cx, cy = self.copy.view().cursor
+            return f"\x1b[{rect.y + cy + 1};{rect.x + cx + 1}H\x1b[?25h"
+        engine = view.mirror.engine
+        if engine is None:
+            return "\x1b[?25l"
+        screen: Any = engine.screen
+        from phux.engine._pyte import modes as mo
+
+        top = max(0, min(screen.cursor.y - rect.h + 1, engine.rows - rect.h))
+        cx = min(screen.cursor.x, engine.cols - 1)
+        cy = screen.cursor.y - top
+        visible = mo.DECTCEM in screen.mode and 0 <= cx < rect.w and 0 <= cy < rect.h
+        out.append(f"\x1b[{rect.y + cy + 1};{rect.x + cx + 1}H")
+        out.append("\x1b[?1h" if (1 << 5) in screen.mode else "\x1b[?1l")
+        out.append("\x1b[?2004h" if (2004 << 5) in screen.mode else "\x1b[?2004l")
+        out.append("\x1b=" if screen.app_keypad else "\x1b>")
+        out.append("\x1b[?25h" if visible else "\x1b[?25l")
+        return "".join(out)
+
+    def flush(self) -> None:
+        if self.out:
+            data = bytes(self.out)
+            self.out.clear()
+            write_all(self.out_fd, data)
+
+    def _preview_engine(self) -> Any:
+        tid = self._preview_target()
+        if tid is None:
+            return None
+        view = self.views.get(tid)
+        if view is None and self.preview is not None and self.preview.pane.terminal == tid:
+            view = self.preview
+        return view.mirror.engine if view is not None and view.mirror.ready else None
