@@ -490,7 +490,7 @@ def test_blocking_tools_document_their_limits(tools: PhuxTools) -> None:
     docs = {t.name: t.description for t in tools.catalog()}
     for name in ("phux_wait", "phux_run"):
         assert "60 s" in docs[name] and "timeout_secs" in docs[name]
-    assert "phux_wait with prompt = true" in docs["phux_run"]
+    assert "phux_wait with prompt=true" in docs["phux_run"]
 
 
 def test_a_dead_warm_connection_is_replaced_before_the_call(

@@ -154,8 +154,8 @@ def parse_args(kind: type[A], arguments: dict[str, Any]) -> A:
 # right, once; the rest is in the instructions (phux.skill) and docs/mcp.md.
 _TARGET = "target: see phux_snapshot."
 _TARGET_GRAMMAR = (
-    "Targets: `.` current pane, `=` the previous one, `name` a session's active pane, "
-    "`name:N` window, `name:N.M` pane, `@N` pane id, `#tag`. Reads never move the active pane."
+    "Targets: `.` current pane, `=` previous, `name` a session (its active pane), "
+    "`name:N` window, `name:N.M` pane, `@N` id, `#tag`. Reads never move the active pane."
 )
 _SOCKET_PROP = {"type": "string"}
 _HOST_PROP = {"type": "string"}
@@ -346,8 +346,8 @@ SEND_KEYS_SCHEMA = _schema(
 RUN_DOC = (
     "Run a shell command; returns exit_code and output. Types nothing (pane_busy) "
     "unless the pane's shell is at an idle prompt (force=true types anyway). On timeout: "
-    "outcome timed_out, the command keeps running; do not run it again: call phux_wait "
-    "with prompt = true, or send C-c. Hosts often give up after 60 s: keep timeout_secs "
+    "outcome timed_out, the command keeps running; do not run it again: phux_wait "
+    "with prompt=true, or send C-c. Hosts often give up after 60 s: keep timeout_secs "
     "<= 50; start longer jobs with phux_send_keys. " + _TARGET
 )
 RUN_SCHEMA = _schema(
@@ -367,8 +367,8 @@ RUN_SCHEMA = _schema(
 
 WAIT_DOC = (
     "Block until a pane meets one condition: until (a visible line contains it), regex "
-    "(Python), prompt (its shell is idle at a prompt), exit (its program exited: "
-    f"exit_code), else idle_ms of no change (default {DEFAULT_IDLE_MS}). outcome: met | "
+    "(Python), prompt (its shell is idle at a prompt), exit (its program exited), "
+    f"else idle_ms of no change (default {DEFAULT_IDLE_MS}). outcome: met | "
     "timed_out. Match text only the output prints (your typed command shows too). Hosts "
     "often give up after 60 s: keep timeout_secs <= 50 and call again; 0 checks once."
 )
@@ -398,7 +398,7 @@ HISTORY_SCHEMA = _schema(
     ["target"],
 )
 
-_ENV_DOC = "env: variables added to the server's environment."
+_ENV_DOC = "env: added to the server's environment."
 _ENV_PROP = {"type": "object", "additionalProperties": {"type": "string"}}
 _ARGV_PROP = {"type": "array", "items": {"type": "string"}}
 NEW_DOC = (
