@@ -32,8 +32,8 @@ class ListingCache:
     """The encoded TerminalInfo of each listed terminal, with what it was made of."""
 
     def __init__(self, reread: int) -> None:
-        self._entries: dict[int, tuple[int, _Parts, Encoded]] = {}
-        """Per terminal: its stamp, what its entry was made of, the entry encoded."""
+        self._entries: dict[int, tuple[_Parts, Encoded]] = {}
+        """Per terminal: what its entry was made of (its stamp then included), encoded."""
         self._unsettled: set[int] = set()
         """Terminals whose last reading of the foreground may not be given again."""
         self._reread = reread
@@ -59,26 +59,24 @@ class ListingCache:
         everyone = reread >= count
         entries_before = self._entries
         unsettled = self._unsettled
-        fresh: dict[int, tuple[int, _Parts, Encoded]] = {}
+        fresh: dict[int, tuple[_Parts, Encoded]] = {}
         infos = []
         changed = count != len(entries_before)
         for index, term in enumerate(terminals.values()):
             tid = term.id
             cached = entries_before.get(tid)
             in_round = everyone or (index - start) % count < reread
-            if cached is None or cached[0] != term.stamp or in_round or tid in unsettled:
+            if cached is None or cached[0].stamp != term.stamp or in_round or tid in unsettled:
                 made_of = _made_of(term, in_round)
-                if cached is None or cached[1] != made_of:
-                    cached = term.stamp, made_of, Encoded(encode_struct(_info(term, made_of)))
+                if cached is None or cached[0] != made_of:
+                    cached = made_of, Encoded(encode_struct(_info(term, made_of)))
                     changed = True
-                else:
-                    cached = term.stamp, made_of, cached[2]
                 if term.foreground_settled() or not term.alive:
                     unsettled.discard(tid)
                 else:
                     unsettled.add(tid)
             fresh[tid] = cached
-            infos.append(cached[2])
+            infos.append(cached[1])
         self._entries = fresh  # forgotten terminals go with the listing that misses them
         unsettled.intersection_update(fresh)
         if changed:  # (the same count and no new entry: the same terminals, in order)

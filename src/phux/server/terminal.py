@@ -392,8 +392,9 @@ class Terminal:
         ``reread`` false the last reading is given again when it came at least
         ``name_quiet_s`` after the terminal's last input or output and nothing has
         been observed since (a full listing of a thousand idle terminals spent most
-        of its time in these ioctls; ServerState re-reads some every listing, so a
-        change made without input or output still shows: spec/L1.md §8.1). The
+        of its time in these ioctls; phux.server.listing re-reads some at every
+        listing, so a change made without input or output still shows: spec/L1.md
+        §8.1). The
         group's program, read from /proc (~40 ms for a thousand), is read again only
         when they changed, or when the last time it was read came less than
         ``name_quiet_s`` after the terminal's last input or output (a job forked then
