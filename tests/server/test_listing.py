@@ -158,15 +158,26 @@ def test_a_name_changed_by_exec_after_input_is_read_again(conn: Connection) -> N
     name_becomes(conn, tid, "sleep")
 
 
-def exec_on_winch(conn: Connection, action: str) -> int:
-    """A shell that, on WINCH (which sleep ignores, so nothing else happens), runs
-    ``action`` and execs sleep with the same group; returned once its name changed."""
-    script = f'trap "{action}; exec sleep 600" WINCH; while :; do sleep 0.05; done'
+def on_winch(conn: Connection, action: str) -> int:
+    """A shell that runs ``action`` on WINCH (which its sleeps ignore, so nothing else
+    happens), listed until settled; its terminal id (:func:`winch` sends the signal)."""
+    script = f'trap "{action}" WINCH; while :; do sleep 0.05; done'
     tid = spawn(conn, ["sh", "-c", script])
     settled_listing(conn, tid, "sh")
+    return tid
+
+
+def winch(conn: Connection, tid: int) -> None:
     conn.call(
         lambda rid: SendSignal(request_id=rid, terminal=tid, signal=Signal.WINCH), Deadline.after(T)
     )
+
+
+def exec_on_winch(conn: Connection, action: str) -> int:
+    """:func:`on_winch` running ``action``, then exec'ing sleep with the same group;
+    returned once its name changed."""
+    tid = on_winch(conn, f"{action}; exec sleep 600")
+    winch(conn, tid)
     name_becomes(conn, tid, "sleep")
     return tid
 
@@ -203,13 +214,8 @@ def test_a_change_the_state_watch_saw_is_listed(conn: Connection) -> None:
     # The same change, on a terminal whose state someone follows: the server's own
     # check sees it (TERMINAL_STATE), and the listing must say what it saw.
     with conn_events(conn) as events:
-        script = 'trap "stty -icanon; exec sleep 600" WINCH; while :; do sleep 0.05; done'
-        tid = spawn(conn, ["sh", "-c", script])
-        settled_listing(conn, tid, "sh")
-        conn.call(
-            lambda rid: SendSignal(request_id=rid, terminal=tid, signal=Signal.WINCH),
-            Deadline.after(T),
-        )
+        tid = on_winch(conn, "stty -icanon; exec sleep 600")
+        winch(conn, tid)
         deadline = Deadline.after(T)
         while True:
             state = next_of(events, TerminalState, deadline, terminal=tid)
@@ -224,14 +230,9 @@ def test_a_change_made_while_nobody_followed_is_listed_once_someone_does(
 ) -> None:
     # SUBSCRIBE_EVENTS takes the foreground as it is now as the baseline of later
     # TERMINAL_STATEs: a listing after it that said otherwise would stand for good.
-    script = 'trap "stty -icanon; exec sleep 600" WINCH; while :; do sleep 0.05; done'
-    tid = spawn(conn, ["sh", "-c", script])
-    settled_listing(conn, tid, "sh")
+    tid = on_winch(conn, "stty -icanon; exec sleep 600")
     pid = info(conn, tid).pid
-    conn.call(
-        lambda rid: SendSignal(request_id=rid, terminal=tid, signal=Signal.WINCH),
-        Deadline.after(T),
-    )
+    winch(conn, tid)
     deadline = time.monotonic() + T
     while Path(f"/proc/{pid}/comm").read_text().strip() != "sleep":
         assert time.monotonic() < deadline, "the trap never ran"
@@ -243,12 +244,8 @@ def test_a_change_made_while_nobody_followed_is_listed_once_someone_does(
 
 def test_an_exit_is_listed(conn: Connection) -> None:
     # No input, no output: only the exit changes the entry.
-    tid = spawn(conn, ["sh", "-c", 'trap "exit 3" WINCH; while :; do sleep 0.05; done'])
-    settled_listing(conn, tid, "sh")
-    conn.call(
-        lambda rid: SendSignal(request_id=rid, terminal=tid, signal=Signal.WINCH),
-        Deadline.after(T),
-    )
+    tid = on_winch(conn, "exit 3")
+    winch(conn, tid)
     deadline = time.monotonic() + T
     while (listed := info(conn, tid)).alive:
         assert time.monotonic() < deadline, "the exit was never listed"

@@ -175,9 +175,9 @@ def run(quick: bool) -> list[Measurement]:
     out: list[Measurement] = []
     with (
         tempfile.TemporaryDirectory() as tmp,
-        phux_server(Path(tmp) / "many") as (sock, _proc),
+        phux_server(Path(tmp) / "many") as (sock, proc),
         connect(sock) as conn,
-        phux_server(Path(tmp) / "one") as (sock_one, _proc_one),
+        phux_server(Path(tmp) / "one") as (sock_one, _),
         connect(sock_one) as conn_one,
     ):
         ids = spawn_many(conn, count)
@@ -186,13 +186,13 @@ def run(quick: bool) -> list[Measurement]:
         listed, ping, decoded = listing_costs(conn, samples)
         calls = 50 if quick else 200
         cpu_list = loop_cpu(
-            conn, _proc.pid, [encode_frame(ListTerminals(request_id=i + 1)) for i in range(calls)]
+            conn, proc.pid, [encode_frame(ListTerminals(request_id=i + 1)) for i in range(calls)]
         )
-        cpu_ping = loop_cpu(conn, _proc.pid, [encode_frame(Ping(token=i)) for i in range(calls)])
+        cpu_ping = loop_cpu(conn, proc.pid, [encode_frame(Ping(token=i)) for i in range(calls)])
         one = TerminalFilter(terminals=[ids[len(ids) // 2]])
         cpu_one = loop_cpu(
             conn,
-            _proc.pid,
+            proc.pid,
             [encode_frame(ListTerminals(request_id=i + 1, filter=one)) for i in range(calls)],
         )
         conn.call(lambda rid: Kill(request_id=rid, terminals=ids), Deadline.after(60))
