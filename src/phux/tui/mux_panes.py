@@ -29,7 +29,7 @@ from phux.tui.mux_state import (
     layout_key,
 )
 from phux.tui.mux_state import _unsubscribe as unsubscribe_frame
-from phux.tui.term import describe_exit
+from phux.tui.term import awaiting_reply, describe_exit
 from phux.wire.frames import (
     BootstrapBegin,
     BootstrapChunk,
@@ -387,26 +387,12 @@ class Panes(MuxState):
                     mirror.request_id = 0
                     if self.relist_at is None:
                         self.relist_at = time.monotonic() + RELIST_INTERVAL
-        left = []
-        for rid in self.acks:
-            try:
-                if self.conn.take_reply(rid) is None:
-                    left.append(rid)
-            except ServerError:
-                pass  # a pane ended under the request: the listing tells
-        self.acks = left
+        self.acks = [rid for rid in self.acks if awaiting_reply(self.conn, rid)]
         self.pane_acks = [
-            (conn, rid) for conn, rid in self.pane_acks if not conn.closed and _waiting(conn, rid)
+            (conn, rid)
+            for conn, rid in self.pane_acks
+            if not conn.closed and awaiting_reply(conn, rid)
         ]
-
-
-def _waiting(conn: Connection, rid: int) -> bool:
-    """Whether the reply to ``rid`` on ``conn`` has still to come (an error counts as come:
-    a pane that ended under the request, which the listing tells)."""
-    try:
-        return conn.take_reply(rid) is None
-    except ServerError:
-        return False
 
 
 def _new_mirror(pane: Pane, background: bool) -> Mirror:

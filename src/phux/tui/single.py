@@ -29,7 +29,15 @@ from phux.tui.copy_reflow import reanchor, remember
 from phux.tui.keys import Command, DetachKey, KeyReader
 from phux.tui.paint import PUSH_TITLE, Painter
 from phux.tui.queries import QueryFilter
-from phux.tui.term import Outcome, RawTerminal, describe_exit, drain_wake, read_keys, window_size
+from phux.tui.term import (
+    Outcome,
+    RawTerminal,
+    awaiting_reply,
+    describe_exit,
+    drain_wake,
+    read_keys,
+    window_size,
+)
 from phux.tui.term import now_ms as _now_ms
 from phux.tui.term import write_all as _write_all
 from phux.wire.frames import (
@@ -513,14 +521,8 @@ class Session:
                 self.resize_rid = None
         if not self.acks:
             return
-        left = []
-        for rid in self.acks:
-            try:
-                if self.conn.take_reply(rid) is None:
-                    left.append(rid)
-            except ServerError:
-                pass  # the terminal exited under the keystroke: TERMINAL_CLOSED follows
-        self.acks = left
+        # An ERROR: the terminal exited under the keystroke, TERMINAL_CLOSED follows.
+        self.acks = [rid for rid in self.acks if awaiting_reply(self.conn, rid)]
 
     def finish(self, reason: str, message: str, exit_code: int) -> None:
         if self.outcome is None:

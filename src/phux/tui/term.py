@@ -12,7 +12,12 @@ import tty
 from dataclasses import dataclass
 from typing import Any
 
+from phux.client.errors import ServerError
 from phux.wire.frames import Exited, ExitStatus
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from phux.client.connection import Connection
 
 MAX_INPUT = 64 * 1024
 """Bytes read from the person's keyboard at a time."""
@@ -99,3 +104,13 @@ class RawTerminal:
         if saved is not None:
             with contextlib.suppress(termios.error, OSError):
                 termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
+
+
+def awaiting_reply(conn: Connection, rid: int) -> bool:
+    """Whether the reply to ``rid`` on ``conn`` has still to come (an ERROR counts as
+    come: a pane that ended under the request, which the listing or TERMINAL_CLOSED
+    tells)."""
+    try:
+        return conn.take_reply(rid) is None
+    except ServerError:
+        return False
