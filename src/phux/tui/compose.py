@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from phux.engine._widths import char_width
+from phux.tui.paint import LINK_END, linked
 
 if TYPE_CHECKING:
     from phux.engine import Terminal
@@ -157,6 +158,8 @@ class Damage:
                     if text == "":
                         continue
                     if style != current:
+                        if current is not None and linked(current) and not linked(style):
+                            parts.append(LINK_END)
                         parts.append(style)
                         current = style
                     parts.append(text)
@@ -166,6 +169,8 @@ class Damage:
             shown[y] = list(new)
         if not parts and not tail:
             return ""
+        if current is not None and linked(current):
+            parts.append(LINK_END)
         if current not in (None, RESET):
             parts.append(RESET)
         return "\x1b[?2026h\x1b[?25l" + "".join(parts) + tail + "\x1b[?2026l"

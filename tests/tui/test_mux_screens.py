@@ -1,0 +1,117 @@
+"""What the multiplexer passes of a modern screen (issue 29), end to end: a real
+``phux attach`` in a PTY whose output a phux engine reads as the person's
+terminal would. A curly coloured underline stays curly and coloured, an OSC 8
+link stays a link (and a ``javascript:`` one does not reach the person), the
+program's cursor shape is the person's, and a synchronized-output frame left
+open is drawn live once its 150 ms bound passes, with no more output to wake
+the multiplexer."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import pty
+import select
+import shutil
+import signal
+import struct
+import sys
+import termios
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from phux.engine import Terminal
+
+from .conftest import PhuxServer, clean_env, short_tmpdir
+
+COLS, ROWS = 80, 20
+WAIT = 15.0
+
+PROGRAM = r"""
+import os, time
+os.write(1, b"\x1b[4:3;58:2::255:0:0mcurly\x1b[0m "
+            b"\x1b]8;id=a;https://example.com/x\x1b\\link\x1b]8;;\x1b\\ "
+            b"\x1b]8;;javascript:alert(1)\x1b\\js\x1b]8;;\x1b\\"
+            b"\x1b[5 q\r\nbefore\x1b[?2026h\rduring")
+time.sleep(120)
+"""
+
+
+class Person:
+    """``phux attach`` in a PTY, its output read into an engine: the person's screen."""
+
+    def __init__(self, server: PhuxServer, session: str) -> None:
+        argv = [sys.executable, "-m", "phux", "attach", session]
+        env = clean_env(PHUX_SOCKET=str(server.socket), TERM="xterm-256color")
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the PTY's size first, then attach
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+            os.execve(argv[0], argv, env)
+        self.pid, self.fd = pid, fd
+        self.screen = Terminal(COLS, ROWS, history=0)
+
+    def until(self, done: Callable[[Terminal], bool]) -> Terminal:
+        deadline = time.monotonic() + WAIT
+        while not done(self.screen):
+            left = deadline - time.monotonic()
+            assert left > 0, "timed out; the person sees:\n" + "\n".join(
+                self.screen.project().lines
+            )
+            if select.select([self.fd], [], [], min(left, 0.2))[0]:
+                self.screen.feed(os.read(self.fd, 65536))
+                answers = self.screen.take_replies()
+                if answers:
+                    os.write(self.fd, answers)
+        return self.screen
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PhuxServer]:
+    directory = short_tmpdir()
+    srv = PhuxServer(directory)
+    try:
+        srv.start()
+        yield srv
+    finally:
+        srv.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _style(data: dict[str, Any], text: str) -> dict[str, Any]:
+    for run in data["styles"]:
+        if run["text"] == text:
+            found: dict[str, Any] = run["style"]
+            return found
+    raise AssertionError(f"no run {text!r} in {data['styles']}")
+
+
+def test_underline_styles_links_the_cursor_shape_and_a_frame_past_its_bound(
+    server: PhuxServer,
+) -> None:
+    server.new("modern", ["python3", "-c", PROGRAM])
+    # A second pane, quiet (cat), makes it the multiplexer's screen.
+    assert server.phux("split", "modern", "--", "cat").returncode == 0
+    person = Person(server, "modern")
+    try:
+        seen = person.until(lambda t: "during" in "".join(t.project().lines))
+    finally:
+        person.close()
+    data = seen.project_data(cells=True)
+    curly = _style(data, "curly")
+    assert curly["underline_style"] == "curly"
+    assert curly["underline_color"] == {"kind": "rgb", "r": 255, "g": 0, "b": 0}
+    assert [(link["uri"], link["id"], link["width"]) for link in data["links"]] == [
+        ("https://example.com/x", "a", 4)
+    ]
+    assert data["cursor"]["shape"] == "bar" and data["cursor"]["blink"] is True
+    assert "before" not in "".join(data["lines"])
