@@ -117,9 +117,11 @@ class Damage:
         """The terminal's content is unknown (a resize, SIGCONT): redraw all next frame."""
         self.shown = None
 
-    def frame(self, canvas: Canvas, tail: str = "") -> str:
+    def frame(self, canvas: Canvas, tail: str = "", *, tail_changed: bool = True) -> str:
         """VT bytes from what is shown to ``canvas`` ("" when nothing changed and
-        ``tail`` is empty); ``tail`` (cursor placement, modes) ends the update."""
+        ``tail`` did not); ``tail`` (cursor placement and shape, modes) ends the
+        update. Written whenever cells are: the update hides the cursor while it
+        draws and moves it, so an unchanged tail must put it back all the same."""
         parts: list[str] = []
         full = self.shown is None or (self.cols, self.rows) != (canvas.cols, canvas.rows)
         if full:
@@ -167,7 +169,7 @@ class Damage:
                     end += 1  # drawn with its left half
                 x = end
             shown[y] = list(new)
-        if not parts and not tail:
+        if not parts and not (tail and tail_changed):
             return ""
         if current is not None and linked(current):
             parts.append(LINK_END)

@@ -140,7 +140,7 @@ class Drawing(MuxState):
             self._borders = None
         self._draw_status(canvas)
         tail = self._cursor_and_modes(geo)
-        data = self.damage.frame(canvas, tail if tail != self._tail else "")
+        data = self.damage.frame(canvas, tail, tail_changed=tail != self._tail)
         self._tail = tail
         if data:
             self.out += data.encode()
