@@ -83,7 +83,11 @@ def server() -> Iterator[PhuxServer]:
     directory = short_tmpdir()
     srv = PhuxServer(directory)
     try:
-        srv.start()
+        with pytest.MonkeyPatch.context() as mp:
+            # No replicas: no ``replica_behind`` fact published after the pane's
+            # output, so nothing but the frame's bound can wake the multiplexer.
+            mp.setenv("PHUX_REPLICAS", "off")
+            srv.start()
         yield srv
     finally:
         srv.stop()
