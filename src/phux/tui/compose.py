@@ -1,7 +1,9 @@
 """The multiplexer's screen: a grid of cells composed from panes, and damage drawing.
 
-A ``Canvas`` is what the person's terminal should show: one (text, SGR) pair
-per cell, the text "" for the right half of a wide character. Each frame the
+A ``Canvas`` is what the person's terminal should show: one (text, style) pair
+per cell, the text "" for the right half of a wide character; a style is the
+SGR of the cell and, for a cell under a hyperlink, the OSC 8 that opens it
+(``phux.tui.paint.linked``: ``Damage.frame`` ends the link where it ends). Each frame the
 multiplexer draws into it (panes from their engines, borders, the status
 line, an overlay) and ``Damage.frame`` turns the difference from what the
 terminal shows now into VT bytes: only the cells that changed, each run of

@@ -6,7 +6,9 @@ screenful. A *full paint* recreates what the user's terminal must show to
 stay in step with the program from then on:
 
 1. leave the alternate screen if the user's terminal is in it, reset margins,
-   clear, and draw the main screen's rows with their SGR attributes;
+   clear, and draw the main screen's rows with their SGR attributes (underline
+   style and colour included) and OSC 8 links (those the raw stream would pass,
+   ``phux.tui.queries.safe_link``);
 2. if the program is in the alternate screen: put the cursor where the main
    screen's saved cursor is, enter the alternate screen (``?1049h`` saves that
    cursor, so leaving it later restores the main screen exactly as the
@@ -15,7 +17,11 @@ stay in step with the program from then on:
    attributes, visibility), the character sets and the private modes that
    change what the keyboard sends or what the terminal reports (application
    cursor keys and keypad, bracketed paste, mouse modes, focus events),
-   autowrap/insert/reverse-screen, and the window title.
+   autowrap/insert/reverse-screen, the cursor's shape (DECSCUSR) and the window
+   title. While the program's synchronized-output frame (2026) holds the
+   screen, the paint ends inside a frame too: it is the live state the
+   program's next bytes build on, and the person's terminal holds it until
+   the program ends its frame.
 
 The first full paint of an attach can also scroll the engine's history into
 the user's terminal's own scrollback (``history``). ``leave`` undoes what the
@@ -24,7 +30,8 @@ the window title attach pushed (``PUSH_TITLE``) when it started.
 
 A *view paint* (used when the terminal's size is not the window's: another
 human is primary) draws only the active screen, clipped or padded to the
-window, without touching the alternate screen.
+window, without touching the alternate screen; during a 2026 frame, the
+screen from before it.
 """
 
 from __future__ import annotations
