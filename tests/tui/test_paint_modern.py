@@ -9,7 +9,8 @@ from phux.tui.paint import Painter
 BSU, ESU = b"\x1b[?2026h", b"\x1b[?2026l"
 SCREEN = (
     b"\x1b[4:3;58:5:196mcurly\x1b[0m \x1b]8;id=x;https://example.com/\x1b\\link"
-    b"\x1b]8;;\x1b\\ \x1b]8;;javascript:alert(1)\x1b\\js\x1b]8;;\x1b\\ after\x1b[6 q"
+    b"\x1b]8;;\x1b\\ \x1b]8;;javascript:alert(1)\x1b\\js\x1b]8;;\x1b\\ after\r\n"
+    b"\x1b]8;;https://b.example/\x1b\\ends a row\x1b]8;;\x1b\\\r\nplain\x1b[6 q"
 )
 
 
@@ -30,9 +31,8 @@ def test_a_full_paint_keeps_underline_styles_links_and_the_cursor_shape() -> Non
         "underline_color": {"kind": "palette", "index": 196},
     }
     # The link ends where it ended; a javascript: one is not passed on.
-    assert [(link["col"], link["width"], link["uri"]) for link in seen["links"]] == [
-        (6, 4, "https://example.com/")
-    ]
+    links = [(link["row"], link["col"], link["width"], link["uri"]) for link in seen["links"]]
+    assert links == [(0, 6, 4, "https://example.com/"), (1, 0, 10, "https://b.example/")]
     assert seen["cursor"]["shape"] == "bar" and seen["cursor"]["blink"] is False
 
 
