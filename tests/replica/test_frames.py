@@ -18,7 +18,7 @@ import pytest
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.engine import Terminal
-from phux.server.replica import CHECKPOINT, FEED, NEW, Message, WorkerCore
+from phux.server.replica import CHECKPOINT, FEED, NEW, Message, WorkerCore, _frame_start
 from phux.wire.frames import Output
 from server.harness import spawn
 
@@ -70,6 +70,21 @@ def _replay(checkpoint: bytes, rest: bytes = b"") -> Terminal:
     t.feed_checkpoint(checkpoint)
     t.feed(rest)
     return t
+
+
+@pytest.mark.parametrize(
+    ("data", "start"),
+    [
+        (b"plain output", -1),
+        (b"ab" + BSU + b"c", 2),  # a frame opens and stays open
+        (BSU + b"x" + ESU, -1),  # a whole frame: none open at the end
+        (BSU + ESU + BSU + b"y", len(BSU + ESU)),
+        (b"q" + ESU + b"r" + BSU + b"s" + BSU, len(b"q" + ESU + b"r")),  # its first BSU
+        (ESU + b"z", -1),
+    ],
+)
+def test_where_a_frame_left_open_opened(data: bytes, start: int) -> None:
+    assert _frame_start(data) == start
 
 
 def test_a_checkpoint_due_inside_a_frame_is_written_where_the_frame_opened() -> None:

@@ -360,8 +360,13 @@ def _frame_start(data: bytes) -> int:
     (the first ``CSI ? 2026 h`` after the last ``CSI ? 2026 l``), or -1. Programs
     write these two exact forms; one cut by a chunk's end is not found (the
     checkpoint then waits for the frame's end)."""
-    start = data.find(_BSU, data.rfind(_ESU) + 1)
-    return start
+    last = data.rfind(_BSU)
+    if last < 0:  # (most output: one scan)
+        return -1
+    end = data.rfind(_ESU)
+    if end > last:
+        return -1
+    return data.find(_BSU, end + 1)
 
 
 def _key_message(term: Terminal) -> Message:
