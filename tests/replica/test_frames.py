@@ -14,11 +14,20 @@ import time
 from pathlib import Path
 
 import pytest
+import trio
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.engine import Terminal
-from phux.server.replica import CHECKPOINT, FEED, NEW, Message, WorkerCore, _frame_start
+from phux.server.replica import (
+    CHECKPOINT,
+    FEED,
+    NEW,
+    Message,
+    WorkerCore,
+    _frame_start,
+    _ThreadWorker,
+)
 from phux.wire.frames import Output
 from server.harness import spawn
 
@@ -208,21 +217,31 @@ def test_a_bootstrap_inside_a_frame_shows_the_screen_before_it(tmp_path: Path) -
         assert seen.project().lines == _frame(3, range(ROWS // 2))
 
 
-def test_a_frame_left_open_shows_live_to_bootstraps_past_its_bound(tmp_path: Path) -> None:
-    # Replicas in a thread: the worker's wait for a message has the frame's deadline
-    # (the process worker's is tested above, after the frames' last round).
-    body = "os.read(0, 1)\nw(b'before\\x1b[?2026h\\rduring!')\nos.read(0, 1)\n"
-    with replica_server(tmp_path, mode="thread") as server, server.connect() as conn:
-        tid = spawn(conn, program(body))
-        go(conn, tid)
-        deadline = Deadline.after(10)
-        while True:
-            boot = read_bootstrap(conn, tid)
-            unsubscribe(conn, tid)
-            seen = boot.engine(300, frame_clock=_stopped)
-            if seen.project().lines[0] == "during!" or deadline.expired():
-                break
-            time.sleep(0.02)
-        assert seen.project().lines[0] == "during!"
-        assert not seen.frame_pending
-        assert boot.checkpoint is not None and not boot.journal
+def test_the_thread_worker_wakes_for_a_frame_left_open() -> None:
+    """Replicas in a thread: the worker's wait for a message ends at the frame's
+    bound, and the checkpoint of the live screen goes out with no more output (the
+    process worker's is tested above, after the frames' last round)."""
+    got: list[Message] = []
+
+    async def main() -> None:
+        done = trio.Event()
+
+        def deliver(results: list[Message]) -> None:
+            got.extend(results)
+            if any(m[0] == CHECKPOINT for m in results):
+                done.set()
+
+        core = WorkerCore(history=100, compact_bytes=1 << 16, hard_bytes=1 << 20)
+        worker = _ThreadWorker(core, deliver, trio.lowlevel.current_trio_token())
+        try:
+            worker.send((NEW, 1, 0, 40, 6, b""))
+            worker.send((FEED, 1, 0, 0, 0, b"before" + BSU + b"\rduring"))
+            with trio.fail_after(10):
+                await done.wait()
+        finally:
+            worker.stop()
+
+    trio.run(main)
+    ((_k, _t, seq, _c, _r, data),) = [m for m in got if m[0] == CHECKPOINT]
+    assert seq == len(b"before" + BSU + b"\rduring")
+    assert _replay(data).project().lines[0] == "during"
