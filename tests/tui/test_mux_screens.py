@@ -47,15 +47,17 @@ time.sleep(120)
 class Person:
     """``phux attach`` in a PTY, its output read into an engine: the person's screen."""
 
-    def __init__(self, server: PhuxServer, session: str) -> None:
+    def __init__(
+        self, server: PhuxServer, session: str, cols: int = COLS, rows: int = ROWS
+    ) -> None:
         argv = [sys.executable, "-m", "phux", "attach", session]
         env = clean_env(PHUX_SOCKET=str(server.socket), TERM="xterm-256color")
         pid, fd = pty.fork()
         if pid == 0:  # the child: the PTY's size first, then attach
-            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
             os.execve(argv[0], argv, env)
         self.pid, self.fd = pid, fd
-        self.screen = Terminal(COLS, ROWS, history=0)
+        self.screen = Terminal(cols, rows, history=0)
 
     def until(self, done: Callable[[Terminal], bool]) -> Terminal:
         deadline = time.monotonic() + WAIT
@@ -128,3 +130,37 @@ def test_underline_styles_links_the_cursor_shape_and_a_frame_past_its_bound(
     # back: the update hides it while drawing), in the program's shape.
     assert data["cursor"] == {"x": 6, "y": 1, "visible": True, "shape": "bar", "blink": True}
     assert "before" not in "".join(data["lines"])
+
+
+FRAME_ON_KEY = r"""
+import os, time, tty
+tty.setraw(0)
+os.write(1, b"before")
+os.read(0, 1)
+os.write(1, b"\x1b[?2026h\rduring")
+time.sleep(120)
+"""
+
+
+def _shows(text: str) -> Callable[[Terminal], bool]:
+    return lambda t: any(text in line for line in t.project().lines)
+
+
+def test_a_one_pane_attach_of_another_size_repaints_when_a_frame_passes_its_bound(
+    server: PhuxServer,
+) -> None:
+    """Two people on a one-pane session, at two sizes: one passes the program's output
+    through (its terminal holds the frame itself), the other paints views of the
+    pane, which show the screen from before the frame and, once the frame is older
+    than 150 ms, the live one, with no more output."""
+    server.new("single", ["python3", "-c", FRAME_ON_KEY])
+    people = [Person(server, "single"), Person(server, "single", 60, 15)]
+    try:
+        for person in people:
+            person.until(_shows("before"))
+        assert server.phux("send-keys", "single", "g").returncode == 0
+        for person in people:
+            person.until(_shows("during"))
+    finally:
+        for person in people:
+            person.close()
