@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from phux.client.deadline import Deadline
 from phux.engine import Terminal
 
 from .conftest import PhuxServer, clean_env, short_tmpdir
@@ -164,3 +165,9 @@ def test_a_one_pane_attach_of_another_size_repaints_when_a_frame_passes_its_boun
     finally:
         for person in people:
             person.close()
+    # An agent's wait replays the frame's opening (no replicas here: the journal),
+    # so its engine holds the screen before it, and looks again at the bound.
+    with server.client() as client:
+        start = time.monotonic()
+        result = client.wait("single", until="during", timeout=30, deadline=Deadline.after(35))
+        assert result.met and time.monotonic() - start < 10
