@@ -7,9 +7,10 @@ letter at a time, the time until it shows in what the attach wrote (escape
 sequences removed). The same window in ``tmux attach`` (its status line on),
 in the same run, is the baseline. Also: frames per second the attach drew
 (synchronized updates; the cap is one per 16 ms), bytes per second written
-to the person's terminal, the CPU of the multiplexer's processes (attach and
-server; tmux: its server and client) during the flood, and the CPU an
-attached client uses over IDLE_SECONDS with nothing changing.
+to the person's terminal, the CPU of the multiplexer's processes (attach,
+server and its replica helper; tmux: its server and client) during the flood,
+each process's share printed, and the CPU an attached client uses over
+IDLE_SECONDS with nothing changing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tools.bench.bench_attach import _ESCAPES, _Pty
@@ -60,6 +62,24 @@ def _cpu_seconds(pids: list[int]) -> float:
             continue
         total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+def _helpers(pid: int) -> list[int]:
+    """The server's replica helper processes (its children running phux.server.replica)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+    found = []
+    for child in children:
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if b"phux.server.replica" in f.read():
+                    found.append(child)
+        except OSError:
+            continue
+    return found
 
 
 class _Reader:
@@ -138,18 +158,32 @@ class Figures:
         self.fps = 0.0
         self.bytes_per_s = 0.0
         self.cpu = 0.0
+        self.cpu_parts: dict[str, float] = {}
         self.idle_cpu = 0.0
 
 
-def _measure(term: _Pty, pids: list[int], count: int, warmup: int, figures: Figures) -> None:
+def _measure(
+    term: _Pty,
+    pids: dict[str, list[int]] | Callable[[], dict[str, list[int]]],
+    count: int,
+    warmup: int,
+    figures: Figures,
+) -> None:
+    """``pids``: the processes whose CPU is counted, by name (or a function giving
+    them once the attach has started: the server's helpers start with it)."""
     reader = _Reader(term)
     reader.started()
     reader.drain(SETTLE_SECONDS)  # the panes' bootstraps (megabytes of journal each)
-    cpu0, b0, f0, t0 = _cpu_seconds(pids), reader.bytes, reader.frames, time.monotonic()
+    named = pids() if callable(pids) else pids
+    cpu0 = {name: _cpu_seconds(ids) for name, ids in named.items()}
+    b0, f0, t0 = reader.bytes, reader.frames, time.monotonic()
     figures.echo = _type(reader, count, warmup)
     reader.drain(1.0)
     wall = time.monotonic() - t0
-    figures.cpu = (_cpu_seconds(pids) - cpu0) / wall
+    figures.cpu_parts = {
+        name: (_cpu_seconds(ids) - cpu0[name]) / wall for name, ids in named.items()
+    }
+    figures.cpu = sum(figures.cpu_parts.values())
     figures.bytes_per_s = (reader.bytes - b0) / wall
     figures.fps = (reader.frames - f0) / wall
 
@@ -197,7 +231,14 @@ def _phux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
         for _ in range(FLOODERS):
             phux("split", "bench:0.0", "--", "sh", "-c", f"while :; do cat {flood}; done")
         term = _Pty([sys.executable, "-m", "phux", "attach", "bench:0.0"], env)
-        _measure(term, [term.pid, server.pid], count, warmup, figures)
+        attach = term.pid
+        _measure(
+            term,
+            lambda: {"attach": [attach], "server": [server.pid], "replicas": _helpers(server.pid)},
+            count,
+            warmup,
+            figures,
+        )
         return figures
     finally:
         if term is not None:
@@ -236,7 +277,7 @@ def _tmux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
             tmux("split-window", "-d", "-t", "bench:0.0", f"while :; do cat {flood}; done")
             tmux("select-layout", "-t", "bench", "tiled")
         term = _Pty([*base, "attach", "-t", "bench"], env)
-        _measure(term, [term.pid, server_pid], count, warmup, figures)
+        _measure(term, {"client": [term.pid], "server": [server_pid]}, count, warmup, figures)
         return figures
     finally:
         if term is not None:
@@ -253,12 +294,21 @@ def run(quick: bool) -> list[Measurement]:
     root = Path(tempfile.mkdtemp(prefix="phux-bm-", dir="/tmp"))
     try:
         flood = _flood_file(root)
+        loadavg = os.getloadavg()
         with OtherLoad() as load:
             phux = _phux(root, flood, count, warmup, idle)
             tmux = _tmux(root, flood, count, warmup, idle)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"# mux: other load {load.cpus:.2f} CPUs", file=sys.stderr)
+    now = os.getloadavg()
+    print(
+        f"# mux: other load {load.cpus:.2f} CPUs; load average {loadavg[0]:.2f} before,"
+        f" {now[0]:.2f} after",
+        file=sys.stderr,
+    )
+    for name, figures in (("phux", phux), ("tmux", tmux)):
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in figures.cpu_parts.items())
+        print(f"# mux: {name} CPU while flooding: {parts}", file=sys.stderr)
     ms = 1000.0
     return [
         Measurement(
@@ -301,7 +351,7 @@ def run(quick: bool) -> list[Measurement]:
         ),
         Measurement(
             BENCH,
-            "CPU while flooding (client+server)",
+            "CPU while flooding (client+server+replicas)",
             "CPUs",
             phux.cpu,
             "tmux server+client",

@@ -1,0 +1,91 @@
+"""Echo first (phux.server.echo_first): a terminal just typed into is read before the
+terminals that flood, and a program that does not echo holds them back only so long."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from functools import partial
+
+import pytest
+
+from phux.client.connection import Connection
+from phux.client.deadline import Deadline
+from phux.wire.frames import Input, InputWritten, Output
+
+from .harness import ServerProcess, Stream, next_of, read_until, spawn, subscribe
+
+HOLD_S = 1.0
+"""The server's echo_first_s here: far longer than an echo takes, so the order below
+holds however loaded the machine is, and short enough to wait out once."""
+
+FLOOD = ["sh", "-c", "exec yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(
+        tmp_path_factory.mktemp("echo-first"), env=dict(os.environ, PHUX_ECHO_FIRST=str(HOLD_S))
+    )
+    try:
+        srv.start()
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _input(request_id: int, terminal: int, data: bytes) -> Input:
+    return Input(request_id=request_id, terminal=terminal, data=data)
+
+
+def _flooding(conn: Connection, flood: int) -> None:
+    """Until the flood's output streams (its read passes are big ones)."""
+    deadline = Deadline.after(10)
+    seen = 0
+    while seen < 256 * 1024:
+        seen += len(next_of(conn, Output, deadline, terminal=flood).data)
+
+
+def test_an_echo_is_read_before_the_floods_next_pass(server: ServerProcess) -> None:
+    with server.connect() as conn:
+        floods = [spawn(conn, FLOOD) for _ in range(2)]
+        typed = spawn(conn, ["sh", "-c", "stty raw; exec cat"])
+        for tid in (*floods, typed):
+            subscribe(conn, tid, input=True)
+        for flood in floods:
+            _flooding(conn, flood)
+        deadline = Deadline.after(20)
+        for letter in b"echo":
+            key = bytes([letter])
+            conn.submit(partial(_input, terminal=typed, data=key))
+            next_of(conn, InputWritten, deadline, terminal=typed)
+            # From the write on, until the echo, no flood was read (its pass was not
+            # dispatched: nothing of it reached the subscriber in between).
+            while True:
+                frame = conn.receive(deadline)
+                if isinstance(frame, Output) and frame.terminal == typed:
+                    assert key in frame.data
+                    break
+                assert not (isinstance(frame, Output) and frame.terminal in floods), (
+                    f"a flood was read while {key!r}'s echo was awaited"
+                )
+            # The floods go on after it.
+            for flood in floods:
+                next_of(conn, Output, deadline, terminal=flood)
+
+
+def test_input_without_echo_holds_the_floods_back_for_a_while_only(
+    server: ServerProcess,
+) -> None:
+    with server.connect() as conn:
+        flood = spawn(conn, FLOOD)
+        mute = spawn(conn, ["sh", "-c", "stty -echo; echo ready; exec sleep 60"])
+        subscribe(conn, mute, input=True)
+        deadline = Deadline.after(10)
+        read_until(conn, Stream(mute), lambda s: b"ready" in s.data)
+        subscribe(conn, flood)
+        _flooding(conn, flood)
+        conn.submit(lambda rid: Input(request_id=rid, terminal=mute, data=b"x"))
+        next_of(conn, InputWritten, deadline, terminal=mute)
+        # No echo comes: the flood is read again once the hold has passed.
+        next_of(conn, Output, Deadline.after(HOLD_S + 5), terminal=flood)
