@@ -16,6 +16,7 @@ from phux.tui.mux_state import (
     MOUSE_OFF,
     MOUSE_ON,
     OTHERS_INTERVAL,
+    OTHERS_STARVED,
     MuxState,
     _exit_code,
 )
@@ -41,10 +42,11 @@ class Drawing(MuxState):
     def leave_bytes(self) -> bytes:
         return (MOUSE_OFF + self.painter.leave(user_alt=True)).encode()
 
-    def render(self) -> None:
-        """Compose a frame and write only what changed."""
+    def render(self) -> bool:
+        """Compose a frame and write only what changed; False when it was cut short
+        for the person's news before it wrote anything (it does not count as a frame:
+        the news is drawn as soon as it is read)."""
         self.dirty = False
-        self.frames += 1
         cols, rows = self.win
         canvas = self.canvas
         if (canvas.cols, canvas.rows) != (cols, rows):
@@ -77,18 +79,21 @@ class Drawing(MuxState):
                         canvas.cells[y][x] = (ch, ACTIVE_BORDER if lit else BORDER)
         active_first = sorted(geo.items(), key=lambda item: item[0] != active)
         # An echo goes out alone: when the pane the person types into has news, this
-        # frame draws only it (the others' parsing and drawing wait for the next frame,
-        # FRAME_INTERVAL later), unless the last frame did so already (a pane the
-        # person floods must not starve the others).
+        # frame draws only it (the others' parsing and drawing wait for a later frame),
+        # unless the others have been owed a frame for OTHERS_STARVED already (a pane
+        # the person floods, or types into without pause, must not starve the others).
+        now = time.monotonic()
+        others_due = now >= self.others_at
+        starved = others_due and now - self.others_at >= OTHERS_STARVED
         echo_only = (
             not redraw_borders
             and self.overlay is None
-            and not self.echo_only_last
+            and not starved
             and self._active_has_news(active)
         )
-        self.echo_only_last = echo_only
+        due_at = self.others_at
+        yielded = False
         stop: float | None = None
-        others_due = time.monotonic() >= self.others_at
         for tid, rect in active_first:
             view = self.views.get(tid)
             if view is None:
@@ -99,8 +104,13 @@ class Drawing(MuxState):
                     stop = time.monotonic() + ENGINE_BUDGET
                     if others_due and not echo_only:
                         self.others_at = time.monotonic() + OTHERS_INTERVAL
+                if others_due and not (echo_only or yielded or starved) and self.news_waiting():
+                    # A key, or the active pane's output (an echo), came while the others
+                    # are drawn: this frame ends here, and they wait for a later one.
+                    yielded = True
+                    self.others_at = due_at
                 late = view.mirror.held_bytes and time.monotonic() > stop
-                if echo_only or late or not others_due:
+                if echo_only or yielded or late or not others_due:
                     self.dirty = True  # a later frame draws it
                     continue
             engine = view.mirror.engine
@@ -139,6 +149,10 @@ class Drawing(MuxState):
         self._tail = tail
         if data:
             self.out += data.encode()
+        elif yielded:
+            return False
+        self.frames += 1
+        return True
 
     def _active_has_news(self, active: int | None) -> bool:
         """Whether the active pane has output not drawn yet (an echo, say)."""

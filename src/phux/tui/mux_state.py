@@ -50,6 +50,9 @@ OTHERS_INTERVAL = 0.05
 """Seconds between frames that parse and draw the panes the person is not typing
 into: a flood there is drawn at most 20 times a second (its latest state), and the
 CPU left goes to the echo (the client's and, on one machine, the server's)."""
+OTHERS_STARVED = 0.1
+"""Seconds the other panes may be owed a frame (by echoes drawn alone, or a frame
+cut short for the person's next key) before one draws them, whatever comes."""
 CALL_TIMEOUT = 10.0
 HISTORY = 2000
 BACKGROUND_HISTORY = 100
@@ -134,7 +137,9 @@ class MuxState:
         self.relist_at: float | None = None
         self.next_frame = 0.0
         self.others_at = 0.0  # the panes not typed into are drawn from then on
-        self.echo_only_last = False  # the last frame drew only the active pane
+        self.news_waiting: Callable[[], bool] = lambda: False
+        """Whether a key or the active pane's output waits to be read (the loop's
+        select, without waiting): drawing the other panes stops for it."""
         self.frames = 0  # drawn so far (for tests and benchmarks)
         self.prompt: tuple[str, str, Callable[[str], None]] | None = None
         self.confirm: tuple[str, Callable[[], None]] | None = None
