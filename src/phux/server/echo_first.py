@@ -11,20 +11,28 @@ in the server alone (issue 25 item 5: within 50 ms p99 while three panes flood).
 So from the moment a client's INPUT to a terminal is queued until that terminal's
 next output is dispatched, the terminals whose last read pass was big (``FLOOD_PASS``
 or more) wait before their next pass, and one round more after it, so that the
-echo's sender goes out before them. A program that does not echo, or input
-that is never written (a PTY the program does not read), holds them for ``hold_s``
-after the input was queued or last written, at most. Nothing is lost or reordered:
-a waiting flood's program blocks on its full PTY for those milliseconds, as it would
-on a slow terminal, and its subscribers get every byte as before.
+echo's sender goes out before them. A program that does not echo, or input that is
+never written (a PTY the program does not read), holds them for ``hold_s`` after the
+input was queued or last written, at most. And while someone types (``TYPING_S``),
+every read pass is a quarter of ``read_batch_bytes``, so that the round the next
+INPUT arrives in is shorter. Nothing is lost or reordered: a waiting flood's program
+blocks on its full PTY for those milliseconds, as it would on a slow terminal, and
+its subscribers get every byte as before.
 """
 
 from __future__ import annotations
+
+import math
 
 import trio
 
 FLOOD_PASS = 4096
 """A read pass of this many bytes or more makes a terminal wait for others' echoes
 before its next one (an echo, or a prompt, is far smaller)."""
+TYPING_S = 1.0
+"""For this long after a client's input, read passes are a quarter of
+``read_batch_bytes``: a round of the loop, which the next keystroke's INPUT waits
+out before it is read, is that much shorter while floods are read."""
 
 
 class EchoFirst:
@@ -36,11 +44,20 @@ class EchoFirst:
         """Terminal id -> until when (trio time) its echo holds the floods back."""
         self._clear: trio.Event | None = None
         """Set when no terminal's echo is awaited any more (floods wait on it)."""
+        self._typed_at = -math.inf
+        """When a client's input was last queued or written (trio time)."""
 
     def expect(self, tid: int) -> None:
         """A client's input to ``tid`` was queued, or written: its echo comes first."""
         if self.hold_s > 0:
-            self._awaited[tid] = trio.current_time() + self.hold_s
+            self._typed_at = now = trio.current_time()
+            self._awaited[tid] = now + self.hold_s
+
+    def pass_limit(self, limit: int) -> int:
+        """The bytes a read pass may take: ``limit``, a quarter of it while someone types."""
+        if trio.current_time() - self._typed_at < TYPING_S:
+            return max(FLOOD_PASS, limit // 4)
+        return limit
 
     def answered(self, tid: int) -> None:
         """``tid`` dispatched output (its echo, or what it printed instead)."""

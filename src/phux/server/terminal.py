@@ -248,6 +248,8 @@ class Terminal:
         total = 0
         eof = False
         limit = self.config.read_batch_bytes
+        if self._echo_first is not None:
+            limit = self._echo_first.pass_limit(limit)
         fd = self.master_fd
         while total < limit:
             if parts and not _readable_now(fd):
