@@ -4,13 +4,16 @@ terminals that flood, and a program that does not echo holds them back only so l
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 
 import pytest
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
+from phux.server.replica import WORKER_NICE
 from phux.wire.frames import Input, InputWritten, Output
 
 from .harness import ServerProcess, Stream, next_of, read_until, spawn, subscribe
@@ -89,3 +92,31 @@ def test_input_without_echo_holds_the_floods_back_for_a_while_only(
         next_of(conn, InputWritten, deadline, terminal=mute)
         # No echo comes: the flood is read again once the hold has passed.
         next_of(conn, Output, Deadline.after(HOLD_S + 5), terminal=flood)
+
+
+def _helpers(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [
+        int(c)
+        for c in children
+        if b"phux.server.replica" in Path(f"/proc/{c}/cmdline").read_bytes()
+    ]
+
+
+def test_the_replicas_parse_below_the_loops_priority(server: ServerProcess) -> None:
+    """The replica helper (its checkpoints are background work) runs niced, so that on
+    a busy machine the loop and the programs get the CPU first."""
+    assert server.proc is not None
+    pid = server.proc.pid
+    with server.connect() as conn:
+        spawn(conn, ["cat"])  # (the helper starts with the first terminal)
+    expected = os.getpriority(os.PRIO_PROCESS, 0) + WORKER_NICE
+    deadline = time.monotonic() + 10
+    # (Until the helper has started: it sets its nice value first thing.)
+    while not (helpers := _helpers(pid)) or any(_nice(h) != expected for h in helpers):
+        assert time.monotonic() < deadline, [(h, _nice(h)) for h in helpers]
+        time.sleep(0.01)
+
+
+def _nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
