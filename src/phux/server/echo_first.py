@@ -14,8 +14,9 @@ or more) wait before their next pass, and one round more after it, so that the
 echo's sender goes out before them. A program that does not echo, or input that is
 never written (a PTY the program does not read), holds them for ``hold_s`` after the
 input was queued or last written, at most. And while someone types (``TYPING_S``),
-every read pass is a quarter of ``read_batch_bytes``, so that the round the next
-INPUT arrives in is shorter. Nothing is lost or reordered: a waiting flood's program
+every read pass is a quarter of ``read_batch_bytes`` and a flood's passes are
+FLOOD_GAP apart, so that the rounds the next INPUT may arrive in are shorter and
+fewer. Nothing is lost or reordered: a waiting flood's program
 blocks on its full PTY for those milliseconds, as it would on a slow terminal, and
 its subscribers get every byte as before.
 """
@@ -33,6 +34,10 @@ TYPING_S = 1.0
 """For this long after a client's input, read passes are a quarter of
 ``read_batch_bytes``: a round of the loop, which the next keystroke's INPUT waits
 out before it is read, is that much shorter while floods are read."""
+FLOOD_GAP = 0.01
+"""While someone types, a terminal whose last read pass was big waits this long before
+its next: fewer flood passes a second, each of which the next keystroke's INPUT may
+have to wait out (a read of a flooding PTY can also wait for the kernel's worker)."""
 
 
 class EchoFirst:
@@ -52,6 +57,14 @@ class EchoFirst:
         if self.hold_s > 0:
             self._typed_at = now = trio.current_time()
             self._awaited[tid] = now + self.hold_s
+
+    def flood_gap(self) -> float:
+        """Seconds a terminal whose last pass was big waits before its next one: while
+        someone types, FLOOD_GAP (fewer flood passes a second, each of which the next
+        keystroke may have to wait out), else 0."""
+        if trio.current_time() - self._typed_at < TYPING_S:
+            return FLOOD_GAP
+        return 0.0
 
     def pass_limit(self, limit: int) -> int:
         """The bytes a read pass may take: ``limit``, a quarter of it while someone types."""

@@ -241,6 +241,8 @@ class Terminal:
             if not self._drain():
                 self._eof.set()
                 return
+            if self._big_pass and first is not None and (gap := first.flood_gap()):
+                await trio.sleep(gap)
 
     def _drain(self) -> bool:
         """Read what is available (up to one batch) and dispatch it; False at EOF."""
@@ -252,8 +254,6 @@ class Terminal:
             limit = self._echo_first.pass_limit(limit)
         fd = self.master_fd
         while total < limit:
-            if parts and not _readable_now(fd):
-                break
             try:
                 data = os.read(fd, 65536)
             except BlockingIOError:
