@@ -288,3 +288,20 @@ def test_a_flood_in_a_pane_not_typed_into_converges_to_its_exact_screen(
         for fd in (keys_r, wake_r, wake_w):
             os.close(fd)
     assert mux.outcome is not None and mux.outcome.reason == "converged", mux.outcome
+
+
+def test_the_other_panes_frame_waits_for_the_echo_of_a_key(server: PhuxServer, mux: Mux) -> None:
+    active = mux.active[mux.window]
+    now = time.monotonic()
+    mux.others_at = now  # the others are due
+    assert mux.echo_hold(now) is None  # nothing typed
+    mux.on_keys(b"K")
+    held = mux.echo_hold(time.monotonic())
+    assert held is not None and held == mux.echo_due > now
+    # A slow echo: owed a frame for OTHERS_STARVED, the others wait no longer.
+    mux.echo_due = now + 10.0
+    assert mux.echo_hold(now + OTHERS_STARVED / 2) == mux.echo_due
+    assert mux.echo_hold(now + OTHERS_STARVED + 0.01) is None
+    # The echo came: the frame is drawn (the active pane's news first).
+    pump(mux, lambda: mux.views[active].mirror.held_bytes > 0 or screen_has(mux, active, "K"))
+    assert mux.echo_due == 0.0 and mux.echo_hold(time.monotonic()) is None

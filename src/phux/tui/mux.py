@@ -24,7 +24,9 @@ the socket and is read in one go, not at every chunk the server sends. A
 frame with news of the active pane draws it alone; a frame drawing the others
 stops when a key or the active pane's output waits to be read
 (``news_waiting``) and does not count against the frame cap, unless the others
-have been owed a frame for OTHERS_STARVED.
+have been owed a frame for OTHERS_STARVED. After a key sent to the active
+pane, a frame that would draw the others waits for its echo (``echo_hold``,
+ECHO_WAIT at most), so that the frame cap finds the echo's frame free.
 
 The layout of each window is L3 metadata (``phux.layout.SESSION.WINDOW``,
 spec/L3.md §2, ``phux.tui.layout``), so a second person and a re-attach see
@@ -83,7 +85,8 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         now = time.monotonic()
         timeout: float | None = None
         if mux.dirty:
-            timeout = max(0.0, mux.next_frame - now)
+            hold = mux.echo_hold(now)
+            timeout = max(0.0, max(hold or 0.0, mux.next_frame) - now)
         if mux.relist_at is not None:
             wait = max(0.0, mux.relist_at - now)
             timeout = wait if timeout is None else min(timeout, wait)
@@ -147,6 +150,12 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
             mux.dirty = True
         if mux.alerts_at is not None and now >= mux.alerts_at and mux.outcome is None:
             mux.check_alerts()
-        if mux.dirty and now >= mux.next_frame and mux.outcome is None and mux.render():
+        if (
+            mux.dirty
+            and now >= mux.next_frame
+            and mux.outcome is None
+            and mux.echo_hold(now) is None
+            and mux.render()
+        ):
             mux.next_frame = now + FRAME_INTERVAL
         mux.flush()

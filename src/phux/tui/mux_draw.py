@@ -154,6 +154,18 @@ class Drawing(MuxState):
         self.frames += 1
         return True
 
+    def echo_hold(self, now: float) -> float | None:
+        """Until when the next frame waits for the echo of the person's key (None: it
+        does not): only while that frame would draw the other panes' news in its
+        place, and they have not been owed a frame for OTHERS_STARVED."""
+        if now >= self.echo_due or now < self.others_at:
+            return None
+        if now - self.others_at >= OTHERS_STARVED:
+            return None
+        if self._active_has_news(self.active.get(self.window)):
+            return None
+        return self.echo_due
+
     def _active_has_news(self, active: int | None) -> bool:
         """Whether the active pane has output not drawn yet (an echo, say)."""
         view = self.views.get(active) if active is not None else None

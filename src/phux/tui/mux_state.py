@@ -53,6 +53,9 @@ CPU left goes to the echo (the client's and, on one machine, the server's)."""
 OTHERS_STARVED = 0.1
 """Seconds the other panes may be owed a frame (by echoes drawn alone, or a frame
 cut short for the person's next key) before one draws them, whatever comes."""
+ECHO_WAIT = 0.05
+"""Seconds a frame of the other panes waits, after a key sent to the active pane, for
+that pane's output (the echo): the frame cap then finds the echo's frame free."""
 CALL_TIMEOUT = 10.0
 HISTORY = 2000
 BACKGROUND_HISTORY = 100
@@ -137,6 +140,9 @@ class MuxState:
         self.relist_at: float | None = None
         self.next_frame = 0.0
         self.others_at = 0.0  # the panes not typed into are drawn from then on
+        self.echo_due = 0.0
+        """Until when the echo of a key the person typed is awaited (ECHO_WAIT after it;
+        0 once the active pane's output came): the others' frame waits for it."""
         self.news_waiting: Callable[[], bool] = lambda: False
         """Whether a key or the active pane's output waits to be read (the loop's
         select, without waiting): drawing the other panes stops for it."""
