@@ -290,7 +290,9 @@ def test_a_flood_in_a_pane_not_typed_into_converges_to_its_exact_screen(
     assert mux.outcome is not None and mux.outcome.reason == "converged", mux.outcome
 
 
-def test_the_other_panes_frame_waits_for_the_echo_of_a_key(server: PhuxServer, mux: Mux) -> None:
+def test_the_frames_wait_for_the_echo_of_a_key_and_it_for_none(
+    server: PhuxServer, mux: Mux
+) -> None:
     active = mux.active[mux.window]
     now = time.monotonic()
     mux.others_at = now  # the others are due
@@ -305,3 +307,9 @@ def test_the_other_panes_frame_waits_for_the_echo_of_a_key(server: PhuxServer, m
     # The echo came: the frame is drawn (the active pane's news first).
     pump(mux, lambda: mux.views[active].mirror.held_bytes > 0 or screen_has(mux, active, "K"))
     assert mux.echo_due == 0.0 and mux.echo_hold(time.monotonic()) is None
+    # ... at once, however recent the last frame (one such frame per key) ...
+    mux.next_frame = now + 60.0
+    assert mux.echo_news and mux.frame_at(now) == now
+    assert mux.render() is True
+    # ... and the next one waits for the cap again.
+    assert not mux.echo_news and mux.frame_at(now) == mux.next_frame

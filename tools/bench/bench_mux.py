@@ -6,7 +6,8 @@ terminal is a PTY this bench drives (``tools.bench.bench_attach``'s): one
 letter at a time, the time until it shows in what the attach wrote (escape
 sequences removed). The same window in ``tmux attach`` (its status line on),
 in the same run, is the baseline. Also: frames per second the attach drew
-(synchronized updates; the cap is one per 16 ms), bytes per second written
+(synchronized updates; the cap is one per 16 ms, and a frame with the echo
+of a key does not wait for it), bytes per second written
 to the person's terminal, the CPU of the multiplexer's processes (attach,
 server and its replica helper; tmux: its server and client) during the flood,
 each process's share printed, and the CPU an attached client uses over

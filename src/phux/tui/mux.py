@@ -12,10 +12,10 @@ sizes; agents' reads never resize), replayed into a
 ``phux.client.mirror.Mirror`` with its own engine.
 Nothing is passed through: every frame is composed from the mirrors
 (``phux.tui.compose``) and only the cells that changed are drawn, at most one
-frame per FRAME_INTERVAL, and only when something changed (the loop blocks
-in ``select`` while nothing does). The engines parse the programs' output,
-so terminal queries, clipboard writes and other strings never reach the
-person's terminal from a pane.
+frame per FRAME_INTERVAL (but for a key's echo, below), and only when
+something changed (the loop blocks in ``select`` while nothing does). The
+engines parse the programs' output, so terminal queries, clipboard writes and
+other strings never reach the person's terminal from a pane.
 
 The person's echo comes first. The panes the person is not typing into are
 parsed and drawn at most every OTHERS_INTERVAL, and their own connections
@@ -26,7 +26,9 @@ stops when a key or the active pane's output waits to be read
 (``news_waiting``) and does not count against the frame cap, unless the others
 have been owed a frame for OTHERS_STARVED. After a key sent to the active
 pane, a frame that would draw the others waits for its echo (``echo_hold``,
-ECHO_WAIT at most), so that the frame cap finds the echo's frame free.
+ECHO_WAIT at most), and the frame with the echo of a key goes out as soon as
+it is read, without waiting for FRAME_INTERVAL since the last frame (one such
+frame per key: the cap bounds what the panes' printing draws).
 
 The layout of each window is L3 metadata (``phux.layout.SESSION.WINDOW``,
 spec/L3.md §2, ``phux.tui.layout``), so a second person and a re-attach see
@@ -85,8 +87,7 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         now = time.monotonic()
         timeout: float | None = None
         if mux.dirty:
-            hold = mux.echo_hold(now)
-            timeout = max(0.0, max(hold or 0.0, mux.next_frame) - now)
+            timeout = max(0.0, mux.frame_at(now) - now)
         if mux.relist_at is not None:
             wait = max(0.0, mux.relist_at - now)
             timeout = wait if timeout is None else min(timeout, wait)
@@ -150,12 +151,6 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
             mux.dirty = True
         if mux.alerts_at is not None and now >= mux.alerts_at and mux.outcome is None:
             mux.check_alerts()
-        if (
-            mux.dirty
-            and now >= mux.next_frame
-            and mux.outcome is None
-            and mux.echo_hold(now) is None
-            and mux.render()
-        ):
+        if mux.dirty and now >= mux.frame_at(now) and mux.outcome is None and mux.render():
             mux.next_frame = now + FRAME_INTERVAL
         mux.flush()

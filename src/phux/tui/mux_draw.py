@@ -47,6 +47,7 @@ class Drawing(MuxState):
         for the person's news before it wrote anything (it does not count as a frame:
         the news is drawn as soon as it is read)."""
         self.dirty = False
+        self.echo_news = False
         cols, rows = self.win
         canvas = self.canvas
         if (canvas.cols, canvas.rows) != (cols, rows):
@@ -153,6 +154,16 @@ class Drawing(MuxState):
             return False
         self.frames += 1
         return True
+
+    def frame_at(self, now: float) -> float:
+        """When the next frame may be drawn (while something changed): FRAME_INTERVAL
+        after the last one; at once for the echo of a key the person typed (one frame
+        per key: the cap bounds the frames the panes' printing draws, not the
+        person's typing); not before the echo while the others wait for it."""
+        if self.echo_news:
+            return now
+        hold = self.echo_hold(now)
+        return self.next_frame if hold is None else max(hold, self.next_frame)
 
     def echo_hold(self, now: float) -> float | None:
         """Until when the next frame waits for the echo of the person's key (None: it

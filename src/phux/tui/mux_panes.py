@@ -349,8 +349,10 @@ class Panes(MuxState):
                 Tombstone,
             ),
         ):
-            if isinstance(frame, Output) and tid == self.active.get(self.window):
-                self.echo_due = 0.0  # (the echo, or what the program printed instead)
+            if isinstance(frame, Output) and self.echo_due and tid == self.active.get(self.window):
+                # The echo of a key (or what the program printed instead): drawn at once.
+                self.echo_due = 0.0
+                self.echo_news = True
             copy = self.copy if self.copy_tid == tid else None
             if copy is not None and isinstance(frame, Resized) and view.mirror.ready:
                 # A reflow renumbers rows: copy mode stays on its text.

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from phux.client.selectors import Pane
 
 FRAME_INTERVAL = 0.016
-"""At most one frame per this many seconds, however fast the panes print."""
+"""At most one frame per this many seconds, however fast the panes print (the frame
+with the echo of a key the person typed does not wait for it: one per key)."""
 RELIST_INTERVAL = 0.05
 """Metadata changes are gathered this long before the session is listed again."""
 SEND_TIMEOUT = 10.0
@@ -143,6 +144,9 @@ class MuxState:
         self.echo_due = 0.0
         """Until when the echo of a key the person typed is awaited (ECHO_WAIT after it;
         0 once the active pane's output came): the others' frame waits for it."""
+        self.echo_news = False
+        """The active pane's output came while an echo was awaited: the next frame
+        draws it without waiting for FRAME_INTERVAL since the last."""
         self.news_waiting: Callable[[], bool] = lambda: False
         """Whether a key or the active pane's output waits to be read (the loop's
         select, without waiting): drawing the other panes stops for it."""
