@@ -16,7 +16,7 @@ from phux.client import Deadline
 from phux.tui import mux_draw
 from phux.tui.keys import parse_detach_key
 from phux.tui.mux import Mux
-from phux.tui.mux_state import OTHERS_STARVED
+from phux.tui.mux_state import FRAME_INTERVAL, OTHERS_STARVED
 
 from .conftest import PhuxServer, short_tmpdir
 
@@ -307,9 +307,16 @@ def test_the_frames_wait_for_the_echo_of_a_key_and_it_for_none(
     # The echo came: the frame is drawn (the active pane's news first).
     pump(mux, lambda: mux.views[active].mirror.held_bytes > 0 or screen_has(mux, active, "K"))
     assert mux.echo_due == 0.0 and mux.echo_hold(time.monotonic()) is None
-    # ... at once, however recent the last frame (one such frame per key) ...
-    mux.next_frame = now + 60.0
+    # ... at once, however recent the last frame, while the cap has frames in hand ...
+    mux.drew(now)
     assert mux.echo_news and mux.frame_at(now) == now
     assert mux.render() is True
-    # ... and the next one waits for the cap again.
-    assert not mux.echo_news and mux.frame_at(now) == mux.next_frame
+    mux.drew(now)
+    assert not mux.echo_news and mux.frame_at(now) == mux.next_frame == now + FRAME_INTERVAL
+    # ... and not when it has none: frames stay one per FRAME_INTERVAL over time.
+    mux.on_keys(b"L")
+    pump(mux, lambda: mux.echo_news)
+    spare = mux.spare_frames(now)
+    assert spare < 1 and mux.frame_at(now) == pytest.approx(
+        now + (1 - spare) * FRAME_INTERVAL, rel=0, abs=1e-9
+    )

@@ -3,15 +3,15 @@
 One window of five panes: pane 0 runs ``cat`` (the kernel echoes each typed
 letter at once), panes 1-4 print a text file over and over. The person's
 terminal is a PTY this bench drives (``tools.bench.bench_attach``'s): one
-letter at a time, the time until it shows in what the attach wrote (escape
-sequences removed). The same window in ``tmux attach`` (its status line on),
-in the same run, is the baseline. Also: frames per second the attach drew
-(synchronized updates; the cap is one per 16 ms, and a frame with the echo
-of a key does not wait for it), bytes per second written
-to the person's terminal, the CPU of the multiplexer's processes (attach,
-server and its replica helper; tmux: its server and client) during the flood,
-each process's share printed, and the CPU an attached client uses over
-IDLE_SECONDS with nothing changing.
+letter at a time, at most one every TYPING_INTERVAL (a person's pace), the
+time until it shows in what the attach wrote (escape sequences removed). The
+same window in ``tmux attach`` (its status line on), in the same run, is the
+baseline. Also: frames per second the attach drew (synchronized updates; the
+cap is one per 16 ms over time, a key's echo may use a frame it has in hand),
+bytes per second written to the person's terminal, the CPU of the
+multiplexer's processes (attach, server and its replica helper; tmux: its
+server and client) during the flood, each process's share printed, and the
+CPU an attached client uses over IDLE_SECONDS with nothing changing.
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ IDLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0
 """Seconds after the attach started before typing: the figures are the steady state."""
 SYNC = b"\x1b[?2026h"
+TYPING_INTERVAL = float(os.environ.get("PHUX_BENCH_TYPING_INTERVAL", "0.05"))
+"""Seconds from one key to the next at least: a fast typist's 20 keys a second
+(``$PHUX_BENCH_TYPING_INTERVAL``; 0: the next key as soon as the echo shows, which
+measures the frame cap more than the echo, the attach drawing at most one frame per
+16 ms over time)."""
 KEYS = b"~^`{}&@"
 """Typed one at a time: in neither the flood (capitals and digits) nor a status line."""
 
@@ -117,8 +122,8 @@ class _Reader:
 
     def drain(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.pump(0.02)
+        while (left := deadline - time.monotonic()) > 0:
+            self.pump(min(0.02, left))
 
     def started(self, seconds: float = 30.0) -> None:
         """Until the attach took the terminal (raw mode, the alternate screen)."""
@@ -150,6 +155,7 @@ def _type(reader: _Reader, count: int, warmup: int) -> list[float]:
         reader.until(letter, 10.0)
         if i >= warmup:
             samples.append(time.perf_counter() - start)
+        reader.drain(start + TYPING_INTERVAL - time.perf_counter())
     return samples
 
 
@@ -286,6 +292,10 @@ def _tmux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
         subprocess.run([*base, "kill-server"], env=env, capture_output=True, timeout=10)
 
 
+def _pace() -> str:
+    return f"{1 / TYPING_INTERVAL:.0f} keys/s" if TYPING_INTERVAL > 0 else "keys back to back"
+
+
 def run(quick: bool) -> list[Measurement]:
     if TMUX is None:
         print("# mux: tmux is not installed; skipped", file=sys.stderr)
@@ -314,7 +324,7 @@ def run(quick: bool) -> list[Measurement]:
     return [
         Measurement(
             BENCH,
-            "echo p99, 4 panes flooding",
+            f"echo p99, 4 panes flooding, {_pace()}",
             "ms",
             percentile(phux.echo, 99) * ms,
             "tmux attach",
@@ -324,7 +334,7 @@ def run(quick: bool) -> list[Measurement]:
         ),
         Measurement(
             BENCH,
-            "echo median, 4 panes flooding",
+            f"echo median, 4 panes flooding, {_pace()}",
             "ms",
             percentile(phux.echo, 50) * ms,
             "tmux attach",

@@ -12,7 +12,7 @@ sizes; agents' reads never resize), replayed into a
 ``phux.client.mirror.Mirror`` with its own engine.
 Nothing is passed through: every frame is composed from the mirrors
 (``phux.tui.compose``) and only the cells that changed are drawn, at most one
-frame per FRAME_INTERVAL (but for a key's echo, below), and only when
+frame per FRAME_INTERVAL (over time: a key's echo, below), and only when
 something changed (the loop blocks in ``select`` while nothing does). The
 engines parse the programs' output, so terminal queries, clipboard writes and
 other strings never reach the person's terminal from a pane.
@@ -27,8 +27,8 @@ stops when a key or the active pane's output waits to be read
 have been owed a frame for OTHERS_STARVED. After a key sent to the active
 pane, a frame that would draw the others waits for its echo (``echo_hold``,
 ECHO_WAIT at most), and the frame with the echo of a key goes out as soon as
-it is read, without waiting for FRAME_INTERVAL since the last frame (one such
-frame per key: the cap bounds what the panes' printing draws).
+it is read when the cap has a frame in hand (one per FRAME_INTERVAL saved, up
+to FRAMES_IN_HAND): frames stay one per FRAME_INTERVAL over time.
 
 The layout of each window is L3 metadata (``phux.layout.SESSION.WINDOW``,
 spec/L3.md §2, ``phux.tui.layout``), so a second person and a re-attach see
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from phux.tui.mux_draw import Drawing
 from phux.tui.mux_keys import Commands
-from phux.tui.mux_state import FRAME_INTERVAL, FRAMES_PER_TURN, QUIET_RESYNC
+from phux.tui.mux_state import FRAMES_PER_TURN, QUIET_RESYNC
 from phux.tui.term import drain_wake, read_keys, window_size
 
 if TYPE_CHECKING:
@@ -152,5 +152,5 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         if mux.alerts_at is not None and now >= mux.alerts_at and mux.outcome is None:
             mux.check_alerts()
         if mux.dirty and now >= mux.frame_at(now) and mux.outcome is None and mux.render():
-            mux.next_frame = now + FRAME_INTERVAL
+            mux.drew(now)
         mux.flush()

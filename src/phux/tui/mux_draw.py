@@ -13,6 +13,8 @@ from phux.tui.mux_state import (
     ACTIVE_BORDER,
     BORDER,
     ENGINE_BUDGET,
+    FRAME_INTERVAL,
+    FRAMES_IN_HAND,
     MOUSE_OFF,
     MOUSE_ON,
     OTHERS_INTERVAL,
@@ -157,13 +159,26 @@ class Drawing(MuxState):
 
     def frame_at(self, now: float) -> float:
         """When the next frame may be drawn (while something changed): FRAME_INTERVAL
-        after the last one; at once for the echo of a key the person typed (one frame
-        per key: the cap bounds the frames the panes' printing draws, not the
-        person's typing); not before the echo while the others wait for it."""
+        after the last one; not before a key's echo while the others wait for it. The
+        frame with that echo goes out as soon as it is read if the cap has a frame in
+        hand (``spare_frames``): a person's keys are drawn at once, and frames stay
+        at most one per FRAME_INTERVAL over time however fast keys come."""
         if self.echo_news:
-            return now
+            spare = self.spare_frames(now)
+            return now if spare >= 1 else now + (1 - spare) * FRAME_INTERVAL
         hold = self.echo_hold(now)
         return self.next_frame if hold is None else max(hold, self.next_frame)
+
+    def spare_frames(self, now: float) -> float:
+        """Frames the cap has in hand: one more every FRAME_INTERVAL, up to FRAMES_IN_HAND."""
+        return min(FRAMES_IN_HAND, self.spare + (now - self.spare_at) / FRAME_INTERVAL)
+
+    def drew(self, now: float) -> None:
+        """A frame went out: the next one FRAME_INTERVAL later (a key's echo sooner if
+        the cap has one in hand)."""
+        self.spare = self.spare_frames(now) - 1  # (below 0: owed, by a frame on time)
+        self.spare_at = now
+        self.next_frame = now + FRAME_INTERVAL
 
     def echo_hold(self, now: float) -> float | None:
         """Until when the next frame waits for the echo of the person's key (None: it

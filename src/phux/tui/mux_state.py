@@ -30,8 +30,11 @@ if TYPE_CHECKING:
     from phux.client.selectors import Pane
 
 FRAME_INTERVAL = 0.016
-"""At most one frame per this many seconds, however fast the panes print (the frame
-with the echo of a key the person typed does not wait for it: one per key)."""
+"""At most one frame per this many seconds, however fast the panes print (over time:
+the frame with the echo of a key may use one the cap has in hand)."""
+FRAMES_IN_HAND = 2.0
+"""Frames the cap saves while fewer are drawn (one per FRAME_INTERVAL), for the echo
+of a key to go out without waiting for FRAME_INTERVAL since the last frame."""
 RELIST_INTERVAL = 0.05
 """Metadata changes are gathered this long before the session is listed again."""
 SEND_TIMEOUT = 10.0
@@ -146,7 +149,10 @@ class MuxState:
         0 once the active pane's output came): the others' frame waits for it."""
         self.echo_news = False
         """The active pane's output came while an echo was awaited: the next frame
-        draws it without waiting for FRAME_INTERVAL since the last."""
+        draws it as soon as the cap has a frame in hand (``Drawing.frame_at``)."""
+        self.spare = FRAMES_IN_HAND
+        self.spare_at = 0.0
+        """Frames the cap had in hand at ``spare_at`` (``Drawing.spare_frames``)."""
         self.news_waiting: Callable[[], bool] = lambda: False
         """Whether a key or the active pane's output waits to be read (the loop's
         select, without waiting): drawing the other panes stops for it."""
