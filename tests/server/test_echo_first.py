@@ -13,6 +13,7 @@ import pytest
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
+from phux.client.errors import DeadlineExceeded
 from phux.server.replica import WORKER_NICE
 from phux.wire.frames import Input, InputWritten, Output
 
@@ -120,3 +121,32 @@ def test_the_replicas_parse_below_the_loops_priority(server: ServerProcess) -> N
 
 def _nice(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def test_input_that_keeps_coming_does_not_starve_the_floods(server: ServerProcess) -> None:
+    """Input to a terminal that never echoes, every 0.3 s (each would hold the floods
+    for HOLD_S): a flood waits HOLD_S at most all told, then is read."""
+    with server.connect() as conn:
+        flood = spawn(conn, FLOOD)
+        mute = spawn(conn, ["sh", "-c", "stty -echo; echo ready; exec sleep 60"])
+        subscribe(conn, mute, input=True)
+        read_until(conn, Stream(mute), lambda s: b"ready" in s.data)
+        subscribe(conn, flood)
+        _flooding(conn, flood)
+        start = time.monotonic()
+        sent = 0
+        holding = False  # the first input was written: the floods are held from then on
+        while time.monotonic() - start < 3 * HOLD_S:
+            if time.monotonic() - start >= 0.3 * sent:
+                conn.submit(partial(_input, terminal=mute, data=b"x"))
+                sent += 1
+            try:
+                frame = conn.receive(Deadline.after(0.05))
+            except DeadlineExceeded:
+                continue
+            if isinstance(frame, InputWritten) and frame.terminal == mute:
+                holding = True
+            elif holding and isinstance(frame, Output) and frame.terminal == flood:
+                break  # read while the input went on
+        else:
+            raise AssertionError(f"the flood was not read while input kept coming ({sent})")

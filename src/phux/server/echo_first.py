@@ -92,8 +92,11 @@ class EchoFirst:
         return bool(self._awaited) and (len(self._awaited) > 1 or tid not in self._awaited)
 
     async def turn(self, tid: int) -> None:
-        """Wait until no other terminal's echo is awaited (each for ``hold_s`` at most),
-        then one round more: the echo's sender, woken by its dispatch, goes first."""
+        """Wait until no other terminal's echo is awaited, ``hold_s`` at most all told
+        (input that keeps coming to a terminal that does not echo must not stop the
+        floods for good: they get a pass per ``hold_s`` at least), then one round
+        more: the echo's sender, woken by its dispatch, goes first."""
+        give_up = trio.current_time() + self.hold_s
         waited = False
         while True:
             now = trio.current_time()
@@ -101,12 +104,12 @@ class EchoFirst:
                 if until <= now:
                     del self._awaited[other]
             others = [until for other, until in self._awaited.items() if other != tid]
-            if not others:
+            if not others or now >= give_up:
                 break
             waited = True
             if self._clear is None:
                 self._clear = trio.Event()
-            with trio.move_on_at(min(others)):
+            with trio.move_on_at(min(*others, give_up)):
                 await self._clear.wait()
         if not self._awaited:
             self._release()

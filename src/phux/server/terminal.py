@@ -237,7 +237,8 @@ class Terminal:
             first = self._echo_first
             if self._big_pass and first is not None and first.holding(self.id):
                 await first.turn(self.id)
-                continue  # (the gate may have closed meanwhile: look again)
+                if self._read_gate is not None:
+                    continue  # (paused meanwhile: wait for the gate first)
             if not self._drain():
                 self._eof.set()
                 return
