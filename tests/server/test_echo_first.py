@@ -4,6 +4,7 @@ terminals that flood, and a program that does not echo holds them back only so l
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator
 from functools import partial
@@ -22,6 +23,18 @@ from .harness import ServerProcess, Stream, next_of, read_until, spawn, subscrib
 HOLD_S = 1.0
 """The server's echo_first_s here: far longer than an echo takes, so the order below
 holds however loaded the machine is, and short enough to wait out once."""
+
+SLOW_ECHO = """
+import os, time, tty
+tty.setraw(0)
+os.write(1, b"ready")
+while True:
+    key = os.read(0, 1)
+    time.sleep(0.2)
+    os.write(1, key)
+"""
+"""Echoes each key 0.2 s late: the floods would be read many times meanwhile (a
+slow program, or a slow machine), were they not held."""
 
 FLOOD = ["sh", "-c", "exec yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop"]
 
@@ -53,9 +66,10 @@ def _flooding(conn: Connection, flood: int) -> None:
 def test_an_echo_is_read_before_the_floods_next_pass(server: ServerProcess) -> None:
     with server.connect() as conn:
         floods = [spawn(conn, FLOOD) for _ in range(2)]
-        typed = spawn(conn, ["sh", "-c", "stty raw; exec cat"])
+        typed = spawn(conn, [sys.executable, "-c", SLOW_ECHO])
         for tid in (*floods, typed):
             subscribe(conn, tid, input=True)
+        read_until(conn, Stream(typed), lambda s: b"ready" in s.data)
         for flood in floods:
             _flooding(conn, flood)
         deadline = Deadline.after(20)
