@@ -15,6 +15,13 @@ seconds (2 by default, drawn from half to one and a half of it): the offered loa
 is about agents / (think + latency) calls a second, printed with the figures; 0 is
 a closed loop that asks as fast as it is answered (the CPU is then always short).
 
+Then the crowd (issue 28 item 5): ten of the agents, by MCP, measured quiet and
+again while 1,000 idle clients hold connections past HELLO (four processes: the
+server takes 256 per process) and 10,000 hostile ones connect, send a byte and
+never HELLO, reconnecting whenever the server cuts them (``fleet_crowd``); target:
+p99 within 2x the quiet figure. The adapters connect first, so the crowd, not
+they, meets the 1,000 connections the server allows.
+
 Each way is measured alone first (one agent: the idle latency per verb, median
 of its calls) and then with the whole fleet for the given time. Figures: p99 per
 verb under the fleet against the idle median (target: within 3x), calls made and
@@ -273,6 +280,82 @@ def _way(
     return out
 
 
+def _crowded(
+    fleet: _Fleet,
+    make_calls: Callable[[str], tuple[dict[str, Call], Callable[[], None]]],
+    seconds: float,
+    think: float,
+    idle: int,
+    hostile: int,
+) -> list[Measurement]:
+    panes = fleet.panes[:10]
+    made = {pane: make_calls(pane) for pane in panes}  # connected before the crowd
+
+    def reuse(pane: str) -> tuple[dict[str, Call], Callable[[], None]]:
+        return made[pane][0], lambda: None
+
+    quiet, _ = _drive(fleet, panes, reuse, seconds, think=think)
+    argv = [sys.executable, "-m", "tools.bench.fleet_crowd"]
+    sizes = [("idle", idle // 4)] * 4 + [("hostile", hostile)]
+    crowd: list[subprocess.Popen[str]] = []
+    try:
+        for mode, count in sizes:  # one after the other: the flood fills the backlog
+            proc = subprocess.Popen(
+                [*argv, mode, str(count), str(fleet.sock)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            crowd.append(proc)
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the {mode} crowd did not gather")
+        crowded, _ = _drive(fleet, panes, reuse, seconds, think=think)
+    finally:
+        for proc in crowd:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(60)
+        for _, close in made.values():
+            close()
+    print(
+        f"fleet/crowd: {len(panes)} MCP agents; {idle} idle clients and {hostile} hostile "
+        f"connections; wrong or failed: {len(quiet.wrong)} quiet, {len(crowded.wrong)} crowded",
+        file=sys.stderr,
+    )
+    out = [
+        Measurement(
+            BENCH,
+            "crowd: wrong or failed calls",
+            "calls",
+            float(len(quiet.wrong) + len(crowded.wrong)),
+            "none",
+            0.0,
+            higher_is_better=False,
+            target="0",
+        )
+    ]
+    for verb in VERBS:
+        base, loaded = percentile(quiet.times[verb], 99), percentile(crowded.times[verb], 99)
+        print(
+            f"  {verb}: p99 quiet {base * 1000:.0f} ms, crowded {loaded * 1000:.0f} ms",
+            file=sys.stderr,
+        )
+        out.append(
+            Measurement(
+                BENCH,
+                f"crowd mcp {verb}: p99 with {idle} idle + {hostile} hostile connections",
+                "ms",
+                loaded * 1000,
+                "the same agents, no crowd",
+                base * 1000,
+                higher_is_better=False,
+                target=">= 0.5x (p99 within 2x)",
+            )
+        )
+    return out
+
+
 def run(quick: bool) -> list[Measurement]:
     agents = int(os.environ.get("PHUX_FLEET_AGENTS", 5 if quick else 50))
     seconds = float(os.environ.get("PHUX_FLEET_SECONDS", 10 if quick else 180))
@@ -293,6 +376,8 @@ def run(quick: bool) -> list[Measurement]:
             adapter.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
             return _mcp_calls(adapter), adapter.close
 
-        return _way(fleet, "cli", cli, seconds, think) + _way(fleet, "mcp", mcp, seconds, think)
+        out = _way(fleet, "cli", cli, seconds, think) + _way(fleet, "mcp", mcp, seconds, think)
+        crowd = (100, 1000) if quick else (1000, 10000)
+        return out + _crowded(fleet, mcp, seconds, think, *crowd)
     finally:
         fleet.stop()
