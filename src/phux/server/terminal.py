@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import math
 import os
 import select
 import signal
@@ -93,6 +92,54 @@ class PendingInput:
 
 
 class Terminal:
+    # Slots: a thousand idle terminals are most of a server's memory, and this
+    # class's ~40 attributes are too many for a key-sharing dict (ARCHITECTURE.md,
+    # "Memory"). A new attribute must be named here.
+    __slots__ = (
+        "__weakref__",  # (connections key their input units by terminal, weakly)
+        "_active_at",
+        "_cancel",
+        "_cancelled_units",
+        "_eof",
+        "_fg_armed",
+        "_fg_key",
+        "_fg_listed",
+        "_fg_named",
+        "_fg_record",
+        "_fg_running",
+        "_fg_unsettled",
+        "_fg_wake",
+        "_holder",
+        "_input_wake",
+        "_inputs",
+        "_interested",
+        "_nursery",
+        "_on_closed",
+        "_on_state",
+        "_paused_for",
+        "_read_gate",
+        "_write_wait",
+        "_writer_running",
+        "_writing",
+        "close_hooks",
+        "config",
+        "created_ms",
+        "exit_status",
+        "final_seq",
+        "id",
+        "journal",
+        "killed",
+        "master_fd",
+        "metadata",
+        "output_hooks",
+        "pid",
+        "process",
+        "queued_input",
+        "resize_hooks",
+        "stamp",
+        "subscribers",
+    )
+
     def __init__(
         self,
         tid: int,
@@ -134,6 +181,10 @@ class Terminal:
         """The connection whose unit is being written: only its input goes next."""
         self._cancelled_units: set[InputOwner] = set()
         """Connections whose unit an urgent INPUT cut: its later pieces are refused."""
+        self._writer_running = False
+        self._fg_running = False
+        self._nursery: trio.Nursery | None = None
+        """The terminal's own nursery while ``run`` runs (the writer and watcher start in it)."""
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
         self._read_gate: trio.Event | None = None
@@ -207,20 +258,55 @@ class Terminal:
     # ------------------------------------------------------------ lifecycle
 
     async def run(self) -> None:
-        """Read output, write input and wait for the exit; returns once closed."""
+        """Read output, write input and wait for the exit; returns once closed.
+
+        An idle terminal is two trio tasks: this one, which reads, and the reaper.
+        The writer runs only while there is input to write (or a unit's next piece
+        to wait for), the foreground watcher only while someone follows the state:
+        each is started when that begins and returns when it ends (a task with its
+        coroutine, cancel status and wait costs a few KiB, and a thousand idle
+        terminals are most of a server's memory; ARCHITECTURE.md, "Memory")."""
         try:
             with self._cancel:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._reader)
-                    nursery.start_soon(self._writer)
+                    self._nursery = nursery
                     nursery.start_soon(self._reaper)
-                    if self._on_state is not None:
-                        nursery.start_soon(self._foreground_watcher)
+                    self._start_writer()  # (input queued before this ran)
+                    self._start_watcher(unless_unfollowed=True)
+                    await self._reader()
         except Exception:
             log.exception("terminal %d failed", self.id)
         finally:
+            self._nursery = None
             with contextlib.suppress(OSError):
                 os.close(self.master_fd)
+
+    def _wake_writer(self) -> None:
+        self._input_wake.set()
+        self._start_writer()
+
+    def _start_writer(self) -> None:
+        """Start the writer if there is input and none runs (it returns once idle)."""
+        if self._writer_running or self._nursery is None or not self._inputs:
+            return
+        self._writer_running = True
+        self._nursery.start_soon(self._writer)
+
+    def _start_watcher(self, *, unless_unfollowed: bool = False) -> None:
+        """Start the foreground watcher if none runs (it returns once nobody follows
+        the state; ``unless_unfollowed``: not even started then). A follower calls
+        this before it is counted as one: the watcher looks once it runs."""
+        if (
+            self._fg_running
+            or self._nursery is None
+            or self._on_state is None
+            or self._interested is None
+            or self.exit_status is not None
+            or (unless_unfollowed and not self._interested(self))
+        ):
+            return
+        self._fg_running = True
+        self._nursery.start_soon(self._foreground_watcher)
 
     async def _reader(self) -> None:
         fd = self.master_fd
@@ -508,6 +594,7 @@ class Terminal:
             self._fg_record = None
             self.stamp += 1
         self._fg_wake.set()
+        self._start_watcher()
 
     async def _foreground_watcher(self) -> None:
         """Checks the foreground after output and input, and every ``foreground_poll_s``,
@@ -515,12 +602,18 @@ class Terminal:
         assert self._interested is not None
         config = self.config
         wait = config.foreground_poll_s
+        try:
+            await self._watch_foreground(self._interested, config, wait)
+        finally:
+            self._fg_armed = False
+            self._fg_running = False
+
+    async def _watch_foreground(
+        self, interested: InterestCheck, config: ServerConfig, wait: float
+    ) -> None:
         while self.exit_status is None:
-            if not self._interested(self):
-                self._fg_armed = False
-                self._fg_wake = trio.Event()
-                await self._fg_wake.wait()  # baseline_foreground() when someone starts
-                continue
+            if not interested(self):
+                return  # baseline_foreground() starts a watcher when someone follows again
             self._fg_armed = True
             with trio.move_on_after(wait):
                 await self._fg_wake.wait()
@@ -539,7 +632,7 @@ class Terminal:
         """The replica's answer to a terminal query: to the PTY, between INPUT frames."""
         if self.exit_status is None:
             self._inputs.append(PendingInput(data, None, 0))
-            self._input_wake.set()
+            self._wake_writer()
 
     def replica_failed(self) -> None:
         """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
@@ -593,7 +686,7 @@ class Terminal:
         else:
             self._inputs.append(item)
         self.queued_input += len(data)
-        self._input_wake.set()
+        self._wake_writer()
 
     def _stop_writing(self, item: PendingInput) -> None:
         """Stop writing ``item`` between two writes, also while the writer waits for room
@@ -639,7 +732,7 @@ class Terminal:
         self._cancelled_units.add(conn)
         if self._holder is conn and not any(item.conn is conn for item in self._inputs):
             self._holder = None
-            self._input_wake.set()
+            self._wake_writer()
 
     def _stalled_unit(self, holder: InputOwner) -> None:
         """The unit's next piece did not come within the hold timeout: its pieces
@@ -676,7 +769,7 @@ class Terminal:
         if self._holder is conn:
             self._holder = None
         self._cancelled_units.discard(conn)
-        self._input_wake.set()
+        self._wake_writer()
         if dropped:
             log.info("terminal %d: dropped %d inputs of a closed connection", self.id, dropped)
 
@@ -691,6 +784,14 @@ class Terminal:
         return None  # the unit's next piece has not arrived: everyone else waits
 
     async def _writer(self) -> None:
+        """Writes queued input until there is none and no unit's next piece to wait
+        for, then returns (``_start_writer`` starts it again for the next input)."""
+        try:
+            await self._write_inputs()
+        finally:
+            self._writer_running = False
+
+    async def _write_inputs(self) -> None:
         fd = self.master_fd
         while True:
             item = self._next_input()
@@ -698,16 +799,18 @@ class Terminal:
             hold_until = trio.current_time() + self.config.input_unit_hold_s
             while item is None:
                 holder = self._holder
-                if holder is not None:  # its next piece must be read, whatever its backlog
-                    holder.awaiting_unit(self, True)
+                if holder is None:
+                    return  # idle (no await since the queue was found empty)
+                holder.awaiting_unit(
+                    self, True
+                )  # its next piece must be read, whatever its backlog
                 try:
                     self._input_wake = trio.Event()
-                    with trio.move_on_at(hold_until if holder is not None else math.inf):
+                    with trio.move_on_at(hold_until):
                         await self._input_wake.wait()
                 finally:
-                    if holder is not None:
-                        holder.awaiting_unit(self, False)
-                if holder is not None and trio.current_time() >= hold_until:
+                    holder.awaiting_unit(self, False)
+                if trio.current_time() >= hold_until:
                     self._stalled_unit(holder)
                 item = self._next_input()
             self._writing = item
