@@ -57,20 +57,36 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import select
-import struct
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
 
 from phux.server.log import log
+from phux.server.replica_worker import (
+    _HEADER,
+    CHECKPOINT,
+    CLOSE,
+    DEAD,
+    FAILED,
+    FEED,
+    KEY,
+    NEW,
+    PROGRESS,
+    REPLIES,
+    RESET,
+    RESIZE,
+    STOP,
+    Message,
+    WorkerCore,
+    _parse,
+    _unix_ms,
+)
 from phux.signed_marks import KEY_METADATA
 
 if TYPE_CHECKING:
@@ -78,239 +94,17 @@ if TYPE_CHECKING:
     from phux.server.journal import Chunk, SizeChange
     from phux.server.terminal import Terminal
 
-# Messages to the worker: (kind, terminal id, seq, cols, rows, data). A replica
-# re-seeded in a new helper (the old one died) has a new generation: FEED
-# carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the seq up
-# to which answers are not sent (they were, or were lost with the old helper,
-# before), followed by the checkpoint that recreates the state at ``seq``.
-# FEED carries in ``rows`` the low 16 bits of the unix ms the server read the
-# bytes at: the replica stamps OSC 133 C/D marks with that time, not with when
-# it got to them (it lags behind under load: a 1 s command timed 0.3 s). Joined
-# chunks (``coalesce``) take the last one's time.
-NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
-# KEY (after NEW and RESET): ``data`` is the pane's mark key (spec/shell-integration.md,
-# "Signed marks"): the replica acts only on the marks its shell signed, so its
-# checkpoints carry no forged command.
-KEY = 7
-# Results from the worker. PROGRESS: every byte before ``seq`` was parsed
-# (generation in ``cols``).
-CHECKPOINT, REPLIES, FAILED, PROGRESS = 11, 12, 13, 14
-DEAD = 15  # the worker itself is gone (not sent by it: noticed by the loop side)
 _DEAD: Message = (DEAD, 0, 0, 0, 0, b"")
-
-Message = tuple[int, int, int, int, int, bytes]
 Deliver = Callable[[list[Message]], None]
-
-
-# ---------------------------------------------------------------- the worker side
-
-
-@dataclass
-class _Replica:
-    """One terminal's engine in the worker, with its checkpoint policy."""
-
-    tid: int
-    engine: object
-    writer: object
-    seq: int = 0
-    checkpoint_seq: int = 0
-    quiet_until: int = 0
-    """Queries before this seq were seen before a reset: not answered twice."""
-    failed: bool = False
-    command_mark: bool = False
-    """A command started or finished since the last checkpoint."""
-
-
-@dataclass
-class WorkerCore:
-    """The replicas and what to do with each message (the same in a thread or a process)."""
-
-    history: int
-    compact_bytes: int
-    hard_bytes: int
-    replicas: dict[int, _Replica] = field(default_factory=dict)
-    pending: dict[int, int] = field(default_factory=dict)
-    """Messages per terminal taken from the transport but not handled yet."""
-    gens: dict[int, int] = field(default_factory=dict)
-    """Current generation per terminal. In a thread the loop sets it as soon as it
-    restarts a replica, so the stale backlog is dropped unparsed."""
-
-    def handle(self, msg: Message, out: list[Message]) -> None:
-        from phux.engine import CommandFinished, CommandStarted
-        from phux.engine import Terminal as Engine
-        from phux.engine.checkpoint import Checkpointer
-
-        kind, tid, seq, cols, rows, data = msg
-        left = self.pending.get(tid, 1) - 1
-        if left:
-            self.pending[tid] = left
-        else:
-            self.pending.pop(tid, None)
-        if kind in (NEW, RESET):
-            # The clock stamps OSC 133 C/D marks: checkpoints carry when commands ran.
-            new = Engine(cols, rows, history=self.history, clock=_ArrivalClock())
-            fresh = _Replica(tid, new, Checkpointer())
-            fresh.seq = fresh.checkpoint_seq = seq
-            if data:
-                fresh.quiet_until = int.from_bytes(data[:8], "little")
-                self.gens[tid] = int.from_bytes(data[8:10], "little")
-            self.replicas[tid] = fresh
-            if len(data) > 10:  # re-seeded from a checkpoint: the state at ``seq``
-                engine = fresh.engine
-                assert isinstance(engine, Engine)
-                try:
-                    engine.feed(data[10:])
-                except Exception as exc:
-                    fresh.failed = True
-                    out.append((FAILED, tid, seq, 0, 0, repr(exc).encode()))
-                engine.take_replies()
-                engine.take_events()
-            return
-        rep = self.replicas.get(tid)
-        if rep is None or rep.failed:
-            return
-        if kind == KEY:
-            engine = rep.engine
-            assert isinstance(engine, Engine)
-            engine.mark_key = data.decode("ascii", "replace")
-            return
-        gen = self.gens.get(tid, 0)
-        if (kind == FEED and cols != gen) or (kind == RESIZE and _gen(data) != gen):
-            return  # the backlog of a replica since restarted
-        engine = rep.engine
-        assert isinstance(engine, Engine)
-        try:
-            if kind == FEED:
-                clock = engine.clock
-                if isinstance(clock, _ArrivalClock):
-                    clock.stamp = rows
-                engine.feed(data)
-                rep.seq = seq + len(data)
-                replies = engine.take_replies()
-                if replies and rep.seq > rep.quiet_until:
-                    out.append((REPLIES, tid, rep.seq, 0, 0, replies))
-                for event in engine.take_events():
-                    if isinstance(event, CommandStarted | CommandFinished):
-                        rep.command_mark = True
-                tail = rep.seq - rep.checkpoint_seq
-                caught_up = tid not in self.pending
-                if caught_up:
-                    out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
-                # A command's start or end is checkpointed once caught up, however
-                # little output came with it: the checkpoint carries the times the
-                # replica stamped (a journal tail carries none), for `history`.
-                if (
-                    caught_up and (tail >= self.compact_bytes or rep.command_mark)
-                ) or tail >= self.hard_bytes:
-                    writer = rep.writer
-                    assert isinstance(writer, Checkpointer)
-                    ck = writer.write(engine)
-                    rep.checkpoint_seq = rep.seq
-                    rep.command_mark = False
-                    out.append((CHECKPOINT, tid, rep.seq, engine.cols, engine.rows, ck))
-            elif kind == RESIZE:
-                engine.resize(cols, rows)
-            elif kind == CLOSE:
-                # A closed terminal stays subscribable for a while: compact its end.
-                if rep.seq > rep.checkpoint_seq:
-                    writer = rep.writer
-                    assert isinstance(writer, Checkpointer)
-                    ck = writer.write(engine)
-                    out.append((CHECKPOINT, tid, rep.seq, engine.cols, engine.rows, ck))
-                out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
-                del self.replicas[tid]
-        except Exception as exc:  # a replica bug must not take the server down
-            rep.failed = True
-            out.append((FAILED, tid, rep.seq, 0, 0, repr(exc).encode()))
-
-    def note(self, msg: Message) -> None:
-        tid = msg[1]
-        self.pending[tid] = self.pending.get(tid, 0) + 1
-
-    def coalesce(self, msgs: list[Message]) -> list[Message]:
-        """``msgs`` with each terminal's consecutive output chunks joined (up to
-        four times ``hard_bytes``, so checkpoints still come at least that often).
-
-        The engine skips drawing the rows of one feed that scroll out of its
-        history (``phux.engine._bulk``), so a replica behind in a flood catches
-        up fastest on big feeds: each feed still draws the rows it keeps, and
-        each checkpoint encodes them, once per feed. Chunks on either side of
-        a restart's ``quiet_until`` stay apart: answers before it are not sent
-        again.
-        """
-        out: list[Message] = []
-        parts: dict[int, list[bytes]] = {}  # index in out -> the chunks joined there
-        stamps: dict[int, int] = {}  # index in out -> the last joined chunk's stamp
-        open_: dict[int, int] = {}  # terminal -> index in out of its last FEED
-        quiet = {tid: rep.quiet_until for tid, rep in self.replicas.items()}
-        limit = 4 * self.hard_bytes
-        for msg in msgs:
-            kind, tid, seq, gen, stamp, data = msg
-            if kind != FEED:
-                open_.pop(tid, None)
-                if kind in (NEW, RESET):
-                    quiet[tid] = int.from_bytes(data[:8], "little") if data else 0
-                out.append(msg)
-                continue
-            i = open_.get(tid)
-            if i is not None:
-                _k, _t, start, g, size, _d = out[i]
-                end = start + size
-                q = quiet.get(tid, 0)
-                if (
-                    g == gen
-                    and end == seq
-                    and size + len(data) <= limit
-                    and not start < q < seq + len(data)
-                ):
-                    parts[i].append(data)
-                    stamps[i] = stamp
-                    out[i] = (FEED, tid, start, gen, size + len(data), b"")
-                    continue
-            open_[tid] = len(out)
-            parts[len(out)] = [data]
-            stamps[len(out)] = stamp
-            # (rows, unused by FEED, holds the joined size until the join below)
-            out.append((FEED, tid, seq, gen, len(data), b""))
-        for i, chunks in parts.items():
-            kind, tid, seq, gen, _size, _ = out[i]
-            joined = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            out[i] = (kind, tid, seq, gen, stamps[i], joined)
-        return out
 
 
 def _key_message(term: Terminal) -> Message:
     return (KEY, term.id, 0, 0, 0, term.metadata.get(KEY_METADATA, b""))
 
 
-def _unix_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def _stamp() -> int:
     """The low 16 bits of now in unix ms (a FEED's ``rows``)."""
     return _unix_ms() & 0xFFFF
-
-
-class _ArrivalClock:
-    """A replica's clock: the time the server read the bytes being fed, from their
-    FEED's 16-bit stamp (the latest time not after now with those low bits; a
-    replica over 65 s behind would be a multiple of 65.5 s early)."""
-
-    __slots__ = ("stamp",)
-
-    def __init__(self) -> None:
-        self.stamp: int | None = None
-
-    def __call__(self) -> int:
-        now = _unix_ms()
-        if self.stamp is None:
-            return now
-        return now - ((now - self.stamp) & 0xFFFF)
-
-
-def _gen(data: bytes) -> int:
-    return int.from_bytes(data[:2], "little") if data else 0
 
 
 # ---------------------------------------------------------------- transports
@@ -352,7 +146,14 @@ class _ThreadWorker:
         get_nowait = self._queue.get_nowait
         local: deque[Message] = deque()
         while True:
-            local.append(get())
+            try:
+                local.append(get(timeout=core.idle_due()))
+            except queue.Empty:  # nothing came for a while: put idle replicas away
+                put_away: list[Message] = []
+                core.put_away_idle(put_away)
+                if put_away:
+                    self._post(put_away)
+                continue
             with contextlib.suppress(queue.Empty):
                 while len(local) < 4096:
                     local.append(get_nowait())
@@ -376,38 +177,15 @@ class _ThreadWorker:
             self._token.run_sync_soon(self._deliver, results)
 
 
-_HEADER = struct.Struct("<BIQHHI")
-
-
-def _frame(msg: Message) -> bytes:
-    kind, tid, seq, cols, rows, data = msg
-    return _HEADER.pack(kind, tid, seq, cols, rows, len(data)) + data
-
-
-def _parse(buf: bytearray, out: list[Message]) -> None:
-    """Move complete frames from the front of ``buf`` into ``out``."""
-    pos = 0
-    size = _HEADER.size
-    n = len(buf)
-    while n - pos >= size:
-        kind, tid, seq, cols, rows, length = _HEADER.unpack_from(buf, pos)
-        if n - pos - size < length:
-            break
-        start = pos + size
-        out.append((kind, tid, seq, cols, rows, bytes(buf[start : start + length])))
-        pos = start + length
-    del buf[:pos]
-
-
 class _ProcessWorker:
     """Replicas in one helper process for all terminals: a second core, at the price
     of copying every byte through a pipe (and the checkpoints back)."""
 
     def __init__(self, core: WorkerCore, deliver: Deliver, nursery: trio.Nursery) -> None:
         self._deliver = deliver
-        args = [str(core.history), str(core.compact_bytes), str(core.hard_bytes)]
+        args = [str(core.history), str(core.compact_bytes), str(core.hard_bytes), str(core.idle_s)]
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "phux.server.replica", *args],
+            [sys.executable, "-m", "phux.server.replica_worker", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             close_fds=True,
@@ -513,60 +291,6 @@ class _ProcessWorker:
                 self._deliver(results)
 
 
-# What the helper process reads before parsing: a backlog this big is parsed in
-# few feeds, most of whose rows the engine skips in a flood (see coalesce).
-_BATCH_BYTES = 16 << 20
-# A read this big found the pipe full: the loop has more queued, so the worker
-# waits this long for each refill instead of parsing a pipe's worth at a time
-# (which is too little to skip anything).
-_PIPE_BYTES = 1 << 20
-_FULL_READ = 60 * 1024
-_REFILL_WAIT = 0.005
-
-
-def worker_main(argv: list[str]) -> None:
-    """The helper process: frames in on stdin, results out on stdout, until stdin ends
-    (the server closed it, or died). Ctrl-C at a foreground server is the server's to
-    handle, not ours."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    core = WorkerCore(int(argv[0]), int(argv[1]), int(argv[2]))
-    fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
-    with contextlib.suppress(OSError, AttributeError):  # Linux only; the default is 64 KiB
-        import fcntl
-
-        fcntl.fcntl(fd_in, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    buf = bytearray()
-    local: list[Message] = []
-    while True:
-        data = os.read(fd_in, 1 << 20)
-        if not data:
-            return
-        buf += data
-        wait = _REFILL_WAIT if len(data) >= _FULL_READ else 0.0
-        while len(buf) < _BATCH_BYTES and select.select([fd_in], [], [], wait)[0]:
-            more = os.read(fd_in, 1 << 20)
-            if not more:
-                break
-            buf += more
-            wait = _REFILL_WAIT if len(more) >= _FULL_READ else 0.0
-        _parse(buf, local)
-        local[:] = core.coalesce(local)
-        for msg in local:
-            core.note(msg)
-        results: list[Message] = []
-        for msg in local:
-            core.handle(msg, results)
-        local.clear()
-        if results:
-            payload = b"".join(map(_frame, results))
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd_out, view) :]
-
-
 # ---------------------------------------------------------------- the loop side
 
 
@@ -606,7 +330,9 @@ class ReplicaHost:
         # journal (and so memory) stays near the bound, rarely enough that
         # writing checkpoints costs little next to parsing.
         hard = max(1, config.journal_bytes)
-        self._core = WorkerCore(config.history_lines, min(config.compact_bytes, hard), hard)
+        self._core = WorkerCore(
+            config.history_lines, min(config.compact_bytes, hard), hard, config.replica_idle_s
+        )
         self._worker: _ThreadWorker | _ProcessWorker | None = None
         self.on_helpers: Callable[[list[int]], None] | None = None
         """Told the helper processes' pids when they change (``phux status``'s memory)."""
@@ -732,7 +458,7 @@ class ReplicaHost:
             return
         self.worker_restarts += 1
         core = self._core  # a thread's core may hold the dead one's half-done state
-        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes)
+        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes, core.idle_s)
         worker = self._start()
         for link in list(self._links.values()):
             if link.term.closed:  # nothing more will come: its journal stays as it is
@@ -854,7 +580,3 @@ class ReplicaHost:
                 self._links.pop(tid, None)
                 term.replica_failed()
                 self._publish_behind(recount=True)
-
-
-if __name__ == "__main__":
-    worker_main(sys.argv[1:])
