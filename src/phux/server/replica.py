@@ -75,6 +75,7 @@ from phux.server.replica_worker import (
     DEAD,
     FAILED,
     FEED,
+    IDLE,
     KEY,
     NEW,
     PROGRESS,
@@ -200,6 +201,8 @@ class _ProcessWorker:
         self._wake = trio.Event()
         self._stopping = False
         self._scope = trio.CancelScope()
+        self.sent = 0
+        """Messages sent so far (an IDLE that counts them all: none is in flight)."""
         nursery.start_soon(self._run)
 
     @property
@@ -226,7 +229,13 @@ class _ProcessWorker:
     def send(self, msg: Message) -> None:
         kind, tid, seq, cols, rows, data = msg
         self._pending.append((tid, kind, _HEADER.pack(kind, tid, seq, cols, rows, len(data)), data))
+        self.sent += 1
         self._wake.set()
+
+    def retire(self) -> None:
+        """Let the helper go (it has nothing to do): ``_run`` ends it and reaps it."""
+        self._stopping = True
+        self._scope.cancel()
 
     def _gone(self, why: str) -> None:
         if not self._stopping:
@@ -294,7 +303,7 @@ class _ProcessWorker:
 # ---------------------------------------------------------------- the loop side
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Link:
     """The loop's view of one terminal's replica."""
 
@@ -307,6 +316,9 @@ class _Link:
     """Seq after the last byte the replica (of this generation) reported parsed."""
     catch_up: int = 0
     """Not 0: the reader waits (journal budget) until the replica has parsed to here."""
+    seeded: bool = True
+    """The running helper has this replica (false once an idle helper was let go: the
+    next output or resize re-seeds it from the journal first)."""
 
 
 _PUBLISH_EVERY = 0.05
@@ -390,8 +402,11 @@ class ReplicaHost:
     def _on_output(self, term: Terminal, chunk: Chunk) -> None:
         link = self._links.get(term.id)
         worker = self._worker
-        if link is None or worker is None:
+        if link is None or not self.enabled:
             return
+        if worker is None or not link.seeded:
+            worker = self._start()
+            self._reseed(worker, link, upto=chunk.seq)
         worker.send((FEED, term.id, chunk.seq, link.gen, _stamp(), chunk.data))
         self.behind += chunk.end - link.fed
         link.fed = chunk.end
@@ -430,12 +445,16 @@ class ReplicaHost:
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)
-        if link is not None and self._worker is not None:
+        if link is not None and self.enabled and (self._worker is None or not link.seeded):
+            self._reseed(self._start(), link)  # (its size change included)
+        elif link is not None and self._worker is not None:
             gen = link.gen.to_bytes(2, "little")
             self._worker.send((RESIZE, term.id, change.seq, change.cols, change.rows, gen))
 
     def _on_closed(self, term: Terminal) -> None:
-        if self._worker is not None and term.id in self._links:
+        link = self._links.get(term.id)
+        # (A replica let go with its helper had checkpointed all there was.)
+        if self._worker is not None and link is not None and link.seeded:
             self._worker.send((CLOSE, term.id, 0, 0, 0, b""))
 
     def _dead(self) -> None:
@@ -473,27 +492,55 @@ class ReplicaHost:
             len(self._links),
         )
 
-    def _reseed(self, worker: _ThreadWorker | _ProcessWorker, link: _Link) -> None:
+    def _reseed(
+        self, worker: _ThreadWorker | _ProcessWorker, link: _Link, upto: int | None = None
+    ) -> None:
+        """Re-create ``link``'s replica in ``worker`` from its journal (the newest
+        checkpoint and what follows), up to ``upto`` (the chunk being sent next; None:
+        all of it)."""
         from phux.server.journal import Chunk as JournalChunk
 
         term = link.term
         journal = term.journal
         boot = journal.bootstrap()  # exact: the newest checkpoint and everything after it
+        end = journal.next_seq if upto is None else upto
         link.gen = (link.gen + 1) & 0xFFFF
+        link.seeded = True
         gen = link.gen.to_bytes(2, "little")
-        # Queries before next_seq were answered by the old helper, or were lost with it:
+        # Queries before ``end`` were answered by the old helper, or were lost with it:
         # answering them now could type a second answer into the program.
-        head = journal.next_seq.to_bytes(8, "little") + gen + (boot.checkpoint or b"")
+        head = end.to_bytes(8, "little") + gen + (boot.checkpoint or b"")
         worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, head))
         worker.send(_key_message(term))
         for item in boot.items:
             if isinstance(item, JournalChunk):
-                worker.send((FEED, term.id, item.seq, link.gen, _stamp(), item.data))
-            else:
+                if item.seq < end:
+                    worker.send((FEED, term.id, item.seq, link.gen, _stamp(), item.data))
+            elif item.seq <= end:
                 worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
-        link.fed = journal.next_seq
+        link.fed = end
         link.done = boot.start_seq
         self._publish_behind(recount=True)
+
+    def _let_go(self, received: int) -> None:
+        """The helper told IDLE: every replica is put away (its checkpoint sent) and
+        nothing came for ``replica_idle_s``. If nothing was sent to it since, it is let
+        go, with all it holds (an idle server is then one process, ~30 MB less; the
+        interpreter keeps freed memory otherwise): the next output or resize starts a
+        new one and re-seeds that terminal's replica from its journal, as after a
+        helper's death (``_reseed``)."""
+        worker = self._worker
+        if not isinstance(worker, _ProcessWorker) or worker.sent != received:
+            return
+        worker.retire()
+        self._worker = None
+        core = self._core
+        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes, core.idle_s)
+        for link in self._links.values():
+            link.seeded = False
+        if self.on_helpers is not None:
+            self.on_helpers([])
+        log.info("replicas idle: helper process %d let go", worker.pid)
 
     def _give_up(self) -> None:
         self.mode = "failed"
@@ -561,6 +608,9 @@ class ReplicaHost:
             if kind == DEAD:
                 self._dead()
                 return
+            if kind == IDLE:
+                self._let_go(seq)
+                continue
             link = self._links.get(tid)
             if link is None:
                 continue

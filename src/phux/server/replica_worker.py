@@ -51,6 +51,10 @@ KEY = 7
 # (generation in ``cols``).
 CHECKPOINT, REPLIES, FAILED, PROGRESS = 11, 12, 13, 14
 DEAD = 15  # the worker itself is gone (not sent by it: noticed by the loop side)
+# IDLE: every replica is put away (or has no engine yet) and nothing came for
+# ``idle_s``; ``seq`` is how many messages the worker had received then, so the
+# loop can tell that none is in flight and let the helper go (phux.server.replica).
+IDLE = 16
 
 Message = tuple[int, int, int, int, int, bytes]
 
@@ -104,11 +108,19 @@ class WorkerCore:
     restarts a replica, so the stale backlog is dropped unparsed."""
     live: set[int] = field(default_factory=set)
     """Terminals whose replica has an engine (the ones ``put_away_idle`` looks at)."""
+    received: int = 0
+    """Messages taken from the transport so far (as sent: before ``coalesce``)."""
+    active_at: float = field(default_factory=time.monotonic)
+    """When the last message was handled."""
+    idle_told: bool = False
+    """IDLE was reported, and nothing came since."""
 
     def handle(self, msg: Message, out: list[Message]) -> None:
         from phux.engine import CommandFinished, CommandStarted
 
         kind, tid, seq, cols, rows, data = msg
+        self.active_at = time.monotonic()
+        self.idle_told = False
         left = self.pending.get(tid, 1) - 1
         if left:
             self.pending[tid] = left
@@ -215,10 +227,16 @@ class WorkerCore:
         return self._build(rep, zlib.decompress(parked) if parked else b"")
 
     def idle_due(self) -> float | None:
-        """Seconds until the next replica is due to be put away (None: none will be)."""
-        if not self.idle_s or not self.live:
+        """Seconds until the next replica is due to be put away, or IDLE to be told
+        (None: neither will be)."""
+        if not self.idle_s:
             return None
-        first = min(self.replicas[tid].active_at for tid in self.live)
+        if self.live:
+            first = min(self.replicas[tid].active_at for tid in self.live)
+        elif not self.idle_told:
+            first = self.active_at
+        else:
+            return None
         return max(0.0, first + self.idle_s - time.monotonic())
 
     def put_away_idle(self, out: list[Message]) -> None:
@@ -248,6 +266,12 @@ class WorkerCore:
             rep.parked = zlib.compress(ck, 1) if not rep.failed else None
             rep.engine = rep.writer = None
             self.live.discard(tid)
+        if not self.live and not self.idle_told and now - self.active_at >= self.idle_s:
+            self.idle_told = True
+            out.append((IDLE, 0, self.received, 0, 0, b""))
+        if not self.live and not self.idle_told and now - self.active_at >= self.idle_s:
+            self.idle_told = True
+            out.append((IDLE, 0, self.received, 0, 0, b""))
 
     def note(self, msg: Message) -> None:
         tid = msg[1]
@@ -400,6 +424,7 @@ def worker_main(argv: list[str]) -> None:
             buf += more
             wait = _REFILL_WAIT if len(more) >= _FULL_READ else 0.0
         _parse(buf, local)
+        core.received += len(local)
         local[:] = core.coalesce(local)
         for msg in local:
             core.note(msg)
