@@ -170,10 +170,13 @@ class Terminal:
         self.exit_status: ExitStatus | None = None
         self.final_seq = 0
         self._on_closed = on_closed
-        self._inputs: deque[PendingInput] = deque()
+        self._inputs: deque[PendingInput] | tuple[()] = ()
+        """Input to write in order; ``()`` while there is none (an empty deque is 624
+        bytes: ARCHITECTURE.md, "Memory")."""
         self.queued_input = 0
         """Bytes of clients' INPUT queued and not yet written (ServerConfig's input caps)."""
-        self._input_wake = trio.Event()
+        self._input_wake = _NO_WAITER
+        """What the writer waits on for a unit's next piece (its own, made then)."""
         self._writing: PendingInput | None = None
         self._write_wait: trio.CancelScope | None = None
         """Set while the writer waits for room in a full PTY (see _stop_writing)."""
@@ -207,7 +210,8 @@ class Terminal:
         self._fg_named: tuple[fgread.Key, fgread.Modes, float] | None = None
         """The key last read with its program from /proc, its modes, and when (see
         foreground())."""
-        self._fg_wake = trio.Event()
+        self._fg_wake = _NO_WAITER
+        """What the foreground watcher waits on (its own, made when it starts)."""
         self._fg_listed: tuple[fgread.Key | None, Foreground | None, float] | None = None
         """The foreground a full listing last read, with ``_fg_key`` then and when: what a
         later listing may give again (see foreground())."""
@@ -280,6 +284,11 @@ class Terminal:
             self._nursery = None
             with contextlib.suppress(OSError):
                 os.close(self.master_fd)
+
+    def _queue(self) -> deque[PendingInput]:
+        if not isinstance(self._inputs, deque):
+            self._inputs = deque()
+        return self._inputs
 
     def _wake_writer(self) -> None:
         self._input_wake.set()
@@ -386,7 +395,7 @@ class Terminal:
         self.stamp += 1
         self.final_seq = self.journal.next_seq
         pending = list(self._inputs)
-        self._inputs.clear()
+        self._inputs = ()
         current = self._writing
         if current is not None and not current.cancelled:  # a cancelled one was answered
             self._stop_writing(current)
@@ -593,7 +602,7 @@ class Terminal:
             self._fg_key = None if found is None else found[0]
             self._fg_record = None
             self.stamp += 1
-        self._fg_wake.set()
+        self._fg_wake.set()  # (the running watcher's; else the shared one nobody awaits)
         self._start_watcher()
 
     async def _foreground_watcher(self) -> None:
@@ -607,10 +616,15 @@ class Terminal:
         finally:
             self._fg_armed = False
             self._fg_running = False
+            self._fg_wake = _NO_WAITER
 
     async def _watch_foreground(
         self, interested: InterestCheck, config: ServerConfig, wait: float
     ) -> None:
+        # Its first check comes at once (someone just started following: the baseline
+        # is from now, see baseline_foreground).
+        self._fg_wake = trio.Event()
+        self._fg_wake.set()
         while self.exit_status is None:
             if not interested(self):
                 return  # baseline_foreground() starts a watcher when someone follows again
@@ -631,7 +645,7 @@ class Terminal:
     def queue_reply(self, data: bytes) -> None:
         """The replica's answer to a terminal query: to the PTY, between INPUT frames."""
         if self.exit_status is None:
-            self._inputs.append(PendingInput(data, None, 0))
+            self._queue().append(PendingInput(data, None, 0))
             self._wake_writer()
 
     def replica_failed(self) -> None:
@@ -682,9 +696,9 @@ class Terminal:
         item = PendingInput(data, conn, request_id, more=more and not urgent, urgent=urgent)
         if urgent:
             self._flush_for_urgent(conn)
-            self._inputs.appendleft(item)
+            self._queue().appendleft(item)
         else:
-            self._inputs.append(item)
+            self._queue().append(item)
         self.queued_input += len(data)
         self._wake_writer()
 
@@ -701,7 +715,7 @@ class Terminal:
         dropped = [item for item in self._inputs if _cancellable(item)]
         # Kept: the server's own answers to terminal queries (the program waits for
         # them), and input of clients too old to be told INPUT_CANCELLED.
-        self._inputs = deque(item for item in self._inputs if not _cancellable(item))
+        self._inputs = deque(item for item in self._inputs if not _cancellable(item)) or ()
         self.queued_input -= sum(len(item.data) for item in dropped)
         current = self._writing
         if current is not None and _cancellable(current):
@@ -753,7 +767,7 @@ class Terminal:
         dropped = len(self._inputs) - len(kept)
         if dropped:
             self.queued_input -= sum(len(i.data) for i in self._inputs if i.conn is conn)
-            self._inputs = deque(kept)
+            self._inputs = deque(kept) if kept else ()
         current = self._writing
         cut = self._holder is conn  # pieces of its unit are in the tty: it is cut short
         if current is not None and current.conn is conn:
@@ -776,10 +790,19 @@ class Terminal:
     def _next_input(self) -> PendingInput | None:
         holder = self._holder
         if holder is None:
-            return self._inputs.popleft() if self._inputs else None
+            if not self._inputs:
+                return None
+            inputs = self._queue()
+            item = inputs.popleft()
+            if not inputs:
+                self._inputs = ()
+            return item
         for i, item in enumerate(self._inputs):
             if item.conn is holder:
-                del self._inputs[i]
+                inputs = self._queue()
+                del inputs[i]
+                if not inputs:
+                    self._inputs = ()
                 return item
         return None  # the unit's next piece has not arrived: everyone else waits
 
@@ -790,6 +813,7 @@ class Terminal:
             await self._write_inputs()
         finally:
             self._writer_running = False
+            self._input_wake = _NO_WAITER
 
     async def _write_inputs(self) -> None:
         fd = self.master_fd
@@ -867,6 +891,11 @@ class Terminal:
                     )
                     encoded = encode_frame(frame)
                 sub.push_input(encoded)
+
+
+_NO_WAITER = trio.Event()
+"""The wake-up of a writer or watcher not running: setting it wakes nobody, and each
+makes its own before it waits (a terminal saves an Event while idle)."""
 
 
 def _cancellable(item: PendingInput) -> bool:
