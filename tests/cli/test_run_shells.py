@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -235,3 +236,33 @@ def test_run_from_inside_its_own_pane_is_refused_at_once(phux: Phux) -> None:
     assert time.monotonic() - started < 10, out.err
     assert "rc=3" in out.out, out.out
     assert "inner\n" not in out.out
+
+
+def test_a_fish_command_whose_preexec_hooks_take_long_is_not_taken_for_unfinished(
+    phux: Phux, tmp_path: Path
+) -> None:
+    """fish runs an event's handlers in the order they were defined, and phux's are
+    defined after config.fish: a user's fish_preexec handler that waits on a job kept the
+    C mark back, fish quiet at what looks like its editor (its tty raw between the
+    handler's job and the command), and run took the line for unfinished: it pressed
+    C-c and reported exit 4, once after the command had run. phux.fish defines the
+    user's handlers again after its own, so C comes first. Nor does run spin meanwhile."""
+    import resource
+
+    config = tmp_path / "fish"
+    config.mkdir()
+    (config / "config.fish").write_text(
+        "function slow_hook --on-event fish_preexec\n    command sleep 1.3\nend\n"
+    )
+    name = "sh-fish-slow-preexec"
+    res = phux("new", "-e", f"XDG_CONFIG_HOME={tmp_path}", "-s", name, "--", "fish")
+    assert res.code == 0, res.err
+    ready(phux, name)
+    for n in range(3):  # the reading and fish's return raced: each run was a fresh chance
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        res = phux("run", "--json", "--timeout", "20", name, f"echo ran{n}")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        assert res.code == 0, (n, res.err)
+        assert res.json()["output"] == f"ran{n}", res.out
+        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        assert used < 1.0, f"run {n} spent {used:.2f} s of CPU waiting on fish's hook"
