@@ -21,7 +21,7 @@ from phux.client.deadline import Deadline
 from phux.server.config import ServerConfig
 from phux.server.pty_process import spawn_on_pty
 from phux.server.terminal import Terminal
-from phux.wire.frames import Input, Kill
+from phux.wire.frames import Input, Kill, MetadataValue, MetaGet
 
 from .harness import ServerProcess, Stream, read_until, spawn, subscribe
 
@@ -176,6 +176,15 @@ def _type(conn: Connection, tid: int, text: str) -> None:
     )
 
 
+def _fact(conn: Connection, name: str) -> bytes | None:
+    reply = conn.call_expect(
+        lambda rid: MetaGet(request_id=rid, key=f"phux.server.{name}"),
+        MetadataValue,
+        Deadline.after(5),
+    )
+    return reply.value
+
+
 def test_an_idle_server_lets_its_helper_go_and_a_query_after_is_answered_rightly(
     server: ServerProcess,
 ) -> None:
@@ -194,7 +203,7 @@ def test_an_idle_server_lets_its_helper_go_and_a_query_after_is_answered_rightly
         _type(conn, tid, script)
         read_until(conn, stream, lambda s: b"abcdef" in s.data)
         deadline = Deadline.after(10)
-        while _helpers(server.proc.pid):
+        while _helpers(server.proc.pid) or _fact(conn, "replica_pids") != b"":
             assert not deadline.expired(), "the idle helper was not let go"
             time.sleep(0.05)
         _type(conn, tid, "go\r")
