@@ -20,7 +20,8 @@ spec/). Modules, from the outside in:
 - ``replica``: an engine replica per terminal, off the loop (one helper
   process for all terminals by default, or a thread): checkpoints that
   compact journals, and the answers to DA1/DA2/DSR queries (spec/L1.md §5.1,
-  §5.2).
+  §5.2); ``replica_worker`` is the helper's side (no trio), which puts idle
+  replicas away, and an idle server lets its helper go.
 - ``pty_process``, ``metadata``, ``config``, ``log``.
 
 Defaults (``config.ServerConfig``): journal 4 MiB per terminal after its

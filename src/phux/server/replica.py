@@ -30,6 +30,16 @@ The replicas do two things, and nothing else:
 
 The loop only appends to a queue (or a pipe): it never waits on parsing.
 
+**Idle, they cost next to nothing** (ARCHITECTURE.md, "Memory"). A replica
+with nothing to do for ``replica_idle_s`` (5 s) checkpoints, keeps the
+checkpoint compressed and drops its engine (``phux.server.replica_worker``);
+when all are put away the helper says IDLE, and if nothing was sent to it
+since, the loop lets it go. The next output or resize starts a helper again
+and re-seeds that terminal's replica from its journal (``_reseed``: the newest
+checkpoint and what follows, as after a helper's death), answering no query
+twice. Checkpoints and answers stay exact: a checkpoint recreates all that
+goes into them.
+
 Thread or process (``ServerConfig.replica_mode``, ``$PHUX_REPLICAS``)? One
 helper process for all terminals, by default. Measured with
 tools/bench/bench_replica.py (bench_server's relay of ``cat`` of base64 text
@@ -48,7 +58,8 @@ each time (the convoy effect; a 0.5 ms switch interval helps, as the last
 two thread figures show, but not enough). A process parses on the other core
 and costs the loop one ``writev`` per batch of chunks; the copy through the
 pipe is cheap next to parsing. One process for all terminals keeps memory to
-one interpreter (about 30 MB) however many terminals there are. The thread
+one interpreter (about 15 MB: the helper runs ``phux.server.replica_worker``,
+which imports no trio) however many terminals there are. The thread
 mode remains for platforms or tests where a helper process is unwelcome.
 """
 
