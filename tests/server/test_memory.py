@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import trio.testing
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.server.config import ServerConfig
+from phux.server.journal import Journal
 from phux.server.pty_process import spawn_on_pty
 from phux.server.terminal import Terminal
 from phux.wire.frames import Input, Kill, MetadataValue, MetaGet
@@ -102,6 +104,7 @@ def test_an_idle_terminal_is_two_tasks_the_writer_and_watcher_run_only_when_need
             term.queue_input(owner, 7, b"hello\n")
             await tasks(2)  # the writer came, wrote, and went
             assert owner.done == [7]
+            assert not _holds_a_deque(term)  # (the queue went with the last input)
             followed = True
             term.baseline_foreground()
             await tasks(3)  # the foreground watcher, while someone follows
@@ -112,6 +115,27 @@ def test_an_idle_terminal_is_two_tasks_the_writer_and_watcher_run_only_when_need
         proc.proc.wait()
 
     trio.run(main)
+
+
+def _holds_a_deque(obj: object) -> bool:
+    slots = getattr(type(obj), "__slots__", ())
+    values = [getattr(obj, n, None) for n in slots] if slots else list(vars(obj).values())
+    return any(isinstance(v, deque) for v in values)
+
+
+def test_an_empty_journal_holds_no_deque() -> None:
+    # An empty deque is 624 bytes: a thousand idle terminals' journals are empty
+    # once checkpointed.
+    journal = Journal(4096, 80, 24)
+    assert not _holds_a_deque(journal)
+    journal.compacting = True
+    journal.append(b"$ ")
+    journal.append(b"ls")
+    assert _holds_a_deque(journal)
+    journal.compact(2, 80, 24, b"checkpoint")
+    assert _holds_a_deque(journal)  # ("ls" is after it)
+    journal.compact(4, 80, 24, b"checkpoint")
+    assert journal.bootstrap().items == [] and not _holds_a_deque(journal)
 
 
 # ---------------------------------------------------------------- a real server
