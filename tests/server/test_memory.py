@@ -20,6 +20,7 @@ import trio.testing
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.server.config import ServerConfig
+from phux.server.exits import ExitWatch
 from phux.server.journal import Journal
 from phux.server.pty_process import spawn_on_pty
 from phux.server.terminal import Terminal
@@ -66,12 +67,13 @@ def _find(task: trio.lowlevel.Task, name: str) -> trio.lowlevel.Task | None:
     return None
 
 
-def test_an_idle_terminal_is_two_tasks_the_writer_and_watcher_run_only_when_needed() -> None:
+def test_an_idle_terminal_is_one_task_the_writer_and_watcher_run_only_when_needed() -> None:
     followed = False
 
     async def main() -> None:
         nonlocal followed
         proc = spawn_on_pty(["cat"], None, dict(os.environ), 80, 24)
+        exits = ExitWatch()  # (the server's: one for all terminals)
         term = Terminal(
             1,
             proc,
@@ -82,6 +84,7 @@ def test_an_idle_terminal_is_two_tasks_the_writer_and_watcher_run_only_when_need
             on_closed=lambda t: None,
             on_state=lambda t, encoded: None,
             interested=lambda t: followed,
+            exits=exits,
         )
 
         async def tasks(want: int) -> None:
@@ -98,21 +101,25 @@ def test_an_idle_terminal_is_two_tasks_the_writer_and_watcher_run_only_when_need
                     await trio.sleep(0.01)
 
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(exits.run)
             nursery.start_soon(term.run, name="terminal")
-            await tasks(2)  # run (it reads) and the reaper
+            await tasks(1)  # run, which reads (its exit comes through ``exits``)
             owner = _Owner()
             term.queue_input(owner, 7, b"hello\n")
-            await tasks(2)  # the writer came, wrote, and went
+            await tasks(1)  # the writer came, wrote, and went
             assert owner.done == [7]
             assert not _holds_a_deque(term)  # (the queue went with the last input)
             followed = True
             term.baseline_foreground()
-            await tasks(3)  # the foreground watcher, while someone follows
+            await tasks(2)  # the foreground watcher, while someone follows
             followed = False
             term.baseline_foreground()  # (wakes it: it sees nobody follows and goes)
-            await tasks(2)
+            await tasks(1)
             proc.proc.kill()
-        proc.proc.wait()
+            with trio.fail_after(5):
+                while not term.closed:  # (the exit came through ``exits``)
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
 
     trio.run(main)
 

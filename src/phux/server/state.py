@@ -19,6 +19,7 @@ import trio
 from phux.runtime_paths import run_lock_path
 from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
+from phux.server.exits import ExitWatch
 from phux.server.journal import JournalBudget
 from phux.server.listing import ListingCache
 from phux.server.log import log
@@ -96,6 +97,9 @@ class ServerState(Generic[Conn]):
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
         self.replicas = ReplicaHost(config, nursery)
+        self.exits = ExitWatch()
+        """Every terminal's process exit, through one task (phux.server.exits)."""
+        nursery.start_soon(self.exits.run, name="exits")
         self.memory_facts = MemoryFacts(self.set_fact, self.replicas.helper_pids)
         self.replicas.on_helpers = self._helpers_changed
         self.replicas.start_publishing(self.set_fact)
@@ -301,6 +305,7 @@ class ServerState(Generic[Conn]):
             on_state=self._state_changed,
             interested=self._state_followed,
             journal_budget=self.journal_budget,
+            exits=self.exits,
         )
         self.terminals[tid] = term
         self.replicas.add(term)

@@ -17,6 +17,7 @@ import trio
 
 from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
+from phux.server.exits import ExitWatch
 from phux.server.journal import Bootstrap, Chunk, Journal, JournalBudget, SizeChange
 from phux.server.log import log
 from phux.server.pty_process import (
@@ -101,6 +102,7 @@ class Terminal:
         "_cancel",
         "_cancelled_units",
         "_eof",
+        "_exits",
         "_fg_armed",
         "_fg_key",
         "_fg_listed",
@@ -116,6 +118,7 @@ class Terminal:
         "_nursery",
         "_on_closed",
         "_on_state",
+        "_own_exits",
         "_paused_for",
         "_read_gate",
         "_write_wait",
@@ -152,6 +155,7 @@ class Terminal:
         on_state: StateHook | None = None,
         interested: InterestCheck | None = None,
         journal_budget: JournalBudget | None = None,
+        exits: ExitWatch | None = None,
     ) -> None:
         self.id = tid
         self.process = process
@@ -186,6 +190,10 @@ class Terminal:
         """Connections whose unit an urgent INPUT cut: its later pieces are refused."""
         self._writer_running = False
         self._fg_running = False
+        self._exits = exits if exits is not None else ExitWatch()
+        """Tells ``_exited`` when the process has exited (the server's one for all
+        terminals; a terminal made alone, in tests, gets one of its own)."""
+        self._own_exits = exits is None
         self._nursery: trio.Nursery | None = None
         """The terminal's own nursery while ``run`` runs (the writer and watcher start in it)."""
         self._eof = trio.Event()
@@ -264,20 +272,25 @@ class Terminal:
     async def run(self) -> None:
         """Read output, write input and wait for the exit; returns once closed.
 
-        An idle terminal is two trio tasks: this one, which reads, and the reaper.
-        The writer runs only while there is input to write (or a unit's next piece
-        to wait for), the foreground watcher only while someone follows the state:
-        each is started when that begins and returns when it ends (a task with its
-        coroutine, cancel status and wait costs a few KiB, and a thousand idle
-        terminals are most of a server's memory; ARCHITECTURE.md, "Memory")."""
+        An idle terminal is one trio task: this one, which reads. Its process's exit
+        comes through the server's ExitWatch (one task and one epoll set for all
+        pidfds), which starts ``_after_exit``. The writer runs only while there is
+        input to write (or a unit's next piece to wait for), the foreground watcher
+        only while someone follows the state: each is started when that begins and
+        returns when it ends (a task with its coroutine, cancel status and wait
+        costs a few KiB, and a thousand idle terminals are most of a server's
+        memory; ARCHITECTURE.md, "Memory")."""
         try:
             with self._cancel:
                 async with trio.open_nursery() as nursery:
                     self._nursery = nursery
-                    nursery.start_soon(self._reaper)
+                    if self._own_exits:
+                        nursery.start_soon(self._exits.run)
+                    self._exits.watch(self.pid, self._exited)
                     self._start_writer()  # (input queued before this ran)
                     self._start_watcher(unless_unfollowed=True)
                     await self._reader()
+                    await trio.sleep_forever()  # until the exit's work ends it
         except Exception:
             log.exception("terminal %d failed", self.id)
         finally:
@@ -368,12 +381,12 @@ class Terminal:
         if self._fg_armed:
             self._fg_wake.set()
 
-    async def _reaper(self) -> None:
-        pidfd = os.pidfd_open(self.pid)
-        try:
-            await trio.lowlevel.wait_readable(pidfd)
-        finally:
-            os.close(pidfd)
+    def _exited(self) -> None:
+        """The process has exited (ExitWatch): take its status and close, in a task."""
+        if self._nursery is not None:
+            self._nursery.start_soon(self._after_exit)
+
+    async def _after_exit(self) -> None:
         status = self._reap_now()
         with trio.move_on_after(self.config.exit_drain_s):
             await self._eof.wait()
