@@ -13,8 +13,10 @@ spec/). Modules, from the outside in:
   byte accounting, tombstones and bootstrap rendering.
 - ``state``: the registry and its atomic operations (spawn with unique keys,
   multi-terminal kill, listing, metadata writes).
-- ``terminal``: one terminal: PTY reader, input writer, reaper, resize,
+- ``terminal``: one terminal: PTY reader, input writer, exit, resize,
   signals, and the ``output_hooks`` seam for server-side replicas.
+- ``exits``: every terminal's process exit through one task (an epoll set of
+  pidfds).
 - ``journal``: sequence-numbered output and size changes; ``bootstrap()``
   returns the newest checkpoint and the output after it.
 - ``replica``: an engine replica per terminal, off the loop (one helper
