@@ -29,7 +29,8 @@ spec/). Modules, from the outside in:
 Defaults (``config.ServerConfig``): journal 4 MiB per terminal after its
 newest checkpoint (``--journal-bytes``), replicas in a helper process
 (``$PHUX_REPLICAS``: process, thread or off) keeping 2000 scrollback rows
-(``$PHUX_HISTORY_LINES``), a checkpoint after 64 KiB of output, a terminal's
+(``$PHUX_HISTORY_LINES``), a checkpoint after 64 KiB of output, a replica
+put away after 5 s with nothing to do (``$PHUX_REPLICA_IDLE_S``), a terminal's
 reader paused while its replica is 32 MiB behind (``--replica-lag-bytes``),
 subscriber queue 4 MiB (``--subscriber-queue-bytes``),
 closed-terminal retention 60 s (``--retention``), metadata values 64 KiB,
