@@ -94,7 +94,7 @@ def test_a_replica_put_away_and_built_again_answers_and_checkpoints_the_same(pau
     assert built.project() == reference.project()
     checkpoint = kept.last_checkpoint()
     assert parked.last_checkpoint() == checkpoint
-    # The pane's key came before the first output (the engine did not exist yet):
+    # The pane's key came before the first output, and outlived the put-away:
     # the forged command counts in neither; the signed prompt does.
     assert b"cmdline_url=rm" not in checkpoint and b"phux_entered=9" in checkpoint
 

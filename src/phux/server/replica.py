@@ -71,6 +71,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -159,12 +160,13 @@ class _ThreadWorker:
         local: deque[Message] = deque()
         while True:
             try:
-                local.append(get(timeout=core.idle_due()))
-            except queue.Empty:  # nothing came for a while: put idle replicas away
-                put_away: list[Message] = []
-                core.put_away_idle(put_away)
-                if put_away:
-                    self._post(put_away)
+                local.append(get(timeout=core.wait_s(time.monotonic())))
+            except queue.Empty:  # a frame's bound passed, or idle replicas are due
+                timed: list[Message] = []
+                core.expire(time.monotonic(), timed)
+                core.put_away_idle(timed)
+                if timed:
+                    self._post(timed)
                 continue
             with contextlib.suppress(queue.Empty):
                 while len(local) < 4096:
@@ -181,6 +183,7 @@ class _ThreadWorker:
                 if len(results) >= 8:
                     self._post(results)
                     results = []
+            core.expire(time.monotonic(), results)
             if results:
                 self._post(results)
 

@@ -75,7 +75,7 @@ class _Replica:
     rows: int
     """The size to build the engine at (while it is put away, or not built yet)."""
     engine: Engine | None = None
-    """None until the first output, and while put away (see ``parked``)."""
+    """None while put away (see ``parked``)."""
     writer: Checkpointer | None = None
     parked: bytes | None = None
     """While put away: the checkpoint at ``seq``, zlib-compressed."""
@@ -89,6 +89,8 @@ class _Replica:
     """A command started or finished since the last checkpoint."""
     active_at: float = 0.0
     """When a message for it was last handled (monotonic seconds)."""
+    deferred: bool = False
+    """A checkpoint is due but waits for a synchronized-output frame to end."""
 
 
 @dataclass
@@ -106,6 +108,9 @@ class WorkerCore:
     gens: dict[int, int] = field(default_factory=dict)
     """Current generation per terminal. In a thread the loop sets it as soon as it
     restarts a replica, so the stale backlog is dropped unparsed."""
+    deadlines: dict[int, float] = field(default_factory=dict)
+    """Terminals with a synchronized-output frame open: when (``time.monotonic``, the
+    engines' frame clock) it stops holding the screen (``expire``)."""
     live: set[int] = field(default_factory=set)
     """Terminals whose replica has an engine (the ones ``put_away_idle`` looks at)."""
     received: int = 0
@@ -116,8 +121,6 @@ class WorkerCore:
     """IDLE was reported, and nothing came since."""
 
     def handle(self, msg: Message, out: list[Message]) -> None:
-        from phux.engine import CommandFinished, CommandStarted
-
         kind, tid, seq, cols, rows, data = msg
         self.active_at = time.monotonic()
         self.idle_told = False
@@ -135,12 +138,11 @@ class WorkerCore:
                 self.gens[tid] = int.from_bytes(data[8:10], "little")
             self.replicas[tid] = fresh
             self.live.discard(tid)
-            if len(data) > 10:  # re-seeded from a checkpoint: the state at ``seq``
-                try:
-                    self._build(fresh, data[10:])
-                except Exception as exc:
-                    fresh.failed = True
-                    out.append((FAILED, tid, seq, 0, 0, repr(exc).encode()))
+            try:  # (re-seeded: from a checkpoint, the state at ``seq``)
+                self._build(fresh, data[10:])
+            except Exception as exc:
+                fresh.failed = True
+                out.append((FAILED, tid, seq, 0, 0, repr(exc).encode()))
             return
         rep = self.replicas.get(tid)
         if rep is None or rep.failed:
@@ -164,25 +166,21 @@ class WorkerCore:
                 clock = engine.clock
                 if isinstance(clock, _ArrivalClock):
                     clock.stamp = rows
-                engine.feed(data)
-                rep.seq = seq + len(data)
-                replies = engine.take_replies()
-                if replies and rep.seq > rep.quiet_until:
-                    out.append((REPLIES, tid, rep.seq, 0, 0, replies))
-                for event in engine.take_events():
-                    if isinstance(event, CommandStarted | CommandFinished):
-                        rep.command_mark = True
-                tail = rep.seq - rep.checkpoint_seq
                 caught_up = tid not in self.pending
+                start = _frame_start(data)
+                if start >= 0:
+                    # A synchronized-output frame opens here and is still open at the
+                    # end: the state just before it is the last exact one to
+                    # checkpoint (a bootstrap ending inside the frame then replays
+                    # its opening, and shows the screen from before it).
+                    self._feed(rep, engine, seq, data[:start], out)
+                    if engine.frame_deadline is None:
+                        self._checkpoint_if_due(rep, engine, caught_up, out)
+                    seq, data = seq + start, data[start:]
+                self._feed(rep, engine, seq, data, out)
                 if caught_up:
                     out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
-                # A command's start or end is checkpointed once caught up, however
-                # little output came with it: the checkpoint carries the times the
-                # replica stamped (a journal tail carries none), for `history`.
-                if (
-                    caught_up and (tail >= self.compact_bytes or rep.command_mark)
-                ) or tail >= self.hard_bytes:
-                    self._checkpoint(rep, engine, out)
+                self._checkpoint_if_due(rep, engine, caught_up, out)
             elif kind == RESIZE:
                 engine.resize(cols, rows)
             elif kind == CLOSE:
@@ -192,19 +190,92 @@ class WorkerCore:
                 out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
                 del self.replicas[tid]
                 self.live.discard(tid)
+                self.deadlines.pop(tid, None)
         except Exception as exc:  # a replica bug must not take the server down
             rep.failed = True
             rep.engine = rep.writer = None
             self.live.discard(tid)
             out.append((FAILED, tid, rep.seq, 0, 0, repr(exc).encode()))
 
+    def _feed(
+        self, rep: _Replica, engine: Engine, seq: int, data: bytes, out: list[Message]
+    ) -> None:
+        from phux.engine import CommandFinished, CommandStarted
+
+        engine.feed(data)
+        rep.seq = seq + len(data)
+        replies = engine.take_replies()
+        if replies and rep.seq > rep.quiet_until:
+            out.append((REPLIES, rep.tid, rep.seq, 0, 0, replies))
+        for event in engine.take_events():
+            if isinstance(event, CommandStarted | CommandFinished):
+                rep.command_mark = True
+
+    def _checkpoint_if_due(
+        self, rep: _Replica, engine: Engine, caught_up: bool, out: list[Message]
+    ) -> None:
+        """Checkpoint if enough output came (or a command started or finished), unless a
+        synchronized-output frame holds the screen: a checkpoint inside it would give a
+        bootstrap the half-drawn screen. Then it waits until the frame ends, or until
+        the frame no longer holds (``expire``), or for the journal's hard bound."""
+        tail = rep.seq - rep.checkpoint_seq
+        # A command's start or end is checkpointed once caught up, however little
+        # output came with it: the checkpoint carries the times the replica stamped (a
+        # journal tail carries none), for `history`.
+        due = (caught_up and (tail >= self.compact_bytes or rep.command_mark)) or (
+            tail >= self.hard_bytes
+        )
+        deadline = engine.frame_deadline
+        if deadline is not None and rep.tid not in self.deadlines:
+            # Looked at again when the bound passes, even with no more output: a frame
+            # left open (a program killed mid-frame) must not hold bootstraps for good.
+            self.deadlines[rep.tid] = deadline
+        if due and (deadline is None or tail >= self.hard_bytes):
+            self._checkpoint(rep, engine, out)
+        elif due:
+            rep.deferred = True
+
     def _checkpoint(self, rep: _Replica, engine: Engine, out: list[Message]) -> bytes:
         assert rep.writer is not None
         ck = rep.writer.write(engine)
         rep.checkpoint_seq = rep.seq
-        rep.command_mark = False
+        rep.command_mark = rep.deferred = False
         out.append((CHECKPOINT, rep.tid, rep.seq, engine.cols, engine.rows, ck))
         return ck
+
+    def next_due(self, now: float) -> float | None:
+        """Seconds until a frame's bound passes (``expire``), None if none is open."""
+        if not self.deadlines:
+            return None
+        return max(0.0, min(self.deadlines.values()) - now)
+
+    def wait_s(self, now: float) -> float | None:
+        """How long the transport may wait for messages before ``expire`` and
+        ``put_away_idle`` are due (None: for good)."""
+        waits = [w for w in (self.next_due(now), self.idle_due()) if w is not None]
+        return min(waits) if waits else None
+
+    def expire(self, now: float, out: list[Message]) -> None:
+        """Frames whose bound passed by ``now`` no longer hold their screens: checkpoint
+        (the live screen, without the frame) what waited for them, and any frame still
+        open, so that bootstraps show what a terminal shows."""
+        for tid, when in list(self.deadlines.items()):
+            if when > now:
+                continue
+            del self.deadlines[tid]
+            rep = self.replicas.get(tid)
+            if rep is None or rep.failed or rep.engine is None:
+                continue
+            engine = rep.engine
+            later = engine.frame_deadline
+            if later is not None:  # a newer frame holds the screen now
+                self.deadlines[tid] = later
+            elif (rep.deferred or engine.frame_pending) and rep.seq > rep.checkpoint_seq:
+                try:
+                    self._checkpoint(rep, engine, out)
+                except Exception as exc:  # a replica bug must not take the server down
+                    rep.failed = True
+                    out.append((FAILED, tid, rep.seq, 0, 0, repr(exc).encode()))
 
     def _build(self, rep: _Replica, checkpoint: bytes) -> Engine:
         """A new engine for ``rep`` at its size, in the state ``checkpoint`` recreates."""
@@ -249,8 +320,8 @@ class WorkerCore:
             if rep is None or rep.engine is None or rep.failed:
                 self.live.discard(tid)
                 continue
-            if now - rep.active_at < self.idle_s or tid in self.pending:
-                continue
+            if now - rep.active_at < self.idle_s or tid in self.pending or tid in self.deadlines:
+                continue  # (a frame open: its checkpoint waits for ``expire``)
             engine = rep.engine
             try:
                 if rep.seq > rep.checkpoint_seq:
@@ -329,6 +400,23 @@ class WorkerCore:
         return out
 
 
+_BSU, _ESU = b"\x1b[?2026h", b"\x1b[?2026l"
+
+
+def _frame_start(data: bytes) -> int:
+    """Where in ``data`` a synchronized-output frame opens that its end leaves open
+    (the first ``CSI ? 2026 h`` after the last ``CSI ? 2026 l``), or -1. Programs
+    write these two exact forms; one cut by a chunk's end is not found (the
+    checkpoint then waits for the frame's end)."""
+    last = data.rfind(_BSU)
+    if last < 0:  # (most output: one scan)
+        return -1
+    end = data.rfind(_ESU)
+    if end > last:
+        return -1
+    return data.find(_BSU, end + 1)
+
+
 def _unix_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -405,10 +493,11 @@ def worker_main(argv: list[str]) -> None:
     buf = bytearray()
     local: list[Message] = []
     while True:
-        due = core.idle_due()
-        if due is not None and not select.select([fd_in], [], [], due)[0]:
-            # Nothing came for a while: put idle replicas away.
-            results: list[Message] = []
+        results: list[Message] = []
+        wait_for = core.wait_s(time.monotonic())
+        if wait_for is not None and not select.select([fd_in], [], [], wait_for)[0]:
+            # A frame's bound passed with no more output, or idle replicas are due.
+            core.expire(time.monotonic(), results)
             core.put_away_idle(results)
             _write_all(fd_out, results)
             continue
@@ -428,10 +517,10 @@ def worker_main(argv: list[str]) -> None:
         local[:] = core.coalesce(local)
         for msg in local:
             core.note(msg)
-        results = []
         for msg in local:
             core.handle(msg, results)
         local.clear()
+        core.expire(time.monotonic(), results)
         _write_all(fd_out, results)
 
 

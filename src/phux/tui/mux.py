@@ -75,6 +75,9 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         if mux.message is not None:
             wait = max(0.0, mux.message_until - now)
             timeout = wait if timeout is None else min(timeout, wait)
+        if mux.frame_due is not None:
+            wait = max(0.0, mux.frame_due - now)
+            timeout = wait if timeout is None else min(timeout, wait)
         if resyncing:
             timeout = QUIET_RESYNC if timeout is None else min(timeout, QUIET_RESYNC)
         conns = mux.connections()
@@ -121,6 +124,9 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         if mux.relist_at is not None and now >= mux.relist_at and mux.outcome is None:
             mux.relist()
         if mux.message is not None and now >= mux.message_until:
+            mux.dirty = True
+        if mux.frame_due is not None and now >= mux.frame_due:
+            mux.frame_due = None  # a pane's frame no longer holds: its live screen shows
             mux.dirty = True
         if mux.alerts_at is not None and now >= mux.alerts_at and mux.outcome is None:
             mux.check_alerts()

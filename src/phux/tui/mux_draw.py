@@ -20,7 +20,7 @@ from phux.tui.mux_state import (
     _exit_code,
 )
 from phux.tui.overlay import draw
-from phux.tui.paint import PUSH_TITLE
+from phux.tui.paint import PUSH_TITLE, cursor_shape
 from phux.tui.status import PaneFacts, StatusLine, WindowTab, segments, state_text
 from phux.tui.term import write_all
 
@@ -52,6 +52,7 @@ class Drawing(MuxState):
             for v in self.views.values():
                 v.drawn = None
         geo = self.geometry()
+        self.frame_due = None
         node = self.layouts.get(self.window)
         area = self.area()
         active = self.active.get(self.window)
@@ -117,7 +118,11 @@ class Drawing(MuxState):
                     view.drawn = None
                     continue
             gen = engine.generation
-            key = (gen, rect, view.mirror.alive)
+            held = engine.frame_deadline  # (a 2026 frame that holds: redrawn at its end)
+            if held is not None:
+                due: float | None = self.frame_due
+                self.frame_due = held if due is None else min(due, held)
+            key = (gen, rect, view.mirror.alive, held is None)
             if view.drawn == key:
                 continue
             view.drawn = key
@@ -135,7 +140,7 @@ class Drawing(MuxState):
             self._borders = None
         self._draw_status(canvas)
         tail = self._cursor_and_modes(geo)
-        data = self.damage.frame(canvas, tail if tail != self._tail else "")
+        data = self.damage.frame(canvas, tail, tail_changed=tail != self._tail)
         self._tail = tail
         if data:
             self.out += data.encode()
@@ -234,13 +239,15 @@ class Drawing(MuxState):
         if engine is None:
             return "\x1b[?25l"
         screen: Any = engine.screen
+        shown: Any = engine.shown  # (the cursor as drawn: before an open 2026 frame)
         from phux.engine._pyte import modes as mo
 
-        top = max(0, min(screen.cursor.y - rect.h + 1, engine.rows - rect.h))
-        cx = min(screen.cursor.x, engine.cols - 1)
-        cy = screen.cursor.y - top
-        visible = mo.DECTCEM in screen.mode and 0 <= cx < rect.w and 0 <= cy < rect.h
+        top = max(0, min(shown.cursor.y - rect.h + 1, engine.rows - rect.h))
+        cx = min(shown.cursor.x, engine.cols - 1)
+        cy = shown.cursor.y - top
+        visible = mo.DECTCEM in shown.mode and 0 <= cx < rect.w and 0 <= cy < rect.h
         out.append(f"\x1b[{rect.y + cy + 1};{rect.x + cx + 1}H")
+        out.append(cursor_shape(shown))
         out.append("\x1b[?1h" if (1 << 5) in screen.mode else "\x1b[?1l")
         out.append("\x1b[?2004h" if (2004 << 5) in screen.mode else "\x1b[?2004l")
         out.append("\x1b=" if screen.app_keypad else "\x1b>")

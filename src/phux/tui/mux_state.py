@@ -77,7 +77,8 @@ class View:
     pane: Pane
     mirror: Mirror
     size: tuple[int, int] | None = None  # what we asked the server for
-    drawn: tuple[int, Any, int] | None = None  # (generation, rect, top) last composed
+    drawn: tuple[Any, ...] | None = None
+    """(generation, rect, alive, no 2026 frame holds) when last composed."""
     typed_by: str | None = None
     skipped: bool = False  # output was dropped unparsed: the screen is approximate
     background: bool = False  # a pane of another window: a viewer, for its alerts
@@ -133,6 +134,9 @@ class MuxState:
         self.dirty = True
         self.relist_at: float | None = None
         self.next_frame = 0.0
+        self.frame_due: float | None = None
+        """When a pane's synchronized-output frame stops holding what it shows (then
+        its live screen is drawn, with or without more output)."""
         self.others_at = 0.0  # the panes not typed into are drawn from then on
         self.echo_only_last = False  # the last frame drew only the active pane
         self.frames = 0  # drawn so far (for tests and benchmarks)
