@@ -50,6 +50,8 @@ def env_for(directory: Path) -> dict[str, str]:
         PHUX_SOCKET=str(directory / "s"),
         XDG_STATE_HOME=str(directory / "state"),
         SHELL="/bin/sh",
+        # (An idle server lets its replica helper go after 5 s: status is read with one.)
+        PHUX_REPLICA_IDLE_S="600",
     )
     return env
 

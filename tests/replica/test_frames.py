@@ -19,14 +19,14 @@ import trio
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.engine import Terminal
-from phux.server.replica import (
+from phux.server.replica import _ThreadWorker
+from phux.server.replica_worker import (
     CHECKPOINT,
     FEED,
     NEW,
     Message,
     WorkerCore,
     _frame_start,
-    _ThreadWorker,
 )
 from phux.wire.frames import Output
 from server.harness import spawn

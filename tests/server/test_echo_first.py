@@ -15,7 +15,7 @@ import pytest
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded
-from phux.server.replica import WORKER_NICE
+from phux.server.replica_worker import WORKER_NICE
 from phux.wire.frames import Input, InputWritten, Output
 
 from .harness import ServerProcess, Stream, next_of, read_until, spawn, subscribe

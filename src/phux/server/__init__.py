@@ -13,20 +13,24 @@ spec/). Modules, from the outside in:
   byte accounting, tombstones and bootstrap rendering.
 - ``state``: the registry and its atomic operations (spawn with unique keys,
   multi-terminal kill, listing, metadata writes).
-- ``terminal``: one terminal: PTY reader, input writer, reaper, resize,
+- ``terminal``: one terminal: PTY reader, input writer, exit, resize,
   signals, and the ``output_hooks`` seam for server-side replicas.
+- ``exits``: every terminal's process exit through one task (an epoll set of
+  pidfds).
 - ``journal``: sequence-numbered output and size changes; ``bootstrap()``
   returns the newest checkpoint and the output after it.
 - ``replica``: an engine replica per terminal, off the loop (one helper
   process for all terminals by default, or a thread): checkpoints that
   compact journals, and the answers to DA1/DA2/DSR queries (spec/L1.md §5.1,
-  §5.2).
+  §5.2); ``replica_worker`` is the helper's side (no trio), which puts idle
+  replicas away, and an idle server lets its helper go.
 - ``pty_process``, ``metadata``, ``config``, ``log``.
 
 Defaults (``config.ServerConfig``): journal 4 MiB per terminal after its
 newest checkpoint (``--journal-bytes``), replicas in a helper process
 (``$PHUX_REPLICAS``: process, thread or off) keeping 2000 scrollback rows
-(``$PHUX_HISTORY_LINES``), a checkpoint after 64 KiB of output, a terminal's
+(``$PHUX_HISTORY_LINES``), a checkpoint after 64 KiB of output, a replica
+put away after 5 s with nothing to do (``$PHUX_REPLICA_IDLE_S``), a terminal's
 reader paused while its replica is 32 MiB behind (``--replica-lag-bytes``),
 subscriber queue 4 MiB (``--subscriber-queue-bytes``),
 closed-terminal retention 60 s (``--retention``), metadata values 64 KiB,

@@ -51,6 +51,11 @@ class ServerConfig:
     history_lines: int = field(default_factory=lambda: int(_env("PHUX_HISTORY_LINES", "2000")))
     """Scrollback rows each replica keeps, so each checkpoint carries (tmux's default;
     ``$PHUX_HISTORY_LINES``)."""
+    replica_idle_s: float = field(default_factory=lambda: _env_float("PHUX_REPLICA_IDLE_S", 5.0))
+    """A replica with nothing to do for this long checkpoints and puts its engine away,
+    keeping only the checkpoint, compressed; output or a resize builds it again from
+    that (``$PHUX_REPLICA_IDLE_S``; 0: never). An idle terminal's replica is then a few
+    hundred bytes instead of an engine (ARCHITECTURE.md, "Memory")."""
     compact_bytes: int = 64 * 1024
     """A caught-up replica writes a checkpoint once this much output followed the last one,
     so a bootstrap replays at most about this much output after its checkpoint (replaying

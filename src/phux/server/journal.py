@@ -89,7 +89,9 @@ class Journal:
     ) -> None:
         self.limit = max(0, limit)
         self.budget = budget
-        self._items: deque[JournalItem] = deque()
+        self._items: deque[JournalItem] | None = None
+        """None while empty: an empty deque is 624 bytes, and most terminals' journals
+        are empty most of the time (idle, checkpointed; ARCHITECTURE.md, "Memory")."""
         self._bytes = 0
         self.start_seq = 0
         self.next_seq = 0
@@ -110,7 +112,7 @@ class Journal:
         before = self._bytes
         self.next_seq += len(data)
         if self.limit:
-            self._items.append(chunk)
+            self._queue().append(chunk)
             self._bytes += len(data)
             if not self.compacting:
                 self._trim()
@@ -150,7 +152,7 @@ class Journal:
         change = SizeChange(self.next_seq, cols, rows)
         self.cols, self.rows = cols, rows
         if self._items or self.next_seq > self.start_seq or self.checkpoint is not None:
-            self._items.append(change)
+            self._queue().append(change)
         else:  # nothing recorded since start: the new size is the start size
             self.start_cols, self.start_rows = cols, rows
         return change
@@ -160,13 +162,22 @@ class Journal:
         self.compacting = False
         self._counted(self._trim)
 
+    def _queue(self) -> deque[JournalItem]:
+        if self._items is None:
+            self._items = deque()
+        return self._items
+
+    def _tidy(self) -> None:
+        if not self._items:
+            self._items = None
+
     def compact(self, seq: int, cols: int, rows: int, checkpoint: bytes) -> bool:
         """Replace everything before ``seq`` by ``checkpoint`` (the state there, at
         ``cols`` x ``rows``). False if ``seq`` is not inside the journal."""
         if not self.start_seq <= seq <= self.next_seq:
             return False
         before = self._bytes
-        items = self._items
+        items = self._queue()
         while items:
             first = items[0]
             if isinstance(first, SizeChange):
@@ -183,6 +194,7 @@ class Journal:
                 items[0] = Chunk(seq, first.data[cut:])
                 self._bytes -= cut
             break
+        self._tidy()
         self.start_seq = seq
         self.start_cols, self.start_rows = cols, rows
         self.checkpoint = checkpoint
@@ -191,9 +203,9 @@ class Journal:
         return True
 
     def _trim(self) -> None:
-        items = self._items
         if self._bytes <= self.limit:
             return
+        items = self._queue()
         self.checkpoint = None  # it recreates the state before a prefix now dropped
         while self._bytes > self.limit and items:
             first = items[0]
@@ -215,10 +227,11 @@ class Journal:
             change = items.popleft()
             assert isinstance(change, SizeChange)
             self.start_cols, self.start_rows = change.cols, change.rows
+        self._tidy()
 
     def _forget_to(self, seq: int) -> None:
         self.checkpoint = None
-        self._items.clear()
+        self._items = None
         self._bytes = 0
         self.start_seq = seq
         self.start_cols, self.start_rows = self.cols, self.rows
@@ -229,6 +242,6 @@ class Journal:
             cols=self.start_cols,
             rows=self.start_rows,
             next_seq=self.next_seq,
-            items=list(self._items),
+            items=list(self._items or ()),
             checkpoint=self.checkpoint,
         )

@@ -54,7 +54,7 @@ class MemoryFacts:
     def look(self) -> None:
         pids = self._helpers()
         now = {"rss_bytes": rss_bytes()}
-        if pids:
+        if pids or "replica_rss_bytes" in self._shown:  # (0 once an idle helper was let go)
             now["replica_rss_bytes"] = sum(rss_bytes(pid) for pid in pids)
         for name, value in now.items():
             last = self._shown.get(name)

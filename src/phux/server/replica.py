@@ -30,6 +30,16 @@ The replicas do two things, and nothing else:
 
 The loop only appends to a queue (or a pipe): it never waits on parsing.
 
+**Idle, they cost next to nothing** (ARCHITECTURE.md, "Memory"). A replica
+with nothing to do for ``replica_idle_s`` (5 s) checkpoints, keeps the
+checkpoint compressed and drops its engine (``phux.server.replica_worker``);
+when all are put away the helper says IDLE, and if nothing was sent to it
+since, the loop lets it go. The next output or resize starts a helper again
+and re-seeds that terminal's replica from its journal (``_reseed``: the newest
+checkpoint and what follows, as after a helper's death), answering no query
+twice. Checkpoints and answers stay exact: a checkpoint recreates all that
+goes into them.
+
 Thread or process (``ServerConfig.replica_mode``, ``$PHUX_REPLICAS``)? One
 helper process for all terminals, by default. Measured with
 tools/bench/bench_replica.py (bench_server's relay of ``cat`` of base64 text
@@ -48,7 +58,8 @@ each time (the convoy effect; a 0.5 ms switch interval helps, as the last
 two thread figures show, but not enough). A process parses on the other core
 and costs the loop one ``writev`` per batch of chunks; the copy through the
 pipe is cheap next to parsing. One process for all terminals keeps memory to
-one interpreter (about 30 MB) however many terminals there are. The thread
+one interpreter (about 15 MB: the helper runs ``phux.server.replica_worker``,
+which imports no trio) however many terminals there are. The thread
 mode remains for platforms or tests where a helper process is unwelcome.
 """
 
@@ -57,350 +68,56 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import select
-import struct
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import trio
 
 from phux.server.log import log
+from phux.server.replica_worker import (
+    _HEADER,
+    CHECKPOINT,
+    CLOSE,
+    DEAD,
+    FAILED,
+    FEED,
+    IDLE,
+    KEY,
+    NEW,
+    PROGRESS,
+    REPLIES,
+    RESET,
+    RESIZE,
+    STOP,
+    Message,
+    WorkerCore,
+    _parse,
+    _unix_ms,
+)
 from phux.signed_marks import KEY_METADATA
 
 if TYPE_CHECKING:
-    from phux.engine import Terminal as Engine
     from phux.server.config import ServerConfig
     from phux.server.journal import Chunk, SizeChange
     from phux.server.terminal import Terminal
 
-# Messages to the worker: (kind, terminal id, seq, cols, rows, data). A replica
-# re-seeded in a new helper (the old one died) has a new generation: FEED
-# carries it in ``cols``, RESIZE in ``data``, RESET in ``data`` after the seq up
-# to which answers are not sent (they were, or were lost with the old helper,
-# before), followed by the checkpoint that recreates the state at ``seq``.
-# FEED carries in ``rows`` the low 16 bits of the unix ms the server read the
-# bytes at: the replica stamps OSC 133 C/D marks with that time, not with when
-# it got to them (it lags behind under load: a 1 s command timed 0.3 s). Joined
-# chunks (``coalesce``) take the last one's time.
-NEW, FEED, RESIZE, CLOSE, STOP, RESET = 1, 2, 3, 4, 5, 6
-# KEY (after NEW and RESET): ``data`` is the pane's mark key (spec/shell-integration.md,
-# "Signed marks"): the replica acts only on the marks its shell signed, so its
-# checkpoints carry no forged command.
-KEY = 7
-# Results from the worker. PROGRESS: every byte before ``seq`` was parsed
-# (generation in ``cols``).
-CHECKPOINT, REPLIES, FAILED, PROGRESS = 11, 12, 13, 14
-DEAD = 15  # the worker itself is gone (not sent by it: noticed by the loop side)
 _DEAD: Message = (DEAD, 0, 0, 0, 0, b"")
-
-Message = tuple[int, int, int, int, int, bytes]
 Deliver = Callable[[list[Message]], None]
-
-
-# ---------------------------------------------------------------- the worker side
-
-
-@dataclass
-class _Replica:
-    """One terminal's engine in the worker, with its checkpoint policy."""
-
-    tid: int
-    engine: object
-    writer: object
-    seq: int = 0
-    checkpoint_seq: int = 0
-    quiet_until: int = 0
-    """Queries before this seq were seen before a reset: not answered twice."""
-    failed: bool = False
-    command_mark: bool = False
-    """A command started or finished since the last checkpoint."""
-    deferred: bool = False
-    """A checkpoint is due but waits for a synchronized-output frame to end."""
-
-
-@dataclass
-class WorkerCore:
-    """The replicas and what to do with each message (the same in a thread or a process)."""
-
-    history: int
-    compact_bytes: int
-    hard_bytes: int
-    replicas: dict[int, _Replica] = field(default_factory=dict)
-    pending: dict[int, int] = field(default_factory=dict)
-    """Messages per terminal taken from the transport but not handled yet."""
-    gens: dict[int, int] = field(default_factory=dict)
-    """Current generation per terminal. In a thread the loop sets it as soon as it
-    restarts a replica, so the stale backlog is dropped unparsed."""
-    deadlines: dict[int, float] = field(default_factory=dict)
-    """Terminals with a synchronized-output frame open: when (``time.monotonic``, the
-    engines' frame clock) it stops holding the screen (``expire``)."""
-
-    def handle(self, msg: Message, out: list[Message]) -> None:
-        from phux.engine import Terminal as Engine
-        from phux.engine.checkpoint import Checkpointer
-
-        kind, tid, seq, cols, rows, data = msg
-        left = self.pending.get(tid, 1) - 1
-        if left:
-            self.pending[tid] = left
-        else:
-            self.pending.pop(tid, None)
-        if kind in (NEW, RESET):
-            # The clock stamps OSC 133 C/D marks: checkpoints carry when commands ran.
-            new = Engine(cols, rows, history=self.history, clock=_ArrivalClock())
-            fresh = _Replica(tid, new, Checkpointer())
-            fresh.seq = fresh.checkpoint_seq = seq
-            if data:
-                fresh.quiet_until = int.from_bytes(data[:8], "little")
-                self.gens[tid] = int.from_bytes(data[8:10], "little")
-            self.replicas[tid] = fresh
-            if len(data) > 10:  # re-seeded from a checkpoint: the state at ``seq``
-                engine = fresh.engine
-                assert isinstance(engine, Engine)
-                try:
-                    engine.feed(data[10:])
-                except Exception as exc:
-                    fresh.failed = True
-                    out.append((FAILED, tid, seq, 0, 0, repr(exc).encode()))
-                engine.take_replies()
-                engine.take_events()
-            return
-        rep = self.replicas.get(tid)
-        if rep is None or rep.failed:
-            return
-        if kind == KEY:
-            engine = rep.engine
-            assert isinstance(engine, Engine)
-            engine.mark_key = data.decode("ascii", "replace")
-            return
-        gen = self.gens.get(tid, 0)
-        if (kind == FEED and cols != gen) or (kind == RESIZE and _gen(data) != gen):
-            return  # the backlog of a replica since restarted
-        engine = rep.engine
-        assert isinstance(engine, Engine)
-        try:
-            if kind == FEED:
-                clock = engine.clock
-                if isinstance(clock, _ArrivalClock):
-                    clock.stamp = rows
-                caught_up = tid not in self.pending
-                start = _frame_start(data)
-                if start >= 0:
-                    # A synchronized-output frame opens here and is still open at the
-                    # end: the state just before it is the last exact one to
-                    # checkpoint (a bootstrap ending inside the frame then replays
-                    # its opening, and shows the screen from before it).
-                    self._feed(rep, engine, seq, data[:start], out)
-                    if engine.frame_deadline is None:
-                        self._checkpoint_if_due(rep, engine, caught_up, out)
-                    seq, data = seq + start, data[start:]
-                self._feed(rep, engine, seq, data, out)
-                if caught_up:
-                    out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
-                self._checkpoint_if_due(rep, engine, caught_up, out)
-            elif kind == RESIZE:
-                engine.resize(cols, rows)
-            elif kind == CLOSE:
-                # A closed terminal stays subscribable for a while: compact its end.
-                if rep.seq > rep.checkpoint_seq:
-                    self._checkpoint(rep, engine, out)
-                out.append((PROGRESS, tid, rep.seq, gen, 0, b""))
-                del self.replicas[tid]
-                self.deadlines.pop(tid, None)
-        except Exception as exc:  # a replica bug must not take the server down
-            rep.failed = True
-            out.append((FAILED, tid, rep.seq, 0, 0, repr(exc).encode()))
-
-    def _feed(
-        self, rep: _Replica, engine: Engine, seq: int, data: bytes, out: list[Message]
-    ) -> None:
-        from phux.engine import CommandFinished, CommandStarted
-
-        engine.feed(data)
-        rep.seq = seq + len(data)
-        replies = engine.take_replies()
-        if replies and rep.seq > rep.quiet_until:
-            out.append((REPLIES, rep.tid, rep.seq, 0, 0, replies))
-        for event in engine.take_events():
-            if isinstance(event, CommandStarted | CommandFinished):
-                rep.command_mark = True
-
-    def _checkpoint_if_due(
-        self, rep: _Replica, engine: Engine, caught_up: bool, out: list[Message]
-    ) -> None:
-        """Checkpoint if enough output came (or a command started or finished), unless a
-        synchronized-output frame holds the screen: a checkpoint inside it would give a
-        bootstrap the half-drawn screen. Then it waits until the frame ends, or until
-        the frame no longer holds (``expire``), or for the journal's hard bound."""
-        tail = rep.seq - rep.checkpoint_seq
-        # A command's start or end is checkpointed once caught up, however little
-        # output came with it: the checkpoint carries the times the replica stamped (a
-        # journal tail carries none), for `history`.
-        due = (caught_up and (tail >= self.compact_bytes or rep.command_mark)) or (
-            tail >= self.hard_bytes
-        )
-        deadline = engine.frame_deadline
-        if deadline is not None and rep.tid not in self.deadlines:
-            # Looked at again when the bound passes, even with no more output: a frame
-            # left open (a program killed mid-frame) must not hold bootstraps for good.
-            self.deadlines[rep.tid] = deadline
-        if due and (deadline is None or tail >= self.hard_bytes):
-            self._checkpoint(rep, engine, out)
-        elif due:
-            rep.deferred = True
-
-    def _checkpoint(self, rep: _Replica, engine: Engine, out: list[Message]) -> None:
-        from phux.engine.checkpoint import Checkpointer
-
-        writer = rep.writer
-        assert isinstance(writer, Checkpointer)
-        ck = writer.write(engine)
-        rep.checkpoint_seq = rep.seq
-        rep.command_mark = rep.deferred = False
-        out.append((CHECKPOINT, rep.tid, rep.seq, engine.cols, engine.rows, ck))
-
-    def next_due(self, now: float) -> float | None:
-        """Seconds until a frame's bound passes (``expire``), None if none is open."""
-        if not self.deadlines:
-            return None
-        return max(0.0, min(self.deadlines.values()) - now)
-
-    def expire(self, now: float, out: list[Message]) -> None:
-        """Frames whose bound passed by ``now`` no longer hold their screens: checkpoint
-        (the live screen, without the frame) what waited for them, and any frame still
-        open, so that bootstraps show what a terminal shows."""
-        from phux.engine import Terminal as Engine
-
-        for tid, when in list(self.deadlines.items()):
-            if when > now:
-                continue
-            del self.deadlines[tid]
-            rep = self.replicas.get(tid)
-            if rep is None or rep.failed:
-                continue
-            engine = rep.engine
-            assert isinstance(engine, Engine)
-            later = engine.frame_deadline
-            if later is not None:  # a newer frame holds the screen now
-                self.deadlines[tid] = later
-            elif (rep.deferred or engine.frame_pending) and rep.seq > rep.checkpoint_seq:
-                try:
-                    self._checkpoint(rep, engine, out)
-                except Exception as exc:  # a replica bug must not take the server down
-                    rep.failed = True
-                    out.append((FAILED, tid, rep.seq, 0, 0, repr(exc).encode()))
-
-    def note(self, msg: Message) -> None:
-        tid = msg[1]
-        self.pending[tid] = self.pending.get(tid, 0) + 1
-
-    def coalesce(self, msgs: list[Message]) -> list[Message]:
-        """``msgs`` with each terminal's consecutive output chunks joined (up to
-        four times ``hard_bytes``, so checkpoints still come at least that often).
-
-        The engine skips drawing the rows of one feed that scroll out of its
-        history (``phux.engine._bulk``), so a replica behind in a flood catches
-        up fastest on big feeds: each feed still draws the rows it keeps, and
-        each checkpoint encodes them, once per feed. Chunks on either side of
-        a restart's ``quiet_until`` stay apart: answers before it are not sent
-        again.
-        """
-        out: list[Message] = []
-        parts: dict[int, list[bytes]] = {}  # index in out -> the chunks joined there
-        stamps: dict[int, int] = {}  # index in out -> the last joined chunk's stamp
-        open_: dict[int, int] = {}  # terminal -> index in out of its last FEED
-        quiet = {tid: rep.quiet_until for tid, rep in self.replicas.items()}
-        limit = 4 * self.hard_bytes
-        for msg in msgs:
-            kind, tid, seq, gen, stamp, data = msg
-            if kind != FEED:
-                open_.pop(tid, None)
-                if kind in (NEW, RESET):
-                    quiet[tid] = int.from_bytes(data[:8], "little") if data else 0
-                out.append(msg)
-                continue
-            i = open_.get(tid)
-            if i is not None:
-                _k, _t, start, g, size, _d = out[i]
-                end = start + size
-                q = quiet.get(tid, 0)
-                if (
-                    g == gen
-                    and end == seq
-                    and size + len(data) <= limit
-                    and not start < q < seq + len(data)
-                ):
-                    parts[i].append(data)
-                    stamps[i] = stamp
-                    out[i] = (FEED, tid, start, gen, size + len(data), b"")
-                    continue
-            open_[tid] = len(out)
-            parts[len(out)] = [data]
-            stamps[len(out)] = stamp
-            # (rows, unused by FEED, holds the joined size until the join below)
-            out.append((FEED, tid, seq, gen, len(data), b""))
-        for i, chunks in parts.items():
-            kind, tid, seq, gen, _size, _ = out[i]
-            joined = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            out[i] = (kind, tid, seq, gen, stamps[i], joined)
-        return out
-
-
-_BSU, _ESU = b"\x1b[?2026h", b"\x1b[?2026l"
-
-
-def _frame_start(data: bytes) -> int:
-    """Where in ``data`` a synchronized-output frame opens that its end leaves open
-    (the first ``CSI ? 2026 h`` after the last ``CSI ? 2026 l``), or -1. Programs
-    write these two exact forms; one cut by a chunk's end is not found (the
-    checkpoint then waits for the frame's end)."""
-    last = data.rfind(_BSU)
-    if last < 0:  # (most output: one scan)
-        return -1
-    end = data.rfind(_ESU)
-    if end > last:
-        return -1
-    return data.find(_BSU, end + 1)
 
 
 def _key_message(term: Terminal) -> Message:
     return (KEY, term.id, 0, 0, 0, term.metadata.get(KEY_METADATA, b""))
 
 
-def _unix_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def _stamp() -> int:
     """The low 16 bits of now in unix ms (a FEED's ``rows``)."""
     return _unix_ms() & 0xFFFF
-
-
-class _ArrivalClock:
-    """A replica's clock: the time the server read the bytes being fed, from their
-    FEED's 16-bit stamp (the latest time not after now with those low bits; a
-    replica over 65 s behind would be a multiple of 65.5 s early)."""
-
-    __slots__ = ("stamp",)
-
-    def __init__(self) -> None:
-        self.stamp: int | None = None
-
-    def __call__(self) -> int:
-        now = _unix_ms()
-        if self.stamp is None:
-            return now
-        return now - ((now - self.stamp) & 0xFFFF)
-
-
-def _gen(data: bytes) -> int:
-    return int.from_bytes(data[:2], "little") if data else 0
 
 
 # ---------------------------------------------------------------- transports
@@ -443,12 +160,13 @@ class _ThreadWorker:
         local: deque[Message] = deque()
         while True:
             try:
-                local.append(get(timeout=core.next_due(time.monotonic())))
-            except queue.Empty:  # a frame's bound passed with no more output
-                expired: list[Message] = []
-                core.expire(time.monotonic(), expired)
-                if expired:
-                    self._post(expired)
+                local.append(get(timeout=core.wait_s(time.monotonic())))
+            except queue.Empty:  # a frame's bound passed, or idle replicas are due
+                timed: list[Message] = []
+                core.expire(time.monotonic(), timed)
+                core.put_away_idle(timed)
+                if timed:
+                    self._post(timed)
                 continue
             with contextlib.suppress(queue.Empty):
                 while len(local) < 4096:
@@ -474,38 +192,15 @@ class _ThreadWorker:
             self._token.run_sync_soon(self._deliver, results)
 
 
-_HEADER = struct.Struct("<BIQHHI")
-
-
-def _frame(msg: Message) -> bytes:
-    kind, tid, seq, cols, rows, data = msg
-    return _HEADER.pack(kind, tid, seq, cols, rows, len(data)) + data
-
-
-def _parse(buf: bytearray, out: list[Message]) -> None:
-    """Move complete frames from the front of ``buf`` into ``out``."""
-    pos = 0
-    size = _HEADER.size
-    n = len(buf)
-    while n - pos >= size:
-        kind, tid, seq, cols, rows, length = _HEADER.unpack_from(buf, pos)
-        if n - pos - size < length:
-            break
-        start = pos + size
-        out.append((kind, tid, seq, cols, rows, bytes(buf[start : start + length])))
-        pos = start + length
-    del buf[:pos]
-
-
 class _ProcessWorker:
     """Replicas in one helper process for all terminals: a second core, at the price
     of copying every byte through a pipe (and the checkpoints back)."""
 
     def __init__(self, core: WorkerCore, deliver: Deliver, nursery: trio.Nursery) -> None:
         self._deliver = deliver
-        args = [str(core.history), str(core.compact_bytes), str(core.hard_bytes)]
+        args = [str(core.history), str(core.compact_bytes), str(core.hard_bytes), str(core.idle_s)]
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "phux.server.replica", *args],
+            [sys.executable, "-m", "phux.server.replica_worker", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             close_fds=True,
@@ -520,6 +215,8 @@ class _ProcessWorker:
         self._wake = trio.Event()
         self._stopping = False
         self._scope = trio.CancelScope()
+        self.sent = 0
+        """Messages sent so far (an IDLE that counts them all: none is in flight)."""
         nursery.start_soon(self._run)
 
     @property
@@ -546,7 +243,13 @@ class _ProcessWorker:
     def send(self, msg: Message) -> None:
         kind, tid, seq, cols, rows, data = msg
         self._pending.append((tid, kind, _HEADER.pack(kind, tid, seq, cols, rows, len(data)), data))
+        self.sent += 1
         self._wake.set()
+
+    def retire(self) -> None:
+        """Let the helper go (it has nothing to do): ``_run`` ends it and reaps it."""
+        self._stopping = True
+        self._scope.cancel()
 
     def _gone(self, why: str) -> None:
         if not self._stopping:
@@ -611,85 +314,10 @@ class _ProcessWorker:
                 self._deliver(results)
 
 
-# What the helper process reads before parsing: a backlog this big is parsed in
-# few feeds, most of whose rows the engine skips in a flood (see coalesce).
-_BATCH_BYTES = 16 << 20
-# A read this big found the pipe full: the loop has more queued, so the worker
-# waits this long for each refill instead of parsing a pipe's worth at a time
-# (which is too little to skip anything).
-_PIPE_BYTES = 1 << 20
-_FULL_READ = 60 * 1024
-_REFILL_WAIT = 0.005
-
-
-WORKER_NICE = 10
-"""The helper process parses at this nice value: checkpoints are background work, and
-on a busy machine the loop (a person's echo, every client's reply) and the programs
-come first; idle cores it still takes whole. Measured with 4 terminals flooding on the
-2-core machine at load 8-9 (a bare client's echo, 3 runs each): p50 14-16 ms, p99
-57-69 ms, against p50 20-36 ms, p99 70-86 ms at nice 0. A replica that falls behind
-makes its terminal's reader wait (``replica_lag_bytes``), as before."""
-
-
-def worker_main(argv: list[str]) -> None:
-    """The helper process: frames in on stdin, results out on stdout, until stdin ends
-    (the server closed it, or died). Ctrl-C at a foreground server is the server's to
-    handle, not ours."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    with contextlib.suppress(OSError):
-        os.nice(WORKER_NICE)
-    core = WorkerCore(int(argv[0]), int(argv[1]), int(argv[2]))
-    fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
-    with contextlib.suppress(OSError, AttributeError):  # Linux only; the default is 64 KiB
-        import fcntl
-
-        fcntl.fcntl(fd_in, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    buf = bytearray()
-    local: list[Message] = []
-    while True:
-        results: list[Message] = []
-        wait_for = core.next_due(time.monotonic())
-        if wait_for is not None and not select.select([fd_in], [], [], wait_for)[0]:
-            core.expire(time.monotonic(), results)  # a frame's bound passed, no more output
-            _write_results(fd_out, results)
-            continue
-        data = os.read(fd_in, 1 << 20)
-        if not data:
-            return
-        buf += data
-        wait = _REFILL_WAIT if len(data) >= _FULL_READ else 0.0
-        while len(buf) < _BATCH_BYTES and select.select([fd_in], [], [], wait)[0]:
-            more = os.read(fd_in, 1 << 20)
-            if not more:
-                break
-            buf += more
-            wait = _REFILL_WAIT if len(more) >= _FULL_READ else 0.0
-        _parse(buf, local)
-        local[:] = core.coalesce(local)
-        for msg in local:
-            core.note(msg)
-        for msg in local:
-            core.handle(msg, results)
-        local.clear()
-        core.expire(time.monotonic(), results)
-        _write_results(fd_out, results)
-
-
-def _write_results(fd_out: int, results: list[Message]) -> None:
-    if results:
-        payload = b"".join(map(_frame, results))
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(fd_out, view) :]
-
-
 # ---------------------------------------------------------------- the loop side
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Link:
     """The loop's view of one terminal's replica."""
 
@@ -702,6 +330,9 @@ class _Link:
     """Seq after the last byte the replica (of this generation) reported parsed."""
     catch_up: int = 0
     """Not 0: the reader waits (journal budget) until the replica has parsed to here."""
+    seeded: bool = True
+    """The running helper has this replica (false once an idle helper was let go: the
+    next output or resize re-seeds it from the journal first)."""
 
 
 _PUBLISH_EVERY = 0.05
@@ -725,7 +356,9 @@ class ReplicaHost:
         # journal (and so memory) stays near the bound, rarely enough that
         # writing checkpoints costs little next to parsing.
         hard = max(1, config.journal_bytes)
-        self._core = WorkerCore(config.history_lines, min(config.compact_bytes, hard), hard)
+        self._core = WorkerCore(
+            config.history_lines, min(config.compact_bytes, hard), hard, config.replica_idle_s
+        )
         self._worker: _ThreadWorker | _ProcessWorker | None = None
         self.on_helpers: Callable[[list[int]], None] | None = None
         """Told the helper processes' pids when they change (``phux status``'s memory)."""
@@ -783,8 +416,11 @@ class ReplicaHost:
     def _on_output(self, term: Terminal, chunk: Chunk) -> None:
         link = self._links.get(term.id)
         worker = self._worker
-        if link is None or worker is None:
+        if link is None or not self.enabled:
             return
+        if worker is None or not link.seeded:
+            worker = self._start()
+            self._reseed(worker, link, upto=chunk.seq)
         worker.send((FEED, term.id, chunk.seq, link.gen, _stamp(), chunk.data))
         self.behind += chunk.end - link.fed
         link.fed = chunk.end
@@ -823,12 +459,16 @@ class ReplicaHost:
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)
-        if link is not None and self._worker is not None:
+        if link is not None and self.enabled and (self._worker is None or not link.seeded):
+            self._reseed(self._start(), link)  # (its size change included)
+        elif link is not None and self._worker is not None:
             gen = link.gen.to_bytes(2, "little")
             self._worker.send((RESIZE, term.id, change.seq, change.cols, change.rows, gen))
 
     def _on_closed(self, term: Terminal) -> None:
-        if self._worker is not None and term.id in self._links:
+        link = self._links.get(term.id)
+        # (A replica let go with its helper had checkpointed all there was.)
+        if self._worker is not None and link is not None and link.seeded:
             self._worker.send((CLOSE, term.id, 0, 0, 0, b""))
 
     def _dead(self) -> None:
@@ -851,7 +491,7 @@ class ReplicaHost:
             return
         self.worker_restarts += 1
         core = self._core  # a thread's core may hold the dead one's half-done state
-        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes)
+        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes, core.idle_s)
         worker = self._start()
         for link in list(self._links.values()):
             if link.term.closed:  # nothing more will come: its journal stays as it is
@@ -866,27 +506,55 @@ class ReplicaHost:
             len(self._links),
         )
 
-    def _reseed(self, worker: _ThreadWorker | _ProcessWorker, link: _Link) -> None:
+    def _reseed(
+        self, worker: _ThreadWorker | _ProcessWorker, link: _Link, upto: int | None = None
+    ) -> None:
+        """Re-create ``link``'s replica in ``worker`` from its journal (the newest
+        checkpoint and what follows), up to ``upto`` (the chunk being sent next; None:
+        all of it)."""
         from phux.server.journal import Chunk as JournalChunk
 
         term = link.term
         journal = term.journal
         boot = journal.bootstrap()  # exact: the newest checkpoint and everything after it
+        end = journal.next_seq if upto is None else upto
         link.gen = (link.gen + 1) & 0xFFFF
+        link.seeded = True
         gen = link.gen.to_bytes(2, "little")
-        # Queries before next_seq were answered by the old helper, or were lost with it:
+        # Queries before ``end`` were answered by the old helper, or were lost with it:
         # answering them now could type a second answer into the program.
-        head = journal.next_seq.to_bytes(8, "little") + gen + (boot.checkpoint or b"")
+        head = end.to_bytes(8, "little") + gen + (boot.checkpoint or b"")
         worker.send((RESET, term.id, boot.start_seq, boot.cols, boot.rows, head))
         worker.send(_key_message(term))
         for item in boot.items:
             if isinstance(item, JournalChunk):
-                worker.send((FEED, term.id, item.seq, link.gen, _stamp(), item.data))
-            else:
+                if item.seq < end:
+                    worker.send((FEED, term.id, item.seq, link.gen, _stamp(), item.data))
+            elif item.seq <= end:
                 worker.send((RESIZE, term.id, item.seq, item.cols, item.rows, gen))
-        link.fed = journal.next_seq
+        link.fed = end
         link.done = boot.start_seq
         self._publish_behind(recount=True)
+
+    def _let_go(self, received: int) -> None:
+        """The helper told IDLE: every replica is put away (its checkpoint sent) and
+        nothing came for ``replica_idle_s``. If nothing was sent to it since, it is let
+        go, with all it holds (an idle server is then one process, ~30 MB less; the
+        interpreter keeps freed memory otherwise): the next output or resize starts a
+        new one and re-seeds that terminal's replica from its journal, as after a
+        helper's death (``_reseed``)."""
+        worker = self._worker
+        if not isinstance(worker, _ProcessWorker) or worker.sent != received:
+            return
+        worker.retire()
+        self._worker = None
+        core = self._core
+        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes, core.idle_s)
+        for link in self._links.values():
+            link.seeded = False
+        if self.on_helpers is not None:
+            self.on_helpers([])
+        log.info("replicas idle: helper process %d let go", worker.pid)
 
     def _give_up(self) -> None:
         self.mode = "failed"
@@ -954,6 +622,9 @@ class ReplicaHost:
             if kind == DEAD:
                 self._dead()
                 return
+            if kind == IDLE:
+                self._let_go(seq)
+                continue
             link = self._links.get(tid)
             if link is None:
                 continue
@@ -973,7 +644,3 @@ class ReplicaHost:
                 self._links.pop(tid, None)
                 term.replica_failed()
                 self._publish_behind(recount=True)
-
-
-if __name__ == "__main__":
-    worker_main(sys.argv[1:])

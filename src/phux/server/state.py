@@ -20,6 +20,7 @@ from phux.runtime_paths import run_lock_path
 from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
 from phux.server.echo_first import EchoFirst
+from phux.server.exits import ExitWatch
 from phux.server.journal import JournalBudget
 from phux.server.listing import ListingCache
 from phux.server.log import log
@@ -97,6 +98,9 @@ class ServerState(Generic[Conn]):
         """Set (and replaced) whenever terminals or connections come or go."""
         self.shutdown_requested = trio.Event()
         self.replicas = ReplicaHost(config, nursery)
+        self.exits = ExitWatch()
+        """Every terminal's process exit, through one task (phux.server.exits)."""
+        nursery.start_soon(self.exits.run, name="exits")
         self.memory_facts = MemoryFacts(self.set_fact, self.replicas.helper_pids)
         self.replicas.on_helpers = self._helpers_changed
         self.replicas.start_publishing(self.set_fact)
@@ -305,6 +309,7 @@ class ServerState(Generic[Conn]):
             interested=self._state_followed,
             journal_budget=self.journal_budget,
             echo_first=self.echo_first,
+            exits=self.exits,
         )
         self.terminals[tid] = term
         self.replicas.add(term)

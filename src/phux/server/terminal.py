@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import math
 import os
 import select
 import signal
@@ -19,6 +18,7 @@ import trio
 from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
 from phux.server.echo_first import FLOOD_PASS, EchoFirst
+from phux.server.exits import ExitWatch
 from phux.server.journal import Bootstrap, Chunk, Journal, JournalBudget, SizeChange
 from phux.server.log import log
 from phux.server.pty_process import (
@@ -94,6 +94,58 @@ class PendingInput:
 
 
 class Terminal:
+    # Slots: a thousand idle terminals are most of a server's memory, and this
+    # class's ~40 attributes are too many for a key-sharing dict (ARCHITECTURE.md,
+    # "Memory"). A new attribute must be named here.
+    __slots__ = (
+        "__weakref__",  # (connections key their input units by terminal, weakly)
+        "_active_at",
+        "_big_pass",
+        "_cancel",
+        "_cancelled_units",
+        "_echo_first",
+        "_eof",
+        "_exits",
+        "_fg_armed",
+        "_fg_key",
+        "_fg_listed",
+        "_fg_named",
+        "_fg_record",
+        "_fg_running",
+        "_fg_unsettled",
+        "_fg_wake",
+        "_holder",
+        "_input_wake",
+        "_inputs",
+        "_interested",
+        "_nursery",
+        "_on_closed",
+        "_on_state",
+        "_own_exits",
+        "_paused_for",
+        "_read_gate",
+        "_write_wait",
+        "_writer_running",
+        "_writing",
+        "close_hooks",
+        "config",
+        "created_ms",
+        "exit_status",
+        "final_seq",
+        "id",
+        "journal",
+        "killed",
+        "master_fd",
+        "metadata",
+        "output_hooks",
+        "pid",
+        "process",
+        "queued_input",
+        "resize_hooks",
+        "stamp",
+        "subscribers",
+    )
+
     def __init__(
         self,
         tid: int,
@@ -107,6 +159,7 @@ class Terminal:
         interested: InterestCheck | None = None,
         journal_budget: JournalBudget | None = None,
         echo_first: EchoFirst | None = None,
+        exits: ExitWatch | None = None,
     ) -> None:
         self.id = tid
         self.process = process
@@ -125,10 +178,13 @@ class Terminal:
         self.exit_status: ExitStatus | None = None
         self.final_seq = 0
         self._on_closed = on_closed
-        self._inputs: deque[PendingInput] = deque()
+        self._inputs: deque[PendingInput] | tuple[()] = ()
+        """Input to write in order; ``()`` while there is none (an empty deque is 624
+        bytes: ARCHITECTURE.md, "Memory")."""
         self.queued_input = 0
         """Bytes of clients' INPUT queued and not yet written (ServerConfig's input caps)."""
-        self._input_wake = trio.Event()
+        self._input_wake = _NO_WAITER
+        """What the writer waits on for a unit's next piece (its own, made then)."""
         self._writing: PendingInput | None = None
         self._write_wait: trio.CancelScope | None = None
         """Set while the writer waits for room in a full PTY (see _stop_writing)."""
@@ -136,6 +192,14 @@ class Terminal:
         """The connection whose unit is being written: only its input goes next."""
         self._cancelled_units: set[InputOwner] = set()
         """Connections whose unit an urgent INPUT cut: its later pieces are refused."""
+        self._writer_running = False
+        self._fg_running = False
+        self._exits = exits if exits is not None else ExitWatch()
+        """Tells ``_exited`` when the process has exited (the server's one for all
+        terminals; a terminal made alone, in tests, gets one of its own)."""
+        self._own_exits = exits is None
+        self._nursery: trio.Nursery | None = None
+        """The terminal's own nursery while ``run`` runs (the writer and watcher start in it)."""
         self._eof = trio.Event()
         self._cancel = trio.CancelScope()
         self._read_gate: trio.Event | None = None
@@ -162,7 +226,8 @@ class Terminal:
         self._fg_named: tuple[fgread.Key, fgread.Modes, float] | None = None
         """The key last read with its program from /proc, its modes, and when (see
         foreground())."""
-        self._fg_wake = trio.Event()
+        self._fg_wake = _NO_WAITER
+        """What the foreground watcher waits on (its own, made when it starts)."""
         self._fg_listed: tuple[fgread.Key | None, Foreground | None, float] | None = None
         """The foreground a full listing last read, with ``_fg_key`` then and when: what a
         later listing may give again (see foreground())."""
@@ -213,20 +278,65 @@ class Terminal:
     # ------------------------------------------------------------ lifecycle
 
     async def run(self) -> None:
-        """Read output, write input and wait for the exit; returns once closed."""
+        """Read output, write input and wait for the exit; returns once closed.
+
+        An idle terminal is one trio task: this one, which reads. Its process's exit
+        comes through the server's ExitWatch (one task and one epoll set for all
+        pidfds), which starts ``_after_exit``. The writer runs only while there is
+        input to write (or a unit's next piece to wait for), the foreground watcher
+        only while someone follows the state: each is started when that begins and
+        returns when it ends (a task with its coroutine, cancel status and wait
+        costs a few KiB, and a thousand idle terminals are most of a server's
+        memory; ARCHITECTURE.md, "Memory")."""
         try:
             with self._cancel:
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._reader)
-                    nursery.start_soon(self._writer)
-                    nursery.start_soon(self._reaper)
-                    if self._on_state is not None:
-                        nursery.start_soon(self._foreground_watcher)
+                    self._nursery = nursery
+                    if self._own_exits:
+                        nursery.start_soon(self._exits.run)
+                    self._exits.watch(self.pid, self._exited)
+                    self._start_writer()  # (input queued before this ran)
+                    self._start_watcher(unless_unfollowed=True)
+                    await self._reader()
+                    await trio.sleep_forever()  # until the exit's work ends it
         except Exception:
             log.exception("terminal %d failed", self.id)
         finally:
+            self._nursery = None
             with contextlib.suppress(OSError):
                 os.close(self.master_fd)
+
+    def _queue(self) -> deque[PendingInput]:
+        if not isinstance(self._inputs, deque):
+            self._inputs = deque()
+        return self._inputs
+
+    def _wake_writer(self) -> None:
+        self._input_wake.set()
+        self._start_writer()
+
+    def _start_writer(self) -> None:
+        """Start the writer if there is input and none runs (it returns once idle)."""
+        if self._writer_running or self._nursery is None or not self._inputs:
+            return
+        self._writer_running = True
+        self._nursery.start_soon(self._writer)
+
+    def _start_watcher(self, *, unless_unfollowed: bool = False) -> None:
+        """Start the foreground watcher if none runs (it returns once nobody follows
+        the state; ``unless_unfollowed``: not even started then). A follower calls
+        this before it is counted as one: the watcher looks once it runs."""
+        if (
+            self._fg_running
+            or self._nursery is None
+            or self._on_state is None
+            or self._interested is None
+            or self.exit_status is not None
+            or (unless_unfollowed and not self._interested(self))
+        ):
+            return
+        self._fg_running = True
+        self._nursery.start_soon(self._foreground_watcher)
 
     async def _reader(self) -> None:
         fd = self.master_fd
@@ -291,12 +401,12 @@ class Terminal:
         if self._fg_armed:
             self._fg_wake.set()
 
-    async def _reaper(self) -> None:
-        pidfd = os.pidfd_open(self.pid)
-        try:
-            await trio.lowlevel.wait_readable(pidfd)
-        finally:
-            os.close(pidfd)
+    def _exited(self) -> None:
+        """The process has exited (ExitWatch): take its status and close, in a task."""
+        if self._nursery is not None:
+            self._nursery.start_soon(self._after_exit)
+
+    async def _after_exit(self) -> None:
         status = self._reap_now()
         with trio.move_on_after(self.config.exit_drain_s):
             await self._eof.wait()
@@ -320,7 +430,7 @@ class Terminal:
         if self._echo_first is not None:
             self._echo_first.forget(self.id)
         pending = list(self._inputs)
-        self._inputs.clear()
+        self._inputs = ()
         current = self._writing
         if current is not None and not current.cancelled:  # a cancelled one was answered
             self._stop_writing(current)
@@ -531,7 +641,8 @@ class Terminal:
             self._fg_key = None if found is None else found[0]
             self._fg_record = None
             self.stamp += 1
-        self._fg_wake.set()
+        self._fg_wake.set()  # (the running watcher's; else the shared one nobody awaits)
+        self._start_watcher()
 
     async def _foreground_watcher(self) -> None:
         """Checks the foreground after output and input, and every ``foreground_poll_s``,
@@ -539,12 +650,23 @@ class Terminal:
         assert self._interested is not None
         config = self.config
         wait = config.foreground_poll_s
+        try:
+            await self._watch_foreground(self._interested, config, wait)
+        finally:
+            self._fg_armed = False
+            self._fg_running = False
+            self._fg_wake = _NO_WAITER
+
+    async def _watch_foreground(
+        self, interested: InterestCheck, config: ServerConfig, wait: float
+    ) -> None:
+        # Its first check comes at once (someone just started following: the baseline
+        # is from now, see baseline_foreground).
+        self._fg_wake = trio.Event()
+        self._fg_wake.set()
         while self.exit_status is None:
-            if not self._interested(self):
-                self._fg_armed = False
-                self._fg_wake = trio.Event()
-                await self._fg_wake.wait()  # baseline_foreground() when someone starts
-                continue
+            if not interested(self):
+                return  # baseline_foreground() starts a watcher when someone follows again
             self._fg_armed = True
             with trio.move_on_after(wait):
                 await self._fg_wake.wait()
@@ -562,8 +684,8 @@ class Terminal:
     def queue_reply(self, data: bytes) -> None:
         """The replica's answer to a terminal query: to the PTY, between INPUT frames."""
         if self.exit_status is None:
-            self._inputs.append(PendingInput(data, None, 0))
-            self._input_wake.set()
+            self._queue().append(PendingInput(data, None, 0))
+            self._wake_writer()
 
     def replica_failed(self) -> None:
         """Back to a plain byte-bounded journal (bootstraps may start mid-stream again)."""
@@ -613,13 +735,13 @@ class Terminal:
         item = PendingInput(data, conn, request_id, more=more and not urgent, urgent=urgent)
         if urgent:
             self._flush_for_urgent(conn)
-            self._inputs.appendleft(item)
+            self._queue().appendleft(item)
         else:
-            self._inputs.append(item)
+            self._queue().append(item)
         self.queued_input += len(data)
-        self._input_wake.set()
         if self._echo_first is not None:
             self._echo_first.expect(self.id)
+        self._wake_writer()
 
     def _stop_writing(self, item: PendingInput) -> None:
         """Stop writing ``item`` between two writes, also while the writer waits for room
@@ -634,7 +756,7 @@ class Terminal:
         dropped = [item for item in self._inputs if _cancellable(item)]
         # Kept: the server's own answers to terminal queries (the program waits for
         # them), and input of clients too old to be told INPUT_CANCELLED.
-        self._inputs = deque(item for item in self._inputs if not _cancellable(item))
+        self._inputs = deque(item for item in self._inputs if not _cancellable(item)) or ()
         self.queued_input -= sum(len(item.data) for item in dropped)
         current = self._writing
         if current is not None and _cancellable(current):
@@ -665,7 +787,7 @@ class Terminal:
         self._cancelled_units.add(conn)
         if self._holder is conn and not any(item.conn is conn for item in self._inputs):
             self._holder = None
-            self._input_wake.set()
+            self._wake_writer()
 
     def _stalled_unit(self, holder: InputOwner) -> None:
         """The unit's next piece did not come within the hold timeout: its pieces
@@ -686,7 +808,7 @@ class Terminal:
         dropped = len(self._inputs) - len(kept)
         if dropped:
             self.queued_input -= sum(len(i.data) for i in self._inputs if i.conn is conn)
-            self._inputs = deque(kept)
+            self._inputs = deque(kept) if kept else ()
         current = self._writing
         cut = self._holder is conn  # pieces of its unit are in the tty: it is cut short
         if current is not None and current.conn is conn:
@@ -702,21 +824,39 @@ class Terminal:
         if self._holder is conn:
             self._holder = None
         self._cancelled_units.discard(conn)
-        self._input_wake.set()
+        self._wake_writer()
         if dropped:
             log.info("terminal %d: dropped %d inputs of a closed connection", self.id, dropped)
 
     def _next_input(self) -> PendingInput | None:
         holder = self._holder
         if holder is None:
-            return self._inputs.popleft() if self._inputs else None
+            if not self._inputs:
+                return None
+            inputs = self._queue()
+            item = inputs.popleft()
+            if not inputs:
+                self._inputs = ()
+            return item
         for i, item in enumerate(self._inputs):
             if item.conn is holder:
-                del self._inputs[i]
+                inputs = self._queue()
+                del inputs[i]
+                if not inputs:
+                    self._inputs = ()
                 return item
         return None  # the unit's next piece has not arrived: everyone else waits
 
     async def _writer(self) -> None:
+        """Writes queued input until there is none and no unit's next piece to wait
+        for, then returns (``_start_writer`` starts it again for the next input)."""
+        try:
+            await self._write_inputs()
+        finally:
+            self._writer_running = False
+            self._input_wake = _NO_WAITER
+
+    async def _write_inputs(self) -> None:
         fd = self.master_fd
         while True:
             item = self._next_input()
@@ -724,16 +864,18 @@ class Terminal:
             hold_until = trio.current_time() + self.config.input_unit_hold_s
             while item is None:
                 holder = self._holder
-                if holder is not None:  # its next piece must be read, whatever its backlog
-                    holder.awaiting_unit(self, True)
+                if holder is None:
+                    return  # idle (no await since the queue was found empty)
+                holder.awaiting_unit(
+                    self, True
+                )  # its next piece must be read, whatever its backlog
                 try:
                     self._input_wake = trio.Event()
-                    with trio.move_on_at(hold_until if holder is not None else math.inf):
+                    with trio.move_on_at(hold_until):
                         await self._input_wake.wait()
                 finally:
-                    if holder is not None:
-                        holder.awaiting_unit(self, False)
-                if holder is not None and trio.current_time() >= hold_until:
+                    holder.awaiting_unit(self, False)
+                if trio.current_time() >= hold_until:
                     self._stalled_unit(holder)
                 item = self._next_input()
             self._writing = item
@@ -792,6 +934,11 @@ class Terminal:
                     )
                     encoded = encode_frame(frame)
                 sub.push_input(encoded)
+
+
+_NO_WAITER = trio.Event()
+"""The wake-up of a writer or watcher not running: setting it wakes nobody, and each
+makes its own before it waits (a terminal saves an Event while idle)."""
 
 
 def _cancellable(item: PendingInput) -> bool:
