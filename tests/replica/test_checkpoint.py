@@ -180,6 +180,8 @@ def _assert_replays(t: Terminal, history: int, ck: bytes | None = None) -> None:
 @given(_session(), st.sampled_from([0, 3, 50]))
 # Marks after CR on a wrapped row once landed on the wide character's right half above.
 @example((3, 2, ["中文".encode(), ("\r" + "\u0301" * 12).encode()]), 0)
+# A pending wrap (kept by RI) over the cell a wide character did not fit came back blank.
+@example((4, 2, ["abc中文".encode(), b"\x1bM"]), 0)
 def test_checkpoint_replays_to_equal_state(
     session: tuple[int, int, list[bytes | tuple[int, int]]], history: int
 ) -> None:

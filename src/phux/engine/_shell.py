@@ -19,9 +19,11 @@ two parameters of phux's own, which other terminals ignore:
 
 * ``phux_pen=1``: the mark only sets the OSC 133 mark of the cells drawn next
   (what a checkpoint needs to recreate every cell's mark); no prompt cycle,
-  no command, no event. In a checkpoint (``Terminal.feed_checkpoint``) a mark
-  without ``phux_at`` is taken the same way: older writers (and other servers)
-  wrote the cells' marks bare, and their checkpoints carry no commands.
+  no command, no event. With ``phux_spill=1`` too, the blank just drawn in the
+  row's last column (a pending wrap) is the cell a wide character did not fit.
+  In a checkpoint (``Terminal.feed_checkpoint``) a mark without ``phux_at`` is
+  taken the same way: older writers (and other servers) wrote the cells' marks
+  bare, and their checkpoints carry no commands.
 * ``phux_at=<row>,<col>``: the mark happened at that position (``row``
   relative to the viewport's first row, negative in history), not at the
   cursor; it leaves the pen alone, and its times come only from ``phux_t``.
@@ -69,6 +71,17 @@ class ShellScreen(Protocol):
 
 
 __all__ = ["CommandRecord", "ShellState", "percent_decode", "percent_encode"]
+
+
+def _respill(screen: ShellScreen) -> None:
+    """A checkpoint's pending wrap over the last cell of a row that a wide character did
+    not fit: the blank it drew there to make the wrap pending is that cell again (data
+    "": a reflow joins the row to the next without a space)."""
+    line = screen.buffer[screen.cursor.y]
+    cell = line.get(screen.columns - 1)
+    if cell is not None and cell.data == " ":
+        line[screen.columns - 1] = cell._replace(data="")
+
 
 # Commands kept at most, those whose rows all left the history included (their
 # command line, cwd, status and times outlive their output). Checkpoints carry
@@ -468,6 +481,8 @@ class ShellState:
             # whose checkpoints do not carry the shell's commands (phux before they
             # did, another server): bare marks of the cells, not a prompt cycle.
             screen.set_semantic(_SEMANTIC.get(kind, 0))
+            if params.get("phux_spill") == "1":
+                _respill(screen)
             return
         at = params.get("phux_at")
         replayed = at is not None

@@ -395,10 +395,13 @@ def _cursor_to(
     line = buffer.get(y)
     cell = line.get(cols - 1) if line is not None else None
     at = cols - 1
+    spill = False
     if cell is not None and cell.data == "" and cols >= 2 and line is not None:
         left = line.get(cols - 2)
         if left is not None and left.data and _is_wide(left.data):
             cell, at = left, cols - 2
+        else:  # where a wide character did not fit: drawn blank, then made that again
+            cell, spill = cell._replace(data=" "), True
     if cell is None or not cell.data:
         cell = BLANK
     out.append(f"\x1b[{y - top + 1};{at + 1}H")
@@ -408,6 +411,8 @@ def _cursor_to(
         out.append(f"\x1b]8;{plain(cell.link)}\x07{cell.data}\x1b]8;;\x07")
     else:
         out.append(cell.data)
+    if spill:  # (phux.engine._shell; other terminals keep the blank)
+        out.append(_OSC133[cell.semantic].replace("phux_pen=1", "phux_pen=1;phux_spill=1"))
     return cell.semantic
 
 
