@@ -36,6 +36,10 @@ class Measurement:
     baseline: float
     higher_is_better: bool = True
     target: str = ""
+    # The (lowest, highest) of the runs whose median ``value`` / ``baseline`` is,
+    # where a bench reports a median of several runs.
+    spread: tuple[float, float] | None = None
+    baseline_spread: tuple[float, float] | None = None
 
     @property
     def ratio(self) -> float:
@@ -126,9 +130,9 @@ def format_table(measurements: Sequence[Measurement]) -> str:
             (
                 m.bench,
                 m.name,
-                f"{m.value:.4g} {m.unit}",
+                _figure(m.value, m.unit, m.spread),
                 m.baseline_name,
-                f"{m.baseline:.4g} {m.unit}",
+                _figure(m.baseline, m.unit, m.baseline_spread),
                 f"{m.ratio:.2f}x",
                 m.target,
             )
@@ -137,6 +141,12 @@ def format_table(measurements: Sequence[Measurement]) -> str:
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _figure(value: float, unit: str, spread: tuple[float, float] | None) -> str:
+    if spread is None:
+        return f"{value:.4g} {unit}"
+    return f"{value:.4g} {unit} ({spread[0]:.3g}-{spread[1]:.3g})"
 
 
 def discover() -> list[str]:
