@@ -193,6 +193,24 @@ class Server:
             assert time.monotonic() < deadline, f"never drawn: {text!r}: {self.screen(target)}"
             time.sleep(0.05)
 
+    def cursor_line(self, target: str) -> tuple[str, int]:
+        """The row the cursor is on and the cursor's column, from one snapshot."""
+        data = self.client.snapshot_data(target, deadline=Deadline.after(STEP))
+        cursor, lines = data["cursor"], data["lines"]
+        row = int(cursor["y"])
+        return (str(lines[row]) if row < len(lines) else ""), int(cursor["x"])
+
+    def await_typed(self, target: str, text: str) -> int:
+        """Until the shell echoed ``text`` just before the cursor (what an earlier test
+        typed, still on the screen, is not this); the column the text starts at."""
+        deadline = time.monotonic() + STEP
+        while True:
+            line, x = self.cursor_line(target)
+            if line[:x].endswith(text):
+                return x - len(text)
+            assert time.monotonic() < deadline, f"never echoed: {text!r}: {(line, x)}"
+            time.sleep(0.02)
+
     def history_entries(self, target: str) -> list[dict[str, Any]]:
         """``phux history --json TARGET``'s commands (the CLI's)."""
         res = self("history", "--json", target)

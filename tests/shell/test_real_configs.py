@@ -131,7 +131,7 @@ def test_new_then_run(corpus: Corpus) -> None:
 
     # Typed for real (no Enter): refused, with exactly what was typed.
     phux.keys(w, "echo pend")
-    phux.await_screen(w, "echo pend")
+    phux.await_typed(w, "echo pend")
     res = phux("run", "--timeout", TIMEOUT, w, "echo no")
     assert res.code == 3, res.err
     assert "input is pending at the prompt: 'echo pend'" in res.err
@@ -217,14 +217,15 @@ def test_a_command_line_read_from_the_screen_leaves_the_right_prompt_out(config:
 def test_typed_input_before_the_cursor_moved_home_is_pending(corpus: Corpus) -> None:
     # The cursor back at the prompt's start: nothing before it, the typed text after.
     phux, w = corpus.phux, corpus.pane()
+    # (Awaited at the cursor: test_new_then_run's "echo pend", cancelled, is still
+    # on the screen, and C-a could come before the echo this test awaits.)
     phux.keys(w, "echo pend")
-    phux.await_screen(w, "echo pend")
-    typed_to = phux.cursor_x(w)
+    start = phux.await_typed(w, "echo pend")
     phux.keys(w, "C-a")
     deadline = time.monotonic() + STEP
-    while phux.cursor_x(w) == typed_to:  # (until the shell moved the cursor)
-        assert time.monotonic() < deadline, "the cursor never moved"
-        time.sleep(0.05)
+    while phux.cursor_x(w) != start:  # (until the shell moved the cursor home)
+        assert time.monotonic() < deadline, f"the cursor never moved: {phux.cursor_line(w)}"
+        time.sleep(0.02)
     res = phux("run", "--timeout", TIMEOUT, w, "echo no")
     assert res.code == 3, res.err
     assert "input is pending at the prompt: 'echo pend'" in res.err
