@@ -5,9 +5,12 @@ What an agent sees: exit codes, stdout, the one JSON error line on stderr.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +69,56 @@ def test_unbalanced_quote_is_exit_4(phux: Phux) -> None:
     assert (res.code, res.out) == (4, ""), res.err
     assert json.loads(res.err)["error"]["code"] == "incomplete_command"
     assert phux("run", "sh-quote4", "echo closed").out == "closed\n"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_an_unbalanced_quote_with_slow_prompt_hooks_is_one_c_c(
+    phux: Phux, tmp_path: Path, shell: str
+) -> None:
+    """After its C-c, run waited a second for the prompt, then pressed C-c again (three
+    times): with prompt hooks slower than that (a git prompt in a big repository, a
+    loaded machine) each press killed the hook's job, and run gave up while the hook
+    still held the pane, so the next run was refused (exit 3). A shell that shows it
+    took the C-c is waited for instead: bash leaves readline (the tty's modes change;
+    its hook here blocks in a builtin: no job, no output), zsh runs a plain `precmd`
+    before phux's hooks (its job takes the terminal, no mark yet)."""
+    fifo = tmp_path / "never"
+    os.mkfifo(fifo)
+    args: list[str] = []
+    env: list[str] = []
+    if shell == "bash":
+        rc = tmp_path / "slowrc"
+        rc.write_text(f"exec 9<>{fifo}\nPROMPT_COMMAND='read -t 1.1 -u 9 _'\n")
+        args = ["--rcfile", str(rc)]
+    else:
+        (tmp_path / ".zshrc").write_text("precmd() { command sleep 1.1 }\n")
+        env = ["-e", f"ZDOTDIR={tmp_path}"]
+    name = f"sh-quote-slow-{shell}"
+    assert phux("new", *env, "-s", name, "--", shell, *args).code == 0
+    ready(phux, name)
+    res = phux("run", "--json", "--timeout", "20", name, "echo 'open")
+    assert (res.code, res.out) == (4, ""), res.err
+    audit = phux("audit", "--json", name).json()["entries"]
+    ctrl_c = hashlib.sha256(b"\x03").hexdigest()
+    assert [e["bytes"] for e in audit if e["sha256"] == ctrl_c] == [1], audit
+    res = phux("run", "--timeout", "20", name, "echo closed")
+    assert (res.code, res.out) == (0, "closed\n"), res.err
+
+
+def test_a_shell_that_ignores_c_c_is_not_said_to_be_interrupted(phux: Phux, tmp_path: Path) -> None:
+    """No sign of three C-c (SIGINT ignored): run still reports the unfinished line,
+    without claiming it interrupted it, and the pane reads as the continuation it is."""
+    rc = tmp_path / "deafrc"
+    rc.write_text("trap '' INT\n")
+    name = "sh-quote-deaf"
+    phux.new(name, "bash", "--rcfile", str(rc))
+    ready(phux, name)
+    res = phux("run", "--json", "--timeout", "20", name, "echo 'open")
+    assert res.code == 4, res.err
+    message = json.loads(res.err)["error"]["message"]
+    assert "no sign of the 3 C-c" in message and "may still wait" in message, message
+    assert phux("snapshot", "--json", name).json()["state"] == "continuation"
+    assert phux("kill", name).code == 0
 
 
 def test_a_continuation_prompt_is_its_own_state(phux: Phux) -> None:
@@ -235,3 +288,33 @@ def test_run_from_inside_its_own_pane_is_refused_at_once(phux: Phux) -> None:
     assert time.monotonic() - started < 10, out.err
     assert "rc=3" in out.out, out.out
     assert "inner\n" not in out.out
+
+
+def test_a_fish_command_whose_preexec_hooks_take_long_is_not_taken_for_unfinished(
+    phux: Phux, tmp_path: Path
+) -> None:
+    """fish runs an event's handlers in the order they were defined, and phux's are
+    defined after config.fish: a user's fish_preexec handler that waits on a job kept the
+    C mark back, fish quiet at what looks like its editor (its tty raw between the
+    handler's job and the command), and run took the line for unfinished: it pressed
+    C-c and reported exit 4, once after the command had run. phux.fish defines the
+    user's handlers again after its own, so C comes first. Nor does run spin meanwhile."""
+    import resource
+
+    config = tmp_path / "fish"
+    config.mkdir()
+    (config / "config.fish").write_text(
+        "function slow_hook --on-event fish_preexec\n    command sleep 1.3\nend\n"
+    )
+    name = "sh-fish-slow-preexec"
+    res = phux("new", "-e", f"XDG_CONFIG_HOME={tmp_path}", "-s", name, "--", "fish")
+    assert res.code == 0, res.err
+    ready(phux, name)
+    for n in range(3):  # the reading and fish's return raced: each run was a fresh chance
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        res = phux("run", "--json", "--timeout", "20", name, f"echo ran{n}")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        assert res.code == 0, (n, res.err)
+        assert res.json()["output"] == f"ran{n}", res.out
+        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        assert used < 1.0, f"run {n} spent {used:.2f} s of CPU waiting on fish's hook"

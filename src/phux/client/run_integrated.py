@@ -202,8 +202,9 @@ the Enter (its editor's redraw), means it waits for more."""
 
 
 _INTERRUPT_GRACE = 1.0
-"""How long an interrupted continuation may take to draw its next prompt before
-``run`` presses C-c again (three times at most)."""
+"""How long a shell may show no sign of a C-c (its tty's modes or foreground group
+unchanged) before ``run`` presses it again (three times at most). A shell that took it
+is waited for however slow its prompt hooks: another C-c would kill a hook's job."""
 
 
 def _run_integrated(
@@ -247,6 +248,7 @@ def _run_integrated(
     mirror.gap_hooks.append(scanner.gap)
     submitted: float | None = None
     interrupted_at: float | None = None
+    interrupted_fg: object = None  # the foreground when C-c was pressed
     interrupts = 0
     try:
         scanner.start(mirror.next_seq)
@@ -275,24 +277,35 @@ def _run_integrated(
                     foreign_wake = Deadline(at=foreign + _FOREIGN_GRACE)
             else:
                 done = _redrawn(scanner, since)
+            reacted = False
             if interrupted_at is not None:
-                late = time.monotonic() - interrupted_at > _INTERRUPT_GRACE
-                if (done == "continuation" or (done is None and late)) and interrupts < 3:
+                # The shell left its line editor (the tty's modes changed) or a prompt
+                # hook's job took the terminal: it took the C-c and draws its prompt,
+                # however slowly (TERMINAL_STATE comes after the output before it).
+                reacted = mirror.foreground != interrupted_fg
+                unheard = not reacted and time.monotonic() - interrupted_at > _INTERRUPT_GRACE
+                if (done == "continuation" or unheard) and interrupts < 3:
                     # The C-c came before the editor read again (the shell asked
-                    # anew), or bash took it without drawing a prompt: once more.
+                    # anew), or no sign of it came: once more.
                     _type(client, pane, scanner, b"\x03", deadline)
                     interrupts += 1
-                    interrupted_at = time.monotonic()
+                    interrupted_at, interrupted_fg = time.monotonic(), mirror.foreground
                     since = len(scanner.marks)
                     continue
-                if done is not None or late:
+                if done is not None:
                     raise IncompleteCommand(
                         "the shell asked for more input (an unbalanced quote or bracket?): "
                         "interrupted it with C-c; nothing ran"
                     )
+                if unheard:
+                    raise IncompleteCommand(
+                        "the shell asked for more input (an unbalanced quote or bracket?) "
+                        f"and showed no sign of the {interrupts} C-c pressed (does it ignore "
+                        "SIGINT?): nothing ran, but it may still wait for the rest"
+                    )
             elif done == "continuation":
                 _type(client, pane, scanner, b"\x03", deadline)
-                interrupted_at = time.monotonic()
+                interrupted_at, interrupted_fg = time.monotonic(), mirror.foreground
                 interrupts = 1
                 since = len(scanner.marks)
                 continue
@@ -310,7 +323,7 @@ def _run_integrated(
                 # a fish that has not read it yet (descheduled on a loaded machine)
                 # is not waiting for more; its answer, whatever it is, wakes us.
                 wake = deadline.earliest(Deadline(at=mirror.last_output + _FISH_GRACE))
-            if interrupted_at is not None:
+            if interrupted_at is not None and not reacted:
                 wake = deadline.earliest(Deadline(at=interrupted_at + _INTERRUPT_GRACE))
             unmarked = interrupted_at is None and shell != "fish" and _ended_open(scanner)
             if unmarked:
@@ -357,7 +370,7 @@ def _run_integrated(
                             truncated=False,
                         )
                     _type(client, pane, scanner, b"\x03", deadline)
-                    interrupted_at = time.monotonic()
+                    interrupted_at, interrupted_fg = time.monotonic(), mirror.foreground
                     interrupts = 1
                     since = len(scanner.marks)
     finally:

@@ -405,6 +405,10 @@ class Terminal:
         if not reread and self.foreground_settled():
             assert self._fg_listed is not None
             return self._fg_listed[1]
+        # What the program wrote before this reading goes out ahead of the listing
+        # (spec/L1.md §8.1): a shell seen back at its editor has its prompt's marks
+        # delivered first, so a client never holds the state without the output.
+        self._drain_held()
         record = self._read_foreground()
         self._fg_listed = (
             (self._fg_key, record, time.monotonic()) if record is self._fg_record else None

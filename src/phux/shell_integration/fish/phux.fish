@@ -29,6 +29,16 @@ else if status is-interactive; and not set -q __phux_loaded; and test "$PHUX_SHE
         printf '\e]133;C;cmdline_url=%s;phux_k=%s\a' (string escape --style=url -- $argv[1] | string replace -a / %2F) $__phux_k
     end
 
+    # fish runs an event's handlers in the order they were defined, and this file runs
+    # after config.fish: a user's fish_preexec handler that takes long (one that waits
+    # for a job) left the command's start unmarked meanwhile, fish quiet and holding its
+    # tty as at its editor, which `run` took for an unfinished line. Theirs are defined
+    # again, after ours, so that C comes first (spec/shell-integration.md, fish).
+    for __phux_h in (functions --handlers-type generic | string replace -rf '^fish_preexec (\S+)$' '$1')
+        test $__phux_h = __phux_preexec; or functions $__phux_h | source
+    end
+    set -e __phux_h
+
     function __phux_postexec --on-event fish_postexec
         set -l ret $status
         if set -q __phux_ran[1]
