@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -110,6 +111,7 @@ class Server:
         self._client: Client | None = None
         self._mcp: Mcp | None = None
         self._cli: CliForker | None = None
+        self._cli_lock = threading.Lock()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "phux", "server", "--socket", str(self.socket)],
             env=env,
@@ -137,9 +139,11 @@ class Server:
                 cwd=self.home,
             )
             return Result(proc.returncode, proc.stdout, proc.stderr)
-        if self._cli is None:
-            self._cli = CliForker(self.env, self.home, self.root)
-        return Result(*self._cli.run(list(args), timeout=STEP + 10))
+        with self._cli_lock:  # (tests call the CLI from threads too)
+            if self._cli is None:
+                self._cli = CliForker(self.env, self.home, self.root)
+            cli = self._cli
+        return Result(*cli.run(list(args), timeout=STEP + 10))
 
     @property
     def client(self) -> Client:
