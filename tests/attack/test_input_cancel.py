@@ -167,6 +167,47 @@ def test_interrupt_jumps_a_queued_paste(sock: Path, tmp_path: Path) -> None:
     assert os.path.exists(f"{out}.sigint")
 
 
+# Never reads its terminal (echo off, so the tty's echo does not fill the output);
+# SIGINT leaves OUT.sigint behind.
+DEAF_TO_INPUT = r"""
+import os, signal, sys, termios, time
+out = sys.argv[1]
+def interrupted(signum, frame):
+    open(out + ".sigint", "w").close()
+    os._exit(0)
+signal.signal(signal.SIGINT, interrupted)
+attrs = termios.tcgetattr(0)
+attrs[3] &= ~termios.ECHO
+termios.tcsetattr(0, termios.TCSANOW, attrs)
+open(out + ".ready", "w").close()
+while True:
+    time.sleep(1)
+"""
+
+
+def test_interrupt_reaches_a_program_whose_full_input_it_never_reads(
+    sock: Path, tmp_path: Path
+) -> None:
+    """A paste fills the tty of a program that never reads: C-c cannot be written
+    behind it, ever. The server discards the unread input, as a tty does on an
+    interrupt key, and writes the C-c (spec/L1.md §7)."""
+    out = tmp_path / "out"
+    with Client(sock, env={}) as client:
+        start(client, "deaf-int", DEAF_TO_INPUT, str(out))
+        wait_for("the program", Path(f"{out}.ready").exists, 10)
+        tid = terminal_of(client, "deaf-int")
+        paster = Connection.open(sock, Deadline.after(5))
+        sending = paste_in_background(paster, tid, b"x" * 1023 + b"\n", 4 * 1024)
+        try:
+            time.sleep(0.2)  # the tty is full (it takes tens of KiB): the writer waits
+            client.send_keys("deaf-int", ["C-c"], Deadline.after(10))
+            wait_for("SIGINT", Path(f"{out}.sigint").exists, 8)
+        finally:
+            paster.interrupt()
+            sending.join(10)
+            paster.close()
+
+
 # Does not read its terminal until GATE exists (a program busy with something else,
 # like `sleep`), then copies what it reads to OUT, line by line (a cooked tty).
 DEAF_UNTIL_GATE = 'while [ ! -e "$1" ]; do sleep 0.02; done; exec cat > "$2"'

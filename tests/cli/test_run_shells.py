@@ -5,9 +5,12 @@ What an agent sees: exit codes, stdout, the one JSON error line on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -103,6 +106,66 @@ def test_an_unbalanced_quote_with_slow_prompt_hooks_is_one_c_c(
     assert [e["bytes"] for e in audit if e["sha256"] == ctrl_c] == [1], audit
     res = phux("run", "--timeout", "20", name, "echo closed")
     assert (res.code, res.out) == (0, "closed\n"), res.err
+
+
+def _pane_process(phux: Phux, mark: str) -> int:
+    """The pid of the server's child started with ``-e PHUX_TEST_PANE=<mark>``."""
+    assert phux.server is not None
+    children = Path(f"/proc/{phux.server.pid}/task/{phux.server.pid}/children").read_text()
+    for pid in map(int, children.split()):
+        with contextlib.suppress(OSError):
+            if f"PHUX_TEST_PANE={mark}".encode() in Path(f"/proc/{pid}/environ").read_bytes():
+                return pid
+    raise AssertionError(f"no pane process marked {mark}")
+
+
+def test_a_command_typed_just_before_run_is_not_taken_for_its_own(
+    phux: Phux, tmp_path: Path
+) -> None:
+    """A line someone typed just before run's runs first: its C names it, and run waits
+    for a C naming its own line. It gave up on that half a second after the other
+    command's prompt (a shell may name a line otherwise: fish's abbreviations) and took
+    the other command's output and status for its own, while its own line still ran
+    its slow preexec hook. It now does so only once the shell is back at its editor."""
+    (tmp_path / ".zshrc").write_text("preexec() { command sleep 1 }\n")
+    name = "sh-foreign-first"
+    env = ["-e", f"ZDOTDIR={tmp_path}", "-e", f"PHUX_TEST_PANE={name}"]
+    assert phux("new", *env, "-s", name, "--", "zsh").code == 0
+    ready(phux, name)
+    zsh = _pane_process(phux, name)
+    os.kill(zsh, signal.SIGSTOP)  # both lines wait in the tty for the shell to read them
+    try:
+        assert phux("send-keys", name, "echo foreign", "Enter").code == 0
+        run = subprocess.Popen(
+            [sys.executable, "-m", "phux", "run", "--json", "--timeout", "20", name, "echo mine"],
+            env=phux.env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        typed = hashlib.sha256(b"echo mine\r").hexdigest()
+        deadline = time.monotonic() + 20
+        while typed not in phux("audit", "--json", name).out:
+            assert run.poll() is None and time.monotonic() < deadline, "run did not type"
+    finally:
+        os.kill(zsh, signal.SIGCONT)
+    out, _ = run.communicate(timeout=30)
+    doc = json.loads(out)
+    assert (doc["exit_code"], doc["output"]) == (0, "mine"), doc
+
+
+def test_a_line_the_shell_names_otherwise_is_still_its_own(phux: Phux, tmp_path: Path) -> None:
+    """fish expands an abbreviation as it is typed: its C names `echo via-abbr`, not the
+    line run typed. Once fish is back at its editor with no C naming run's line, the
+    command it ran was run's."""
+    config = tmp_path / "fish"
+    config.mkdir()
+    (config / "config.fish").write_text("abbr -a say echo\n")
+    name = "sh-fish-abbr"
+    assert phux("new", "-e", f"XDG_CONFIG_HOME={tmp_path}", "-s", name, "--", "fish").code == 0
+    ready(phux, name)
+    res = phux("run", "--json", "--timeout", "10", name, "say via-abbr")
+    assert res.code == 0, res.err
+    assert res.json()["output"] == "via-abbr"
 
 
 def test_a_shell_that_ignores_c_c_is_not_said_to_be_interrupted(phux: Phux, tmp_path: Path) -> None:

@@ -269,12 +269,14 @@ def _run_integrated(
                 done = _integrated_progress(scanner, prompts_needed, own)
                 foreign = _foreign_done_at(scanner, own)
                 if done is None and foreign is not None:
-                    if time.monotonic() - foreign > _FOREIGN_GRACE:
-                        # No C naming our line came after all (a shell that records
-                        # it differently): the command it ran was ours.
+                    if time.monotonic() - foreign <= _FOREIGN_GRACE:
+                        foreign_wake = Deadline(at=foreign + _FOREIGN_GRACE)
+                    elif _at_editor(mirror, pane):
+                        # No C naming our line came, and the shell reads a new line: it
+                        # named ours otherwise (fish's abbreviations), it ran ours.
                         own = ""
                         continue
-                    foreign_wake = Deadline(at=foreign + _FOREIGN_GRACE)
+                    # (Else it took a line, ours, and runs its preexec hooks: C comes.)
             else:
                 done = _redrawn(scanner, since)
             reacted = False
@@ -443,7 +445,15 @@ def _cmdline(mark: Mark) -> str | None:
 
 
 _FOREIGN_GRACE = 0.5
-"""How long after another command's prompt ``run`` waits for a C naming its own line."""
+"""How long after another command's prompt ``run`` waits for a C naming its own line
+before it takes the shell, back at its editor then, for one that named it otherwise."""
+
+
+def _at_editor(mirror: Mirror, pane: Pane) -> bool:
+    """The pane's own shell holds the terminal with its tty out of canonical mode: its
+    line editor reads (bash, zsh and fish leave it when a line is accepted)."""
+    fg = mirror.foreground_of(pane)
+    return fg is not None and fg.pgrp == pane.pid and not fg.canonical
 
 
 def _foreign_done_at(scanner: MarkScanner, line: str) -> float | None:
