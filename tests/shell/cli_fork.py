@@ -64,6 +64,8 @@ class CliForker:
                 socket.send_fds(conn, [request], [_stdin(), out.fileno(), err.fileno()])
                 answers = conn.makefile("rb")
                 pid = int(answers.readline())
+            except TimeoutError:  # (the zygote still importing, on a loaded machine)
+                raise subprocess.TimeoutExpired(["phux", *args], timeout) from None
             except (OSError, ValueError) as exc:
                 raise AssertionError(f"the CLI zygote failed: {self._log.read_text()}") from exc
             try:

@@ -87,22 +87,41 @@ def serve(listener: socket.socket) -> None:
                 conn.close()
         if listener in ready:
             conn, _ = listener.accept()
-            data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
-            while not data.endswith(b"\n"):  # (sent in one piece: it rarely comes in two)
-                more = conn.recv(1 << 16)
-                if not more:
-                    raise EOFError("a caller went away mid-request")
-                data += more
-            argv = json.loads(data)
-            keep_out = [listener.fileno(), wake_r, wake_w, *(c.fileno() for c in waiting.values())]
-            pid = os.fork()
-            if pid == 0:
+            try:
+                pid = start(conn, [listener.fileno(), wake_r, wake_w, *waiting_fds(waiting)])
+            except (OSError, ValueError, EOFError) as exc:  # that caller's loss only
+                print(f"cli_zygote: a request failed: {exc!r}", file=sys.stderr, flush=True)
                 conn.close()
-                child(argv, fds, keep_out)
-            for fd in fds:
-                os.close(fd)
+                continue
             waiting[pid] = conn
-            conn.sendall(f"{pid}\n".encode())
+            with contextlib.suppress(OSError):
+                conn.sendall(f"{pid}\n".encode())
+
+
+def waiting_fds(waiting: dict[int, socket.socket]) -> list[int]:
+    return [conn.fileno() for conn in waiting.values()]
+
+
+def start(conn: socket.socket, keep_out: list[int]) -> int:
+    """Read one request from ``conn`` and fork its child; the child's pid."""
+    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
+    try:
+        while not data.endswith(b"\n"):  # (sent in one piece: it rarely comes in two)
+            more = conn.recv(1 << 16)
+            if not more:
+                raise EOFError("the caller went away mid-request")
+            data += more
+        argv = json.loads(data)
+        if len(fds) != 3:
+            raise ValueError(f"{len(fds)} fds came, not 3")
+        pid = os.fork()
+        if pid == 0:
+            conn.close()
+            child(argv, fds, keep_out)
+        return pid
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 if __name__ == "__main__":
