@@ -115,8 +115,8 @@ while True:
     time.sleep(0.01)
 """
 
-# Cooked mode (so C-c is SIGINT), no echo, one line per read, slowly; says when interrupted.
-SLOW_LINE_READER = r"""
+# Cooked mode (so C-c is SIGINT), no echo; leaves OUT.ready, and OUT.sigint when interrupted.
+_INTERRUPTIBLE = r"""
 import os, signal, sys, termios, time
 out = sys.argv[1]
 def interrupted(signum, frame):
@@ -127,9 +127,19 @@ attrs = termios.tcgetattr(0)
 attrs[3] &= ~termios.ECHO
 termios.tcsetattr(0, termios.TCSANOW, attrs)
 open(out + ".ready", "w").close()
+"""
+
+# One line per read, slowly.
+SLOW_LINE_READER = (
+    _INTERRUPTIBLE
+    + r"""
 while True:
     data = os.read(0, 4096)
     if not data:
         break
     time.sleep(0.002)
 """
+)
+
+# Never reads its terminal.
+DEAF_TO_INPUT = _INTERRUPTIBLE + "\nwhile True:\n    time.sleep(1)\n"

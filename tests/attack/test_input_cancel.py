@@ -21,6 +21,7 @@ from phux.wire.frames import Input
 from server.harness import paste_in_background
 
 from .input_server import (
+    DEAF_TO_INPUT,
     GATED_READER,
     SLOW_LINE_READER,
     SLOW_RAW_READER,
@@ -165,24 +166,6 @@ def test_interrupt_jumps_a_queued_paste(sock: Path, tmp_path: Path) -> None:
             sending.join(10)
             paster.close()
     assert os.path.exists(f"{out}.sigint")
-
-
-# Never reads its terminal (echo off, so the tty's echo does not fill the output);
-# SIGINT leaves OUT.sigint behind.
-DEAF_TO_INPUT = r"""
-import os, signal, sys, termios, time
-out = sys.argv[1]
-def interrupted(signum, frame):
-    open(out + ".sigint", "w").close()
-    os._exit(0)
-signal.signal(signal.SIGINT, interrupted)
-attrs = termios.tcgetattr(0)
-attrs[3] &= ~termios.ECHO
-termios.tcsetattr(0, termios.TCSANOW, attrs)
-open(out + ".ready", "w").close()
-while True:
-    time.sleep(1)
-"""
 
 
 def test_interrupt_reaches_a_program_whose_full_input_it_never_reads(

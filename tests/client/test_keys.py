@@ -170,6 +170,30 @@ def test_kitty_disambiguate(keys: list[str], want: bytes) -> None:
     assert encode_keys(keys, KITTY) == want
 
 
+@pytest.mark.parametrize(
+    ("flags", "want"),
+    [
+        # "Report all keys as escape codes" (8) is a superset of disambiguate, and
+        # makes a shifted letter a key event: its unshifted key and Shift.
+        (8, b"\x1b[97;2u\x1b[97;6u\x1b[27u\x1b[97;5u\x1b[49;2u"),
+        # "Report alternate keys" (4): the shifted key after a colon.
+        (8 | 4, b"\x1b[97:65;2u\x1b[97:65;6u\x1b[27u\x1b[97;5u\x1b[49;2u"),
+        # "Report associated text" (16): the text a key types (Ctrl types none).
+        (8 | 16, b"\x1b[97;2;65u\x1b[97;6u\x1b[27u\x1b[97;5u\x1b[49;2u"),
+        (31, b"\x1b[97:65;2;65u\x1b[97:65;6u\x1b[27u\x1b[97;5u\x1b[49;2u"),
+        # Without 8 a shifted letter is text; 4 still reports C-S-a's shifted key.
+        (1 | 4, b"A\x1b[97:65;6u\x1b[27u\x1b[97;5u1"),
+    ],
+)
+def test_kitty_all_keys_alternate_keys_and_text(flags: int, want: bytes) -> None:
+    keys = ["S-a", "C-S-a", "Escape", "C-a", "S-1"]
+    assert encode_keys(keys, KeyModes(kitty=flags)) == want
+    # Typed without a look at the modes, under every flag: text, Enter, Tab,
+    # Backspace and Space, and the interrupt keys.
+    plain = ["ls -l", "Enter", "Tab", "BSpace", "Space", "C-c"]
+    assert encode_keys(plain, KeyModes(kitty=flags)) == b"ls -l\r\t\x7f \x03"
+
+
 def test_kitty_flags_without_disambiguate_keep_the_legacy_encoding() -> None:
     keys = ["Escape", "C-a", "M-x", "F3", "BTab"]
     assert encode_keys(keys, KeyModes(kitty=2)) == encode_keys(keys)

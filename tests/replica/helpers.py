@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,10 +55,19 @@ class Boot:
     def size(self) -> int:
         return len(self.checkpoint or b"") + len(self.journal)
 
-    def engine(self, history: int, mark_key: str | None = None) -> Terminal:
+    def engine(
+        self,
+        history: int,
+        mark_key: str | None = None,
+        frame_clock: Callable[[], float] | None = None,
+    ) -> Terminal:
         """Replay as a client does: fresh engine, checkpoint, journal (with resizes).
-        ``mark_key``: the pane's key, as a client passes it (None: trust every mark)."""
+        ``mark_key``: the pane's key, as a client passes it (None: trust every mark);
+        ``frame_clock``: the engine's clock for 2026 frames (a stopped one keeps a
+        frame the replay opens holding, however slow the test)."""
         t = Terminal(self.cols, self.rows, history=history, mark_key=mark_key)
+        if frame_clock is not None:
+            t.screen.frame_clock = frame_clock
         if self.checkpoint is not None:
             t.feed_checkpoint(self.checkpoint)
         seq = self.start_seq

@@ -7,7 +7,7 @@ from typing import Any
 from pyte import modes as mo
 
 from phux.engine import Terminal
-from phux.engine._cells import ALT_SCREEN_MODES, BLANK, Line
+from phux.engine._cells import ALT_SCREEN_MODES, BLANK, SYNCHRONIZED, Line
 from phux.engine._widths import char_width
 from phux.engine.checkpoint import plain
 
@@ -48,6 +48,10 @@ def _rows(lines: list[Line | None], cols: int, first_wrap: bool) -> list[tuple[A
     return out
 
 
+def _frame_mode(t: Terminal) -> set[int]:
+    return set() if t.frame_deadline is not None else {SYNCHRONIZED << 5}
+
+
 def engine_state(t: Terminal) -> dict[str, Any]:
     s = t.screen
     cols, rows = s.columns, s.lines
@@ -61,7 +65,9 @@ def engine_state(t: Terminal) -> dict[str, Any]:
         "main": main_rows[len(history) :],
         "alternate": s.alternate,
         "cursor": (s.cursor.x, s.cursor.y, s.cursor.attrs[1:], s.cursor.hidden),
-        "modes": sorted(s.mode - _ALT - {mo.DECSCNM}),
+        # An open 2026 frame travels while it holds the screen; one past its bound or
+        # dropped by a resize is left out (the live screen shows either way).
+        "modes": sorted(s.mode - _ALT - {mo.DECSCNM} - _frame_mode(t)),
         "margins": s.margins,
         "tabstops": sorted(x for x in s.tabstops if x < cols),
         "charsets": (s.g0_charset, s.g1_charset, s.charset),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -15,6 +16,7 @@ from phux.client import Deadline
 from phux.tui import mux_draw
 from phux.tui.keys import parse_detach_key
 from phux.tui.mux import Mux
+from phux.tui.mux_state import FRAME_INTERVAL, OTHERS_STARVED
 
 from .conftest import PhuxServer, short_tmpdir
 
@@ -101,10 +103,10 @@ def test_an_echo_goes_out_before_the_other_panes_news(
         assert server.phux("send-keys", mux.views[other].pane.id, text).returncode == 0
         pump(mux, lambda: screen_has(mux, other, text))
 
-    mux.others_at = 0.0
     other_prints("OTHERNEWS")
     mux.on_keys(b"ECHOED")
     pump(mux, lambda: mux.views[active].mirror.held_bytes > 0 or screen_has(mux, active, "ECHOED"))
+    mux.others_at = time.monotonic()  # the others are due (and not owed for long)
     mux.render()
     first = bytes(mux.out)
     mux.out.clear()
@@ -196,3 +198,125 @@ def test_a_pane_whose_connection_the_server_drops_is_subscribed_again(
     pump(mux, lambda: screen_has(mux, other, "xxxx"))
     mux.on_keys(b"STILL-HERE")
     pump(mux, lambda: screen_has(mux, active, "STILL-HERE"))
+
+
+def test_drawing_the_other_panes_stops_for_the_persons_news(server: PhuxServer, mux: Mux) -> None:
+    active = mux.active[mux.window]
+    other = next(tid for tid in mux.views if tid != active)
+    assert server.phux("send-keys", mux.views[other].pane.id, "FIRSTNEWS").returncode == 0
+    pump(mux, lambda: screen_has(mux, other, "FIRSTNEWS"))
+    # A key or an echo waits to be read while the others are drawn: the frame ends
+    # before them, writes nothing, and they stay owed (and due).
+    mux.news_waiting = lambda: True
+    due = mux.others_at = time.monotonic()
+    assert mux.render() is False
+    assert b"FIRSTNEWS" not in mux.out and mux.dirty and mux.others_at == due
+    mux.news_waiting = lambda: False
+    assert mux.render() is True
+    assert b"FIRSTNEWS" in mux.out
+    mux.out.clear()
+    # Owed a frame for OTHERS_STARVED, they are drawn whatever waits.
+    assert server.phux("send-keys", mux.views[other].pane.id, "STARVED").returncode == 0
+    pump(mux, lambda: screen_has(mux, other, "STARVED"))
+    mux.news_waiting = lambda: True
+    mux.others_at = time.monotonic() - OTHERS_STARVED
+    assert mux.render() is True
+    assert b"STARVED" in mux.out
+
+
+def test_the_other_panes_connections_are_read_when_they_are_drawn(mux: Mux) -> None:
+    active = mux.active[mux.window]
+    other = next(tid for tid in mux.views if tid != active)
+    now = time.monotonic()
+    mux.others_at = now + 1.0
+    assert mux.read_later(now) == {mux.views[other].conn}
+    mux.others_at = now
+    assert mux.read_later(now) == set()
+
+
+def test_a_flood_in_a_pane_not_typed_into_converges_to_its_exact_screen(
+    server: PhuxServer, mux: Mux
+) -> None:
+    """The loop itself (run_loop: its connections read when drawn, the flood skipped
+    and subscribed afresh once quiet) shows the flooded pane as the server has it."""
+    from phux.tui.mux import run_loop
+
+    active = mux.active[mux.window]
+    other = next(tid for tid in mux.views if tid != active)
+    view = mux.views[other]
+    done = server.dir / f"flood-{other}"
+    flood = f"seq 1 100000; touch {done}"
+    assert server.phux("send-keys", view.pane.id, flood, "Enter").returncode == 0
+    expected: list[list[str]] = []
+    keys_r, keys_w = os.pipe()
+    wake_r, wake_w = os.pipe()
+
+    def watch() -> None:
+        """The server's screen of the pane once the flood is over; the end of the
+        loop (its input closed) if it does not converge in time."""
+        deadline = time.monotonic() + WAIT
+        try:
+            while not done.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            with server.client() as c:
+                while time.monotonic() < deadline and not expected:
+                    state = c.snapshot(view.pane.id, deadline=Deadline.after(WAIT))
+                    if "100000" in state.lines[-2:]:  # (then the shell's prompt)
+                        expected.append(state.lines)
+                    time.sleep(0.02)
+            while time.monotonic() < deadline and mux.outcome is None:
+                time.sleep(0.02)
+        finally:
+            os.close(keys_w)
+
+    render = mux.render
+
+    def render_and_compare() -> bool:
+        drawn = render()
+        engine = mux.views[other].mirror.engine
+        if expected and engine is not None and engine.project().lines == expected[0]:
+            mux.finish("converged", "", 0)
+        return drawn
+
+    mux.render = render_and_compare  # type: ignore[method-assign]
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        run_loop(mux, keys_r, wake_r, {"cont": False, "winch": False}, None)
+    finally:
+        watcher.join(WAIT + 5)
+        for fd in (keys_r, wake_r, wake_w):
+            os.close(fd)
+    assert mux.outcome is not None and mux.outcome.reason == "converged", mux.outcome
+
+
+def test_the_frames_wait_for_the_echo_of_a_key_and_it_for_none(
+    server: PhuxServer, mux: Mux
+) -> None:
+    active = mux.active[mux.window]
+    now = time.monotonic()
+    mux.others_at = now  # the others are due
+    assert mux.echo_hold(now) is None  # nothing typed
+    mux.on_keys(b"K")
+    held = mux.echo_hold(time.monotonic())
+    assert held is not None and held == mux.echo_due > now
+    # A slow echo: owed a frame for OTHERS_STARVED, the others wait no longer.
+    mux.echo_due = now + 10.0
+    assert mux.echo_hold(now + OTHERS_STARVED / 2) == mux.echo_due
+    assert mux.echo_hold(now + OTHERS_STARVED + 0.01) is None
+    # The echo came: the frame is drawn (the active pane's news first).
+    pump(mux, lambda: mux.views[active].mirror.held_bytes > 0 or screen_has(mux, active, "K"))
+    assert mux.echo_due == 0.0 and mux.echo_hold(time.monotonic()) is None
+    # ... at once, however recent the last frame, while the cap has frames in hand ...
+    mux.drew(now)
+    assert mux.echo_news and mux.frame_at(now) == now
+    assert mux.render() is True
+    mux.drew(now)
+    assert not mux.echo_news and mux.frame_at(now) == mux.next_frame == now + FRAME_INTERVAL
+    # ... and not when it has none: frames stay one per FRAME_INTERVAL over time.
+    mux.on_keys(b"L")
+    pump(mux, lambda: mux.echo_news)
+    spare = mux.spare_frames(now)
+    assert spare < 1 and mux.frame_at(now) == pytest.approx(
+        now + (1 - spare) * FRAME_INTERVAL, rel=0, abs=1e-9
+    )

@@ -3,13 +3,15 @@
 One window of five panes: pane 0 runs ``cat`` (the kernel echoes each typed
 letter at once), panes 1-4 print a text file over and over. The person's
 terminal is a PTY this bench drives (``tools.bench.bench_attach``'s): one
-letter at a time, the time until it shows in what the attach wrote (escape
-sequences removed). The same window in ``tmux attach`` (its status line on),
-in the same run, is the baseline. Also: frames per second the attach drew
-(synchronized updates; the cap is one per 16 ms), bytes per second written
-to the person's terminal, the CPU of the multiplexer's processes (attach and
-server; tmux: its server and client) during the flood, and the CPU an
-attached client uses over IDLE_SECONDS with nothing changing.
+letter at a time, at most one every TYPING_INTERVAL (a person's pace), the
+time until it shows in what the attach wrote (escape sequences removed). The
+same window in ``tmux attach`` (its status line on), in the same run, is the
+baseline. Also: frames per second the attach drew (synchronized updates; the
+cap is one per 16 ms over time, a key's echo may use a frame it has in hand),
+bytes per second written to the person's terminal, the CPU of the
+multiplexer's processes (attach, server and its replica helper; tmux: its
+server and client) during the flood, each process's share printed, and the
+CPU an attached client uses over IDLE_SECONDS with nothing changing.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tools.bench.bench_attach import _ESCAPES, _Pty
@@ -34,6 +37,11 @@ IDLE_SECONDS = 10.0
 SETTLE_SECONDS = 5.0
 """Seconds after the attach started before typing: the figures are the steady state."""
 SYNC = b"\x1b[?2026h"
+TYPING_INTERVAL = float(os.environ.get("PHUX_BENCH_TYPING_INTERVAL", "0.05"))
+"""Seconds from one key to the next at least: a fast typist's 20 keys a second
+(``$PHUX_BENCH_TYPING_INTERVAL``; 0: the next key as soon as the echo shows, which
+measures the frame cap more than the echo, the attach drawing at most one frame per
+16 ms over time)."""
 KEYS = b"~^`{}&@"
 """Typed one at a time: in neither the flood (capitals and digits) nor a status line."""
 
@@ -60,6 +68,24 @@ def _cpu_seconds(pids: list[int]) -> float:
             continue
         total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+def _helpers(pid: int) -> list[int]:
+    """The server's replica helper processes (its children running phux.server.replica)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+    found = []
+    for child in children:
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if b"phux.server.replica" in f.read():
+                    found.append(child)
+        except OSError:
+            continue
+    return found
 
 
 class _Reader:
@@ -96,8 +122,8 @@ class _Reader:
 
     def drain(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            self.pump(0.02)
+        while (left := deadline - time.monotonic()) > 0:
+            self.pump(min(0.02, left))
 
     def started(self, seconds: float = 30.0) -> None:
         """Until the attach took the terminal (raw mode, the alternate screen)."""
@@ -129,6 +155,7 @@ def _type(reader: _Reader, count: int, warmup: int) -> list[float]:
         reader.until(letter, 10.0)
         if i >= warmup:
             samples.append(time.perf_counter() - start)
+        reader.drain(start + TYPING_INTERVAL - time.perf_counter())
     return samples
 
 
@@ -138,18 +165,32 @@ class Figures:
         self.fps = 0.0
         self.bytes_per_s = 0.0
         self.cpu = 0.0
+        self.cpu_parts: dict[str, float] = {}
         self.idle_cpu = 0.0
 
 
-def _measure(term: _Pty, pids: list[int], count: int, warmup: int, figures: Figures) -> None:
+def _measure(
+    term: _Pty,
+    pids: dict[str, list[int]] | Callable[[], dict[str, list[int]]],
+    count: int,
+    warmup: int,
+    figures: Figures,
+) -> None:
+    """``pids``: the processes whose CPU is counted, by name (or a function giving
+    them once the attach has started: the server's helpers start with it)."""
     reader = _Reader(term)
     reader.started()
     reader.drain(SETTLE_SECONDS)  # the panes' bootstraps (megabytes of journal each)
-    cpu0, b0, f0, t0 = _cpu_seconds(pids), reader.bytes, reader.frames, time.monotonic()
+    named = pids() if callable(pids) else pids
+    cpu0 = {name: _cpu_seconds(ids) for name, ids in named.items()}
+    b0, f0, t0 = reader.bytes, reader.frames, time.monotonic()
     figures.echo = _type(reader, count, warmup)
     reader.drain(1.0)
     wall = time.monotonic() - t0
-    figures.cpu = (_cpu_seconds(pids) - cpu0) / wall
+    figures.cpu_parts = {
+        name: (_cpu_seconds(ids) - cpu0[name]) / wall for name, ids in named.items()
+    }
+    figures.cpu = sum(figures.cpu_parts.values())
     figures.bytes_per_s = (reader.bytes - b0) / wall
     figures.fps = (reader.frames - f0) / wall
 
@@ -197,7 +238,14 @@ def _phux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
         for _ in range(FLOODERS):
             phux("split", "bench:0.0", "--", "sh", "-c", f"while :; do cat {flood}; done")
         term = _Pty([sys.executable, "-m", "phux", "attach", "bench:0.0"], env)
-        _measure(term, [term.pid, server.pid], count, warmup, figures)
+        attach = term.pid
+        _measure(
+            term,
+            lambda: {"attach": [attach], "server": [server.pid], "replicas": _helpers(server.pid)},
+            count,
+            warmup,
+            figures,
+        )
         return figures
     finally:
         if term is not None:
@@ -236,12 +284,16 @@ def _tmux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
             tmux("split-window", "-d", "-t", "bench:0.0", f"while :; do cat {flood}; done")
             tmux("select-layout", "-t", "bench", "tiled")
         term = _Pty([*base, "attach", "-t", "bench"], env)
-        _measure(term, [term.pid, server_pid], count, warmup, figures)
+        _measure(term, {"client": [term.pid], "server": [server_pid]}, count, warmup, figures)
         return figures
     finally:
         if term is not None:
             term.close()
         subprocess.run([*base, "kill-server"], env=env, capture_output=True, timeout=10)
+
+
+def _pace() -> str:
+    return f"{1 / TYPING_INTERVAL:.0f} keys/s" if TYPING_INTERVAL > 0 else "keys back to back"
 
 
 def run(quick: bool) -> list[Measurement]:
@@ -253,17 +305,26 @@ def run(quick: bool) -> list[Measurement]:
     root = Path(tempfile.mkdtemp(prefix="phux-bm-", dir="/tmp"))
     try:
         flood = _flood_file(root)
+        loadavg = os.getloadavg()
         with OtherLoad() as load:
             phux = _phux(root, flood, count, warmup, idle)
             tmux = _tmux(root, flood, count, warmup, idle)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"# mux: other load {load.cpus:.2f} CPUs", file=sys.stderr)
+    now = os.getloadavg()
+    print(
+        f"# mux: other load {load.cpus:.2f} CPUs; load average {loadavg[0]:.2f} before,"
+        f" {now[0]:.2f} after",
+        file=sys.stderr,
+    )
+    for name, figures in (("phux", phux), ("tmux", tmux)):
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in figures.cpu_parts.items())
+        print(f"# mux: {name} CPU while flooding: {parts}", file=sys.stderr)
     ms = 1000.0
     return [
         Measurement(
             BENCH,
-            "echo p99, 4 panes flooding",
+            f"echo p99, 4 panes flooding, {_pace()}",
             "ms",
             percentile(phux.echo, 99) * ms,
             "tmux attach",
@@ -273,7 +334,7 @@ def run(quick: bool) -> list[Measurement]:
         ),
         Measurement(
             BENCH,
-            "echo median, 4 panes flooding",
+            f"echo median, 4 panes flooding, {_pace()}",
             "ms",
             percentile(phux.echo, 50) * ms,
             "tmux attach",
@@ -301,7 +362,7 @@ def run(quick: bool) -> list[Measurement]:
         ),
         Measurement(
             BENCH,
-            "CPU while flooding (client+server)",
+            "CPU while flooding (client+server+replicas)",
             "CPUs",
             phux.cpu,
             "tmux server+client",

@@ -33,7 +33,10 @@ does to the client that passes it: spec/proto.md §8, spec/L1.md §5.1, §7):
                              terminal's foreground as last read (1;
                              spec/L1.md §8.1)
   PHUX_LIST_REREAD           quiet terminals whose foreground a whole listing
-                             reads again anyway, longest unread first (64)"""
+                             reads again anyway, longest unread first (64)
+  PHUX_ECHO_FIRST            seconds flooding terminals wait, after a client's
+                             INPUT, for that terminal's echo to be read first
+                             (0.05; 0: never)"""
 
 
 @click.command("server", epilog=LIMITS)

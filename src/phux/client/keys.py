@@ -9,7 +9,13 @@ helix, kakoune and fish 4 push) sends Escape, keys with Ctrl or Alt, modified
 Enter, Tab, Backspace and Space, and F1-F4 as kitty specifies: ``CSI code ;
 modifiers u`` (``C-a`` is ``CSI 97;5u``, Escape ``CSI 27u``), ``CSI 1;m P``,
 F3 as ``CSI 13 ~``; plain text, Enter, Tab and Backspace stay as they were,
-and so do C-c, C-\\ and C-z (see ``_INTERRUPTS``).
+and so do C-c, C-\\ and C-z (see ``_INTERRUPTS``). "Report all keys as escape
+codes" (8) adds shifted characters (``S-a`` is ``CSI 97;2u``), "report alternate
+keys" (4) the shifted character (``CSI 97:65;2u``), "report associated text" (16)
+the text typed (``CSI 97;2;65u``). Text words, and Enter, Tab, Backspace and
+Space without modifiers, are typed as a terminal types them without the
+protocol even under flag 8 (as an input method's text reaches the program):
+typing a command costs no look at the pane's modes.
 
 A KEYS argument is a named key (``Enter``, ``Up``, ``F5``), a key with
 modifiers (``C-c``, ``M-x``, ``C-M-x``, ``S-Up``, ``C-Left``), or anything else,
@@ -38,7 +44,9 @@ class KeyModes(Record):
     app_cursor: bool = False
     bracketed_paste: bool = False
     kitty: int = 0
-    """The kitty keyboard protocol's flags (only ``KITTY_DISAMBIGUATE`` changes keys here)."""
+    """The kitty keyboard protocol's flags (``KITTY_DISAMBIGUATE``, ``KITTY_ALTERNATE``,
+    ``KITTY_ALL_KEYS`` and ``KITTY_TEXT`` change keys here; event types, 2, do not:
+    send-keys types presses only)."""
 
 
 NO_MODES = KeyModes()
@@ -46,6 +54,15 @@ NO_MODES = KeyModes()
 
 KITTY_DISAMBIGUATE = 1
 """The kitty keyboard flag "disambiguate escape codes" (``CSI > 1 u``)."""
+KITTY_ALTERNATE = 4
+"""The kitty keyboard flag "report alternate keys": a shifted key also says what it
+types shifted (``S-a`` is ``CSI 97:65;2u``)."""
+KITTY_ALL_KEYS = 8
+"""The kitty keyboard flag "report all keys as escape codes", a superset of
+disambiguate: a shifted character is a key event too (``S-a`` is ``CSI 97;2u``)."""
+KITTY_TEXT = 16
+"""The kitty keyboard flag "report associated text" (with ``KITTY_ALL_KEYS``): a key
+event that types text carries it (``S-a`` is ``CSI 97;2;65u``)."""
 
 # Kitty's key numbers of the keys it reports as ``CSI number ; modifiers u``.
 _KITTY_CODES = {"Escape": 27, "Esc": 27, "Enter": 13, "Tab": 9, "BSpace": 127, "Space": 32}
@@ -143,17 +160,31 @@ def _kitty_named(name: str, mod: int) -> str | None:
     return None
 
 
-def _kitty_char(char: str, ctrl: bool, meta: bool, shift: bool) -> str:
-    """A character with Ctrl or Alt, as the disambiguate flag sends it: its unshifted
-    key's code point and the modifiers (``C-S-i`` is ``CSI 105;6u``)."""
+def _disambiguates(flags: int) -> bool:
+    return bool(flags & (KITTY_DISAMBIGUATE | KITTY_ALL_KEYS))
+
+
+def _kitty_char(char: str, ctrl: bool, meta: bool, shift: bool, flags: int) -> str:
+    """A character with modifiers as kitty's protocol sends it: its unshifted key's
+    code point and the modifiers (``C-S-i`` is ``CSI 105;6u``); with the alternate
+    keys flag, a shifted letter's shifted code point after a colon; with the text
+    flag, the text a shifted letter types (Ctrl and Alt type none; what Shift does to
+    a digit or a sign depends on a keyboard layout phux does not know)."""
     mod = 1 + (1 if shift else 0) + (2 if meta else 0) + (4 if ctrl else 0)
-    return f"{CSI}{ord(char.lower()) if char.isascii() else ord(char)};{mod}u"
+    key = char.lower() if char.isascii() else char
+    code = str(ord(key))
+    typed = key.upper() if shift else key
+    if shift and flags & KITTY_ALTERNATE and typed != key:
+        code += f":{ord(typed)}"
+    if flags & KITTY_TEXT and flags & KITTY_ALL_KEYS and not (ctrl or meta) and typed != key:
+        return f"{CSI}{code};{mod};{ord(typed)}u"
+    return f"{CSI}{code};{mod}u"
 
 
 def _named(name: str, ctrl: bool, meta: bool, shift: bool, modes: KeyModes) -> str | None:
     """Bytes of a named key with modifiers, or None if ``name`` is not a key name."""
     mod = 1 + (1 if shift else 0) + (2 if meta else 0) + (4 if ctrl else 0)
-    if modes.kitty & KITTY_DISAMBIGUATE:
+    if _disambiguates(modes.kitty):
         kitty = _kitty_named(name, mod)
         if kitty is not None:
             return kitty
@@ -202,8 +233,13 @@ def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
         if len(rest) != 1:
             raise _unknown(token, f"{rest!r} is not a key name")
         char = rest
-        if (ctrl or meta) and modes.kitty & KITTY_DISAMBIGUATE and token not in _INTERRUPTS:
-            return _kitty_char(char, ctrl, meta, shift).encode()
+        flags = modes.kitty
+        if (
+            (ctrl or meta or (shift and flags & KITTY_ALL_KEYS))
+            and _disambiguates(flags)
+            and token not in _INTERRUPTS
+        ):
+            return _kitty_char(char, ctrl, meta, shift, flags).encode()
         if shift:
             char = char.upper()
         if ctrl:

@@ -133,6 +133,11 @@ def wait_for(
                         " was met"
                     )
                 wake = limit
+                held = mirror.engine.frame_deadline if mirror.engine is not None else None
+                if held is not None:
+                    # A 2026 frame holds what is read: look again when its bound passes
+                    # (the live screen shows then, with or without more output).
+                    wake = limit.earliest(Deadline(at=held))
             else:
                 if not mirror.alive:
                     # Quiet, but because it is gone: say so, with its status.

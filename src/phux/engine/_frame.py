@@ -43,6 +43,15 @@ class Frame:
         self.view: Any = freeze(screen)
 
 
+def holding(screen: Any) -> Frame | None:
+    """``screen``'s open frame while it still holds what is shown (younger than
+    ``FRAME_LIMIT`` by the screen's frame clock), else None."""
+    frame: Frame | None = screen.frame
+    if frame is None or screen.frame_clock() - frame.opened > FRAME_LIMIT:
+        return None
+    return frame
+
+
 def _copy_row(line: Line) -> Line:
     """A plain ``Line`` holding ``line``'s cells (and its ``wrapped``/``default``)."""
     if line.__class__ is _LazyLine:

@@ -62,12 +62,14 @@ from phux.engine._cells import (
     SEM_INPUT,
     SEM_OUTPUT,
     SEM_PROMPT,
+    SYNCHRONIZED,
     Cell,
     Line,
     Runs,
     _LazyLine,
     _TextLine,
 )
+from phux.engine._frame import holding
 from phux.engine._pyte import Savepoint
 from phux.engine._pyte import charsets as cs
 from phux.engine._pyte import modes as mo
@@ -92,6 +94,7 @@ __all__ = ["Checkpointer", "write_checkpoint"]
 _DEFAULT_MODE = frozenset({mo.DECAWM, mo.DECTCEM})
 _ALT = frozenset(m << 5 for m in ALT_SCREEN_MODES)
 _SKIPPED_MODES = _ALT | {mo.DECSCNM, mo.DECOM, mo.DECCOLM}
+_SYNCHRONIZED = frozenset({SYNCHRONIZED << 5})
 _CHARSET_CODE = {id(v): k for k, v in cs.MAPS.items()}
 # The cells' marks are set with "pen" marks, which make no prompt cycle or command
 # when replayed (phux.engine._shell); the commands are carried by the marks of
@@ -591,7 +594,13 @@ def _write_state(screen: EngineScreen, out: list[str], buffer: dict[int, Line]) 
             top = margins.top
     cursor = screen.cursor
     semantic = _cursor_to(out, buffer, cursor.x, cursor.y, cols, top)
-    for m in sorted(mode - _DEFAULT_MODE - _SKIPPED_MODES):
+    skipped = _SKIPPED_MODES
+    if holding(screen) is None:
+        # A synchronized-output frame that no longer holds the screen (older than
+        # the bound, or dropped by a resize) is left out: a reader of the replayed
+        # checkpoint shows the live screen, as one of this engine does.
+        skipped = skipped | _SYNCHRONIZED
+    for m in sorted(mode - _DEFAULT_MODE - skipped):
         out.append(f"\x1b[?{m >> 5}h" if m >= 32 and not m & 31 else f"\x1b[{m}h")
     for m in sorted(_DEFAULT_MODE - mode):
         out.append(f"\x1b[?{m >> 5}l")

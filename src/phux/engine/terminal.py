@@ -6,7 +6,7 @@ import codecs
 from collections.abc import Callable
 
 from phux.engine._cells import BRACKETED_PASTE, DECCKM, FOCUS_EVENTS, MOUSE_MODES, SGR_MOUSE
-from phux.engine._frame import FRAME_LIMIT
+from phux.engine._frame import FRAME_LIMIT, holding
 from phux.engine._projection import SCHEMA_VERSION, SCHEMA_VERSIONS, Data, StyleCache, screen_data
 from phux.engine._pyte import modes as mo
 from phux.engine._screen import EngineScreen
@@ -269,11 +269,19 @@ class Terminal:
         (DEC mode 2026) is open, the screen from before it (read-only), until the
         frame is ``FRAME_LIMIT`` old; otherwise the live screen. Projections, the
         logical lines and the person's view read this one."""
-        frame = self.screen.frame
-        if frame is None or self.screen.frame_clock() - frame.opened > FRAME_LIMIT:
+        frame = holding(self.screen)
+        if frame is None:
             return self.screen
         view: EngineScreen = frame.view
         return view
+
+    @property
+    def frame_deadline(self) -> float | None:
+        """When (by ``screen.frame_clock``) the open frame stops holding the screen
+        shown, or None when no frame holds it: a reader that shows the screen (the
+        person's view, a replica deciding when to checkpoint) looks again then."""
+        frame = holding(self.screen)
+        return None if frame is None else frame.opened + FRAME_LIMIT
 
     def _frame_rows(self, shown: EngineScreen) -> int:
         """History rows a frame scrolled in, which the screen shown has not seen."""

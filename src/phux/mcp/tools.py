@@ -96,13 +96,6 @@ CALL_DEADLINE = 30.0
 """Overall deadline of the tools that do not block on a condition."""
 
 
-# ---------------------------------------------------------------- rendering
-
-
-def pretty(value: Any) -> str:
-    return msgspec.json.format(msgspec.json.encode(value), indent=2).decode()
-
-
 def _interrupts(keys: Sequence[str]) -> bool:
     """Keys made only of the tty's interrupt keys (the client sends those urgent)."""
     from phux.client.keys import encode_keys, is_interrupt

@@ -178,6 +178,10 @@ class ServerConfig:
     see phux.server.listing)."""
     read_batch_bytes: int = 64 * 1024
     """A PTY read pass stops after this many bytes, so one flood cannot hog the loop."""
+    echo_first_s: float = field(default_factory=lambda: _env_float("PHUX_ECHO_FIRST", 0.05))
+    """After a client's INPUT, the terminals that flood wait up to this long for the
+    typed-into terminal's echo to be read and sent before their next read pass
+    (``$PHUX_ECHO_FIRST``; 0: never; phux.server.echo_first)."""
     audit_file: Path | None = None
     """The input audit's JSON-lines file (``phux audit``); None: no audit."""
     audit_max_bytes: int = field(

@@ -178,7 +178,7 @@ class Journal:
                 items.popleft()
                 self._bytes -= len(first.data)
                 continue
-            if first.seq < seq:  # never happens: replicas checkpoint at chunk ends
+            if first.seq < seq:  # a replica checkpoints where a 2026 frame opens
                 cut = seq - first.seq
                 items[0] = Chunk(seq, first.data[cut:])
                 self._bytes -= cut

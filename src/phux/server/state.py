@@ -19,6 +19,7 @@ import trio
 from phux.runtime_paths import run_lock_path
 from phux.server.audit import AuditLog
 from phux.server.config import ServerConfig
+from phux.server.echo_first import EchoFirst
 from phux.server.journal import JournalBudget
 from phux.server.listing import ListingCache
 from phux.server.log import log
@@ -103,6 +104,8 @@ class ServerState(Generic[Conn]):
         """Bytes queued in every connection's outbox together."""
         self.journal_budget = JournalBudget(config.max_journal_total, self._relieve_journals)
         """Output bytes all terminals' journals hold together."""
+        self.echo_first = EchoFirst(config.echo_first_s)
+        """A terminal typed into is read before the floods (phux.server.echo_first)."""
         self.partial_bytes = 0
         """Bytes the connections' incomplete incoming frames take, counted at their
         announced lengths (``ServerConfig.max_partial_frames``)."""
@@ -301,6 +304,7 @@ class ServerState(Generic[Conn]):
             on_state=self._state_changed,
             interested=self._state_followed,
             journal_budget=self.journal_budget,
+            echo_first=self.echo_first,
         )
         self.terminals[tid] = term
         self.replicas.add(term)

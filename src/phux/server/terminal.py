@@ -18,6 +18,7 @@ import trio
 
 from phux.server import foreground as fgread
 from phux.server.config import ServerConfig
+from phux.server.echo_first import FLOOD_PASS, EchoFirst
 from phux.server.journal import Bootstrap, Chunk, Journal, JournalBudget, SizeChange
 from phux.server.log import log
 from phux.server.pty_process import (
@@ -105,6 +106,7 @@ class Terminal:
         on_state: StateHook | None = None,
         interested: InterestCheck | None = None,
         journal_budget: JournalBudget | None = None,
+        echo_first: EchoFirst | None = None,
     ) -> None:
         self.id = tid
         self.process = process
@@ -142,6 +144,10 @@ class Terminal:
         """Why the reader waits: "lag" (the replica is too far behind), "budget" (the
         journals together are over the server's budget: this one waits to be compacted)."""
         self._on_state = on_state
+        self._echo_first = echo_first
+        """The server's: a typed-into terminal's echo is read before floods (echo_first)."""
+        self._big_pass = False
+        """The last read pass took FLOOD_PASS bytes or more: the next waits for others' echoes."""
         self._interested = interested
         self._fg_key: fgread.Key | None = None
         self._fg_unsettled: fgread.Key | None = None
@@ -228,9 +234,16 @@ class Terminal:
             if self._read_gate is not None:
                 await self._read_gate.wait()
             await trio.lowlevel.wait_readable(fd)
+            first = self._echo_first
+            if self._big_pass and first is not None and first.holding(self.id):
+                await first.turn(self.id)
+                if self._read_gate is not None:
+                    continue  # (paused meanwhile: wait for the gate first)
             if not self._drain():
                 self._eof.set()
                 return
+            if self._big_pass and first is not None and (gap := first.flood_gap()):
+                await trio.sleep(gap)
 
     def _drain(self) -> bool:
         """Read what is available (up to one batch) and dispatch it; False at EOF."""
@@ -238,6 +251,8 @@ class Terminal:
         total = 0
         eof = False
         limit = self.config.read_batch_bytes
+        if self._echo_first is not None:
+            limit = self._echo_first.pass_limit(limit)
         fd = self.master_fd
         while total < limit:
             try:
@@ -254,6 +269,7 @@ class Terminal:
                 break
             parts.append(data)
             total += len(data)
+        self._big_pass = total >= FLOOD_PASS
         if parts:
             self._dispatch(parts[0] if len(parts) == 1 else b"".join(parts))
         return not eof
@@ -268,6 +284,8 @@ class Terminal:
                 self.output_hooks.remove(hook)
         for sub in self.subscribers:
             sub.push_output(chunk)
+        if self._echo_first is not None:
+            self._echo_first.answered(self.id)
         self._active_at = time.monotonic()
         self.stamp += 1
         if self._fg_armed:
@@ -299,6 +317,8 @@ class Terminal:
         self.exit_status = status
         self.stamp += 1
         self.final_seq = self.journal.next_seq
+        if self._echo_first is not None:
+            self._echo_first.forget(self.id)
         pending = list(self._inputs)
         self._inputs.clear()
         current = self._writing
@@ -598,6 +618,8 @@ class Terminal:
             self._inputs.append(item)
         self.queued_input += len(data)
         self._input_wake.set()
+        if self._echo_first is not None:
+            self._echo_first.expect(self.id)
 
     def _stop_writing(self, item: PendingInput) -> None:
         """Stop writing ``item`` between two writes, also while the writer waits for room
@@ -741,6 +763,8 @@ class Terminal:
                     log.info("terminal %d: input write failed: %s", self.id, exc)
                     await trio.sleep_forever()  # the reaper closes the terminal
                 self._show_input(view[offset : offset + written], item.conn is None)
+                if item.conn is not None and self._echo_first is not None:
+                    self._echo_first.expect(self.id)
                 offset += written
                 item.written = offset
                 await trio.lowlevel.checkpoint()

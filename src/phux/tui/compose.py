@@ -1,7 +1,9 @@
 """The multiplexer's screen: a grid of cells composed from panes, and damage drawing.
 
-A ``Canvas`` is what the person's terminal should show: one (text, SGR) pair
-per cell, the text "" for the right half of a wide character. Each frame the
+A ``Canvas`` is what the person's terminal should show: one (text, style) pair
+per cell, the text "" for the right half of a wide character; a style is the
+SGR of the cell and, for a cell under a hyperlink, the OSC 8 that opens it
+(``phux.tui.paint.linked``: ``Damage.frame`` ends the link where it ends). Each frame the
 multiplexer draws into it (panes from their engines, borders, the status
 line, an overlay) and ``Damage.frame`` turns the difference from what the
 terminal shows now into VT bytes: only the cells that changed, each run of
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from phux.engine._widths import char_width
+from phux.tui.paint import LINK_END, linked
 
 if TYPE_CHECKING:
     from phux.engine import Terminal
@@ -116,9 +119,11 @@ class Damage:
         """The terminal's content is unknown (a resize, SIGCONT): redraw all next frame."""
         self.shown = None
 
-    def frame(self, canvas: Canvas, tail: str = "") -> str:
+    def frame(self, canvas: Canvas, tail: str = "", *, tail_changed: bool = True) -> str:
         """VT bytes from what is shown to ``canvas`` ("" when nothing changed and
-        ``tail`` is empty); ``tail`` (cursor placement, modes) ends the update."""
+        ``tail`` did not); ``tail`` (cursor placement and shape, modes) ends the
+        update. Written whenever cells are: the update hides the cursor while it
+        draws and moves it, so an unchanged tail must put it back all the same."""
         parts: list[str] = []
         full = self.shown is None or (self.cols, self.rows) != (canvas.cols, canvas.rows)
         if full:
@@ -157,6 +162,8 @@ class Damage:
                     if text == "":
                         continue
                     if style != current:
+                        if current is not None and linked(current) and not linked(style):
+                            parts.append(LINK_END)
                         parts.append(style)
                         current = style
                     parts.append(text)
@@ -164,8 +171,10 @@ class Damage:
                     end += 1  # drawn with its left half
                 x = end
             shown[y] = list(new)
-        if not parts and not tail:
+        if not parts and not (tail and tail_changed):
             return ""
+        if current is not None and linked(current):
+            parts.append(LINK_END)
         if current not in (None, RESET):
             parts.append(RESET)
         return "\x1b[?2026h\x1b[?25l" + "".join(parts) + tail + "\x1b[?2026l"

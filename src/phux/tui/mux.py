@@ -5,16 +5,30 @@ person presses a multiplexer key (``C-b %``, ``C-b c``...) in the single-pane
 attach (``phux.tui.attach``, which stays what attach is for a person who
 never splits).
 
-Each pane of the current window is one subscription on the one connection:
-PRIMARY with the size of its place in the layout (so the person's window
-size, shared among the panes, becomes their sizes; agents' reads never
-resize), replayed into a ``phux.client.mirror.Mirror`` with its own engine.
+Each pane of the current window is one subscription, on a connection of its
+own (local servers; ``View.conn``): PRIMARY with the size of its place in the
+layout (so the person's window size, shared among the panes, becomes their
+sizes; agents' reads never resize), replayed into a
+``phux.client.mirror.Mirror`` with its own engine.
 Nothing is passed through: every frame is composed from the mirrors
 (``phux.tui.compose``) and only the cells that changed are drawn, at most one
-frame per FRAME_INTERVAL, and only when something changed (the loop blocks
-in ``select`` while nothing does). The engines parse the programs' output,
-so terminal queries, clipboard writes and other strings never reach the
-person's terminal from a pane.
+frame per FRAME_INTERVAL (over time: a key's echo, below), and only when
+something changed (the loop blocks in ``select`` while nothing does). The
+engines parse the programs' output, so terminal queries, clipboard writes and
+other strings never reach the person's terminal from a pane.
+
+The person's echo comes first. The panes the person is not typing into are
+parsed and drawn at most every OTHERS_INTERVAL, and their own connections
+are read only when that is due (``Panes.read_later``): a flood there waits in
+the socket and is read in one go, not at every chunk the server sends. A
+frame with news of the active pane draws it alone; a frame drawing the others
+stops when a key or the active pane's output waits to be read
+(``news_waiting``) and does not count against the frame cap, unless the others
+have been owed a frame for OTHERS_STARVED. After a key sent to the active
+pane, a frame that would draw the others waits for its echo (``echo_hold``,
+ECHO_WAIT at most), and the frame with the echo of a key goes out as soon as
+it is read when the cap has a frame in hand (one per FRAME_INTERVAL saved, up
+to FRAMES_IN_HAND): frames stay one per FRAME_INTERVAL over time.
 
 The layout of each window is L3 metadata (``phux.layout.SESSION.WINDOW``,
 spec/L3.md §2, ``phux.tui.layout``), so a second person and a re-attach see
@@ -35,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from phux.tui.mux_draw import Drawing
 from phux.tui.mux_keys import Commands
-from phux.tui.mux_state import FRAME_INTERVAL, FRAMES_PER_TURN, QUIET_RESYNC
+from phux.tui.mux_state import FRAMES_PER_TURN, QUIET_RESYNC
 from phux.tui.term import drain_wake, read_keys, window_size
 
 if TYPE_CHECKING:
@@ -56,6 +70,14 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
     """The multiplexer's loop: input first, then frames, then at most one frame
     per FRAME_INTERVAL while anything changed; blocks while nothing does."""
     mux.start()
+
+    def news_waiting() -> bool:
+        view = mux.active_view()
+        conn = view.conn if view is not None and view.conn is not None else mux.conn
+        fds = [in_fd] if conn.closed else [in_fd, conn.fileno()]
+        return bool(select.select(fds, [], [], 0)[0])
+
+    mux.news_waiting = news_waiting
     resyncing = False
     more = False
     behind: set[Connection] = set()  # connections left with frames to handle
@@ -65,7 +87,7 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         now = time.monotonic()
         timeout: float | None = None
         if mux.dirty:
-            timeout = max(0.0, mux.next_frame - now)
+            timeout = max(0.0, mux.frame_at(now) - now)
         if mux.relist_at is not None:
             wait = max(0.0, mux.relist_at - now)
             timeout = wait if timeout is None else min(timeout, wait)
@@ -75,9 +97,17 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
         if mux.message is not None:
             wait = max(0.0, mux.message_until - now)
             timeout = wait if timeout is None else min(timeout, wait)
+        if mux.frame_due is not None:
+            wait = max(0.0, mux.frame_due - now)
+            timeout = wait if timeout is None else min(timeout, wait)
         if resyncing:
             timeout = QUIET_RESYNC if timeout is None else min(timeout, QUIET_RESYNC)
         conns = mux.connections()
+        later = mux.read_later(now)
+        if later:
+            conns = [c for c in conns if c not in later]
+            wait = mux.others_at - now
+            timeout = wait if timeout is None else min(timeout, wait)
         if mux.read_ahead:
             mux.read_ahead = False
             behind.add(mux.conn)
@@ -122,9 +152,11 @@ def run_loop(mux: Mux, in_fd: int, wake_r: int, pending: dict[str, bool], raw: A
             mux.relist()
         if mux.message is not None and now >= mux.message_until:
             mux.dirty = True
+        if mux.frame_due is not None and now >= mux.frame_due:
+            mux.frame_due = None  # a pane's frame no longer holds: its live screen shows
+            mux.dirty = True
         if mux.alerts_at is not None and now >= mux.alerts_at and mux.outcome is None:
             mux.check_alerts()
-        if mux.dirty and now >= mux.next_frame and mux.outcome is None:
-            mux.render()
-            mux.next_frame = now + FRAME_INTERVAL
+        if mux.dirty and now >= mux.frame_at(now) and mux.outcome is None and mux.render():
+            mux.drew(now)
         mux.flush()

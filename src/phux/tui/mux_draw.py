@@ -13,14 +13,17 @@ from phux.tui.mux_state import (
     ACTIVE_BORDER,
     BORDER,
     ENGINE_BUDGET,
+    FRAME_INTERVAL,
+    FRAMES_IN_HAND,
     MOUSE_OFF,
     MOUSE_ON,
     OTHERS_INTERVAL,
+    OTHERS_STARVED,
     MuxState,
     _exit_code,
 )
 from phux.tui.overlay import draw
-from phux.tui.paint import PUSH_TITLE
+from phux.tui.paint import PUSH_TITLE, cursor_shape
 from phux.tui.status import PaneFacts, StatusLine, WindowTab, segments, state_text
 from phux.tui.term import write_all
 
@@ -41,10 +44,12 @@ class Drawing(MuxState):
     def leave_bytes(self) -> bytes:
         return (MOUSE_OFF + self.painter.leave(user_alt=True)).encode()
 
-    def render(self) -> None:
-        """Compose a frame and write only what changed."""
+    def render(self) -> bool:
+        """Compose a frame and write only what changed; False when it was cut short
+        for the person's news before it wrote anything (it does not count as a frame:
+        the news is drawn as soon as it is read)."""
         self.dirty = False
-        self.frames += 1
+        self.echo_news = False
         cols, rows = self.win
         canvas = self.canvas
         if (canvas.cols, canvas.rows) != (cols, rows):
@@ -52,6 +57,7 @@ class Drawing(MuxState):
             for v in self.views.values():
                 v.drawn = None
         geo = self.geometry()
+        self.frame_due = None
         node = self.layouts.get(self.window)
         area = self.area()
         active = self.active.get(self.window)
@@ -77,18 +83,21 @@ class Drawing(MuxState):
                         canvas.cells[y][x] = (ch, ACTIVE_BORDER if lit else BORDER)
         active_first = sorted(geo.items(), key=lambda item: item[0] != active)
         # An echo goes out alone: when the pane the person types into has news, this
-        # frame draws only it (the others' parsing and drawing wait for the next frame,
-        # FRAME_INTERVAL later), unless the last frame did so already (a pane the
-        # person floods must not starve the others).
+        # frame draws only it (the others' parsing and drawing wait for a later frame),
+        # unless the others have been owed a frame for OTHERS_STARVED already (a pane
+        # the person floods, or types into without pause, must not starve the others).
+        now = time.monotonic()
+        others_due = now >= self.others_at
+        starved = others_due and now - self.others_at >= OTHERS_STARVED
         echo_only = (
             not redraw_borders
             and self.overlay is None
-            and not self.echo_only_last
+            and not starved
             and self._active_has_news(active)
         )
-        self.echo_only_last = echo_only
+        due_at = self.others_at
+        yielded = False
         stop: float | None = None
-        others_due = time.monotonic() >= self.others_at
         for tid, rect in active_first:
             view = self.views.get(tid)
             if view is None:
@@ -99,8 +108,13 @@ class Drawing(MuxState):
                     stop = time.monotonic() + ENGINE_BUDGET
                     if others_due and not echo_only:
                         self.others_at = time.monotonic() + OTHERS_INTERVAL
+                if others_due and not (echo_only or yielded or starved) and self.news_waiting():
+                    # A key, or the active pane's output (an echo), came while the others
+                    # are drawn: this frame ends here, and they wait for a later one.
+                    yielded = True
+                    self.others_at = due_at
                 late = view.mirror.held_bytes and time.monotonic() > stop
-                if echo_only or late or not others_due:
+                if echo_only or yielded or late or not others_due:
                     self.dirty = True  # a later frame draws it
                     continue
             engine = view.mirror.engine
@@ -117,7 +131,11 @@ class Drawing(MuxState):
                     view.drawn = None
                     continue
             gen = engine.generation
-            key = (gen, rect, view.mirror.alive)
+            held = engine.frame_deadline  # (a 2026 frame that holds: redrawn at its end)
+            if held is not None:
+                due: float | None = self.frame_due
+                self.frame_due = held if due is None else min(due, held)
+            key = (gen, rect, view.mirror.alive, held is None)
             if view.drawn == key:
                 continue
             view.drawn = key
@@ -135,10 +153,49 @@ class Drawing(MuxState):
             self._borders = None
         self._draw_status(canvas)
         tail = self._cursor_and_modes(geo)
-        data = self.damage.frame(canvas, tail if tail != self._tail else "")
+        data = self.damage.frame(canvas, tail, tail_changed=tail != self._tail)
         self._tail = tail
         if data:
             self.out += data.encode()
+        elif yielded:
+            return False
+        self.frames += 1
+        return True
+
+    def frame_at(self, now: float) -> float:
+        """When the next frame may be drawn (while something changed): FRAME_INTERVAL
+        after the last one; not before a key's echo while the others wait for it. The
+        frame with that echo goes out as soon as it is read if the cap has a frame in
+        hand (``spare_frames``): a person's keys are drawn at once, and frames stay
+        at most one per FRAME_INTERVAL over time however fast keys come."""
+        if self.echo_news:
+            spare = self.spare_frames(now)
+            return now if spare >= 1 else now + (1 - spare) * FRAME_INTERVAL
+        hold = self.echo_hold(now)
+        return self.next_frame if hold is None else max(hold, self.next_frame)
+
+    def spare_frames(self, now: float) -> float:
+        """Frames the cap has in hand: one more every FRAME_INTERVAL, up to FRAMES_IN_HAND."""
+        return min(FRAMES_IN_HAND, self.spare + (now - self.spare_at) / FRAME_INTERVAL)
+
+    def drew(self, now: float) -> None:
+        """A frame went out: the next one FRAME_INTERVAL later (a key's echo sooner if
+        the cap has one in hand)."""
+        self.spare = self.spare_frames(now) - 1  # (below 0: owed, by a frame on time)
+        self.spare_at = now
+        self.next_frame = now + FRAME_INTERVAL
+
+    def echo_hold(self, now: float) -> float | None:
+        """Until when the next frame waits for the echo of the person's key (None: it
+        does not): only while that frame would draw the other panes' news in its
+        place, and they have not been owed a frame for OTHERS_STARVED."""
+        if now >= self.echo_due or now < self.others_at:
+            return None
+        if now - self.others_at >= OTHERS_STARVED:
+            return None
+        if self._active_has_news(self.active.get(self.window)):
+            return None
+        return self.echo_due
 
     def _active_has_news(self, active: int | None) -> bool:
         """Whether the active pane has output not drawn yet (an echo, say)."""
@@ -234,13 +291,15 @@ class Drawing(MuxState):
         if engine is None:
             return "\x1b[?25l"
         screen: Any = engine.screen
+        shown: Any = engine.shown  # (the cursor as drawn: before an open 2026 frame)
         from phux.engine._pyte import modes as mo
 
-        top = max(0, min(screen.cursor.y - rect.h + 1, engine.rows - rect.h))
-        cx = min(screen.cursor.x, engine.cols - 1)
-        cy = screen.cursor.y - top
-        visible = mo.DECTCEM in screen.mode and 0 <= cx < rect.w and 0 <= cy < rect.h
+        top = max(0, min(shown.cursor.y - rect.h + 1, engine.rows - rect.h))
+        cx = min(shown.cursor.x, engine.cols - 1)
+        cy = shown.cursor.y - top
+        visible = mo.DECTCEM in shown.mode and 0 <= cx < rect.w and 0 <= cy < rect.h
         out.append(f"\x1b[{rect.y + cy + 1};{rect.x + cx + 1}H")
+        out.append(cursor_shape(shown))
         out.append("\x1b[?1h" if (1 << 5) in screen.mode else "\x1b[?1l")
         out.append("\x1b[?2004h" if (2004 << 5) in screen.mode else "\x1b[?2004l")
         out.append("\x1b=" if screen.app_keypad else "\x1b>")

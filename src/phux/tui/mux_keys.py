@@ -16,7 +16,7 @@ from phux.tui import layout as lay
 from phux.tui.copy_mode import CopyMode
 from phux.tui.keys import Command
 from phux.tui.mux_panes import Panes
-from phux.tui.mux_state import CALL_TIMEOUT, View, _meta_set, _subscribe, _unsubscribe
+from phux.tui.mux_state import CALL_TIMEOUT, ECHO_WAIT, View, _meta_set, _subscribe, _unsubscribe
 from phux.tui.overlay import help_overlay, key_tokens, tree_overlay
 from phux.tui.term import now_ms
 from phux.wire.frames import Input, Kill, ListTerminals, MetaSet, TerminalList
@@ -70,6 +70,7 @@ class Commands(Panes):
         self.acks.append(
             self._send(lambda r: Input(request_id=r, terminal=tid, data=data, urgent=urgent))
         )
+        self.echo_due = now + ECHO_WAIT  # the others' next frame waits for its echo
 
     def select_pane(self, tid: int | None) -> None:
         if tid is None or tid == self.active.get(self.window):

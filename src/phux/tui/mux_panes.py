@@ -223,6 +223,17 @@ class Panes(MuxState):
         rest = [v.conn for v in self.views.values() if v.conn is not None and v is not active]
         return [*first, self.conn, *rest]
 
+    def read_later(self, now: float) -> set[Connection]:
+        """The own connections of the shown panes the person is not typing into, until
+        their next frame is due (``others_at``, every OTHERS_INTERVAL): what they print
+        meanwhile waits in the socket (and the server's queue) and is read in one go
+        before it is drawn, so a flood there wakes this client when it is to be drawn,
+        not at every chunk the server sends, and the echo is not read behind it."""
+        if now >= self.others_at:
+            return set()
+        active = self.active.get(self.window)
+        return {v.conn for tid, v in self.views.items() if v.conn is not None and tid != active}
+
     def resize_panes(self, *, force: bool = False) -> None:
         """Ask for each visible live pane's size to be its place's size."""
         for tid, rect in self.geometry().items():
@@ -338,6 +349,10 @@ class Panes(MuxState):
                 Tombstone,
             ),
         ):
+            if isinstance(frame, Output) and self.echo_due and tid == self.active.get(self.window):
+                # The echo of a key (or what the program printed instead): drawn at once.
+                self.echo_due = 0.0
+                self.echo_news = True
             copy = self.copy if self.copy_tid == tid else None
             if copy is not None and isinstance(frame, Resized) and view.mirror.ready:
                 # A reflow renumbers rows: copy mode stays on its text.

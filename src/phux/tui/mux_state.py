@@ -30,7 +30,11 @@ if TYPE_CHECKING:
     from phux.client.selectors import Pane
 
 FRAME_INTERVAL = 0.016
-"""At most one frame per this many seconds, however fast the panes print."""
+"""At most one frame per this many seconds, however fast the panes print (over time:
+the frame with the echo of a key may use one the cap has in hand)."""
+FRAMES_IN_HAND = 2.0
+"""Frames the cap saves while fewer are drawn (one per FRAME_INTERVAL), for the echo
+of a key to go out without waiting for FRAME_INTERVAL since the last frame."""
 RELIST_INTERVAL = 0.05
 """Metadata changes are gathered this long before the session is listed again."""
 SEND_TIMEOUT = 10.0
@@ -50,6 +54,12 @@ OTHERS_INTERVAL = 0.05
 """Seconds between frames that parse and draw the panes the person is not typing
 into: a flood there is drawn at most 20 times a second (its latest state), and the
 CPU left goes to the echo (the client's and, on one machine, the server's)."""
+OTHERS_STARVED = 0.1
+"""Seconds the other panes may be owed a frame (by echoes drawn alone, or a frame
+cut short for the person's next key) before one draws them, whatever comes."""
+ECHO_WAIT = 0.05
+"""Seconds a frame of the other panes waits, after a key sent to the active pane, for
+that pane's output (the echo): the frame cap then finds the echo's frame free."""
 CALL_TIMEOUT = 10.0
 HISTORY = 2000
 BACKGROUND_HISTORY = 100
@@ -77,7 +87,8 @@ class View:
     pane: Pane
     mirror: Mirror
     size: tuple[int, int] | None = None  # what we asked the server for
-    drawn: tuple[int, Any, int] | None = None  # (generation, rect, top) last composed
+    drawn: tuple[Any, ...] | None = None
+    """(generation, rect, alive, no 2026 frame holds) when last composed."""
     typed_by: str | None = None
     skipped: bool = False  # output was dropped unparsed: the screen is approximate
     background: bool = False  # a pane of another window: a viewer, for its alerts
@@ -133,8 +144,22 @@ class MuxState:
         self.dirty = True
         self.relist_at: float | None = None
         self.next_frame = 0.0
+        self.frame_due: float | None = None
+        """When a pane's synchronized-output frame stops holding what it shows (then
+        its live screen is drawn, with or without more output)."""
         self.others_at = 0.0  # the panes not typed into are drawn from then on
-        self.echo_only_last = False  # the last frame drew only the active pane
+        self.echo_due = 0.0
+        """Until when the echo of a key the person typed is awaited (ECHO_WAIT after it;
+        0 once the active pane's output came): the others' frame waits for it."""
+        self.echo_news = False
+        """The active pane's output came while an echo was awaited: the next frame
+        draws it as soon as the cap has a frame in hand (``Drawing.frame_at``)."""
+        self.spare = FRAMES_IN_HAND
+        self.spare_at = 0.0
+        """Frames the cap had in hand at ``spare_at`` (``Drawing.spare_frames``)."""
+        self.news_waiting: Callable[[], bool] = lambda: False
+        """Whether a key or the active pane's output waits to be read (the loop's
+        select, without waiting): drawing the other panes stops for it."""
         self.frames = 0  # drawn so far (for tests and benchmarks)
         self.prompt: tuple[str, str, Callable[[str], None]] | None = None
         self.confirm: tuple[str, Callable[[], None]] | None = None

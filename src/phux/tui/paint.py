@@ -6,7 +6,9 @@ screenful. A *full paint* recreates what the user's terminal must show to
 stay in step with the program from then on:
 
 1. leave the alternate screen if the user's terminal is in it, reset margins,
-   clear, and draw the main screen's rows with their SGR attributes;
+   clear, and draw the main screen's rows with their SGR attributes (underline
+   style and colour included) and OSC 8 links (those the raw stream would pass,
+   ``phux.tui.queries.safe_link``);
 2. if the program is in the alternate screen: put the cursor where the main
    screen's saved cursor is, enter the alternate screen (``?1049h`` saves that
    cursor, so leaving it later restores the main screen exactly as the
@@ -15,7 +17,11 @@ stay in step with the program from then on:
    attributes, visibility), the character sets and the private modes that
    change what the keyboard sends or what the terminal reports (application
    cursor keys and keypad, bracketed paste, mouse modes, focus events),
-   autowrap/insert/reverse-screen, and the window title.
+   autowrap/insert/reverse-screen, the cursor's shape (DECSCUSR) and the window
+   title. While the program's synchronized-output frame (2026) holds the
+   screen, the paint ends inside a frame too: it is the live state the
+   program's next bytes build on, and the person's terminal holds it until
+   the program ends its frame.
 
 The first full paint of an attach can also scroll the engine's history into
 the user's terminal's own scrollback (``history``). ``leave`` undoes what the
@@ -24,16 +30,20 @@ the window title attach pushed (``PUSH_TITLE``) when it started.
 
 A *view paint* (used when the terminal's size is not the window's: another
 human is primary) draws only the active screen, clipped or padded to the
-window, without touching the alternate screen.
+window, without touching the alternate screen; during a 2026 frame, the
+screen from before it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from phux.engine._cells import UL_RGB, UL_SINGLE
+
 # Through the engine, which imports pyte without wcwidth (see phux.engine._pyte).
 from phux.engine._pyte import charsets as cs
 from phux.engine._pyte import modes as mo
+from phux.tui.queries import safe_link
 
 if TYPE_CHECKING:
     from phux.engine import Terminal
@@ -58,6 +68,7 @@ RESTORE = (
     "\x1b[?1000l\x1b[?1001l\x1b[?1002l\x1b[?1003l\x1b[?9l"
     "\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l"
     "\x1b(B\x0f"
+    "\x1b[0 q"  # the cursor's shape (DECSCUSR): the terminal's default
 )
 
 
@@ -84,7 +95,8 @@ def _colour(name: str, index: int, base: int) -> str:
 
 
 def sgr(cell: Any) -> str:
-    """The SGR sequence that sets exactly ``cell``'s attributes (from a reset)."""
+    """The SGR sequence that sets exactly ``cell``'s attributes (from a reset),
+    underline style (``4:3`` curly ...) and colour (SGR 58) included."""
     params = ["0"]
     if cell.bold:
         params.append("1")
@@ -104,6 +116,13 @@ def sgr(cell: Any) -> str:
         params.append("9")
     if cell.overline:
         params.append("53")
+    if cell.underscore and cell.ul_style != UL_SINGLE:
+        params[params.index("4")] = f"4:{cell.ul_style}"  # double, curly, dotted, dashed
+    ul_color = cell.ul_color  # SGR 58: -1 the text's colour
+    if ul_color >= UL_RGB:
+        params.append(f"58:2::{ul_color >> 16 & 255}:{ul_color >> 8 & 255}:{ul_color & 255}")
+    elif ul_color >= 0:
+        params.append(f"58:5:{ul_color}")
     fg = _colour(cell.fg, cell.fg_index, 30)
     if fg:
         params.append(fg)
@@ -113,23 +132,44 @@ def sgr(cell: Any) -> str:
     return CSI + ";".join(params) + "m"
 
 
+LINK_END = "\x1b]8;;\x1b\\"
+"""Ends an OSC 8 hyperlink. A style string that opens one (``Painter.style`` of a
+linked cell) ends with ST (``linked``); one that does not, with ``m``."""
+
+
+def linked(style: str) -> bool:
+    """Whether ``style`` (from ``Painter.style``) leaves a hyperlink open."""
+    return style.endswith("\x1b\\")
+
+
+def cursor_shape(screen: Any) -> str:
+    """DECSCUSR for ``screen``'s cursor shape (``CSI 0 SP q``: the terminal's default)."""
+    return f"{CSI}{screen.cursor_style} q"
+
+
 class Painter:
-    """Turns engine buffers into VT text; caches one SGR string per style."""
+    """Turns engine buffers into VT text; caches one style string per style."""
 
     def __init__(self) -> None:
         self._sgr: dict[tuple[Any, ...], str] = {}
 
     def _style(self, cell: Any) -> str:
-        key = tuple(cell[1:14])
+        key = cell[1:17]  # (the pen: colours, flags, underline style and colour, link)
         hit = self._sgr.get(key)
         if hit is None:
             if len(self._sgr) > 4096:
                 self._sgr.clear()
-            hit = self._sgr[key] = sgr(cell)
+            hit = sgr(cell)
+            link = cell.link
+            if link and safe_link(link):
+                # Under the filter the raw stream passes (``phux.tui.queries``).
+                hit += f"\x1b]8;{link}\x1b\\"
+            self._sgr[key] = hit
         return hit
 
     def style(self, cell: Any) -> str:
-        """The SGR sequence of ``cell``'s attributes (cached per style)."""
+        """The SGR sequence of ``cell``'s attributes, then the OSC 8 that opens its
+        hyperlink if it has one (``linked``; cached per style)."""
         return self._style(cell)
 
     def line(self, line: Any, default: Any, limit: int) -> tuple[str, int]:
@@ -155,10 +195,14 @@ class Painter:
                 continue
             style = self._style(cell)
             if style != current:
+                if linked(current) and not linked(style):
+                    parts.append(LINK_END)
                 parts.append(style)
                 current = style
             parts.append(cell.data)
             x += 1
+        if linked(current):
+            parts.append(LINK_END)
         if current != reset:
             parts.append(reset)
         return "".join(parts), last
@@ -232,14 +276,19 @@ class Painter:
         title = term.title
         if title and title.isprintable():
             out.append(f"\x1b]2;{title}\x1b\\")
-        out.append("\x1b[?2026l")
+        if term.frame_deadline is None:
+            out.append("\x1b[?2026l")
+        # else: the program's synchronized-output frame is open and holds the screen;
+        # the paint is the live state the program's next bytes build on, so the
+        # person's terminal holds it too, until the program ends the frame.
         return "".join(out)
 
     def view(self, term: Terminal, width: int, height: int) -> str:
         """The active screen clipped/padded to ``width`` x ``height`` (no alternate switch).
 
-        A window shorter than the terminal shows the rows that hold the cursor."""
-        screen: Any = term.screen
+        A window shorter than the terminal shows the rows that hold the cursor. While a
+        synchronized-output frame holds the screen, the screen from before it."""
+        screen: Any = term.shown
         cols, rows = term.cols, term.rows
         cursor = screen.cursor
         top = max(0, min(cursor.y - height + 1, rows - height))
@@ -249,14 +298,18 @@ class Painter:
         )
         if rows < height:
             out.append(f"{CSI}0m{CSI}{rows + 1}H{CSI}J")
-        out.append(self.cursor_and_modes(term, margins=False, top=top))
+        out.append(self.cursor_and_modes(term, margins=False, top=top, screen=screen))
         if min(cursor.x, cols - 1) >= width:
             out.append("\x1b[?25l")
         out.append("\x1b[?2026l")
         return "".join(out)
 
-    def cursor_and_modes(self, term: Terminal, *, margins: bool = True, top: int = 0) -> str:
-        screen: Any = term.screen
+    def cursor_and_modes(
+        self, term: Terminal, *, margins: bool = True, top: int = 0, screen: Any = None
+    ) -> str:
+        """Margins, the cursor, the modes; ``screen``: the one drawn (default: live)."""
+        if screen is None:
+            screen = term.screen
         cols, rows = term.cols, term.rows
         mode = screen.mode
         out: list[str] = []
@@ -300,6 +353,7 @@ class Painter:
             out.append("\x1b)0")
         if screen.charset:
             out.append("\x0e")
+        out.append(cursor_shape(screen))
         out.append(f"{CSI}?25h" if mo.DECTCEM in mode else f"{CSI}?25l")
         return "".join(out)
 

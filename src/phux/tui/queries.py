@@ -401,6 +401,16 @@ LINK_SCHEMES = frozenset((b"http", b"https", b"ftp", b"file", b"mailto", b"ssh",
 _LINK_CONTROLS = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
 
 
+def safe_link(link: str) -> bool:
+    """A cell's OSC 8 link (``params;URI``, as the engine keeps it) that may reach the
+    person when a pane is painted: the same rule as :func:`_safe_link`."""
+    if len(link) > MAX_HELD or _LINK_CONTROLS.search(link.encode("utf-8", "replace")):
+        return False
+    _, _, uri = link.partition(";")
+    scheme, colon, _ = uri.partition(":")
+    return bool(colon) and scheme.lower().encode("utf-8", "replace") in LINK_SCHEMES
+
+
 def _safe_link(seq: bytes, rest: bytes) -> bool:
     """An OSC 8 (``rest``: ``params;URI``) that may pass: short enough to have been
     held whole, no control character in it, and a URI that is empty (the link's

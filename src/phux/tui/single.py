@@ -167,6 +167,9 @@ class Session:
         self.live_ok = False  # the screen matches the stream: output may pass through
         self.need_full = False  # an exact full paint is due (once the engine caught up)
         self.view_dirty = False
+        self.view_frame_due: float | None = None
+        """When the 2026 frame a view paint showed the screen before stops holding
+        it: then the view is painted again, with or without more output."""
         self.closed: ExitStatus | None = None
         self.closed_seen = False
         self.outcome: Outcome | None = None
@@ -379,13 +382,18 @@ class Session:
                 if self.term_size == self.win:
                     if self.need_full or not self.live_ok:
                         self._paint_full(engine)
-                elif (self.need_full or self.view_dirty) and self.resize_rid is None:
+                elif (self.need_full or self.view_dirty or self._frame_passed()) and (
+                    self.resize_rid is None
+                ):
                     # (With our RESIZE on its way, no flash of a view.)
                     cols, rows = self.win
                     self.out += self.painter.view(engine, cols, rows).encode()
                     self.need_full = self.view_dirty = False
+                    self.view_frame_due = engine.frame_deadline
             elif not self.live_ok and self.term_size == self.win:
                 self._paint_preview()
+        if self._frame_passed():  # (not repainted as a view above: nothing to wait for)
+            self.view_frame_due = None
         if caught_up and self.state == "live" and engine is not None:
             self._want_wheel(engine)
         if self.closed_seen and self.state == "live" and self.outcome is None:
@@ -440,12 +448,22 @@ class Session:
             self.copy_painted = now
             self.copy_dirty = self.need_full = self.view_dirty = False
 
+    def _frame_passed(self) -> bool:
+        due = self.view_frame_due
+        return due is not None and time.monotonic() >= due
+
     def wake_in(self) -> float | None:
         """Seconds until the loop has work without input (a copy-mode repaint held
-        back to COPY_REPAINT); None: none."""
-        if self.copy is None or not self.view_dirty or self.state != "live":
+        back to COPY_REPAINT, a view painted during a 2026 frame whose bound
+        passes); None: none."""
+        if self.state != "live":
             return None  # (not live: painting waits for a bootstrap's frames)
-        return max(0.0, COPY_REPAINT - (time.monotonic() - self.copy_painted))
+        due = self.view_frame_due
+        frame = None if due is None or self.copy is not None else max(0.0, due - time.monotonic())
+        if self.copy is None or not self.view_dirty:
+            return frame
+        copy = max(0.0, COPY_REPAINT - (time.monotonic() - self.copy_painted))
+        return copy if frame is None else min(copy, frame)
 
     def _want_wheel(self, engine: Terminal) -> None:
         """Mouse reports from the person's terminal while the program in the main
