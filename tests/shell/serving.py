@@ -1,5 +1,6 @@
 """A real phux server whose panes take a given HOME, driven the way an agent drives
-it: the CLI as a subprocess per call, and MCP through one long-lived `phux mcp`.
+it: the CLI as a process of its own per call (forked from one that imported the CLI
+once: tests/shell/cli_fork.py), and MCP through one long-lived `phux mcp`.
 
 ``serving_files`` starts one for a dict of files; ``serving`` for a corpus
 configuration (tests/shell/corpus.py). Steps that only set a test up (type keys,
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ import pytest
 from phux.client import Client, Deadline
 from phux.client.models import HistoryEntry
 
+from .cli_fork import CliForker
 from .corpus import Config, build
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
@@ -107,6 +110,8 @@ class Server:
         self.home = home
         self._client: Client | None = None
         self._mcp: Mcp | None = None
+        self._cli: CliForker | None = None
+        self._cli_lock = threading.Lock()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "phux", "server", "--socket", str(self.socket)],
             env=env,
@@ -121,16 +126,24 @@ class Server:
             time.sleep(0.02)
 
     def __call__(self, *args: str) -> Result:
-        """``phux ARGS`` as an agent types it, in HOME."""
-        proc = subprocess.run(
-            [sys.executable, "-m", "phux", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=STEP + 10,
-            cwd=self.home,
-        )
-        return Result(proc.returncode, proc.stdout, proc.stderr)
+        """``phux ARGS`` as an agent types it, in HOME: a process of its own, forked
+        from one that imported the CLI (tests/shell/cli_fork.py), or with
+        ``PHUX_TESTS_CLI=exec`` a ``python -m phux`` of its own."""
+        if os.environ.get("PHUX_TESTS_CLI") == "exec":
+            proc = subprocess.run(
+                [sys.executable, "-m", "phux", *args],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=STEP + 10,
+                cwd=self.home,
+            )
+            return Result(proc.returncode, proc.stdout, proc.stderr)
+        with self._cli_lock:  # (tests call the CLI from threads too)
+            if self._cli is None:
+                self._cli = CliForker(self.env, self.home, self.root)
+            cli = self._cli
+        return Result(*cli.run(list(args), timeout=STEP + 10))
 
     @property
     def client(self) -> Client:
@@ -147,6 +160,8 @@ class Server:
         return self._mcp
 
     def stop(self) -> None:
+        if self._cli is not None:
+            self._cli.close()
         if self._mcp is not None:
             self._mcp.close()
         if self._client is not None:
@@ -192,6 +207,24 @@ class Server:
         while not any(text in line for line in self.screen(target)):
             assert time.monotonic() < deadline, f"never drawn: {text!r}: {self.screen(target)}"
             time.sleep(0.05)
+
+    def cursor_line(self, target: str) -> tuple[str, int]:
+        """The row the cursor is on and the cursor's column, from one snapshot."""
+        data = self.client.snapshot_data(target, deadline=Deadline.after(STEP))
+        cursor, lines = data["cursor"], data["lines"]
+        row = int(cursor["y"])
+        return (str(lines[row]) if row < len(lines) else ""), int(cursor["x"])
+
+    def await_typed(self, target: str, text: str) -> int:
+        """Until the shell echoed ``text`` just before the cursor (what an earlier test
+        typed, still on the screen, is not this); the column the text starts at."""
+        deadline = time.monotonic() + STEP
+        while True:
+            line, x = self.cursor_line(target)
+            if line[:x].endswith(text):
+                return x - len(text)
+            assert time.monotonic() < deadline, f"never echoed: {text!r}: {(line, x)}"
+            time.sleep(0.02)
 
     def history_entries(self, target: str) -> list[dict[str, Any]]:
         """``phux history --json TARGET``'s commands (the CLI's)."""

@@ -16,13 +16,12 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from phux.client import Deadline
-from phux.client.server_info import server_status
 from phux.signed_marks import pane_key
 
 from .forgery import (
@@ -65,11 +64,17 @@ def start(phux: Server, name: str, shell: str) -> str:
     return key
 
 
-def connected(phux: Server) -> int:
-    """How many clients the server has."""
-    clients = server_status(phux.client, Deadline.after(STEP)).clients
-    assert clients is not None
-    return clients
+def viewers(phux: Server, name: str) -> int:
+    """How many clients are subscribed to ``name``'s pane."""
+    tid = phux.client.resolve(name, Deadline.after(STEP)).terminal
+    return phux.client.list_terminals(Deadline.after(STEP)).by_id[tid].viewers
+
+
+def await_viewers(phux: Server, name: str, enough: Callable[[int], bool], why: str) -> None:
+    deadline = time.monotonic() + STEP
+    while not enough(viewers(phux, name)):
+        assert time.monotonic() < deadline, why
+        time.sleep(0.02)
 
 
 def check(phux: Server, name: str, command: str, expected: str) -> None:
@@ -90,7 +95,9 @@ def test_marks_signed_with_another_key_change_nothing(phux: Server, shell: str) 
     start(phux, w, shell)
     stolen = f"stolen-{shell}.txt"
     (phux.home / stolen).write_text(keyed(start(phux, other, shell)))
-    clients = connected(phux)
+    # (The CLI processes `start` ran may still be counted until the server reads
+    # their connections' ends.)
+    await_viewers(phux, w, lambda n: n == 0, "the CLI's subscriptions never ended")
     watch = subprocess.Popen(
         [sys.executable, "-m", "phux", "watch", "--json", w],
         env=phux.env,
@@ -101,10 +108,9 @@ def test_marks_signed_with_another_key_change_nothing(phux: Server, shell: str) 
     )
     files = ["wrong.txt", stolen]  # a wrong key; a real key, but another pane's
     try:
-        deadline = time.monotonic() + STEP
-        while connected(phux) == clients:  # (until watch connected: it subscribes next)
-            assert time.monotonic() < deadline and watch.poll() is None, "watch never came"
-            time.sleep(0.02)
+        # Until watch subscribed (output before that is not its to report).
+        await_viewers(phux, w, lambda n: n > 0 or watch.poll() is not None, "no watch")
+        assert watch.poll() is None, "watch exited"
         check(phux, w, "cat wrong.txt; echo TAIL; false", EXPECTED_KEYED)
         check(phux, w, f"cat {stolen}; echo TAIL; false", EXPECTED_KEYED)
     finally:

@@ -21,12 +21,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from phux.client import Deadline
+from phux.client import Client, Deadline
 from phux.engine import Terminal
 from phux.signed_marks import pane_key
 
@@ -72,7 +73,7 @@ class Corpus:
             res = self.phux("run", "--json", "--timeout", TIMEOUT, "w", FIRST)
             assert res.code == 1, res.err
             assert (res.json()["output"], res.json()["exit_code"]) == ("first", 1)
-            typed_once(self.phux, "w", FIRST)
+            typed_once(self.phux.client, "w", FIRST)
             assert self.phux.history("w") == [FIRST]
             key = pane_key(self.phux.client.resolve("w", Deadline.after(STEP)).metadata)
             assert len(key) == 32, key
@@ -81,9 +82,9 @@ class Corpus:
         return self._pane
 
 
-def typed_once(phux: Server, target: str, command: str) -> None:
+def typed_once(client: Client, target: str, command: str) -> None:
     """Nothing but ``command`` was typed: no marker wrapper, the line once."""
-    data = phux.client.snapshot_data(target, scrollback=0, deadline=Deadline.after(STEP))
+    data = client.snapshot_data(target, scrollback=0, deadline=Deadline.after(STEP))
     text = "\n".join([*data["scrollback"], *data["lines"]])
     assert "__phx" not in text and "printf" not in text, text
     assert text.count(command) == 1, text
@@ -119,8 +120,28 @@ def cli_commands(entries: list[dict[str, Any]]) -> list[tuple[str, int | None]]:
     return [(e["command"], e["exit_code"]) for e in entries if e["command"]]
 
 
+def mcp_new_then_run(phux: Server, shell: str) -> None:
+    """MCP: phux_new, then phux_run at once (its client replays into an engine)."""
+    phux.mcp.ok("phux_new", {"name": "m", "command": [shell]})
+    ran_m = phux.mcp.ok("phux_run", {"target": "m", "command": FIRST, "timeout_secs": STEP})
+    assert (ran_m["exit_code"], ran_m["output"]) == (1, "first"), ran_m
+    with Client(phux.socket, env={}) as own:  # (phux.client is the test's thread's)
+        typed_once(own, "m", FIRST)
+    listed = phux.mcp.ok("phux_history", {"target": "m"})["commands"]
+    assert cli_commands(listed) == [(FIRST, 1)]
+
+
 @per_config()
 def test_new_then_run(corpus: Corpus) -> None:
+    # MCP's pane "m" meanwhile, in a thread: its shell starts and runs while the CLI's
+    # does (both wait on the shells, not on the CPU).
+    with ThreadPoolExecutor(1) as pool:
+        by_mcp = pool.submit(mcp_new_then_run, corpus.phux, corpus.config.shell)
+        cli_new_then_run(corpus)
+        by_mcp.result(timeout=STEP * 2)
+
+
+def cli_new_then_run(corpus: Corpus) -> None:
     # (corpus.pane() made the pane with `new` and ran a command at once.)
     phux, w = corpus.phux, corpus.pane()
     before = phux.commands(w)
@@ -131,7 +152,7 @@ def test_new_then_run(corpus: Corpus) -> None:
 
     # Typed for real (no Enter): refused, with exactly what was typed.
     phux.keys(w, "echo pend")
-    phux.await_screen(w, "echo pend")
+    phux.await_typed(w, "echo pend")
     res = phux("run", "--timeout", TIMEOUT, w, "echo no")
     assert res.code == 3, res.err
     assert "input is pending at the prompt: 'echo pend'" in res.err
@@ -148,14 +169,6 @@ def test_new_then_run(corpus: Corpus) -> None:
     assert cli_commands(entries) == [*before, *ran]
     if corpus.config.marker:
         assert not any(corpus.config.marker in e["output"] for e in entries)
-
-    # MCP: phux_new, then phux_run at once (its client replays into an engine).
-    phux.mcp.ok("phux_new", {"name": "m", "command": [corpus.config.shell]})
-    ran_m = phux.mcp.ok("phux_run", {"target": "m", "command": FIRST, "timeout_secs": STEP})
-    assert (ran_m["exit_code"], ran_m["output"]) == (1, "first"), ran_m
-    typed_once(phux, "m", FIRST)
-    listed = phux.mcp.ok("phux_history", {"target": "m"})["commands"]
-    assert cli_commands(listed) == [(FIRST, 1)]
 
 
 AUTOSUGGESTING = [
@@ -217,14 +230,15 @@ def test_a_command_line_read_from_the_screen_leaves_the_right_prompt_out(config:
 def test_typed_input_before_the_cursor_moved_home_is_pending(corpus: Corpus) -> None:
     # The cursor back at the prompt's start: nothing before it, the typed text after.
     phux, w = corpus.phux, corpus.pane()
+    # (Awaited at the cursor: test_new_then_run's "echo pend", cancelled, is still
+    # on the screen, and C-a could come before the echo this test awaits.)
     phux.keys(w, "echo pend")
-    phux.await_screen(w, "echo pend")
-    typed_to = phux.cursor_x(w)
+    start = phux.await_typed(w, "echo pend")
     phux.keys(w, "C-a")
     deadline = time.monotonic() + STEP
-    while phux.cursor_x(w) == typed_to:  # (until the shell moved the cursor)
-        assert time.monotonic() < deadline, "the cursor never moved"
-        time.sleep(0.05)
+    while phux.cursor_x(w) != start:  # (until the shell moved the cursor home)
+        assert time.monotonic() < deadline, f"the cursor never moved: {phux.cursor_line(w)}"
+        time.sleep(0.02)
     res = phux("run", "--timeout", TIMEOUT, w, "echo no")
     assert res.code == 3, res.err
     assert "input is pending at the prompt: 'echo pend'" in res.err

@@ -93,9 +93,11 @@ def test_keys_typed_during_a_run_are_not_its_output(phux: Server, shell: str) ->
     clear_line(phux, name)
 
     # With an Enter and a control key: the tty echoes C-a as ^A and the Enter as a
-    # line end; the shell then runs the line, after this run.
-    doc = run_while_typed(phux, name, ["echo lat", "C-a", "e", "Enter"])
-    assert (doc["output"], doc["exit_code"]) == ("gon\ndone", 0)
+    # line end; the shell then runs the line, after this run. (It prints "goN": the
+    # first run's "gon" is still on the screen, and the keys must wait for this one.)
+    again = COMMAND.replace("' n;", "' N;")
+    doc = run_while_typed(phux, name, ["echo lat", "C-a", "e", "Enter"], again, ("--until", "goN"))
+    assert (doc["output"], doc["exit_code"]) == ("goN\ndone", 0)
     assert phux("wait", "--prompt", "--timeout", STEP, name).code == 0
     res = phux("run", "--timeout", STEP, name, "echo after")
     assert (res.code, res.out) == (0, "after\n"), res.err
