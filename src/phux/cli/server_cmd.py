@@ -36,7 +36,10 @@ does to the client that passes it: spec/proto.md §8, spec/L1.md §5.1, §7):
                              reads again anyway, longest unread first (64)
   PHUX_ECHO_FIRST            seconds flooding terminals wait, after a client's
                              INPUT, for that terminal's echo to be read first
-                             (0.05; 0: never)"""
+                             (0.05; 0: never)
+  PHUX_REPLICA_IDLE_S        seconds a terminal's replica waits idle before it
+                             keeps only its checkpoint; the helper process
+                             goes once all do (5; 0: never)"""
 
 
 @click.command("server", epilog=LIMITS)
