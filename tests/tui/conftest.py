@@ -109,6 +109,22 @@ class PhuxServer:
         )
 
 
+def running_server(**env: str) -> Iterator[PhuxServer]:
+    """A phux server in a short tmp dir, ``env`` in its environment, stopped and its
+    directory removed afterwards (a module's ``server`` fixture yields from it)."""
+    directory = short_tmpdir()
+    srv = PhuxServer(directory)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            for name, value in env.items():
+                mp.setenv(name, value)
+            srv.start()
+        yield srv
+    finally:
+        srv.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 class Tmux:
     """A private tmux server (its own socket, no config) holding the 'person'."""
 

@@ -8,12 +8,11 @@ Most cases are unit tests of the state machine (test_copy_mode.py).
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 
 import pytest
 
-from .conftest import PhuxServer, Tmux, needs_tmux, short_tmpdir
+from .conftest import PhuxServer, Tmux, needs_tmux, running_server
 
 pytestmark = needs_tmux
 
@@ -23,14 +22,7 @@ INDICATOR = re.compile(r"\[(\d+)/(\d+)\]")
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PhuxServer]:
-    directory = short_tmpdir()
-    phux = PhuxServer(directory)
-    try:
-        phux.start()
-        yield phux
-    finally:
-        phux.stop()
-        shutil.rmtree(directory, ignore_errors=True)
+    yield from running_server()
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,11 @@ sharing a session's windows and panes on a real server. One server for the modul
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 
 import pytest
 
-from .conftest import PhuxServer, Tmux, needs_tmux, short_tmpdir
+from .conftest import PhuxServer, Tmux, needs_tmux, running_server
 
 pytestmark = needs_tmux
 
@@ -17,14 +16,7 @@ COLS, ROWS = 80, 20
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PhuxServer]:
-    directory = short_tmpdir()
-    srv = PhuxServer(directory)
-    try:
-        srv.start()
-        yield srv
-    finally:
-        srv.stop()
-        shutil.rmtree(directory, ignore_errors=True)
+    yield from running_server()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ afresh (after its flood was skipped) keeps its connection. One server for the mo
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +17,7 @@ from phux.tui.keys import parse_detach_key
 from phux.tui.mux import Mux
 from phux.tui.mux_state import FRAME_INTERVAL, OTHERS_STARVED
 
-from .conftest import PhuxServer, short_tmpdir
+from .conftest import PhuxServer, running_server
 
 WAIT = 10.0
 
@@ -30,16 +29,7 @@ a pane's connection that does not read during a flood to be dropped."""
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PhuxServer]:
-    directory = short_tmpdir()
-    srv = PhuxServer(directory)
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("PHUX_MAX_CONNECTION_QUEUE", str(CONNECTION_QUEUE))
-            srv.start()
-        yield srv
-    finally:
-        srv.stop()
-        shutil.rmtree(directory, ignore_errors=True)
+    yield from running_server(PHUX_MAX_CONNECTION_QUEUE=str(CONNECTION_QUEUE))
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import fcntl
 import os
 import pty
 import select
-import shutil
 import signal
 import struct
 import sys
@@ -27,7 +26,7 @@ import pytest
 from phux.client.deadline import Deadline
 from phux.engine import Terminal
 
-from .conftest import PhuxServer, clean_env, short_tmpdir
+from .conftest import PhuxServer, clean_env, running_server
 
 COLS, ROWS = 80, 20
 WAIT = 15.0
@@ -83,18 +82,9 @@ class Person:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[PhuxServer]:
-    directory = short_tmpdir()
-    srv = PhuxServer(directory)
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            # No replicas: no ``replica_behind`` fact published after the pane's
-            # output, so nothing but the frame's bound can wake the multiplexer.
-            mp.setenv("PHUX_REPLICAS", "off")
-            srv.start()
-        yield srv
-    finally:
-        srv.stop()
-        shutil.rmtree(directory, ignore_errors=True)
+    # No replicas: no ``replica_behind`` fact published after the pane's output, so
+    # nothing but the frame's bound can wake the multiplexer.
+    yield from running_server(PHUX_REPLICAS="off")
 
 
 def _style(data: dict[str, Any], text: str) -> dict[str, Any]:

@@ -82,14 +82,14 @@ class _Fleet:
         for pane in self.panes:
             self.cli("wait", "--prompt", "--timeout", "60", pane)
 
+    def phux(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A ``python -m phux`` process on the fleet's server, to its end."""
+        argv = [sys.executable, "-m", "phux", *args]
+        return subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=120)
+
     def cli(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "phux", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        """The output of a ``phux`` call that must succeed (setting the fleet up)."""
+        done = self.phux(*args)
         if done.returncode != 0:
             raise RuntimeError(f"phux {' '.join(args)}: exit {done.returncode}: {done.stderr}")
         return done.stdout
@@ -126,9 +126,7 @@ Call = Callable[[str, int], bool]
 
 
 def _cli_calls(fleet: _Fleet) -> dict[str, Call]:
-    def phux(*args: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "phux", *args]
-        return subprocess.run(argv, env=fleet.env, capture_output=True, text=True, timeout=120)
+    phux = fleet.phux
 
     def run(pane: str, n: int) -> bool:
         done = phux("run", "--timeout", "60", pane, f"echo {pane}-{n}")
@@ -238,7 +236,13 @@ def _way(
         loaded, wall = _drive(fleet, fleet.panes, make_calls, seconds, think=think)
     children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     server1, replica1 = fleet.cpu()
-    calls = sum(len(times) for times in loaded.times.values())
+    # Every call, first rounds included: they took their share of the CPU and the time.
+    calls = sum(len(t) for t in loaded.times.values()) + sum(len(t) for t in loaded.first.values())
+    if not all(loaded.times.values()):
+        raise RuntimeError(
+            f"fleet/{way}: no call of some verb after each agent's first round: give "
+            "PHUX_FLEET_SECONDS more than three think times"
+        )
     clients = (children1.ru_utime - children0.ru_utime) + (children1.ru_stime - children0.ru_stime)
     print(
         f"fleet/{way}: {len(fleet.panes)} agents thinking {think:g} s, {wall:.0f} s, {calls} calls "
