@@ -23,7 +23,7 @@ from phux.client.errors import (
     ShellNotReady,
     TerminalGone,
 )
-from phux.client.run_base import RunOutcome, _ms_since, command_line
+from phux.client.run_base import RunOutcome, _ms_since, at_line_editor, command_line
 from phux.client.run_integrated import _run_integrated
 from phux.client.run_lock import RunLock
 from phux.client.run_markers import _run_markers
@@ -285,9 +285,7 @@ def editor_up(pane: Pane, fg: Foreground | None) -> bool:
     out of canonical mode: readline, zle), which they put up only to read a command
     line. Not fish: its reader takes the tty while config.fish still runs, and keeps
     it while its prompt event handlers do."""
-    if integrated_shell(pane) not in ("bash", "zsh"):
-        return False
-    return fg is not None and fg.pgrp == pane.pid and not fg.canonical
+    return integrated_shell(pane) in ("bash", "zsh") and at_line_editor(pane.pid, fg)
 
 
 def shell_starting(pane: Pane, integration: str) -> bool:

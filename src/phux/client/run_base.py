@@ -12,7 +12,7 @@ from phux.client.errors import (
 )
 from phux.client.typeahead import Typeahead, echo_mode
 from phux.record import Record
-from phux.wire.frames import Exited, ExitStatus
+from phux.wire.frames import Exited, ExitStatus, Foreground
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
@@ -36,6 +36,13 @@ class RunOutcome(Record):
     output: str
     duration_ms: int
     truncated: bool
+
+
+def at_line_editor(pid: int, fg: Foreground | None) -> bool:
+    """The pane's own program (its shell, ``pid``) holds the terminal with the tty out
+    of canonical mode: its line editor reads a line (readline, zle, fish's reader; each
+    restores the modes for the commands it runs)."""
+    return fg is not None and fg.pgrp == pid and not fg.canonical
 
 
 def _status_code(status: ExitStatus | None) -> int:

@@ -25,6 +25,7 @@ from phux.client.run_base import (
     _died,
     _ms_since,
     _typeahead,
+    at_line_editor,
     command_line,
 )
 from phux.client.run_output import RUN_CAPTURE_BYTES, render_output
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from phux.client.selectors import Pane
     from phux.client.shell_scan import ShellView
     from phux.engine import ScreenState
+    from phux.wire.frames import Foreground
 
 
 _MARK_MAX = 1 << 20
@@ -248,8 +250,17 @@ def _run_integrated(
     mirror.gap_hooks.append(scanner.gap)
     submitted: float | None = None
     interrupted_at: float | None = None
-    interrupted_fg: object = None  # the foreground when C-c was pressed
+    interrupted_fg: Foreground | None = None  # the foreground when C-c was pressed
     interrupts = 0
+    since = 0  # marks before this index came before the last C-c
+
+    def press_c_c() -> None:
+        nonlocal interrupted_at, interrupted_fg, interrupts, since
+        _type(client, pane, scanner, b"\x03", deadline)
+        interrupted_at, interrupted_fg = time.monotonic(), mirror.foreground
+        interrupts += 1
+        since = len(scanner.marks)
+
     try:
         scanner.start(mirror.next_seq)
         submitted = time.monotonic()
@@ -257,7 +268,6 @@ def _run_integrated(
             _type(client, pane, scanner, data, deadline)
         except DeadlineExceeded:
             raise RunTimedOut(line, _ms_since(started)) from None
-        since = 0  # marks before this index came before the last C-c
         own = line  # the command line our C mark names ("": take any)
         foreign_wake: Deadline | None = None
         while True:
@@ -271,7 +281,7 @@ def _run_integrated(
                 if done is None and foreign is not None:
                     if time.monotonic() - foreign <= _FOREIGN_GRACE:
                         foreign_wake = Deadline(at=foreign + _FOREIGN_GRACE)
-                    elif _at_editor(mirror, pane):
+                    elif at_line_editor(pane.pid, mirror.foreground_of(pane)):
                         # No C naming our line came, and the shell reads a new line: it
                         # named ours otherwise (fish's abbreviations), it ran ours.
                         own = ""
@@ -289,10 +299,7 @@ def _run_integrated(
                 if (done == "continuation" or unheard) and interrupts < 3:
                     # The C-c came before the editor read again (the shell asked
                     # anew), or no sign of it came: once more.
-                    _type(client, pane, scanner, b"\x03", deadline)
-                    interrupts += 1
-                    interrupted_at, interrupted_fg = time.monotonic(), mirror.foreground
-                    since = len(scanner.marks)
+                    press_c_c()
                     continue
                 if done is not None:
                     raise IncompleteCommand(
@@ -306,10 +313,7 @@ def _run_integrated(
                         "SIGINT?): nothing ran, but it may still wait for the rest"
                     )
             elif done == "continuation":
-                _type(client, pane, scanner, b"\x03", deadline)
-                interrupted_at, interrupted_fg = time.monotonic(), mirror.foreground
-                interrupts = 1
-                since = len(scanner.marks)
+                press_c_c()
                 continue
             elif done is not None:
                 break
@@ -371,10 +375,7 @@ def _run_integrated(
                             duration_ms=_ms_since(submitted),
                             truncated=False,
                         )
-                    _type(client, pane, scanner, b"\x03", deadline)
-                    interrupted_at, interrupted_fg = time.monotonic(), mirror.foreground
-                    interrupts = 1
-                    since = len(scanner.marks)
+                    press_c_c()
     finally:
         mirror.bytes_hooks.remove(scanner.feed)
         mirror.resize_hooks.remove(scanner.resize)
@@ -416,7 +417,7 @@ def _back_unmarked(client: ClientCore, pane: Pane, mirror: Mirror, deadline: Dea
             fg = client.resolve(pane.id, deadline).foreground
         except PhuxError:
             return False
-    return fg is not None and fg.pgrp == pane.pid and not fg.canonical
+    return at_line_editor(pane.pid, fg)
 
 
 def _redrawn(scanner: MarkScanner, since: int) -> str | None:
@@ -447,13 +448,6 @@ def _cmdline(mark: Mark) -> str | None:
 _FOREIGN_GRACE = 0.5
 """How long after another command's prompt ``run`` waits for a C naming its own line
 before it takes the shell, back at its editor then, for one that named it otherwise."""
-
-
-def _at_editor(mirror: Mirror, pane: Pane) -> bool:
-    """The pane's own shell holds the terminal with its tty out of canonical mode: its
-    line editor reads (bash, zsh and fish leave it when a line is accepted)."""
-    fg = mirror.foreground_of(pane)
-    return fg is not None and fg.pgrp == pane.pid and not fg.canonical
 
 
 def _foreign_done_at(scanner: MarkScanner, line: str) -> float | None:
@@ -545,8 +539,7 @@ def _fish_waits(client: ClientCore, pane: Pane, deadline: Deadline) -> bool:
         now = client.resolve(pane.id, deadline)
     except PhuxError:
         return False
-    fg = now.foreground
-    return bool(now.alive and fg is not None and fg.pgrp == now.pid and not fg.canonical)
+    return now.alive and at_line_editor(now.pid, now.foreground)
 
 
 def _only_redraws(marks: list[Mark]) -> bool:
