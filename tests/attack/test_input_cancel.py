@@ -168,27 +168,72 @@ def test_interrupt_jumps_a_queued_paste(sock: Path, tmp_path: Path) -> None:
     assert os.path.exists(f"{out}.sigint")
 
 
-def test_interrupt_reaches_a_program_whose_full_input_it_never_reads(
+def test_interrupt_reaches_a_program_whose_unread_lines_fill_its_tty(
     sock: Path, tmp_path: Path
 ) -> None:
-    """A paste fills the tty of a program that never reads: C-c cannot be written
-    behind it, ever. The server discards the unread input, as a tty does on an
-    interrupt key, and writes the C-c (spec/L1.md §7)."""
+    """A canonical tty holding whole lines its program never reads takes no byte
+    more into its line discipline: a C-c written behind them would never be seen,
+    though the PTY has room for it. The tty discards unread input on an interrupt
+    anyway, so the server does so first and then writes the C-c (spec/L1.md §7).
+    (CI caught this as a flaky test: a paste that had finished writing, with no
+    INPUT cut and no full PTY, left the C-c behind it.)"""
     out = tmp_path / "out"
     with Client(sock, env={}) as client:
-        start(client, "deaf-int", DEAF_TO_INPUT, str(out))
+        start(client, "deaf-lines", DEAF_TO_INPUT, str(out))
         wait_for("the program", Path(f"{out}.ready").exists, 10)
-        tid = terminal_of(client, "deaf-int")
+        tid = terminal_of(client, "deaf-lines")
+        with Connection.open(sock, Deadline.after(5)) as paster:
+            lines = (b"x" * 1023 + b"\n") * 8  # twice the line discipline's 4 KiB
+            paster.call(
+                lambda rid: Input(request_id=rid, terminal=tid, data=lines), Deadline.after(10)
+            )
+        client.send_keys("deaf-lines", ["C-c"], Deadline.after(10))
+        wait_for("SIGINT", Path(f"{out}.sigint").exists, 8)
+
+
+def test_an_interrupt_is_written_to_a_raw_program_whose_full_input_it_never_reads(
+    sock: Path, tmp_path: Path
+) -> None:
+    """Raw mode (no ISIG): C-c is a byte like any other, but it must not wait behind a
+    paste the program does not read. The server cuts the paste, discards the unread
+    input and writes the C-c, which the program reads once it reads again."""
+    gate, out = tmp_path / "gate", tmp_path / "out"
+    with Client(sock, env={}) as client:
+        start(client, "deaf-raw", RAW_DEAF_UNTIL_GATE, str(gate), str(out))
+        wait_for("the program", Path(f"{out}.ready").exists, 10)
+        tid = terminal_of(client, "deaf-raw")
         paster = Connection.open(sock, Deadline.after(5))
-        sending = paste_in_background(paster, tid, b"x" * 1023 + b"\n", 4 * 1024)
+        sending = paste_in_background(paster, tid, b"y" * 1024, 4 * 1024)
         try:
-            time.sleep(0.2)  # the tty is full (it takes tens of KiB): the writer waits
-            client.send_keys("deaf-int", ["C-c"], Deadline.after(10))
-            wait_for("SIGINT", Path(f"{out}.sigint").exists, 8)
+            wait_for("a full line discipline", Path(f"{out}.full").exists, 10)
+            client.send_keys("deaf-raw", ["C-c"], Deadline.after(10))
         finally:
             paster.interrupt()
             sending.join(10)
             paster.close()
+        gate.touch()
+        wait_for("the C-c", lambda: out.exists() and b"\x03" in out.read_bytes(), 10)
+
+
+# Raw mode (no ISIG), reads nothing until GATE exists, then copies its input to OUT;
+# leaves OUT.full once its line discipline holds 4 KiB (a paste behind it waits).
+RAW_DEAF_UNTIL_GATE = r"""
+import fcntl, os, struct, sys, termios, time, tty
+gate, out = sys.argv[1], sys.argv[2]
+tty.setraw(0)
+open(out + ".ready", "w").close()
+while not os.path.exists(gate):
+    unread = struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, bytes(4)))[0]
+    if unread >= 4000:
+        open(out + ".full", "w").close()
+    time.sleep(0.02)
+fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+while True:
+    data = os.read(0, 65536)
+    if not data:
+        break
+    os.write(fd, data)
+"""
 
 
 # Does not read its terminal until GATE exists (a program busy with something else,

@@ -48,6 +48,25 @@ def flush_unread_input(master_fd: int) -> None:
         os.close(slave)
 
 
+def discards_input_on(master_fd: int, data: bytes) -> bool:
+    """Whether the line discipline discards the unread input when it reads ``data``:
+    it starts with the tty's INTR, QUIT or SUSP character while ISIG is on and NOFLSH
+    off. Written behind input the program does not read, the kernel may never get to
+    it (a canonical tty holding whole lines takes nothing more), so the server
+    discards that input first, which changes nothing the program could see."""
+    if not data:
+        return False
+    try:
+        attrs = termios.tcgetattr(master_fd)
+    except (OSError, termios.error):
+        return False
+    lflag, cc = attrs[3], attrs[6]
+    if not lflag & termios.ISIG or lflag & termios.NOFLSH:
+        return False
+    first = data[:1]
+    return any(cc[i] == first for i in (termios.VINTR, termios.VQUIT, termios.VSUSP))
+
+
 def raise_fd_limit(want: int = 65536) -> None:
     """Let the server hold many terminals; children get the original limit back."""
     global _child_nofile

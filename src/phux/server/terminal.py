@@ -23,6 +23,7 @@ from phux.server.journal import Bootstrap, Chunk, Journal, JournalBudget, SizeCh
 from phux.server.log import log
 from phux.server.pty_process import (
     PtyProcess,
+    discards_input_on,
     flush_unread_input,
     foreground_pgrp,
     set_winsize,
@@ -882,6 +883,9 @@ class Terminal:
             view = memoryview(item.data)
             offset = 0
             flushed = False
+            if item.urgent and discards_input_on(fd, item.data):
+                flush_unread_input(fd)
+                flushed = True
             while offset < len(view) and not item.cancelled:
                 try:
                     written = os.write(fd, view[offset : offset + _WRITE_SLICE])
