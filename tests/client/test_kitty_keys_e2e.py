@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -95,7 +96,7 @@ def test_a_shell_a_program_left_flag_8_to_still_reads_its_command_line(client: C
     name = new_shell(client, BASH)
     client.run(name, r"printf '\033[>25u'", timeout=15, deadline=Deadline.after(20))
 
-    def looked(*_: object) -> None:
+    def looked(*_: object) -> NoReturn:
         raise AssertionError("send-keys looked at the modes of a shell at its prompt")
 
     client.modes = looked  # type: ignore[method-assign]
