@@ -99,7 +99,7 @@ def test_a_shell_a_program_left_flag_8_to_still_reads_its_command_line(client: C
     def looked(*_: object) -> NoReturn:
         raise AssertionError("send-keys looked at the modes of a shell at its prompt")
 
-    client.modes = looked  # type: ignore[method-assign]
+    client.modes = looked  # type: ignore[method-assign,assignment]
     try:
         client.send_keys(name, ["echo kitty-$((6*7))", "Enter"], Deadline.after(10))
     finally:
