@@ -16,20 +16,21 @@ press with its release (``a`` then ``CSI 97;1:3u``). "Report alternate keys"
 codes" (8, which Textual pushes) sends text key by key too (``ls`` is ``CSI 108u
 CSI 115u``; ``S-a`` and ``A`` are ``CSI 97;2u``), and Enter, Tab and Backspace
 (``CSI 13u``); "report associated text" (16) adds the text a key types
-(``CSI 97;;97u``). Text beyond what a US keyboard types with at most Shift and a
+(``CSI 97;;97u``). Text a US keyboard types with neither one key nor Shift and a
 letter (``!``, ``é``) is sent as UTF-8, as kitty sends an input method's text.
 C-c, C-\\ and C-z stay the bytes a tty turns into signals, under every flag
 (see ``_INTERRUPTS``).
 
 Who pays for looking: the modes are read from the pane (one bootstrap, some
-10 ms) only when the keys depend on them (``needs_modes``). Flags 2, 8 and 16
-change every key, so they apply only where a raw program reads the keys: a
+10 ms for a one-shot call) only when the keys depend on them (``needs_modes``).
+Flags 2 and 8 (and 16 with 8) change every key, so they, and 16, apply only
+where a raw program reads the keys: a
 foreground whose tty is canonical (the kernel edits the line: ``cat``,
 ``read``) or keeps ISIG (a line editor: bash's readline, zsh's ZLE, fish, a
 Python REPL; also ``less``) is typed to without them
 (``for_foreground``). Programs that push those flags put their tty in raw
 mode (Textual, crossterm, bubbletea: ISIG off too), and a shell's line editor
-does not push them (fish 4 pushes 1 and 4); so typing a command into a shell
+does not push them (fish 4 sets 1 and 4); so typing a command into a shell
 costs no look at its modes, and a program that left flag 8 behind when it
 crashed does not turn the ``reset`` typed at the shell into escape codes.
 
