@@ -241,7 +241,8 @@ CANONICAL = Foreground(pgrp=9, name="cat", echo=True, canonical=True, isig=True)
         (8 | 16, ["ls", "Enter", "Space"], b"\x1b[108;;108u\x1b[115;;115u\x1b[13u\x1b[32;;32u"),
         (8 | 16, ["Ab"], b"\x1b[97;2;65u\x1b[98;;98u"),
         (8 | 4, ["Ab"], b"\x1b[97:65;2u\x1b[98u"),
-        # Text no US key types without Shift: as an input method's text, plain UTF-8.
+        # Text a US keyboard types with neither one key nor Shift and a letter: as an
+        # input method's text, plain UTF-8.
         (8 | 16, ["é!", "x"], "é!".encode() + b"\x1b[120;;120u"),
         (8, ["C-Space", "M-Space", "S-Space"], b"\x1b[32;5u\x1b[32;3u\x1b[32;2u"),
         (1, ["S-Space", "C-Space"], b" \x1b[32;5u"),
