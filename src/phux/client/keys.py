@@ -175,9 +175,9 @@ def _kitty_named(name: str, mods: int) -> Key:
     if name == "BTab":
         mods |= kitty.SHIFT
     if name == "Space":
-        return Key(32, mods=mods, text="" if mods & (kitty.CTRL | kitty.ALT) else " ")
+        return Key(code=32, mods=mods, text="" if mods & (kitty.CTRL | kitty.ALT) else " ")
     code, final = _KITTY_FUNCTIONAL[name]
-    return Key(code, final, mods, functional=True)
+    return Key(code=code, final=final, mods=mods, functional=True)
 
 
 def _kitty_char(char: str, ctrl: bool, meta: bool, shift: bool) -> Key:
@@ -188,7 +188,7 @@ def _kitty_char(char: str, ctrl: bool, meta: bool, shift: bool) -> Key:
     key = char.lower() if char.isascii() else char
     typed = key.upper() if shift else key
     return Key(
-        ord(key),
+        code=ord(key),
         mods=_mods(ctrl, meta, shift),
         shifted=ord(typed) if typed != key else 0,
         text="" if ctrl or meta else typed,

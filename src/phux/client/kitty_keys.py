@@ -28,7 +28,7 @@ no events for the modifier keys themselves (which 8 reports on a keyboard).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from phux.record import Record
 
 KITTY_DISAMBIGUATE = 1
 """The kitty keyboard flag "disambiguate escape codes" (``CSI > 1 u``)."""
@@ -52,7 +52,7 @@ _ESCAPE = (27, "u")
 _LINE_KEYS = frozenset(((13, "u"), (9, "u"), (127, "u")))
 
 
-class Key(NamedTuple):
+class Key(Record):
     """A key event: ``code`` is the unshifted key's code point or a functional key's
     number, ``final`` the byte its ``CSI`` form ends with, ``mods`` Shift (1), Alt (2)
     and Ctrl (4), ``shifted`` the shifted key's code point (0: none), ``text`` what
@@ -72,9 +72,9 @@ def text_key(char: str) -> Key | None:
     anything else (a shifted sign, whose key depends on the layout; text beyond ASCII),
     which reaches a program as an input method's text does: as plain UTF-8."""
     if char in _UNSHIFTED:
-        return Key(ord(char), text=char)
+        return Key(code=ord(char), text=char)
     if "A" <= char <= "Z":
-        return Key(ord(char.lower()), mods=SHIFT, shifted=ord(char), text=char)
+        return Key(code=ord(char.lower()), mods=SHIFT, shifted=ord(char), text=char)
     return None
 
 
