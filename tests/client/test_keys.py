@@ -295,3 +295,24 @@ def test_a_raw_program_gets_every_key_the_way_it_asked() -> None:
             assert needs_modes(keys, fg), keys
         assert needs_modes(["echo"], fg, literal=True)
         assert not needs_modes(["C-c", "C-z"], fg)
+
+
+def test_a_pane_without_kitty_flags_costs_no_import_of_their_encoder() -> None:
+    """Typing into a pane no program pushed flags to (a shell, the common case) does not
+    import phux.client.kitty_keys: a module more on every send-keys call's path."""
+    import sys
+
+    from phux.client import keys, kitty_keys
+
+    assert kitty_keys.KITTY_EVENTS | kitty_keys.KITTY_ALL_KEYS | kitty_keys.KITTY_TEXT == (
+        keys._RAW_ONLY
+    )
+    typed = ["echo hi", "Enter", "Tab", "Up", "C-a", "M-x", "S-F5", "Escape", "C-c"]
+    saved = sys.modules.pop("phux.client.kitty_keys")
+    try:
+        encode_keys(typed, APP)
+        encode_keys(["echo hi"], KeyModes(kitty=1), literal=True)  # (1 leaves text alone)
+        assert "phux.client.kitty_keys" not in sys.modules
+        assert encode_keys(["C-a"], KeyModes(kitty=1)) == b"\x1b[97;5u"
+    finally:
+        sys.modules["phux.client.kitty_keys"] = saved

@@ -45,13 +45,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from phux.client import kitty_keys as kitty
 from phux.client.errors import UnknownKey
-from phux.client.kitty_keys import KITTY_ALL_KEYS, KITTY_EVENTS, KITTY_TEXT, Key
 from phux.record import Record
 
 TYPE_CHECKING = False  # not typing's: typing stays off the one-shot verbs' path (ARCHITECTURE.md)
 if TYPE_CHECKING:
+    from phux.client.kitty_keys import Key
     from phux.wire.frames import Foreground
 
 ESC = "\x1b"
@@ -73,9 +72,11 @@ class KeyModes(Record):
 NO_MODES = KeyModes()
 """Every mode off (the state of a freshly started terminal)."""
 
-_RAW_ONLY = KITTY_EVENTS | KITTY_ALL_KEYS | KITTY_TEXT
-"""The kitty flags that change text, Enter, Tab and Backspace: they apply only where a
-raw program reads the keys (``for_foreground``)."""
+_RAW_ONLY = 2 | 8 | 16
+"""The kitty flags that change text, Enter, Tab and Backspace (``KITTY_EVENTS``,
+``KITTY_ALL_KEYS``, ``KITTY_TEXT``): they apply only where a raw program reads the
+keys (``for_foreground``). Spelt out: a pane with no flags pushed, the common case,
+costs send-keys no import of :mod:`phux.client.kitty_keys`."""
 
 
 # Plain keys (no modifier): name -> bytes.
@@ -166,16 +167,22 @@ def _unknown(token: str, why: str) -> UnknownKey:
     return UnknownKey(f"unknown key {token!r}: {why}")
 
 
+_SHIFT, _ALT, _CTRL = 1, 2, 4
+"""Modifier bits, xterm's and kitty's (the parameter is 1 + their sum)."""
+
+
 def _mods(ctrl: bool, meta: bool, shift: bool) -> int:
-    return (kitty.SHIFT if shift else 0) | (kitty.ALT if meta else 0) | (kitty.CTRL if ctrl else 0)
+    return (_SHIFT if shift else 0) | (_ALT if meta else 0) | (_CTRL if ctrl else 0)
 
 
 def _kitty_named(name: str, mods: int) -> Key:
     """A named key as a kitty key event (BTab is Shift and Tab, Space a text key)."""
+    from phux.client.kitty_keys import Key
+
     if name == "BTab":
-        mods |= kitty.SHIFT
+        mods |= _SHIFT
     if name == "Space":
-        return Key(code=32, mods=mods, text="" if mods & (kitty.CTRL | kitty.ALT) else " ")
+        return Key(code=32, mods=mods, text="" if mods & (_CTRL | _ALT) else " ")
     code, final = _KITTY_FUNCTIONAL[name]
     return Key(code=code, final=final, mods=mods, functional=True)
 
@@ -185,6 +192,8 @@ def _kitty_char(char: str, ctrl: bool, meta: bool, shift: bool) -> Key:
     (``C-S-i`` is ``CSI 105;6u``), a shifted letter's shifted code point, and the text
     it types (Ctrl and Alt type none; what Shift does to a digit or a sign depends on
     a keyboard layout phux does not know: ``S-1`` types 1)."""
+    from phux.client.kitty_keys import Key
+
     key = char.lower() if char.isascii() else char
     typed = key.upper() if shift else key
     return Key(
@@ -240,8 +249,24 @@ def _legacy_char(token: str, char: str, ctrl: bool, meta: bool, shift: bool) -> 
 
 def _pressed(key: Key, legacy: str, flags: int) -> str:
     """A key's press (kitty's bytes, else ``legacy``) and, under flag 2, its release."""
+    from phux.client import kitty_keys as kitty
+
     pressed = kitty.press(key, flags)
     return (legacy if pressed is None else pressed) + kitty.release(key, flags)
+
+
+def _kitty_char_bytes(
+    token: str, char: str, ctrl: bool, meta: bool, shift: bool, flags: int
+) -> str:
+    """A character key with modifiers under kitty ``flags``: its press (the legacy
+    bytes only where kitty keeps them) and, under flag 2, its release."""
+    from phux.client.kitty_keys import press, release
+
+    key = _kitty_char(char, ctrl, meta, shift)
+    pressed = press(key, flags)
+    if pressed is None:
+        pressed = _legacy_char(token, char, ctrl, meta, shift)
+    return pressed + release(key, flags)
 
 
 def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
@@ -249,7 +274,7 @@ def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
     flags = modes.kitty
     plain = _named(token, False, False, False, modes)
     if plain is not None:
-        return _pressed(_kitty_named(token, 0), plain, flags).encode()
+        return (_pressed(_kitty_named(token, 0), plain, flags) if flags else plain).encode()
     match = _MODIFIER.match(token)
     if match and len(token) > match.end():
         prefix = match.group(0)
@@ -257,16 +282,14 @@ def key_bytes(token: str, modes: KeyModes = NO_MODES) -> bytes | None:
         ctrl, meta, shift = "C-" in prefix, "M-" in prefix, "S-" in prefix
         named = _named(rest, ctrl, meta, shift, modes)
         if named is not None:
-            return _pressed(_kitty_named(rest, _mods(ctrl, meta, shift)), named, flags).encode()
+            if flags:
+                named = _pressed(_kitty_named(rest, _mods(ctrl, meta, shift)), named, flags)
+            return named.encode()
         if len(rest) != 1:
             raise _unknown(token, f"{rest!r} is not a key name")
-        if token in _INTERRUPTS:
+        if token in _INTERRUPTS or not flags:
             return _legacy_char(token, rest, ctrl, meta, shift).encode()
-        key = _kitty_char(rest, ctrl, meta, shift)
-        pressed = kitty.press(key, flags)
-        if pressed is None:
-            pressed = _legacy_char(token, rest, ctrl, meta, shift)
-        return (pressed + kitty.release(key, flags)).encode()
+        return _kitty_char_bytes(token, rest, ctrl, meta, shift, flags).encode()
     if match:  # only modifiers, like "C-"
         raise _unknown(token, "a modifier needs a key after it, like C-c")
     if _LOOKS_LIKE_FKEY.match(token):
@@ -360,8 +383,17 @@ def encode_keys(keys: Sequence[str], modes: KeyModes = NO_MODES, *, literal: boo
     under kitty's flags 2 and 8), never as a bracketed paste: ``':wq' Enter`` must
     reach vim as typed keys, as tmux's send-keys sends them. Pasting is
     ``paste_bytes``'s job."""
+    typed_as_keys = modes.kitty & (2 | 8)  # (KITTY_EVENTS, KITTY_ALL_KEYS)
     out = []
     for token in keys:
         encoded = None if literal else key_bytes(token, modes)
-        out.append(kitty.type_text(token, modes.kitty).encode() if encoded is None else encoded)
+        if encoded is None:
+            encoded = _typed(token, modes.kitty) if typed_as_keys else token.encode()
+        out.append(encoded)
     return b"".join(out)
+
+
+def _typed(text: str, flags: int) -> bytes:
+    from phux.client.kitty_keys import type_text
+
+    return type_text(text, flags).encode()
