@@ -34,6 +34,7 @@ is printed beside it), the server's and the replica helper's.
     PHUX_FLEET_AGENTS=20 PHUX_FLEET_SECONDS=60 python -m tools.bench.harness fleet
     python -m tools.bench.harness --quick fleet    # 5 agents, 10 s
     PHUX_FLEET_WAYS=crowd python -m tools.bench.harness fleet   # only the crowd
+    PHUX_FLEET_CROWD_NICE=19 ...   # the crowd niced: the server's part of the slowdown
 """
 
 from __future__ import annotations
@@ -308,7 +309,12 @@ def _crowded(
         return made[pane][0], lambda: None
 
     quiet, _ = _drive(fleet, panes, reuse, seconds, think=think)
-    argv = [sys.executable, "-m", "tools.bench.fleet_crowd"]
+    # The crowd runs on the same cores: its own CPU (connecting again and again) is
+    # taken from the agents too. $PHUX_FLEET_CROWD_NICE runs it niced, to tell the
+    # server's part of the slowdown from the attackers'.
+    nice = int(os.environ.get("PHUX_FLEET_CROWD_NICE", "0"))
+    argv = [*(["nice", "-n", str(nice)] if nice else []), sys.executable]
+    argv += ["-m", "tools.bench.fleet_crowd"]
     sizes = [("idle", idle // 4)] * 4 + [("hostile", hostile)]
     crowd: list[subprocess.Popen[str]] = []
     try:
@@ -323,7 +329,11 @@ def _crowded(
             assert proc.stdout is not None
             if proc.stdout.readline().strip() != "ready":
                 raise RuntimeError(f"the {mode} crowd did not gather")
+        server_before = fleet.cpu()[0]
+        crowd_before = sum(_cpu(proc.pid) for proc in crowd)
         crowded, _ = _drive(fleet, panes, reuse, seconds, think=think)
+        server_cpu = fleet.cpu()[0] - server_before
+        crowd_cpu = sum(_cpu(proc.pid) for proc in crowd) - crowd_before
     finally:
         for proc in crowd:
             assert proc.stdin is not None
@@ -331,6 +341,10 @@ def _crowded(
             proc.wait(60)
         for _, close in made.values():
             close()
+    print(
+        f"fleet/crowd: while crowded, CPU per second: server {server_cpu / seconds:.2f}, "
+        f"the crowd's processes {crowd_cpu / seconds:.2f}" + (f" (at nice {nice})" if nice else "")
+    )
     print(
         f"fleet/crowd: {len(panes)} MCP agents; {idle} idle clients and {hostile} hostile "
         f"connections; wrong or failed: {len(quiet.wrong)} quiet, {len(crowded.wrong)} crowded",
