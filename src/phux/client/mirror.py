@@ -55,6 +55,11 @@ if TYPE_CHECKING:
 DEFAULT_HISTORY = 10_000
 # Output held back for the engine at most; a feed this big mostly skips drawing.
 HOLD_BYTES = 4 << 20
+# What a reader that does not look at the engine while output floods (``wait``'s line
+# scan, client/line_scan.py) lets it hold: the replica's largest feed
+# (phux.server.replica_worker's coalesce), of which the engine draws only the rows its
+# history keeps.
+FLOOD_HOLD_BYTES = 16 << 20
 
 BytesHook = Callable[[int, bytes], None]
 ResizeHook = Callable[[int, int, int], None]
@@ -86,6 +91,12 @@ class Mirror:
         self._engine: Terminal | None = None
         self._held: list[bytes] = []
         self._held_bytes = 0
+        self.hold_bytes = HOLD_BYTES
+        """Output held back for the engine at most (then fed in one feed)."""
+        self.received = 0
+        """Output bytes taken (bootstraps' included), for benches."""
+        self.feeds = 0
+        """Feeds of held output to the engine so far, for benches."""
         self.raw: bytearray | None = bytearray() if raw else None
         # How many bytes at the start of ``raw`` are the bootstrap's checkpoint.
         self.checkpoint_bytes = 0
@@ -182,7 +193,7 @@ class Mirror:
         if self._engine is not None:
             self._held.append(data)
             self._held_bytes += len(data)
-            if self._held_bytes >= HOLD_BYTES:
+            if self._held_bytes >= self.hold_bytes:
                 self._flush()
 
     def _flush(self) -> None:
@@ -192,6 +203,7 @@ class Mirror:
         self._held_bytes = 0
         engine = self._engine
         if engine is not None:
+            self.feeds += 1
             engine.feed(data)
             # The server answers terminal queries; a mirror never does.
             engine.take_replies()
@@ -307,6 +319,7 @@ class Mirror:
             if skip >= len(data):
                 return
             seq, data = seq + skip, data[skip:]
+        self.received += len(data)
         self._feed(data)
         for bytes_hook in list(self.bytes_hooks):
             bytes_hook(seq, data)

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded, InvalidArgument, TerminalGone, describe_exit
+from phux.client.line_scan import LineScan
+from phux.client.mirror import FLOOD_HOLD_BYTES, HOLD_BYTES
 from phux.client.models import WaitResult
 
 if TYPE_CHECKING:
@@ -101,10 +103,20 @@ def wait_for(
         # machine) must not use up the quiet time before the first look.
         limit = _once_limit(deadline, timeout, quiet_s)
     fresh_rows = 0
+    news: list[bytes] = []
+    """Output since the last look, for the line scan."""
 
     def count_rows(seq: int, data: bytes) -> None:
         nonlocal fresh_rows
         fresh_rows += data.count(b"\n") + len(data) // max(mirror.cols, 1) + 1
+        if scan.active:
+            news.append(data)
+
+    def line_matches(line: str) -> bool:
+        if until is not None:
+            return until in line
+        assert pattern is not None
+        return pattern.search(line) is not None
 
     def matches() -> bool:
         nonlocal fresh_rows
@@ -113,19 +125,56 @@ def wait_for(
         scroll = min(fresh_rows, engine.history_size)
         fresh_rows = 0
         lines = engine.logical_lines(scroll if scroll > 0 else None)
-        if until is not None:
-            return any(until in line for line in lines)
-        assert pattern is not None
-        return any(pattern.search(line) for line in lines)
+        return any(map(line_matches, lines))
+
+    # Plain output (text, SGRs, CR LFs) is searched as lines as it comes, and the
+    # engine is not looked at meanwhile: the mirror feeds it in big feeds, of which it
+    # draws only the rows its history keeps (client/line_scan.py).
+    scan = LineScan(line_matches, until)
+    tombstones = mirror.tombstones
+
+    def stop_scan(*_: int) -> None:
+        scan.stop()  # a resize, or output lost: the engine must be looked at
+
+    def scanned() -> bool | None:
+        """The news searched as lines: True/False whether a line matched, None if the
+        engine must be looked at (not plain, or the stream broke: a tombstone, a
+        resize)."""
+        nonlocal fresh_rows
+        if not scan.active or mirror.tombstones != tombstones:
+            scan.stop()
+            return None
+        data = b"".join(news)
+        news.clear()
+        found = scan.feed(data)
+        if found is not None:
+            fresh_rows = 0  # (searched: the engine's history need not be)
+        return found
+
+    def look() -> bool:
+        """The engine's lines (it is fed all that came), then the scan from there."""
+        nonlocal tombstones
+        news.clear()
+        met = matches()
+        engine = mirror.engine
+        tombstones = mirror.tombstones
+        scan.start(None if engine is None else engine.plain_line_prefix())
+        return met
 
     checks = 0
     mirror.bytes_hooks.append(count_rows)
+    mirror.hold_bytes = FLOOD_HOLD_BYTES
+    mirror.resize_hooks.append(stop_scan)
+    mirror.gap_hooks.append(stop_scan)
     mirror.last_output = time.monotonic()
     try:
         while True:
             checks += 1
             if text_mode:
-                if matches():
+                found = scanned()
+                if found is None:
+                    found = look()
+                if found:
                     return _result(True, checks, mirror.engine, pane.terminal)
                 if not mirror.alive:
                     raise TerminalGone(
@@ -133,7 +182,9 @@ def wait_for(
                         " was met"
                     )
                 wake = limit
-                held = mirror.engine.frame_deadline if mirror.engine is not None else None
+                # (while the scan goes on, no frame was opened since the last look)
+                engine = None if scan.active else mirror.engine
+                held = engine.frame_deadline if engine is not None else None
                 if held is not None:
                     # A 2026 frame holds what is read: look again when its bound passes
                     # (the live screen shows then, with or without more output).
@@ -151,14 +202,16 @@ def wait_for(
             except DeadlineExceeded:
                 if limit.expired():
                     checks += 1
-                    met = (
-                        matches()
-                        if text_mode
-                        else time.monotonic() >= (mirror.last_output + idle_s)
-                    )
+                    if text_mode:
+                        met = scanned() or look()
+                    else:
+                        met = time.monotonic() >= (mirror.last_output + idle_s)
                     return _result(met, checks, mirror.engine, pane.terminal)
     finally:
         mirror.bytes_hooks.remove(count_rows)
+        mirror.resize_hooks.remove(stop_scan)
+        mirror.gap_hooks.remove(stop_scan)
+        mirror.hold_bytes = HOLD_BYTES
         client.release(mirror)
 
 
