@@ -103,7 +103,8 @@ class LineScan:
         if not self.active:
             return None
         buf = self.carry + data if self.carry else data
-        end = buf.rfind(b"\r\n") + 2  # (0: no line ends here)
+        end = buf.rfind(b"\r\n")
+        end = 0 if end < 0 else end + 2  # (0: no line ends here)
         done, rest = buf[:end], buf[end:]
         # The open line without a sequence (or the CR of a CR LF) its last bytes begin.
         cut = _CUT_SGR.search(rest)

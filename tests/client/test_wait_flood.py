@@ -1,0 +1,91 @@
+"""wait on a flooding pane: its mirror holds the flood and feeds the engine in big feeds
+(which draw only the rows the history keeps), and still meets text that scrolled far
+past the history meanwhile (client/line_scan.py)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+from phux.client import Client, Deadline
+from phux.client.mirror import Mirror
+
+from .conftest import new_shell
+
+FLOOD_LINES = 200_000
+"""Lines after the text waited for: many times the mirror's 10 000 rows of history."""
+
+
+def _released_when_watched(client: Client, name: str, fifo: str) -> threading.Thread:
+    """A thread that opens ``fifo`` (the pane's command goes on) once a viewer (the
+    wait) has subscribed to ``name``."""
+    pane = client.resolve(name, Deadline.after(5))
+
+    def release() -> None:
+        with Client(client.socket_path, env={}) as other:
+            deadline = Deadline.after(15)
+            while other.list_terminals(deadline).by_id[pane.terminal].viewers < 1:
+                time.sleep(0.01)
+        with open(fifo, "w") as f:
+            f.write("go\n")
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    return thread
+
+
+def _feeds(client: Client) -> Iterator[Mirror]:
+    yield from client._mirrors.values()
+
+
+def _flood_then_wait(client: Client, command: str, **condition: str) -> tuple[bool, int, int]:
+    """Run ``command`` (it reads FIFO first) in a fresh shell, wait for ``condition``
+    while it floods: (met, bytes the mirror took, feeds of its engine)."""
+    name = new_shell(client)
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    try:
+        client.send_keys(name, [command.replace("FIFO", fifo), "Enter"], Deadline.after(5))
+        client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15))
+        thread = _released_when_watched(client, name, fifo)
+        try:
+            kept = Client(client.socket_path, env={}, keep_warm=1)
+            with kept:
+                waited = kept.wait(name, timeout=20, deadline=Deadline.after(25), **condition)
+                # The wait's mirror is kept warm: count what it took and how it fed it.
+                mirror = next(_feeds(kept))
+                received, feeds = mirror.received, mirror.feeds
+        finally:
+            thread.join(20)
+        return waited.met, received, feeds
+    finally:
+        os.unlink(fifo)
+
+
+def test_wait_meets_text_a_flood_pushed_out_of_the_history(client: Client) -> None:
+    # The line waited for starts before the wait subscribed (on the cursor's line) and
+    # ends after; 200 000 lines follow it at once, far past the mirror's history.
+    met, _received, _feeds = _flood_then_wait(
+        client,
+        f"printf 'waiting\\nxxRES'; cat FIFO >/dev/null; printf 'ULT-42\\n'; seq 1 {FLOOD_LINES}",
+        until="xxRESULT-42",
+    )
+    assert met
+
+
+def test_wait_regex_meets_a_coloured_line_amid_a_flood(client: Client) -> None:
+    # The coloured line comes after a flood the wait reads first, and another follows.
+    met, received, feeds = _flood_then_wait(
+        client,
+        f"printf 'waiting\\n'; cat FIFO >/dev/null; seq 1 {FLOOD_LINES};"
+        f" printf '\\033[1mRESULT-\\033[0m42\\n'; seq 1 {FLOOD_LINES}",
+        regex="^RESULT-4[0-9]$",
+    )
+    assert met
+    # Held, not parsed batch by batch: the first flood (~1.3 MB) went to the engine in
+    # a few feeds (the bootstrap's, the first look's, the one the result reads), not in
+    # one per batch that came.
+    assert received > 1_000_000
+    assert feeds <= 8, feeds
