@@ -40,7 +40,9 @@ def _feeds(client: Client) -> Iterator[Mirror]:
     yield from client._mirrors.values()
 
 
-def _flood_then_wait(client: Client, command: str, **condition: str) -> tuple[bool, int, int]:
+def _flood_then_wait(
+    client: Client, command: str, until: str | None = None, regex: str | None = None
+) -> tuple[bool, int, int]:
     """Run ``command`` (it reads FIFO first) in a fresh shell, wait for ``condition``
     while it floods: (met, bytes the mirror took, feeds of its engine)."""
     name = new_shell(client)
@@ -53,7 +55,9 @@ def _flood_then_wait(client: Client, command: str, **condition: str) -> tuple[bo
         try:
             kept = Client(client.socket_path, env={}, keep_warm=1)
             with kept:
-                waited = kept.wait(name, timeout=20, deadline=Deadline.after(25), **condition)
+                waited = kept.wait(
+                    name, until=until, regex=regex, timeout=20, deadline=Deadline.after(25)
+                )
                 # The wait's mirror is kept warm: count what it took and how it fed it.
                 mirror = next(_feeds(kept))
                 received, feeds = mirror.received, mirror.feeds
