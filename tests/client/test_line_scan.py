@@ -84,6 +84,9 @@ def test_the_line_the_cursor_is_on_counts() -> None:
     scan.start(prefix)
     assert scan.feed(b"ULT-") is False
     assert scan.feed(b"42") is True  # (the open line too)
+    ended = LineScan(lambda line: NEEDLE in line)
+    ended.start(prefix)
+    assert ended.feed(b"ULT-42\r\nnext") is True  # (and the line once ended)
 
 
 def test_what_is_not_plain_stops_the_scan() -> None:
