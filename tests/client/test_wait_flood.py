@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 from phux.client import Client, Deadline
 from phux.client.mirror import Mirror
+from phux.client.models import event_name
 
-from .conftest import new_shell
+from .conftest import SH, new_shell
 
 FLOOD_LINES = 200_000
 """Lines after the text waited for: many times the mirror's 10 000 rows of history."""
@@ -93,3 +94,67 @@ def test_wait_regex_meets_a_coloured_line_amid_a_flood(client: Client) -> None:
     # one per batch that came.
     assert received > 1_000_000
     assert feeds <= 8, feeds
+
+
+def test_watch_reads_a_plain_flood_undrawn_and_loses_no_event(client: Client) -> None:
+    name = new_shell(client)
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    try:
+        client.send_keys(
+            name,
+            [
+                f"printf 'waiting\\n'; cat {fifo} >/dev/null; seq 1 {FLOOD_LINES};"
+                " printf '\\033]2;after-the-flood\\007'",
+                "Enter",
+            ],
+            Deadline.after(5),
+        )
+        client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15))
+        thread = _released_when_watched(client, name, fifo)
+        titles = []
+        try:
+            with Client(client.socket_path, env={}) as watcher:
+                stream = watcher.watch(name, timeout=20, deadline=Deadline.after(25))
+                try:
+                    for event in stream:
+                        if event_name(event) == "title_changed":
+                            titles.append(event.title)  # type: ignore[union-attr]
+                            break
+                    mirror = next(_feeds(watcher))
+                    received, feeds = mirror.received, mirror.feeds
+                finally:
+                    stream.close()
+        finally:
+            thread.join(20)
+    finally:
+        os.unlink(fifo)
+    assert titles == ["after-the-flood"]
+    assert received > 1_000_000
+    assert feeds <= 8, feeds
+
+
+def test_watch_reports_a_start_a_foreground_change_left_in_the_engine(client: Client) -> None:
+    # sh prints no C mark: its command's start is inferred when the job takes the
+    # terminal (TERMINAL_STATE), which puts the event in the engine with only plain
+    # output (the echo) around it. It is reported then, not at the next sequence.
+    name = new_shell(client, SH)
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    try:
+        with Client(client.socket_path, env={}) as watcher:
+            stream = watcher.watch(name, timeout=10, deadline=Deadline.after(15))
+            try:
+                client.send_keys(name, [f"cat {fifo}", "Enter"], Deadline.after(5))
+                started = []
+                for event in stream:
+                    if event_name(event) == "command_started":
+                        started.append(event.command)  # type: ignore[union-attr]
+                        break
+            finally:
+                stream.close()
+    finally:
+        with open(fifo, "w") as f:  # (cat goes)
+            f.write("x\n")
+        os.unlink(fifo)
+    assert started == [f"cat {fifo}"]

@@ -63,13 +63,17 @@ def plain_text(data: bytes) -> str | None:
 class LineScan:
     """Searches the logical lines of plain output with ``found`` (a line, right-trimmed
     as the engine's logical lines are, to whether it matches), from a point where
-    ``Terminal.plain_line_prefix`` vouches for the screen (``start``) on.
+    ``Terminal.plain_line_prefix`` vouches for the screen (``start``) on. Without
+    ``found``, it only tells whether output is plain (``watch``: plain output makes
+    no engine events).
 
     ``needle``: the text ``found`` looks for, if that is all it does (``wait
     --until``): then whole batches are searched at once rather than line by line.
     """
 
-    def __init__(self, found: Callable[[str], bool], needle: str | None = None) -> None:
+    def __init__(
+        self, found: Callable[[str], bool] | None = None, needle: str | None = None
+    ) -> None:
         self.found = found
         # A needle with a CR, an LF or a trailing space cannot be found in whole text:
         # no line holds the first two, and lines are right-trimmed.
@@ -121,6 +125,8 @@ class LineScan:
             return None
         self.scanned += len(data)
         self.carry = rest
+        if self.found is None:
+            return False
         if done:
             first, _, others = lines.partition("\r\n")
             if self._search(self.prefix + first + "\r\n" + others):
@@ -133,4 +139,5 @@ class LineScan:
         if self.needle is not None:
             return self.needle in text
         found = self.found
+        assert found is not None
         return any(found(line.rstrip(" ")) for line in text.split("\r\n")[:-1])

@@ -166,6 +166,11 @@ class Mirror:
         return len(data) - len(tail)
 
     @property
+    def events_waiting(self) -> bool:
+        """The engine holds events not taken yet (without feeding it what is held)."""
+        return self._engine is not None and bool(self._engine.screen.events)
+
+    @property
     def engine(self) -> Terminal | None:
         """The replayed state, with every byte received so far fed."""
         if self._held:
