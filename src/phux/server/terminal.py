@@ -28,6 +28,7 @@ from phux.server.pty_process import (
     foreground_pgrp,
     set_winsize,
     signal_group,
+    unread_input,
 )
 from phux.server.subscriber import Subscription
 from phux.wire import encode_frame
@@ -545,6 +546,13 @@ class Terminal:
             (self._fg_key, record, time.monotonic()) if record is self._fg_record else None
         )
         return record
+
+    def unread_input(self) -> int:
+        """Input given to this terminal that its program has not read yet: what the
+        server still holds for it, plus what its PTY holds unread (spec/L1.md §8)."""
+        if not self.alive:
+            return 0
+        return min(self.queued_input + unread_input(self.master_fd), 0xFFFFFFFF)
 
     def foreground_settled(self) -> bool:
         """Whether the last listing's reading may be given again (see foreground())."""
