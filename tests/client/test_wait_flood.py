@@ -158,3 +158,27 @@ def test_watch_reports_a_start_a_foreground_change_left_in_the_engine(client: Cl
             f.write("x\n")
         os.unlink(fifo)
     assert started == [f"cat {fifo}"]
+
+
+def test_a_warm_mirror_a_flood_leaves_behind_is_dropped_not_parsed(client: Client) -> None:
+    # A client keeps a mirror warm between operations (the MCP adapter does); while it
+    # works elsewhere, that pane floods. The mirror drops what it holds past its bound
+    # and is unsubscribed; the next operation bootstraps afresh, exactly.
+    name = new_shell(client)
+    other = new_shell(client)
+    with Client(client.socket_path, env={}, keep_warm=2) as warm:
+        warm.snapshot(name, deadline=Deadline.after(10))  # (its mirror is kept warm)
+        pane = warm.resolve(name, Deadline.after(5))
+        mirror = warm._mirrors[pane.terminal]
+        feeds = mirror.feeds
+        mirror.hold_bytes = 256 << 10  # (its bound: 4 MiB, a flood of 256 KiB will do)
+        client.send_keys(name, ["seq 1 100000; echo A-DO''NE", "Enter"], Deadline.after(5))
+        deadline = Deadline.after(30)
+        while pane.terminal in warm._mirrors and not deadline.expired():
+            # Working on another pane meanwhile (each wait pumps the connection).
+            warm.wait(other, until="never-shown", timeout=0.2, deadline=Deadline.after(5))
+        assert pane.terminal not in warm._mirrors
+        assert mirror.stale and mirror.feeds == feeds  # (none of the flood parsed)
+        done = warm.wait(name, until="A-DONE", timeout=20, deadline=Deadline.after(25))
+        assert done.met
+        assert "A-DONE" in "\n".join(done.screen.lines)

@@ -93,6 +93,13 @@ class Mirror:
         self._held_bytes = 0
         self.hold_bytes = HOLD_BYTES
         """Output held back for the engine at most (then fed in one feed)."""
+        self.warm = False
+        """Kept subscribed between operations, which nobody is using now: output it
+        holds past ``hold_bytes`` is dropped, not parsed, and the mirror is ``stale``."""
+        self.stale = False
+        """A warm mirror that dropped output: its engine is behind for good, and the
+        client unsubscribes it (the next operation bootstraps afresh: the server's
+        newest checkpoint and the journal after it, exact)."""
         self.received = 0
         """Output bytes taken (bootstraps' included), for benches."""
         self.feeds = 0
@@ -195,10 +202,17 @@ class Mirror:
     def _feed(self, data: bytes) -> None:
         if self.raw is not None:
             self.raw += data
-        if self._engine is not None:
+        if self._engine is not None and not self.stale:
             self._held.append(data)
             self._held_bytes += len(data)
             if self._held_bytes >= self.hold_bytes:
+                if self.warm:
+                    # Nobody reads it: parsing a flood for a later reader costs more
+                    # than the bootstrap that reader gets instead.
+                    self.stale = True
+                    self._held.clear()
+                    self._held_bytes = 0
+                    return
                 self._flush()
 
     def _flush(self) -> None:
