@@ -109,11 +109,21 @@ def test_what_is_not_plain_stops_the_scan() -> None:
     assert scan.feed(b"anything\r\n") is None
 
 
-def test_an_endless_line_stops_the_scan() -> None:
+def test_an_endless_line_stops_a_regex_scan_only() -> None:
+    # A regex may need the whole line: it is searched again with every batch, up to a
+    # bound. A text needs only its own length of it: the scan goes on.
     scan = LineScan(lambda line: NEEDLE in line)
     scan.start("")
     assert scan.feed(b"x" * MAX_CARRY) is False
     assert scan.feed(b"x") is None
+    text = LineScan(lambda line: NEEDLE in line, NEEDLE)
+    text.start("")
+    for _ in range(8):
+        assert text.feed(b"x" * MAX_CARRY) is False
+    assert len(text.prefix) < len(NEEDLE)
+    assert text.feed(b"xxRESU") is False
+    assert text.feed(b"\x1b[1mLT-4") is False
+    assert text.feed(b"2xx") is True
 
 
 def test_the_engine_vouches_only_for_a_screen_that_scrolls_plainly() -> None:
@@ -138,5 +148,8 @@ def test_the_engine_vouches_only_for_a_screen_that_scrolls_plainly() -> None:
     assert wide.plain_line_prefix() is None
     # A line that goes on in the history: its start is not on the screen.
     long = Terminal(10, 3, history=100)
-    long.feed(b"x" * 45)
+    long.feed(b"x" * 44 + b"y")
     assert long.plain_line_prefix() is None
+    # Unless its end will do (a text's search): the screen's rows of it, if enough.
+    assert long.plain_line_prefix(tail=8) == "x" * 24 + "y"
+    assert long.plain_line_prefix(tail=40) is None

@@ -12,8 +12,8 @@ feeds, of which the engine draws only the rows its history keeps, as the
 server's replica does in a flood (``phux.server.replica``). Every line the
 engine would have shown, in its viewport or scrolling through its history, is
 searched: none is missed, however far the engine skips. Anything else (another
-control or escape sequence, a lone CR, UTF-8, an unterminated line longer than
-``MAX_CARRY``) ends the scan, and the wait looks at the engine again.
+control or escape sequence, a lone CR, UTF-8, for a regex an unterminated line
+longer than ``MAX_CARRY``) ends the scan, and the wait looks at the engine again.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ _SGR = re.compile(rb"\x1b\[[0-9;:]*m")
 _CUT_SGR = re.compile(rb"\x1b(?:\[[0-9;:]*)?\Z")
 _PRINTABLE = bytes(range(0x20, 0x7F))
 MAX_CARRY = 1 << 16
-"""An unterminated line longer than this ends the scan: it is read again with every
-batch until it ends (``base64 -w 0`` never does)."""
+"""An unterminated line longer than this ends a regex's scan: it is searched again with
+every batch until it ends (``base64 -w 0`` never does). A text's scan keeps only its
+last characters (as many as the text has, less one)."""
 # The commonest SGRs of a sample are removed by ``bytes.replace`` (several times
 # faster than the regex's ``sub``, which makes an object per match), each only if
 # the sample holds it this often; the regex removes the rest.
@@ -84,9 +85,9 @@ class LineScan:
         )
         self.active = False
         self.prefix = ""
-        """The text before the run's first byte on the line the cursor was on."""
+        """The open line's text so far (of it, what a match not found yet may use)."""
         self.carry = b""
-        """What came after the last CR LF (the line not ended yet), as it came."""
+        """The bytes at the end that a sequence (or a CR LF) they begin may go on from."""
         self.scanned = 0
         """Bytes searched as lines (the engine did not have to be looked at for them)."""
 
@@ -110,32 +111,44 @@ class LineScan:
         end = buf.rfind(b"\r\n")
         end = 0 if end < 0 else end + 2  # (0: no line ends here)
         done, rest = buf[:end], buf[end:]
-        # The open line without a sequence (or the CR of a CR LF) its last bytes begin.
+        # The open line but a sequence (or the CR of a CR LF) its last bytes begin.
         cut = _CUT_SGR.search(rest)
         shown = rest[: cut.start()] if cut is not None else rest
         if shown.endswith(b"\r"):
             shown = shown[:-1]
-        if len(rest) > MAX_CARRY:
-            self.active = False
-            return None
         lines = plain_text(done) if done else ""
         open_line = plain_text(shown)
         if lines is None or open_line is None:
             self.active = False
             return None
         self.scanned += len(data)
-        self.carry = rest
-        if self.found is None:
-            return False
+        self.carry = rest[len(shown) :]  # (what the next bytes may end)
+        prefix = self.prefix
+        found = False
         if done:
             first, _, others = lines.partition("\r\n")
-            if self._search(self.prefix + first + "\r\n" + others):
-                return True
-            self.prefix = ""
-        return self._search(self.prefix + open_line + "\r\n")
+            found = self._search(prefix + first + "\r\n" + others)
+            prefix = ""
+        text = prefix + open_line
+        found = found or self._search(text + "\r\n")
+        # What is searched again with the next bytes: the open line (a CR SGR LF ended
+        # lines in it too). Past a needle's length less one, none of it can be part of
+        # a match not found yet; a regex may need all of it.
+        text = text[text.rfind("\r\n") + 2 :] if "\r\n" in text else text
+        if self.found is None:
+            text = ""
+        elif self.needle is not None:
+            text = text[len(text) - len(self.needle) + 1 :] if len(self.needle) > 1 else ""
+        elif len(text) > MAX_CARRY:
+            self.active = False
+            return found or None
+        self.prefix = text
+        return found
 
     def _search(self, text: str) -> bool:
         """Whether a line of ``text`` (lines each ended by CR LF) matches."""
+        if self.found is None:
+            return False
         if self.needle is not None:
             return self.needle in text
         found = self.found

@@ -163,7 +163,9 @@ def wait_for(
         met = matches()
         engine = mirror.engine
         tombstones = mirror.tombstones
-        scan.start(None if engine is None else engine.plain_line_prefix())
+        # (a search for a text needs only its length of the line before the cursor)
+        tail = None if scan.needle is None else len(scan.needle)
+        scan.start(None if engine is None else engine.plain_line_prefix(tail))
         return met
 
     checks = 0

@@ -181,7 +181,7 @@ class WatchStream(Iterator[WatchEvent]):
         self._news.clear()
         engine = mirror.engine
         self._tombstones = mirror.tombstones
-        self._scan.start(None if engine is None else engine.plain_line_prefix())
+        self._scan.start(None if engine is None else engine.plain_line_prefix(0))
         return engine
 
     def _plain_since(self, mirror: Mirror) -> bool:
