@@ -5,9 +5,14 @@ pushed frames by terminal id) and keeps:
 
 * ``engine``: a ``phux.engine.Terminal`` holding the replayed state (optional:
   a capture-only mirror, as ``run`` uses, skips the engine entirely). Output
-  is held back and fed when ``engine`` is next read (or ``HOLD_BYTES`` pile
-  up), in one feed: in a flood the engine then skips drawing the rows that
-  scroll out of its history, and a mirror nobody reads costs little;
+  is held back and fed when ``engine`` is next read (or ``hold_bytes`` pile
+  up: ``HOLD_BYTES``, or ``FLOOD_HOLD_BYTES`` for a reader that scans a flood
+  without reading the engine, ``wait`` and ``watch``), in one feed: in a flood
+  the engine then skips drawing the rows that scroll out of its history, and a
+  mirror nobody reads costs little. A ``warm`` mirror (kept between
+  operations, unused) that piles up ``hold_bytes`` drops them and goes
+  ``stale``: the client unsubscribes it, and the next operation bootstraps
+  afresh instead of parsing the flood;
 * ``raw`` (when asked for): every byte a fresh engine would have been fed,
   from the last reset (BOOTSTRAP_BEGIN or a checkpoint chunk) on;
 * ``next_seq``: the sequence number of the next output byte it expects;

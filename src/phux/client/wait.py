@@ -5,7 +5,12 @@ The condition is re-evaluated after each batch of output frames (everything
 readable when the socket wakes us), never on a poll timer. Text conditions
 match logical lines (soft-wrapped rows joined): the viewport, plus the rows
 that scrolled into history since the previous check, so text that appears and
-scrolls away within one batch still counts. Idle means no output for
+scrolls away within one batch still counts. In a flood of plain output
+(printable ASCII, SGRs, CR LFs) the lines are searched as they come, as text
+(client/line_scan.py), the engine is not looked at meanwhile, and the mirror
+feeds it 16 MiB at a time, drawing only the rows its history keeps: every line
+that passed is still searched, however far past the history it scrolled.
+Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
 A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
 says so with its exit status.
