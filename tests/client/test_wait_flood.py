@@ -16,7 +16,9 @@ from phux.client.models import event_name
 from .conftest import SH, new_shell
 
 FLOOD_LINES = 200_000
-"""Lines after the text waited for: many times the mirror's 10 000 rows of history."""
+"""Lines of a flood: many times the mirror's 10 000 rows of history."""
+PAST_HISTORY = 20_000
+"""Lines after the text waited for: enough to push it out of the mirror's history."""
 
 
 def _released_when_watched(client: Client, name: str, fifo: str) -> threading.Thread:
@@ -74,7 +76,7 @@ def test_wait_meets_text_a_flood_pushed_out_of_the_history(client: Client) -> No
     # ends after; 200 000 lines follow it at once, far past the mirror's history.
     met, _received, _feeds = _flood_then_wait(
         client,
-        f"printf 'waiting\\nxxRES'; cat FIFO >/dev/null; printf 'ULT-42\\n'; seq 1 {FLOOD_LINES}",
+        f"printf 'waiting\\nxxRES'; cat FIFO >/dev/null; printf 'ULT-42\\n'; seq 1 {PAST_HISTORY}",
         until="xxRESULT-42",
     )
     assert met
@@ -85,7 +87,7 @@ def test_wait_regex_meets_a_coloured_line_amid_a_flood(client: Client) -> None:
     met, received, feeds = _flood_then_wait(
         client,
         f"printf 'waiting\\n'; cat FIFO >/dev/null; seq 1 {FLOOD_LINES};"
-        f" printf '\\033[1mRESULT-\\033[0m42\\n'; seq 1 {FLOOD_LINES}",
+        f" printf '\\033[1mRESULT-\\033[0m42\\n'; seq 1 {PAST_HISTORY}",
         regex="^RESULT-4[0-9]$",
     )
     assert met
