@@ -13,10 +13,11 @@ ways alternating run by run, in the same run:
   batch is a feed that draws every row.
 
 Floods: plain text lines (``cat`` of a log), ``ls --color``-style lines (80 columns:
-they wrap), and one endless base64 line. Each figure is the median of ``--repeat`` runs (default 5) with the spread,
-in CPU seconds per 50 MB; besides, the server's replica helper's CPU for the same
-flood (the replica skips in the same way; its figure is the server side's cost),
-and what the mirror took against what it fed its engine (bytes and feeds).
+they wrap), and one endless base64 line. Each figure is the median of ``--repeat``
+runs (default 5) with the spread, in CPU seconds per 50 MB; besides, the server's
+replica helper's CPU for the same flood (the replica skips in the same way; its
+figure is the server side's cost), and what the mirror took against what it fed its
+engine (bytes and feeds).
 ``python -m tools.bench.bench_wait [--quick] [--repeat=N] [--only=TEXT]``.
 """
 
