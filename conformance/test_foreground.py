@@ -103,14 +103,14 @@ def test_tty_modes_are_reported(conn: Conn, cleanup: list[int]) -> None:
     assert fg is not None and not fg.canonical and fg.isig  # a line editor's modes
 
 
-def unread(conn: Conn, terminal: int) -> int:
+def unread(conn: Conn, terminal: int) -> tuple[int, bool]:
     rid = conn.rid()
     listing = conn.request(
         ListTerminals(request_id=rid, filter=TerminalFilter(terminals=[terminal]))
     )
     assert isinstance(listing, TerminalList)
     (info,) = listing.terminals
-    return info.unread_input
+    return info.unread_input, info.unread_line_open
 
 
 @pytest.mark.clause("L1.md §8.1 foreground")
@@ -121,12 +121,15 @@ def test_a_filtered_listing_counts_the_input_a_program_has_not_read(
     lines = spawn(conn, cleanup, ["/bin/sh", "-c", "exec sleep 60"])
     reach(conn, lines.terminal, named("sleep"))
     type_in(conn, lines.terminal, "abc\nde")
-    assert unread(conn, lines.terminal) == 4  # canonical: whole lines only
+    assert unread(conn, lines.terminal) == (4, True)  # canonical: whole lines counted
     keys = spawn(conn, cleanup, ["/bin/sh", "-c", "stty -icanon; exec sleep 60"])
     reach(conn, keys.terminal, named("sleep"))
     type_in(conn, keys.terminal, "xyz")
-    assert unread(conn, keys.terminal) == 3
-    assert unread(conn, spawn(conn, cleanup, ["/bin/sh", "-c", "exec sleep 60"]).terminal) == 0
+    assert unread(conn, keys.terminal) == (3, True)
+    type_in(conn, keys.terminal, "\r")
+    assert unread(conn, keys.terminal) == (4, False)
+    idle = spawn(conn, cleanup, ["/bin/sh", "-c", "exec sleep 60"])
+    assert unread(conn, idle.terminal) == (0, False)
 
 
 @pytest.mark.clause("L1.md §8.1 TERMINAL_STATE")

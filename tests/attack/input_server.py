@@ -84,13 +84,16 @@ def start(client: Client, name: str, script: str, *args: str) -> None:
     )
 
 
-# Reads its terminal in raw mode, only once GATE exists, appending what it reads to OUT.
+# Reads its terminal in raw mode (no ISIG), only once GATE exists, appending what it
+# reads to OUT; leaves OUT.full once its line discipline holds 4 KiB (input behind waits).
 GATED_READER = r"""
-import os, sys, time, tty
+import fcntl, os, struct, sys, termios, time, tty
 gate, out = sys.argv[1], sys.argv[2]
 tty.setraw(0)
 open(out + ".ready", "w").close()
 while not os.path.exists(gate):
+    if struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, bytes(4)))[0] >= 4000:
+        open(out + ".full", "w").close()
     time.sleep(0.005)
 fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 while True:

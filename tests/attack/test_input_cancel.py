@@ -199,7 +199,7 @@ def test_an_interrupt_is_written_to_a_raw_program_whose_full_input_it_never_read
     input and writes the C-c, which the program reads once it reads again."""
     gate, out = tmp_path / "gate", tmp_path / "out"
     with Client(sock, env={}) as client:
-        start(client, "deaf-raw", RAW_DEAF_UNTIL_GATE, str(gate), str(out))
+        start(client, "deaf-raw", GATED_READER, str(gate), str(out))
         wait_for("the program", Path(f"{out}.ready").exists, 10)
         tid = terminal_of(client, "deaf-raw")
         paster = Connection.open(sock, Deadline.after(5))
@@ -213,27 +213,6 @@ def test_an_interrupt_is_written_to_a_raw_program_whose_full_input_it_never_read
             paster.close()
         gate.touch()
         wait_for("the C-c", lambda: out.exists() and b"\x03" in out.read_bytes(), 10)
-
-
-# Raw mode (no ISIG), reads nothing until GATE exists, then copies its input to OUT;
-# leaves OUT.full once its line discipline holds 4 KiB (a paste behind it waits).
-RAW_DEAF_UNTIL_GATE = r"""
-import fcntl, os, struct, sys, termios, time, tty
-gate, out = sys.argv[1], sys.argv[2]
-tty.setraw(0)
-open(out + ".ready", "w").close()
-while not os.path.exists(gate):
-    unread = struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, bytes(4)))[0]
-    if unread >= 4000:
-        open(out + ".full", "w").close()
-    time.sleep(0.02)
-fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-while True:
-    data = os.read(0, 65536)
-    if not data:
-        break
-    os.write(fd, data)
-"""
 
 
 # Does not read its terminal until GATE exists (a program busy with something else,

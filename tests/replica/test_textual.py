@@ -68,7 +68,9 @@ def test_a_textual_app_frames_its_redraws_and_takes_kitty_keys(tmp_path: Path) -
             shell_integration=False,
             deadline=Deadline.after(10),
         )
-        client.wait("tx", until=f"page 0 row {ROWS - 1}", timeout=30, deadline=Deadline.after(35))
+        assert client.wait(
+            "tx", until=f"page 0 row {ROWS - 1}", timeout=30, deadline=Deadline.after(35)
+        ).met
         pane = client.resolve("tx", Deadline.after(5))
         framed = False
         n = 0

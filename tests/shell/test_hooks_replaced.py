@@ -65,7 +65,7 @@ def run(client: Client, name: str, command: str) -> RunOutcome:
 def type_line(client: Client, name: str, line: str) -> None:
     """Type ``line`` and Enter as a person would, then let the pane settle."""
     client.send_keys(name, [line, "Enter"], Deadline.after(5))
-    client.wait(name, idle_ms=400, timeout=10, deadline=Deadline.after(15))
+    assert client.wait(name, idle_ms=400, timeout=10, deadline=Deadline.after(15)).met
 
 
 def screen(client: Client, name: str) -> list[str]:

@@ -195,6 +195,8 @@ class Pane(Record):
     unreadable, or a server older than protocol 1.1)."""
     unread_input: int = 0
     """Input its program has not read yet (a filtered listing's, protocol 1.4)."""
+    unread_line_open: bool = False
+    """That input ends inside a line (no CR or LF last)."""
 
     @property
     def id(self) -> str:
@@ -230,6 +232,7 @@ class Pane(Record):
             metadata=meta,
             foreground=info.foreground,
             unread_input=info.unread_input,
+            unread_line_open=info.unread_line_open,
         )
 
     def order_key(self) -> tuple[int, int, int]:

@@ -13,6 +13,7 @@ import fcntl
 import os
 import pty
 import resource
+import select
 import signal
 import struct
 import subprocess
@@ -64,6 +65,12 @@ def unread_input(master_fd: int) -> int:
         if slave is None:
             return 0
         try:
+            # Input written to the master reaches the line discipline later, from a
+            # kernel worker: a count taken just after the write may miss it. A poll
+            # of the slave that finds nothing waits for that worker first (n_tty).
+            poller = select.poll()
+            poller.register(slave, select.POLLIN)
+            poller.poll(0)
             raw = fcntl.ioctl(slave, termios.FIONREAD, bytes(4))
         except OSError:
             return 0

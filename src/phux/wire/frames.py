@@ -146,7 +146,8 @@ class TerminalInfo(Record):
     the terminal has exited or when the server cannot read it. ``unread_input``
     (since 1.4; filtered listings only, 0 in a whole one): bytes of input given
     to the terminal that its program has not read yet, queued in the server or
-    held by its PTY (spec/L1.md §8.1).
+    held by its PTY (spec/L1.md §8.1); ``unread_line_open``: that input ends
+    inside a line (its last byte is no CR or LF).
     """
 
     terminal: U32
@@ -162,6 +163,7 @@ class TerminalInfo(Record):
     metadata: list[MetaEntry] = field(default_factory=list)
     foreground: Foreground | None = None
     unread_input: U32 = 0
+    unread_line_open: bool = False
 
 
 # ---------------------------------------------------------------- client -> server
