@@ -28,8 +28,8 @@ between runs, so one best run of each made a ratio that swung as much). Targets 
 28): ``ls --color`` at least half the PTY's rate, plain text at least 0.8x. Each flood
 also reads with the checkpoint the replica writes after every such feed
 (its work per feed, for the lag a replica keeps; no target of its own). Two floods are
-also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds;
-no target of their own either).
+also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds,
+and 16 MiB while wait or watch scan a plain flood; no target of their own either).
 Reflow on resize (issue 25, ``--resize`` alone): a 100-column pane holding 2000 rows of
 history (a replica's) of 100-column text narrowed, widened and joined, in CPU time, against
 drawing the same bytes into a fresh engine of the new width in the same run (what
@@ -486,10 +486,13 @@ _FLOODS: list[tuple[str, Callable[[int], bytes], int, str]] = [
     ("progress bar (CR repaints, no line feed)", _progress_bar, COLS, ">= 0.5x"),
     ("base64 -w 0 (one line, no line feed)", _endless_line, COLS, ">= 0.5x"),
 ]
-# What a client's mirror keeps (wait, watch, the MCP adapter's warm mirrors).
-_MIRRORED: list[tuple[str, Callable[[int], bytes], int]] = [
-    ("plain text", _plain, COLS),
-    ("ls --color at 80 columns (its lines wrap)", _ls_color, 80),
+# What a client's mirror keeps (wait, watch, the MCP adapter's warm mirrors), and the
+# feeds it makes: 4 MiB (HOLD_BYTES) when its engine is read, 16 MiB (FLOOD_HOLD_BYTES)
+# while wait or watch scan a plain flood (client/line_scan.py).
+_MIRRORED: list[tuple[str, Callable[[int], bytes], int, int]] = [
+    ("plain text", _plain, COLS, 4 << 20),
+    ("ls --color at 80 columns (its lines wrap)", _ls_color, 80, 4 << 20),
+    ("ls --color at 80 columns (its lines wrap)", _ls_color, 80, 16 << 20),
 ]
 
 
@@ -502,9 +505,9 @@ def _floods(quick: bool, only: str = "", repeat: int = 0) -> list[Measurement]:
         for name, make, cols, target in _FLOODS:
             if only in name:
                 out.extend(_flood(name, make(size), repeat, cols, target))
-        for name, make, cols in _MIRRORED:
+        for name, make, cols, hold in _MIRRORED:
             if only in name:
-                out.append(_mirror_flood(name, make(size), repeat, cols))
+                out.append(_mirror_flood(name, make(size), repeat, cols, hold))
     loadavg = os.getloadavg()[0]
     # The PTY's rate does not depend on what the bytes are (raw mode): all its runs
     # together are the steadiest baseline there is, for reading the ratios against.
@@ -575,17 +578,18 @@ def _flood(
     ]
 
 
-def _mirror_flood(name: str, data: bytes, repeat: int, cols: int) -> Measurement:
-    """The rate of a client's mirror (its history, its feeds) against the PTY's."""
-    from phux.client.mirror import DEFAULT_HISTORY, HOLD_BYTES
+def _mirror_flood(name: str, data: bytes, repeat: int, cols: int, hold: int) -> Measurement:
+    """The rate of a client's mirror (its history, its feeds of ``hold`` bytes) against
+    the PTY's."""
+    from phux.client.mirror import DEFAULT_HISTORY
 
     feeds: list[float] = []
     reads: list[float] = []
     for _ in range(repeat):
         t = Terminal(cols, ROWS, history=DEFAULT_HISTORY)
         start = time.perf_counter()
-        for i in range(0, len(data), HOLD_BYTES):
-            t.feed(data[i : i + HOLD_BYTES])
+        for i in range(0, len(data), hold):
+            t.feed(data[i : i + hold])
         feeds.append(time.perf_counter() - start)
         reads.append(_pty_read(data))
     feed_rate, feed_spread = _rates(data, feeds)
@@ -593,8 +597,7 @@ def _mirror_flood(name: str, data: bytes, repeat: int, cols: int) -> Measurement
     return Measurement(
         bench="engine",
         name=(
-            f"flood {name}, {HOLD_BYTES >> 20} MiB feeds, history {DEFAULT_HISTORY}"
-            " (a client's mirror)"
+            f"flood {name}, {hold >> 20} MiB feeds, history {DEFAULT_HISTORY} (a client's mirror)"
         ),
         unit="MB/s",
         value=feed_rate,

@@ -253,7 +253,13 @@ class ClientCore:
                 self._route(frame)
             while (frame := conn.take_pushed()) is not None:
                 self._route(frame)
+            self._drop_stale()
             self._collect_unsubscribes()
+
+    def _drop_stale(self) -> None:
+        """Unsubscribe the warm mirrors that fell a flood behind (``Mirror.stale``)."""
+        for tid in [t for t in self._warm if self._mirrors[t].stale]:
+            self._unsubscribe(tid)
 
     def drain(self) -> None:
         """Apply every frame readable right now, without waiting.
@@ -270,6 +276,7 @@ class ClientCore:
                     break
             while (frame := conn.take_pushed()) is not None:
                 self._route(frame)
+            self._drop_stale()
             self._collect_unsubscribes()
 
     def _route(self, frame: Frame) -> None:
@@ -406,11 +413,13 @@ class ClientCore:
                 existing.with_engine != engine
                 or existing.history != history
                 or (input_events and not existing.input_events)
+                or existing.stale
             ):
                 self._unsubscribe(tid)
                 existing = None
             if existing is not None:
                 self._warm.pop(tid, None)
+                existing.warm = False
                 self._in_use[tid] = 1
                 try:
                     while existing.alive and (
@@ -507,6 +516,7 @@ class ClientCore:
             mirror.bytes_hooks.clear()
             mirror.resize_hooks.clear()
             mirror.gap_hooks.clear()
+            mirror.warm = True
             self._warm[tid] = None
             self._warm.move_to_end(tid)
             while len(self._warm) > self.keep_warm:

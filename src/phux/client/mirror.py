@@ -5,9 +5,14 @@ pushed frames by terminal id) and keeps:
 
 * ``engine``: a ``phux.engine.Terminal`` holding the replayed state (optional:
   a capture-only mirror, as ``run`` uses, skips the engine entirely). Output
-  is held back and fed when ``engine`` is next read (or ``HOLD_BYTES`` pile
-  up), in one feed: in a flood the engine then skips drawing the rows that
-  scroll out of its history, and a mirror nobody reads costs little;
+  is held back and fed when ``engine`` is next read (or ``hold_bytes`` pile
+  up: ``HOLD_BYTES``, or ``FLOOD_HOLD_BYTES`` for a reader that scans a flood
+  without reading the engine, ``wait`` and ``watch``), in one feed: in a flood
+  the engine then skips drawing the rows that scroll out of its history, and a
+  mirror nobody reads costs little. A ``warm`` mirror (kept between
+  operations, unused) that piles up ``hold_bytes`` drops them and goes
+  ``stale``: the client unsubscribes it, and the next operation bootstraps
+  afresh instead of parsing the flood;
 * ``raw`` (when asked for): every byte a fresh engine would have been fed,
   from the last reset (BOOTSTRAP_BEGIN or a checkpoint chunk) on;
 * ``next_seq``: the sequence number of the next output byte it expects;
@@ -55,6 +60,11 @@ if TYPE_CHECKING:
 DEFAULT_HISTORY = 10_000
 # Output held back for the engine at most; a feed this big mostly skips drawing.
 HOLD_BYTES = 4 << 20
+# What a reader that does not look at the engine while output floods (``wait``'s line
+# scan, client/line_scan.py) lets it hold: the replica's largest feed
+# (phux.server.replica_worker's coalesce), of which the engine draws only the rows its
+# history keeps.
+FLOOD_HOLD_BYTES = 16 << 20
 
 BytesHook = Callable[[int, bytes], None]
 ResizeHook = Callable[[int, int, int], None]
@@ -86,6 +96,19 @@ class Mirror:
         self._engine: Terminal | None = None
         self._held: list[bytes] = []
         self._held_bytes = 0
+        self.hold_bytes = HOLD_BYTES
+        """Output held back for the engine at most (then fed in one feed)."""
+        self.warm = False
+        """Kept subscribed between operations, which nobody is using now: output it
+        holds past ``hold_bytes`` is dropped, not parsed, and the mirror is ``stale``."""
+        self.stale = False
+        """A warm mirror that dropped output: its engine is behind for good, and the
+        client unsubscribes it (the next operation bootstraps afresh: the server's
+        newest checkpoint and the journal after it, exact)."""
+        self.received = 0
+        """Output bytes taken (bootstraps' included), for benches."""
+        self.feeds = 0
+        """Feeds of held output to the engine so far, for benches."""
         self.raw: bytearray | None = bytearray() if raw else None
         # How many bytes at the start of ``raw`` are the bootstrap's checkpoint.
         self.checkpoint_bytes = 0
@@ -155,6 +178,11 @@ class Mirror:
         return len(data) - len(tail)
 
     @property
+    def events_waiting(self) -> bool:
+        """The engine holds events not taken yet (without feeding it what is held)."""
+        return self._engine is not None and bool(self._engine.screen.events)
+
+    @property
     def engine(self) -> Terminal | None:
         """The replayed state, with every byte received so far fed."""
         if self._held:
@@ -179,10 +207,17 @@ class Mirror:
     def _feed(self, data: bytes) -> None:
         if self.raw is not None:
             self.raw += data
-        if self._engine is not None:
+        if self._engine is not None and not self.stale:
             self._held.append(data)
             self._held_bytes += len(data)
-            if self._held_bytes >= HOLD_BYTES:
+            if self._held_bytes >= self.hold_bytes:
+                if self.warm:
+                    # Nobody reads it: parsing a flood for a later reader costs more
+                    # than the bootstrap that reader gets instead.
+                    self.stale = True
+                    self._held.clear()
+                    self._held_bytes = 0
+                    return
                 self._flush()
 
     def _flush(self) -> None:
@@ -192,6 +227,7 @@ class Mirror:
         self._held_bytes = 0
         engine = self._engine
         if engine is not None:
+            self.feeds += 1
             engine.feed(data)
             # The server answers terminal queries; a mirror never does.
             engine.take_replies()
@@ -307,6 +343,7 @@ class Mirror:
             if skip >= len(data):
                 return
             seq, data = seq + skip, data[skip:]
+        self.received += len(data)
         self._feed(data)
         for bytes_hook in list(self.bytes_hooks):
             bytes_hook(seq, data)

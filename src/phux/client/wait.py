@@ -5,7 +5,12 @@ The condition is re-evaluated after each batch of output frames (everything
 readable when the socket wakes us), never on a poll timer. Text conditions
 match logical lines (soft-wrapped rows joined): the viewport, plus the rows
 that scrolled into history since the previous check, so text that appears and
-scrolls away within one batch still counts. Idle means no output for
+scrolls away within one batch still counts. In a flood of plain output
+(printable ASCII, SGRs, CR LFs) the lines are searched as they come, as text
+(client/line_scan.py), the engine is not looked at meanwhile, and the mirror
+feeds it 16 MiB at a time, drawing only the rows its history keeps: every line
+that passed is still searched, however far past the history it scrolled.
+Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
 A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
 says so with its exit status.
@@ -36,6 +41,8 @@ from typing import TYPE_CHECKING
 
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded, InvalidArgument, TerminalGone, describe_exit
+from phux.client.line_scan import LineScan
+from phux.client.mirror import FLOOD_HOLD_BYTES, HOLD_BYTES
 from phux.client.models import WaitResult
 
 if TYPE_CHECKING:
@@ -106,10 +113,20 @@ def wait_for(
         # machine) must not use up the quiet time before the first look.
         limit = _once_limit(deadline, timeout, quiet_s)
     fresh_rows = 0
+    news: list[bytes] = []
+    """Output since the last look, for the line scan."""
 
     def count_rows(seq: int, data: bytes) -> None:
         nonlocal fresh_rows
         fresh_rows += data.count(b"\n") + len(data) // max(mirror.cols, 1) + 1
+        if scan.active:
+            news.append(data)
+
+    def line_matches(line: str) -> bool:
+        if until is not None:
+            return until in line
+        assert pattern is not None
+        return pattern.search(line) is not None
 
     def matches() -> bool:
         nonlocal fresh_rows
@@ -118,19 +135,58 @@ def wait_for(
         scroll = min(fresh_rows, engine.history_size)
         fresh_rows = 0
         lines = engine.logical_lines(scroll if scroll > 0 else None)
-        if until is not None:
-            return any(until in line for line in lines)
-        assert pattern is not None
-        return any(pattern.search(line) for line in lines)
+        return any(map(line_matches, lines))
+
+    # Plain output (text, SGRs, CR LFs) is searched as lines as it comes, and the
+    # engine is not looked at meanwhile: the mirror feeds it in big feeds, of which it
+    # draws only the rows its history keeps (client/line_scan.py).
+    scan = LineScan(line_matches, until)
+    tombstones = mirror.tombstones
+
+    def stop_scan(*_: int) -> None:
+        scan.stop()  # a resize, or output lost: the engine must be looked at
+
+    def scanned() -> bool | None:
+        """The news searched as lines: True/False whether a line matched, None if the
+        engine must be looked at (not plain, or the stream broke: a tombstone, a
+        resize)."""
+        nonlocal fresh_rows
+        if not scan.active or mirror.tombstones != tombstones:
+            scan.stop()
+            return None
+        data = b"".join(news)
+        news.clear()
+        found = scan.feed(data)
+        if found is not None:
+            fresh_rows = 0  # (searched: the engine's history need not be)
+        return found
+
+    def look() -> bool:
+        """The engine's lines (it is fed all that came), then the scan from there."""
+        nonlocal tombstones
+        news.clear()
+        met = matches()
+        engine = mirror.engine
+        tombstones = mirror.tombstones
+        # (a search for a text needs only its length of the line before the cursor)
+        tail = None if scan.needle is None else len(scan.needle)
+        scan.start(None if engine is None else engine.plain_line_prefix(tail))
+        return met
 
     checks = 0
     mirror.bytes_hooks.append(count_rows)
+    mirror.hold_bytes = FLOOD_HOLD_BYTES
+    mirror.resize_hooks.append(stop_scan)
+    mirror.gap_hooks.append(stop_scan)
     mirror.last_output = time.monotonic()
     try:
         while True:
             checks += 1
             if text_mode:
-                if matches():
+                found = scanned()
+                if found is None:
+                    found = look()
+                if found:
                     return _result(True, checks, mirror.engine, pane.terminal)
                 if not mirror.alive:
                     raise TerminalGone(
@@ -138,7 +194,9 @@ def wait_for(
                         " was met"
                     )
                 wake = limit
-                held = mirror.engine.frame_deadline if mirror.engine is not None else None
+                # (while the scan goes on, no frame was opened since the last look)
+                engine = None if scan.active else mirror.engine
+                held = engine.frame_deadline if engine is not None else None
                 if held is not None:
                     # A 2026 frame holds what is read: look again when its bound passes
                     # (the live screen shows then, with or without more output).
@@ -156,14 +214,16 @@ def wait_for(
             except DeadlineExceeded:
                 if limit.expired():
                     checks += 1
-                    met = (
-                        matches()
-                        if text_mode
-                        else time.monotonic() >= (mirror.last_output + idle_s)
-                    )
+                    if text_mode:
+                        met = scanned() or look()
+                    else:
+                        met = time.monotonic() >= (mirror.last_output + idle_s)
                     return _result(met, checks, mirror.engine, pane.terminal)
     finally:
         mirror.bytes_hooks.remove(count_rows)
+        mirror.resize_hooks.remove(stop_scan)
+        mirror.gap_hooks.remove(stop_scan)
+        mirror.hold_bytes = HOLD_BYTES
         client.release(mirror)
 
 

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 
 from phux.client.deadline import Deadline
 from phux.client.errors import DeadlineExceeded, InvalidArgument
+from phux.client.line_scan import LineScan
+from phux.client.mirror import FLOOD_HOLD_BYTES, HOLD_BYTES
 from phux.client.models import (
     WATCH_EVENT_NAMES,
     Bell,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from phux.client.core import ClientCore
     from phux.client.mirror import Mirror
     from phux.client.selectors import Pane
+    from phux.engine import Terminal
 
 DEFAULT_IDLE_MS = 500
 
@@ -80,7 +83,16 @@ class WatchStream(Iterator[WatchEvent]):
         client.subscribe_events(deadline)
         self._mirror: Mirror | None = client.mirror(self.pane, deadline)
         self._mirror.event_consumers += 1
-        engine = self._mirror.engine
+        # Plain output (text, SGRs, CR LFs) makes no events: while it floods, the engine
+        # is not read, and the mirror feeds it in big feeds (client/line_scan.py).
+        self._scan = LineScan()
+        self._news: list[bytes] = []
+        self._tombstones = self._mirror.tombstones
+        self._mirror.hold_bytes = FLOOD_HOLD_BYTES
+        self._mirror.bytes_hooks.append(self._on_bytes)
+        self._mirror.resize_hooks.append(self._stop_scan)
+        self._mirror.gap_hooks.append(self._stop_scan)
+        engine = self._read_engine(self._mirror)
         if engine is not None:
             engine.take_events()  # history, not news
         # Armed from the start: a pane already quiet is idle once idle_ms pass with
@@ -111,8 +123,13 @@ class WatchStream(Iterator[WatchEvent]):
         self._done = True
         self.client.remove_sink(self._on_frame)
         if self._mirror is not None:
-            self._mirror.event_consumers -= 1
-            self.client.release(self._mirror)
+            mirror = self._mirror
+            mirror.event_consumers -= 1
+            mirror.bytes_hooks.remove(self._on_bytes)
+            mirror.resize_hooks.remove(self._stop_scan)
+            mirror.gap_hooks.remove(self._stop_scan)
+            mirror.hold_bytes = HOLD_BYTES
+            self.client.release(mirror)
             self._mirror = None
 
     def __enter__(self) -> WatchStream:
@@ -152,8 +169,33 @@ class WatchStream(Iterator[WatchEvent]):
                 return
         self._collect(mirror)
 
-    def _collect(self, mirror: Mirror) -> None:
+    def _on_bytes(self, seq: int, data: bytes) -> None:
+        if self._scan.active:
+            self._news.append(data)
+
+    def _stop_scan(self, *_: int) -> None:
+        self._scan.stop()  # a resize, or output lost: the engine is read again
+
+    def _read_engine(self, mirror: Mirror) -> Terminal | None:
+        """The engine, fed all that came; the scan starts again from there."""
+        self._news.clear()
         engine = mirror.engine
+        self._tombstones = mirror.tombstones
+        self._scan.start(None if engine is None else engine.plain_line_prefix(0))
+        return engine
+
+    def _plain_since(self, mirror: Mirror) -> bool:
+        """Only plain output came since the engine was last read, and nothing else
+        (a foreground change, which sh panes' command starts are inferred from) left
+        events in it: reading it would find no event."""
+        if not self._scan.active or mirror.tombstones != self._tombstones:
+            return False
+        data = b"".join(self._news)
+        self._news.clear()
+        return self._scan.feed(data) is not None and not mirror.events_waiting
+
+    def _collect(self, mirror: Mirror) -> None:
+        engine = None if self._plain_since(mirror) else self._read_engine(mirror)
         if engine is not None:
             for ev in engine.take_events():
                 name = type(ev).__name__

@@ -369,6 +369,47 @@ class Terminal:
         screen.clear_history()
         return rows, wrapped
 
+    def plain_line_prefix(self, tail: int | None = None) -> str | None:
+        """The text of the logical line the cursor is on, up to the cursor, when output
+        of printable ASCII, SGRs and CR LFs from here on would only write that line
+        on and fresh rows after it: the logical lines such output leaves are then its
+        text between CR LFs (SGRs removed), the first after this prefix
+        (``phux.client.line_scan``). None unless the main screen scrolls whole
+        (``_bulk._plain_screen``: no scroll region, autowrap on, no insert mode, the
+        plain charset), no synchronized-output frame holds it, nothing is cut
+        mid-sequence, nothing is at or after the cursor on its row nor on the rows
+        below it, and the line holds narrow characters only (columns are characters).
+        ``tail``: a line that goes on in the history will do, from the screen's top row
+        on, if that holds at least so many characters before the cursor (a search for
+        a text needs no more of it than the text's length less one)."""
+        from phux.engine._bulk import _plain_screen
+
+        screen = self.screen
+        if not _plain_screen(screen) or screen.frame is not None or self.unparsed():
+            return None
+        cols = screen.columns
+        x, y = screen.cursor.x, screen.cursor.y
+        buffer = screen.buffer
+        for below in range(y + 1, screen.lines):
+            line = buffer.get(below)
+            if line is not None and (line.wrapped or screen.row_text(below).strip(" ")):
+                return None
+        top = y
+        cut = False
+        while (line := buffer.get(top)) is not None and line.wrapped:
+            if top == 0:  # it goes on in the history
+                if tail is None:
+                    return None
+                cut = True
+                break
+            top -= 1
+        rows = [screen.row_text(row) for row in range(top, y + 1)]
+        if any(len(text) != cols for text in rows) or rows[-1][x:].strip(" "):
+            return None
+        rows[-1] = rows[-1][:x]
+        text = "".join(rows)
+        return None if cut and len(text) < (tail or 0) else text
+
     def logical_lines(self, scrollback: int | None = None) -> list[str]:
         """Viewport (and, per ``scrollback``'s tri-state, history) rows with soft
         wraps joined into logical lines, each right-trimmed. Trailing blank

@@ -1,0 +1,155 @@
+"""wait's line scan (client/line_scan.py) against the engine itself: of plain output fed
+in any chunking, the scan searches exactly the logical lines the engine shows, and stops
+on anything else rather than guess."""
+
+from __future__ import annotations
+
+import random
+
+from phux.client.line_scan import MAX_CARRY, LineScan, plain_text
+from phux.engine import Terminal
+
+NEEDLE = "RESULT-42"
+COLOURS = [b"\x1b[0m", b"\x1b[01;34m", b"\x1b[m", b"\x1b[38;5;208m", b"\x1b[1;31m"]
+
+
+def _engine_lines(term: Terminal) -> list[str]:
+    return term.logical_lines(term.history_size)
+
+
+def _random_output(rng: random.Random, needle_at: int | None) -> bytes:
+    """Lines of text and colours, some wider than the screen, the needle in one of
+    them (cut by a colour, at times), never by a CR or LF."""
+    out = []
+    for i in range(60):
+        words = []
+        for _ in range(rng.randint(0, 12)):
+            words.append(rng.choice(COLOURS) if rng.random() < 0.3 else b"")
+            words.append(bytes(rng.choice(b"abcdeRSULT-42 ") for _ in range(rng.randint(1, 9))))
+        if i == needle_at:
+            split = rng.randint(0, len(NEEDLE))
+            colour = rng.choice(COLOURS) if rng.random() < 0.5 else b""
+            words.insert(
+                rng.randint(0, len(words)),
+                NEEDLE[:split].encode() + colour + NEEDLE[split:].encode(),
+            )
+        out.append(b"".join(words) + b"\r\n")
+    return b"".join(out)
+
+
+def _scan_run(data: bytes, rng: random.Random, prefix_text: bytes) -> tuple[bool, bool]:
+    """(what the scan found, what the engine shows) for ``prefix_text`` drawn first,
+    then ``data`` fed to both in random pieces."""
+    term = Terminal(30, 6, history=1_000)  # (holds every row: 60 lines)
+    term.feed(prefix_text)
+    scan = LineScan(lambda line: NEEDLE in line, NEEDLE if rng.random() < 0.5 else None)
+    scan.start(term.plain_line_prefix())
+    assert scan.active
+    found = False
+    at = 0
+    while at < len(data):
+        piece = data[at : at + rng.randint(1, 40)]
+        at += len(piece)
+        term.feed(piece)
+        got = scan.feed(piece)
+        assert got is not None
+        found = found or got
+        # Whenever the scan has found nothing, no line the engine shows holds the needle.
+        if not found and rng.random() < 0.3:
+            assert not any(NEEDLE in line for line in _engine_lines(term))
+    return found, any(NEEDLE in line for line in _engine_lines(term))
+
+
+def test_the_scan_finds_what_the_engine_shows_in_any_chunking() -> None:
+    rng = random.Random(28)
+    outcomes = set()
+    for case in range(30):
+        needle_at = rng.choice([None, rng.randint(0, 59)])
+        data = _random_output(rng, needle_at)
+        prefix = rng.choice([b"", b"$ ", b"x" * 45, b"abcRES", b"\x1b[1mRESU\x1b[0m"])
+        found, shown = _scan_run(data, rng, prefix)
+        assert found == shown, (case, needle_at, prefix)
+        outcomes.add(found)
+    assert outcomes == {True, False}
+
+
+def test_the_line_the_cursor_is_on_counts() -> None:
+    # The text before the scan started, on the cursor's line, joins the first line
+    # (here across a soft wrap: the line is wider than the screen).
+    term = Terminal(10, 4, history=100)
+    term.feed(b"0123456789abRES")
+    prefix = term.plain_line_prefix()
+    assert prefix == "0123456789abRES"
+    scan = LineScan(lambda line: NEEDLE in line)
+    scan.start(prefix)
+    assert scan.feed(b"ULT-") is False
+    assert scan.feed(b"42") is True  # (the open line too)
+    ended = LineScan(lambda line: NEEDLE in line)
+    ended.start(prefix)
+    assert ended.feed(b"ULT-42\r\nnext") is True  # (and the line once ended)
+
+
+def test_what_is_not_plain_stops_the_scan() -> None:
+    # A CR that is not a CR LF's overwrites: "result-00" then "RESULT-4" over it shows
+    # RESULT-40, which no text between line ends holds.
+    assert plain_text(b"result-00\rRESULT-4\r\n") is None
+    assert plain_text(b"a\tb\r\n") is None  # a tab moves the cursor
+    assert plain_text(b"a\nb\r\n") is None  # a bare LF
+    assert plain_text(b"\x1b[2Jx\r\n") is None  # any other sequence
+    assert plain_text(b"caf\xc3\xa9\r\n") is None  # UTF-8: columns are not characters
+    assert plain_text(b"a\x1b[1;31mb\x1b[0m\r\n") == "ab\r\n"
+    # Removing one SGR never makes another one out of what surrounds it: ESC ESC [0m
+    # is not an SGR after an ESC, and what follows it is text.
+    common = b"\x1b[0m" * 20
+    assert plain_text(common + b"\x1b\x1b[0m[31mX\r\n") is None
+    scan = LineScan(lambda line: NEEDLE in line)
+    scan.start("")
+    assert scan.feed(b"RESULT-00\rRESULT-4") is None
+    assert not scan.active
+    assert scan.feed(b"anything\r\n") is None
+
+
+def test_an_endless_line_stops_a_regex_scan_only() -> None:
+    # A regex may need the whole line: it is searched again with every batch, up to a
+    # bound. A text needs only its own length of it: the scan goes on.
+    scan = LineScan(lambda line: NEEDLE in line)
+    scan.start("")
+    assert scan.feed(b"x" * MAX_CARRY) is False
+    assert scan.feed(b"x") is None
+    text = LineScan(lambda line: NEEDLE in line, NEEDLE)
+    text.start("")
+    for _ in range(8):
+        assert text.feed(b"x" * MAX_CARRY) is False
+    assert len(text.prefix) < len(NEEDLE)
+    assert text.feed(b"xxRESU") is False
+    assert text.feed(b"\x1b[1mLT-4") is False
+    assert text.feed(b"2xx") is True
+
+
+def test_the_engine_vouches_only_for_a_screen_that_scrolls_plainly() -> None:
+    term = Terminal(20, 5, history=100)
+    term.feed(b"line one\r\nline two\r\nab")
+    assert term.plain_line_prefix() == "ab"
+    moved = Terminal(20, 5, history=100)
+    moved.feed(b"line one\r\nline two\x1b[1;3H")  # text after the cursor, and below it
+    assert moved.plain_line_prefix() is None
+    below = Terminal(20, 5, history=100)
+    below.feed(b"\r\n\r\n\r\nbelow\x1b[1;1H")  # a row below the cursor holds text
+    assert below.plain_line_prefix() is None
+    for setup in (b"\x1b[?1049h", b"\x1b[2;4r", b"\x1b[?7l", b"\x1b[4h", b"\x1b(0", b"\x1b[?2026h"):
+        term = Terminal(20, 5, history=100)
+        term.feed(setup)
+        assert term.plain_line_prefix() is None, setup
+    cut = Terminal(20, 5, history=100)
+    cut.feed(b"ab\x1b[1")  # a sequence not ended yet
+    assert cut.plain_line_prefix() is None
+    wide = Terminal(20, 5, history=100)
+    wide.feed("日本".encode())
+    assert wide.plain_line_prefix() is None
+    # A line that goes on in the history: its start is not on the screen.
+    long = Terminal(10, 3, history=100)
+    long.feed(b"x" * 44 + b"y")
+    assert long.plain_line_prefix() is None
+    # Unless its end will do (a text's search): the screen's rows of it, if enough.
+    assert long.plain_line_prefix(tail=8) == "x" * 24 + "y"
+    assert long.plain_line_prefix(tail=40) is None

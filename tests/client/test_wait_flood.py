@@ -1,0 +1,186 @@
+"""wait on a flooding pane: its mirror holds the flood and feeds the engine in big feeds
+(which draw only the rows the history keeps), and still meets text that scrolled far
+past the history meanwhile (client/line_scan.py)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+from phux.client import Client, Deadline
+from phux.client.mirror import Mirror
+from phux.client.models import event_name
+
+from .conftest import SH, new_shell
+
+FLOOD_LINES = 200_000
+"""Lines of a flood: many times the mirror's 10 000 rows of history."""
+PAST_HISTORY = 20_000
+"""Lines after the text waited for: enough to push it out of the mirror's history."""
+
+
+def _released_when_watched(client: Client, name: str, fifo: str) -> threading.Thread:
+    """A thread that opens ``fifo`` (the pane's command goes on) once a viewer (the
+    wait) has subscribed to ``name``."""
+    pane = client.resolve(name, Deadline.after(5))
+
+    def release() -> None:
+        with Client(client.socket_path, env={}) as other:
+            deadline = Deadline.after(15)
+            while other.list_terminals(deadline).by_id[pane.terminal].viewers < 1:
+                time.sleep(0.01)
+        with open(fifo, "w") as f:
+            f.write("go\n")
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    return thread
+
+
+def _feeds(client: Client) -> Iterator[Mirror]:
+    yield from client._mirrors.values()
+
+
+def _flood_then_wait(
+    client: Client, command: str, until: str | None = None, regex: str | None = None
+) -> tuple[bool, int, int]:
+    """Run ``command`` (it reads FIFO first) in a fresh shell, wait for ``condition``
+    while it floods: (met, bytes the mirror took, feeds of its engine)."""
+    name = new_shell(client)
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    try:
+        client.send_keys(name, [command.replace("FIFO", fifo), "Enter"], Deadline.after(5))
+        client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15))
+        thread = _released_when_watched(client, name, fifo)
+        try:
+            kept = Client(client.socket_path, env={}, keep_warm=1)
+            with kept:
+                waited = kept.wait(
+                    name, until=until, regex=regex, timeout=20, deadline=Deadline.after(25)
+                )
+                # The wait's mirror is kept warm: count what it took and how it fed it.
+                mirror = next(_feeds(kept))
+                received, feeds = mirror.received, mirror.feeds
+        finally:
+            thread.join(20)
+        return waited.met, received, feeds
+    finally:
+        os.unlink(fifo)
+
+
+def test_wait_meets_text_a_flood_pushed_out_of_the_history(client: Client) -> None:
+    # The line waited for starts before the wait subscribed (on the cursor's line) and
+    # ends after; 200 000 lines follow it at once, far past the mirror's history.
+    met, _received, _feeds = _flood_then_wait(
+        client,
+        f"printf 'waiting\\nxxRES'; cat FIFO >/dev/null; printf 'ULT-42\\n'; seq 1 {PAST_HISTORY}",
+        until="xxRESULT-42",
+    )
+    assert met
+
+
+def test_wait_regex_meets_a_coloured_line_amid_a_flood(client: Client) -> None:
+    # The coloured line comes after a flood the wait reads first, and another follows.
+    met, received, feeds = _flood_then_wait(
+        client,
+        f"printf 'waiting\\n'; cat FIFO >/dev/null; seq 1 {FLOOD_LINES};"
+        f" printf '\\033[1mRESULT-\\033[0m42\\n'; seq 1 {PAST_HISTORY}",
+        regex="^RESULT-4[0-9]$",
+    )
+    assert met
+    # Held, not parsed batch by batch: the first flood (~1.3 MB) went to the engine in
+    # a few feeds (the bootstrap's, the first look's, the one the result reads), not in
+    # one per batch that came.
+    assert received > 1_000_000
+    assert feeds <= 8, feeds
+
+
+def test_watch_reads_a_plain_flood_undrawn_and_loses_no_event(client: Client) -> None:
+    name = new_shell(client)
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    try:
+        client.send_keys(
+            name,
+            [
+                f"printf 'waiting\\n'; cat {fifo} >/dev/null; seq 1 {FLOOD_LINES};"
+                " printf '\\033]2;after-the-flood\\007'",
+                "Enter",
+            ],
+            Deadline.after(5),
+        )
+        client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15))
+        thread = _released_when_watched(client, name, fifo)
+        titles = []
+        try:
+            with Client(client.socket_path, env={}) as watcher:
+                stream = watcher.watch(name, timeout=20, deadline=Deadline.after(25))
+                try:
+                    for event in stream:
+                        if event_name(event) == "title_changed":
+                            titles.append(event.title)  # type: ignore[union-attr]
+                            break
+                    mirror = next(_feeds(watcher))
+                    received, feeds = mirror.received, mirror.feeds
+                finally:
+                    stream.close()
+        finally:
+            thread.join(20)
+    finally:
+        os.unlink(fifo)
+    assert titles == ["after-the-flood"]
+    assert received > 1_000_000
+    assert feeds <= 8, feeds
+
+
+def test_watch_reports_a_start_a_foreground_change_left_in_the_engine(client: Client) -> None:
+    # sh prints no C mark: its command's start is inferred when the job takes the
+    # terminal (TERMINAL_STATE), which puts the event in the engine with only plain
+    # output (the echo) around it. It is reported then, not at the next sequence.
+    name = new_shell(client, SH)
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    try:
+        with Client(client.socket_path, env={}) as watcher:
+            stream = watcher.watch(name, timeout=10, deadline=Deadline.after(15))
+            try:
+                client.send_keys(name, [f"cat {fifo}", "Enter"], Deadline.after(5))
+                started = []
+                for event in stream:
+                    if event_name(event) == "command_started":
+                        started.append(event.command)  # type: ignore[union-attr]
+                        break
+            finally:
+                stream.close()
+    finally:
+        with open(fifo, "w") as f:  # (cat goes)
+            f.write("x\n")
+        os.unlink(fifo)
+    assert started == [f"cat {fifo}"]
+
+
+def test_a_warm_mirror_a_flood_leaves_behind_is_dropped_not_parsed(client: Client) -> None:
+    # A client keeps a mirror warm between operations (the MCP adapter does); while it
+    # works elsewhere, that pane floods. The mirror drops what it holds past its bound
+    # and is unsubscribed; the next operation bootstraps afresh, exactly.
+    name = new_shell(client)
+    other = new_shell(client)
+    with Client(client.socket_path, env={}, keep_warm=2) as warm:
+        warm.snapshot(name, deadline=Deadline.after(10))  # (its mirror is kept warm)
+        pane = warm.resolve(name, Deadline.after(5))
+        mirror = warm._mirrors[pane.terminal]
+        feeds = mirror.feeds
+        mirror.hold_bytes = 256 << 10  # (its bound: 4 MiB, a flood of 256 KiB will do)
+        client.send_keys(name, ["seq 1 100000; echo A-DO''NE", "Enter"], Deadline.after(5))
+        deadline = Deadline.after(30)
+        while pane.terminal in warm._mirrors and not deadline.expired():
+            # Working on another pane meanwhile (each wait pumps the connection).
+            warm.wait(other, until="never-shown", timeout=0.2, deadline=Deadline.after(5))
+        assert pane.terminal not in warm._mirrors
+        assert mirror.stale and mirror.feeds == feeds  # (none of the flood parsed)
+        done = warm.wait(name, until="A-DONE", timeout=20, deadline=Deadline.after(25))
+        assert done.met
+        assert "A-DONE" in "\n".join(done.screen.lines)
