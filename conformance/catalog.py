@@ -183,6 +183,8 @@ class TerminalInfo(Record):
     created_ms: int = 0
     metadata: list[MetaEntry] = field(default_factory=list)
     foreground: Foreground | None = None
+    unread_input: int = 0
+    unread_line_open: bool = False
     FIELDS: ClassVar[tuple[tuple[int, str, str], ...]] = (
         (1, "terminal", "u32"),
         (2, "pid", "u32"),
@@ -196,6 +198,8 @@ class TerminalInfo(Record):
         (10, "created_ms", "u64"),
         (11, "metadata", "list<MetaEntry>"),
         (12, "foreground", "Foreground"),
+        (13, "unread_input", "u32"),
+        (14, "unread_line_open", "bool"),
     )
 
 

@@ -17,6 +17,7 @@ from .catalog import (
     Ok,
     SubscribeEvents,
     TerminalClosed,
+    TerminalFilter,
     TerminalList,
     TerminalState,
 )
@@ -100,6 +101,35 @@ def test_tty_modes_are_reported(conn: Conn, cleanup: list[int]) -> None:
     editor = spawn(conn, cleanup, ["/bin/sh", "-c", "stty -icanon -echo; exec cat"])
     fg = reach(conn, editor.terminal, named("cat"))
     assert fg is not None and not fg.canonical and fg.isig  # a line editor's modes
+
+
+def unread(conn: Conn, terminal: int) -> tuple[int, bool]:
+    rid = conn.rid()
+    listing = conn.request(
+        ListTerminals(request_id=rid, filter=TerminalFilter(terminals=[terminal]))
+    )
+    assert isinstance(listing, TerminalList)
+    (info,) = listing.terminals
+    return info.unread_input, info.unread_line_open
+
+
+@pytest.mark.clause("L1.md §8.1 foreground")
+def test_a_filtered_listing_counts_the_input_a_program_has_not_read(
+    conn: Conn, cleanup: list[int]
+) -> None:
+    follow_events(conn)
+    lines = spawn(conn, cleanup, ["/bin/sh", "-c", "exec sleep 60"])
+    reach(conn, lines.terminal, named("sleep"))
+    type_in(conn, lines.terminal, "abc\nde")
+    assert unread(conn, lines.terminal) == (4, True)  # canonical: whole lines counted
+    keys = spawn(conn, cleanup, ["/bin/sh", "-c", "stty -icanon; exec sleep 60"])
+    reach(conn, keys.terminal, named("sleep"))
+    type_in(conn, keys.terminal, "xyz")
+    assert unread(conn, keys.terminal) == (3, True)
+    type_in(conn, keys.terminal, "\r")
+    assert unread(conn, keys.terminal) == (4, False)
+    idle = spawn(conn, cleanup, ["/bin/sh", "-c", "exec sleep 60"])
+    assert unread(conn, idle.terminal) == (0, False)
 
 
 @pytest.mark.clause("L1.md §8.1 TERMINAL_STATE")

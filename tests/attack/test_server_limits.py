@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from phux.server.log import THROTTLE_BURST
 from phux.wire import encode_frame
 from phux.wire.errors import DetachReason, ErrorCode
 from phux.wire.frames import (
@@ -381,6 +383,14 @@ def test_connections_that_never_send_hello_never_lock_others_out(tmp_path: Path)
         for sock in idle:
             sock.close()
         late.close()
+    # Each closed one is a log line: a standing flood would fill the disk. The log
+    # keeps THROTTLE_BURST of them and, at the server's stop, says how many it left out.
+    log = server.log.read_text()
+    assert log.count("a newer connection needs its room\n") == THROTTLE_BURST, log
+    said = re.search(r"(\d+) more lines like 'closing %s: no HELLO yet", log)
+    assert said is not None, log
+    # (the stop's own connection may have closed one more)
+    assert int(said[1]) >= len(idle) - 8 - THROTTLE_BURST, log
 
 
 _HOLDER = """

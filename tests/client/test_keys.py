@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from phux.client.errors import UnknownKey
-from phux.client.keys import KeyModes, encode_keys, key_bytes, needs_modes
+from phux.client.keys import KeyModes, encode_keys, for_foreground, key_bytes, needs_modes
+from phux.wire.frames import Foreground
 
 APP = KeyModes(app_cursor=True)
 BRACKETED = KeyModes(bracketed_paste=True)
@@ -109,10 +110,10 @@ def test_literal_mode_types_key_names_as_text() -> None:
 
 def test_needs_modes() -> None:
     assert not needs_modes(["C-c"])
-    assert not needs_modes(["abc"])
-    assert not needs_modes(["Enter"])
-    assert needs_modes(["Up"])
-    assert not needs_modes(["abc", "Enter"])
+    assert needs_modes(["Up"], LINE_EDITOR)
+    for keys in (["abc"], ["Enter"], ["abc", "Enter"]):
+        assert not needs_modes(keys, LINE_EDITOR), keys
+        assert needs_modes(keys, RAW), keys
 
 
 PASTE = KeyModes(bracketed_paste=True)
@@ -179,8 +180,15 @@ def test_kitty_disambiguate(keys: list[str], want: bytes) -> None:
         # "Report alternate keys" (4): the shifted key after a colon.
         (8 | 4, b"\x1b[97:65;2u\x1b[97:65;6u\x1b[27u\x1b[97;5u\x1b[49;2u"),
         # "Report associated text" (16): the text a key types (Ctrl types none).
-        (8 | 16, b"\x1b[97;2;65u\x1b[97;6u\x1b[27u\x1b[97;5u\x1b[49;2u"),
-        (31, b"\x1b[97:65;2;65u\x1b[97:65;6u\x1b[27u\x1b[97;5u\x1b[49;2u"),
+        # (S-1 types 1: what Shift does to a digit depends on a layout phux does not know.)
+        (8 | 16, b"\x1b[97;2;65u\x1b[97;6u\x1b[27u\x1b[97;5u\x1b[49;2;49u"),
+        (29, b"\x1b[97:65;2;65u\x1b[97:65;6u\x1b[27u\x1b[97;5u\x1b[49;2;49u"),
+        # Every flag: "report event types" (2) adds each key's release, with no text.
+        (
+            31,
+            b"\x1b[97:65;2;65u\x1b[97:65;2:3u\x1b[97:65;6u\x1b[97:65;6:3u"
+            b"\x1b[27u\x1b[27;1:3u\x1b[97;5u\x1b[97;5:3u\x1b[49;2;49u\x1b[49;2:3u",
+        ),
         # Without 8 a shifted letter is text; 4 still reports C-S-a's shifted key.
         (1 | 4, b"A\x1b[97:65;6u\x1b[27u\x1b[97;5u1"),
     ],
@@ -188,20 +196,123 @@ def test_kitty_disambiguate(keys: list[str], want: bytes) -> None:
 def test_kitty_all_keys_alternate_keys_and_text(flags: int, want: bytes) -> None:
     keys = ["S-a", "C-S-a", "Escape", "C-a", "S-1"]
     assert encode_keys(keys, KeyModes(kitty=flags)) == want
-    # Typed without a look at the modes, under every flag: text, Enter, Tab,
-    # Backspace and Space, and the interrupt keys.
-    plain = ["ls -l", "Enter", "Tab", "BSpace", "Space", "C-c"]
-    assert encode_keys(plain, KeyModes(kitty=flags)) == b"ls -l\r\t\x7f \x03"
 
 
-def test_kitty_flags_without_disambiguate_keep_the_legacy_encoding() -> None:
-    keys = ["Escape", "C-a", "M-x", "F3", "BTab"]
-    assert encode_keys(keys, KeyModes(kitty=2)) == encode_keys(keys)
+LINE_EDITOR = Foreground(pgrp=7, name="bash", echo=False, canonical=False, isig=True)
+"""A shell at its prompt: readline (and ZLE, fish, a Python REPL) keep ISIG on."""
+RAW = Foreground(pgrp=8, name="python3", echo=False, canonical=False, isig=False)
+"""A raw program (Textual, vim): the kind that pushes kitty's flags 2 and 8."""
+CANONICAL = Foreground(pgrp=9, name="cat", echo=True, canonical=True, isig=True)
 
 
-def test_the_modes_are_looked_at_for_every_key_kitty_changes() -> None:
-    from phux.client.keys import needs_modes
+@pytest.mark.parametrize(
+    ("flags", "keys", "want"),
+    [
+        # "Report event types" (2): each key's release follows its press, as kitty sends
+        # it (CSI code ; mods:3 u), a letter's too (its press is its text) ...
+        (2, ["a"], b"a\x1b[97;1:3u"),
+        (2, ["S-a"], b"A\x1b[97;2:3u"),
+        (2 | 4, ["S-a"], b"A\x1b[97:65;2:3u"),
+        (2, ["C-a", "M-x"], b"\x01\x1b[97;5:3u\x1bx\x1b[120;3:3u"),
+        (1 | 2, ["C-a"], b"\x1b[97;5u\x1b[97;5:3u"),
+        (1 | 2, ["Escape"], b"\x1b[27u\x1b[27;1:3u"),
+        (
+            2,
+            ["Up", "C-Up", "F5", "F1"],
+            b"\x1b[A\x1b[1;1:3A\x1b[1;5A\x1b[1;5:3A\x1b[15~\x1b[15;1:3~\x1b[P\x1b[1;1:3P",
+        ),
+        (2, ["BTab", "F3"], b"\x1b[9;2u\x1b[9;2:3u\x1b[13~\x1b[13;1:3~"),
+        # ... but Enter, Tab and Backspace alone keep their bytes and have no release
+        # unless every key is reported (8), and Escape alone without 1 or 8 neither.
+        (1 | 2, ["Enter", "Tab", "BSpace"], b"\r\t\x7f"),
+        (2, ["Escape"], b"\x1b"),
+        (1 | 2, ["S-Enter"], b"\x1b[13;2u\x1b[13;2:3u"),
+        (2 | 8, ["Enter"], b"\x1b[13u\x1b[13;1:3u"),
+        (2 | 8 | 16, ["a"], b"\x1b[97;;97u\x1b[97;1:3u"),
+        # The interrupt keys stay the bytes a tty turns into signals: no release.
+        (31, ["C-c", "C-\\", "C-z"], b"\x03\x1c\x1a"),
+        # "Report all keys as escape codes" (8): text key by key, Enter, Tab, Backspace.
+        (
+            8,
+            ["ls", "Enter", "Tab", "BSpace", "Space"],
+            b"\x1b[108u\x1b[115u\x1b[13u\x1b[9u\x1b[127u\x1b[32u",
+        ),
+        # ... with "report associated text" (16) the text the key types.
+        (8 | 16, ["ls", "Enter", "Space"], b"\x1b[108;;108u\x1b[115;;115u\x1b[13u\x1b[32;;32u"),
+        (8 | 16, ["Ab"], b"\x1b[97;2;65u\x1b[98;;98u"),
+        (8 | 4, ["Ab"], b"\x1b[97:65;2u\x1b[98u"),
+        # Text a US keyboard types with neither one key nor Shift and a letter: as an
+        # input method's text, plain UTF-8.
+        (8 | 16, ["é!", "x"], "é!".encode() + b"\x1b[120;;120u"),
+        (8, ["C-Space", "M-Space", "S-Space"], b"\x1b[32;5u\x1b[32;3u\x1b[32;2u"),
+        (1, ["S-Space", "C-Space"], b" \x1b[32;5u"),
+        # Flag 4 or 16 alone changes nothing a send-keys call types.
+        (4, ["Escape", "C-a", "ab", "Enter", "F3"], b"\x1b\x01ab\r\x1bOR"),
+        (16, ["Escape", "C-a", "ab", "Enter", "F3"], b"\x1b\x01ab\r\x1bOR"),
+    ],
+)
+def test_kitty_event_types_and_all_keys(flags: int, keys: list[str], want: bytes) -> None:
+    assert encode_keys(keys, KeyModes(kitty=flags)) == want
 
+
+def test_kitty_keys_ignore_application_cursor_mode() -> None:
+    """Under the protocol kitty sends the arrows as CSI A whatever DECCKM says."""
+    for flags in (1, 8):
+        assert (
+            encode_keys(["Up", "Home"], KeyModes(app_cursor=True, kitty=flags)) == b"\x1b[A\x1b[H"
+        )
+    events = KeyModes(app_cursor=True, kitty=2)
+    assert encode_keys(["Up"], events) == b"\x1b[A\x1b[1;1:3A"
+    assert encode_keys(["Up"], KeyModes(app_cursor=True, kitty=4)) == b"\x1bOA"
+
+
+def test_literal_words_are_typed_key_by_key_under_all_keys() -> None:
+    assert encode_keys(["Enter"], KeyModes(kitty=8), literal=True) == (
+        b"\x1b[101;2u\x1b[110u\x1b[116u\x1b[101u\x1b[114u"
+    )
+
+
+@pytest.mark.parametrize("fg", [LINE_EDITOR, CANONICAL])
+def test_a_foreground_reading_lines_types_text_the_legacy_way(fg: Foreground) -> None:
+    """A shell's line editor or a canonical tty gets text, Enter, Tab and Backspace
+    as bytes whatever flags a program left pushed (flags 2, 8 and 16 dropped), and
+    costs no look at the modes; the keys 1 and 4 change still look."""
+    left = for_foreground(KeyModes(app_cursor=True, kitty=31), fg)
+    assert left == KeyModes(app_cursor=True, kitty=1 | 4)
+    assert encode_keys(["echo hi", "Enter"], left) == b"echo hi\r"
+    plain = ["echo hi", "Enter", "Tab", "BSpace", "Space", "PageUp", "F5", "C-c"]
+    assert not needs_modes(plain, fg)
+    assert not needs_modes(["echo", "Enter"], fg, literal=True)
     for keys in (["Escape"], ["C-a"], ["M-x"], ["F3"], ["BTab"], ["Up"]):
-        assert needs_modes(keys), keys
-    assert not needs_modes(["echo hi", "Enter", "Tab", "BSpace", "Space"])
+        assert needs_modes(keys, fg), keys
+
+
+def test_a_raw_program_gets_every_key_the_way_it_asked() -> None:
+    assert for_foreground(KeyModes(kitty=31), RAW) == KeyModes(kitty=31)
+    assert for_foreground(KeyModes(kitty=31), None) == KeyModes(kitty=31)
+    for fg in (RAW, None):  # (None: the foreground is unknown)
+        for keys in (["echo hi"], ["Enter"], ["Tab"], ["BSpace"], ["Space"], ["F5"]):
+            assert needs_modes(keys, fg), keys
+        assert needs_modes(["echo"], fg, literal=True)
+        assert not needs_modes(["C-c", "C-z"], fg)
+
+
+def test_a_pane_without_kitty_flags_costs_no_import_of_their_encoder() -> None:
+    """Typing into a pane no program pushed flags to (a shell, the common case) does not
+    import phux.client.kitty_keys: a module more on every send-keys call's path."""
+    import sys
+
+    from phux.client import keys, kitty_keys
+
+    assert kitty_keys.KITTY_EVENTS | kitty_keys.KITTY_ALL_KEYS | kitty_keys.KITTY_TEXT == (
+        keys._RAW_ONLY
+    )
+    typed = ["echo hi", "Enter", "Tab", "Up", "C-a", "M-x", "S-F5", "Escape", "C-c"]
+    saved = sys.modules.pop("phux.client.kitty_keys")
+    try:
+        encode_keys(typed, APP)
+        encode_keys(["echo hi"], KeyModes(kitty=1), literal=True)  # (1 leaves text alone)
+        assert "phux.client.kitty_keys" not in sys.modules
+        assert encode_keys(["C-a"], KeyModes(kitty=1)) == b"\x1b[97;5u"
+    finally:
+        sys.modules["phux.client.kitty_keys"] = saved

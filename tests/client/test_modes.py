@@ -75,6 +75,26 @@ FRAGMENTS = [
     b"\x1b[2J",
     b"\x1b=",
     b"\x1b[?" + b"1;" * 200 + b"2004h",
+    # The kitty keyboard protocol's flags: a stack per screen.
+    b"\x1b[>1u",
+    b"\x1b[>25u",
+    b"\x1b[>u",
+    b"\x1b[>99u",
+    b"\x1b[<u",
+    b"\x1b[<2u",
+    b"\x1b[<0u",
+    b"\x1b[=5u",
+    b"\x1b[=2;2u",
+    b"\x1b[=1;3u",
+    b"\x1b[=8;9u",
+    b"\x1b[?u",
+    b"\x1b[>1:2u",
+    b"\x1b[>;5u",
+    b"\x1b[>3u" * 17,
+    b"\x1b[?1047h",
+    b"\x1b[?1047l",
+    b"\x1b[?47l",
+    b"\x1b[?1049;1h",
 ]
 
 
@@ -86,7 +106,9 @@ def engine_modes(data: bytes, cuts: list[int]) -> KeyModes:
         last = max(last, cut)
     engine.feed(data[last:])
     modes = engine.modes
-    return KeyModes(app_cursor=modes.app_cursor, bracketed_paste=modes.bracketed_paste)
+    return KeyModes(
+        app_cursor=modes.app_cursor, bracketed_paste=modes.bracketed_paste, kitty=modes.kitty_keys
+    )
 
 
 @settings(max_examples=2000, deadline=None)
@@ -149,12 +171,33 @@ def test_checkpoints_scan_to_the_modes_they_recreate(parts: list[bytes]) -> None
     scanned = scan_modes(checkpoint)
     assert scanned is not None
     assert scanned == KeyModes(
-        app_cursor=source.modes.app_cursor, bracketed_paste=source.modes.bracketed_paste
+        app_cursor=source.modes.app_cursor,
+        bracketed_paste=source.modes.bracketed_paste,
+        kitty=source.modes.kitty_keys,
     )
 
 
-def test_kitty_keyboard_requests_are_left_to_the_engine() -> None:
-    # The flags are a stack per screen: the scanner declines, and the engine answers.
-    for data in (b"\x1b[>1u", b"\x1b[<u", b"\x1b[=1;1u", b"ab\x1b[?1049h\x1b[>5u"):
-        assert scan_modes(data) is None
-    assert scan_modes(b"\x1b[u\x1b[?1h") is not None  # (CSI u alone: SCORC)
+@pytest.mark.parametrize(
+    ("data", "flags"),
+    [
+        (b"\x1b[>1u", 1),
+        (b"\x1b[>1u\x1b[>25u\x1b[<u", 1),
+        (b"\x1b[>1u\x1b[<5u", 0),
+        (b"\x1b[=5u\x1b[=2;2u", 7),
+        (b"\x1b[>7u\x1b[=1;3u", 6),
+        # A stack per screen: the alternate screen's starts empty and goes with it.
+        (b"ab\x1b[>1u\x1b[?1049h\x1b[>25u", 25),
+        (b"ab\x1b[>1u\x1b[?1049h\x1b[>25u\x1b[?1049l", 1),
+        (b"\x1b[?1049h\x1b[>25u\x1b[?1049l\x1b[?1049h", 0),
+        (b"\x1b[>25u\x1bc", 0),
+        (b"\x1b[>25u\x1b[?u\x1b[!p", 25),
+        (b"\x1b[>3u" * 17 + b"\x1b[<16u", 0),
+        (b"\x1b[>1u" + b"\x1b[>3u" * 16 + b"\x1b[<16u", 0),
+    ],
+)
+def test_kitty_keyboard_flags_are_scanned(data: bytes, flags: int) -> None:
+    """The flags a program pushed, popped and set, as the engine keeps them: a pane
+    running such a program costs send-keys no engine."""
+    assert scan_modes(data) == KeyModes(kitty=flags)
+    assert engine_modes(data, []) == KeyModes(kitty=flags)
+    assert scan_modes(b"\x1b[u\x1b[?1h") == KeyModes(app_cursor=True)  # (CSI u alone: SCORC)

@@ -334,6 +334,29 @@ def test_refuses_in_a_python_repl(client: Client, bash: str) -> None:
     wait_foreground(client, bash, "bash")
 
 
+def test_refuses_while_keys_typed_before_are_unread(client: Client, bash: str) -> None:
+    """Keys the shell has not read yet (it is stopped here; busy or descheduled
+    elsewhere) are invisible on the screen, but run's command typed behind them would
+    join their line: `echo half` + the command. The tty's count of unread input says
+    so; run waits for the shell to read them (a moment), then refuses."""
+    pid = client.resolve(bash, Deadline.after(5)).pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        client.send_keys(bash, ["echo half"], Deadline.after(5))
+        began = time.monotonic()
+        with pytest.raises(PaneBusy) as info:
+            run(client, bash, "echo SHOULD-NOT-RUN", timeout=10)
+        assert time.monotonic() - began < 5.0
+        assert info.value.exit_code == 3 and "not been read" in info.value.message, info.value
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert client.wait(bash, until="echo half", timeout=10, deadline=Deadline.after(15)).met
+    assert client.wait(bash, idle_ms=200, timeout=10, deadline=Deadline.after(15)).met
+    assert not any("SHOULD-NOT-RUN" in row for row in screen(client, bash))
+    client.send_keys(bash, ["C-u"], Deadline.after(5))
+    assert run(client, bash, "echo after").output == "after"
+
+
 def test_refuses_while_cat_reads(client: Client, bash: str) -> None:
     client.send_keys(bash, ["cat", "Enter"], Deadline.after(5))
     wait_foreground(client, bash, "cat")

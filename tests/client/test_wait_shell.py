@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 
 import pytest
@@ -70,6 +72,22 @@ def test_pending_input_is_not_an_idle_prompt(client: Client) -> None:
     assert not client.wait(name, prompt=True, timeout=0.5, deadline=Deadline.after(10)).met
     client.send_keys(name, ["C-u"], Deadline.after(5))
     assert client.wait(name, prompt=True, timeout=10, deadline=Deadline.after(15)).met
+
+
+def test_keys_the_shell_has_not_read_yet_are_not_an_idle_prompt(client: Client) -> None:
+    """A shell that has not read the keys sent just before (stopped here; busy or
+    descheduled elsewhere) shows its old prompt, quiet: the keys unread in its tty
+    say it is not idle, however long the prompt stays still."""
+    name = bash_pane(client)
+    pid = client.resolve(name, Deadline.after(5)).pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        client.send_keys(name, ["echo unread", "Enter"], Deadline.after(5))
+        assert not client.wait(name, prompt=True, timeout=0.6, deadline=Deadline.after(10)).met
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    result = client.wait(name, prompt=True, timeout=10, deadline=Deadline.after(15))
+    assert result.met and "unread" in result.screen.lines, result.screen.lines
 
 
 def test_states_of_programs(client: Client) -> None:

@@ -54,6 +54,7 @@ KNOWN_WORDS = {
     "ECHO",
     "ICANON",
     "ISIG",
+    "FIONREAD",
     "EAGAIN",
     "EIO",
     "EOF",

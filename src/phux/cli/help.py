@@ -70,7 +70,8 @@ for within --timeout (not with --force), and nothing is typed before its
 prompt. It refuses at once (exit 3) when the pane is not at an idle prompt:
 another program holds it (vim, less, python3, cat), the shell waits at a
 continuation prompt, input is pending (typed before the cursor; a right prompt
-or an autosuggestion is not input), or echo is off (a password or `read -s`
+or an autosuggestion is not input; keys ending inside a line that the shell
+has not read yet, after a second), or echo is off (a password or `read -s`
 prompt), or the command the pane runs is what called `run .`. An unbalanced
 quote is interrupted with C-c and reported (exit 4). A line that runs no
 command returns at once: a comment is exit 0 with no output; a line the shell

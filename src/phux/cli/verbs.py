@@ -388,7 +388,8 @@ def run_cmd(
         texts.ORDERING,
         "--prompt: with shell integration, until the shell's prompt is drawn with\n"
         "nothing typed after it; without (no OSC 133 marks), until the shell holds\n"
-        "the terminal and the pane has printed nothing for --idle MS (default 500).",
+        "the terminal and the pane has printed nothing for --idle MS (default 500).\n"
+        "Either way not while the shell has keys it has not read yet.",
         TIMEOUTS,
         texts.exit_codes(
             ("0", "the condition holds"),

@@ -229,6 +229,7 @@ class Client(ClientCore):
         from phux.client.keys import (
             KeyModes,
             encode_keys,
+            for_foreground,
             is_interrupt,
             needs_modes,
             validate_keys,
@@ -244,7 +245,11 @@ class Client(ClientCore):
         if not pane.alive:
             raise TerminalGone(f"terminal {pane.id} has exited")
         self.used(pane, deadline)
-        modes = self.modes(pane, deadline) if not literal and needs_modes(keys) else KeyModes()
+        # The modes cost a bootstrap: looked at only when the keys depend on them, for
+        # this foreground (at a shell's prompt, only for keys such as Up or C-a).
+        fg = pane.foreground
+        looked = needs_modes(keys, fg, literal=literal)
+        modes = for_foreground(self.modes(pane, deadline), fg) if looked else KeyModes()
         data = encode_keys(keys, modes, literal=literal)
         # One call, one unit (however many frames it takes); interrupt keys alone jump the queue.
         self.write(pane, data, deadline, urgent=not literal and is_interrupt(data))

@@ -1,4 +1,4 @@
-"""The two input modes a key encoding needs, read from raw output without the engine.
+"""The input modes a key encoding needs, read from raw output without the engine.
 
 ``send-keys`` must encode cursor keys for application cursor mode (DECCKM,
 ``CSI ? 1 h``) and wrap a literal followed by Enter as a paste when the
@@ -21,8 +21,12 @@ skips them. What changes the modes, as in the engine (pyte semantics):
 * ``CSI ! p`` (DECSTR): application cursor keys off;
 * a non-private ``CSI ... 32 h`` / ``l`` would also toggle DECCKM in pyte's
   numbering: the scanner declines (None) rather than copy that quirk.
-* ``CSI > flags u`` and the kitty keyboard protocol's other requests: the
-  scanner declines (the flags are a stack per screen; the engine keeps them).
+* the kitty keyboard protocol's flags, a stack per screen as the engine keeps
+  them: ``CSI > flags u`` pushes (the oldest of more than 16 entries evicted),
+  ``CSI < n u`` pops, ``CSI = flags ; mode u`` sets the top; entering or leaving
+  the alternate screen (``CSI ? 1049/1047/47 h`` / ``l``) empties its stack, and
+  RIS both. (A pane whose program pushed flags is the one send-keys types
+  kitty's way into: declining it would cost every such call an engine.)
 
 ``tests/client/test_modes.py`` checks it against the engine.
 """
@@ -66,6 +70,8 @@ def scan_modes(data: bytes) -> KeyModes | None:
         return None
     app_cursor = False
     bracketed_paste = False
+    alternate = False
+    stacks: dict[bool, list[int]] = {False: [], True: []}
     for m in _SEQUENCE.finditer(data):
         kind = m.lastindex
         if kind == 1:
@@ -77,7 +83,10 @@ def scan_modes(data: bytes) -> KeyModes | None:
                     app_cursor = False  # DECSTR
                 continue
             if final == b"u" and prefix:
-                return None  # kitty keyboard flags: a stack per screen, the engine's job
+                if b":" in params:
+                    continue  # the engine ignores these
+                _kitty(stacks[alternate], prefix, params)
+                continue
             if final != b"h" and final != b"l":
                 continue
             if b":" in params:
@@ -95,9 +104,42 @@ def scan_modes(data: bytes) -> KeyModes | None:
                     app_cursor = on
                 elif value == 2004:
                     bracketed_paste = on
+                elif value in _ALT_SCREEN and alternate != on:
+                    alternate = on
+                    stacks[True] = []  # (entered fresh; left, its flags go with it)
         elif kind == 9:
             if m.group(9) == b"c":  # RIS
-                app_cursor = bracketed_paste = False
+                app_cursor = bracketed_paste = alternate = False
+                stacks = {False: [], True: []}
         elif kind == 10:
             return None
-    return KeyModes(app_cursor=app_cursor, bracketed_paste=bracketed_paste)
+    stack = stacks[alternate]
+    return KeyModes(
+        app_cursor=app_cursor, bracketed_paste=bracketed_paste, kitty=stack[-1] if stack else 0
+    )
+
+
+_ALT_SCREEN = (1049, 1047, 47)
+_KITTY_STACK = 16  # (the engine's KITTY_STACK: importing it would import the engine)
+_KITTY_FLAGS = 0b11111
+
+
+def _kitty(stack: list[int], prefix: bytes, params: bytes) -> None:
+    """A kitty keyboard request applied to the active screen's ``stack``, as the
+    engine applies it (``CSI ? u``, the query, changes nothing)."""
+    fields = [int(p) if p.isdigit() else 0 for p in params.split(b";")] if params else [0]
+    value = fields[0] & _KITTY_FLAGS
+    if prefix == b">":
+        stack.append(value)
+        del stack[:-_KITTY_STACK]
+    elif prefix == b"<":
+        del stack[max(0, len(stack) - max(fields[0], 1)) :]
+    elif prefix == b"=":
+        mode = fields[1] if len(fields) > 1 and fields[1] else 1
+        current = stack[-1] if stack else 0
+        if mode in (1, 2, 3):
+            new = value if mode == 1 else current | value if mode == 2 else current & ~value
+            if stack:
+                stack[-1] = new
+            else:
+                stack.append(new)

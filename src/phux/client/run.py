@@ -212,6 +212,11 @@ def _run_locked(
                     break
                 view = _view(mirror)
                 path, refusal = _holder_text(pane, mirror, view, force, settled=True)
+        if refusal is None and not force:
+            refusal = _unread_keys(client, pane, mirror, run_deadline)
+            if refusal is None:
+                view = _view(mirror)  # (the shell may have read and echoed them meanwhile)
+                path, refusal = _holder_text(pane, mirror, view, force, settled=True)
         mirror.raw = None  # read: stop keeping the bytes
         if refusal is not None:
             from phux.client.errors import PaneBusy
@@ -229,6 +234,35 @@ def _run_locked(
         return _run_markers(client, pane, mirror, command, shell, run_deadline, started)
     finally:
         client.release(mirror)
+
+
+def _unread_keys(client: ClientCore, pane: Pane, mirror: Mirror, deadline: Deadline) -> str | None:
+    """Why not to type yet: keys typed before, ending inside a line, are still unread
+    in the tty (the shell is stopped, busy in a hook or not yet scheduled): invisible
+    on the screen, and a command typed behind them would join their line. (Whole
+    lines typed before are not in the way: the shell runs them first, and run waits
+    for its own line's marks.) A filtered listing tells (spec/L1.md §8.1); nothing
+    announces the read, so it is asked again every ``_UNREAD_RECHECK`` for up to
+    ``_SETTLE_MAX``. None once they are read."""
+    limit = deadline.earliest(Deadline.after(_SETTLE_MAX))
+    while True:
+        listed = client.resolve(pane.id, deadline)
+        unread = listed.unread_input
+        if not unread or not listed.unread_line_open:
+            return None
+        if limit.expired():
+            return (
+                f"{unread} bytes typed before, ending inside a line, have not been read "
+                "by the shell yet (it is stopped or busy)"
+            )
+        try:
+            client.pump(limit.earliest(Deadline.after(_UNREAD_RECHECK)))
+        except DeadlineExceeded:
+            if deadline.expired():
+                raise
+
+
+_UNREAD_RECHECK = 0.05
 
 
 _SETTLE_QUIET = 0.15

@@ -193,6 +193,10 @@ class Pane(Record):
     foreground: Foreground | None = None
     """What holds the PTY as the server read it for this listing (None: exited,
     unreadable, or a server older than protocol 1.1)."""
+    unread_input: int = 0
+    """Input its program has not read yet (a filtered listing's, protocol 1.4)."""
+    unread_line_open: bool = False
+    """That input ends inside a line (no CR or LF last)."""
 
     @property
     def id(self) -> str:
@@ -227,6 +231,8 @@ class Pane(Record):
             exit=info.exit,
             metadata=meta,
             foreground=info.foreground,
+            unread_input=info.unread_input,
+            unread_line_open=info.unread_line_open,
         )
 
     def order_key(self) -> tuple[int, int, int]:

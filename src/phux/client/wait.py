@@ -22,6 +22,8 @@ without (no OSC 133 mark seen, or a shell whose hooks are gone:
 (default 500 ms), except that a shell phux integrated that is still starting
 (announced, or ``phux.shell`` with no mark yet: its startup files run) is at no
 prompt until its first marked prompt, or until its bash or zsh line editor is up.
+Either way, keys its shell has not read yet (the server's count of the pane's unread
+input, read when the prompt looks idle) mean it is not idle.
 ``exit``: the pane's program has exited; the result carries its status
 (``exit_code``: the code, or 128 + the signal).
 """
@@ -43,6 +45,9 @@ DEFAULT_IDLE_MS = 500
 PROMPT_QUIET_S = 0.1
 """``prompt`` with shell integration: how long the drawn prompt must stay quiet (keys
 sent just before the wait may still be on their way to the shell)."""
+UNREAD_RECHECK_S = 0.05
+"""``prompt``: how soon a prompt with unread keys is looked at again (no event tells
+when a program reads its input)."""
 ONCE_SLACK_S = 0.05
 """``timeout=0`` on a condition that needs a quiet time: how long past that time the
 one check may come, so that a pane that stayed quiet is seen to have."""
@@ -259,6 +264,12 @@ def _wait_shell(
                 met = own and drawn and time.monotonic() >= quiet_at
                 if own and drawn and not met:
                     wake = limit.earliest(Deadline(at=quiet_at))
+                if met and client.resolve(pane.id, deadline).unread_input:
+                    # A quiet prompt with keys its shell has not read (it is stopped,
+                    # busy in a hook, descheduled): not idle. Nothing announces the
+                    # read, so the kernel's count is asked again a moment later.
+                    met = False
+                    wake = limit.earliest(Deadline.after(UNREAD_RECHECK_S))
             if met:
                 return _result(
                     True,

@@ -20,7 +20,7 @@ import trio
 from phux.runtime_paths import SocketDirError, ensure_socket_dir, open_lock_file, run_lock_dir
 from phux.server.config import ServerConfig
 from phux.server.connection import ClientConnection
-from phux.server.log import log, setup_logging
+from phux.server.log import flush_throttled, log, setup_logging
 from phux.server.memory import return_freed_memory
 from phux.server.pty_process import raise_fd_limit, session_groups, signal_group
 from phux.server.state import ServerState
@@ -293,6 +293,7 @@ async def serve(config: ServerConfig, on_ready: Callable[[], None] | None = None
                 remove_run_locks(path)
     finally:
         os.close(lock_fd)
+        flush_throttled()
         log.info("server stopped")
 
 

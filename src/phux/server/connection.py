@@ -238,7 +238,10 @@ class ClientConnection:
             return
         self._make_room_to_handshake()
         self.connected_at = self.heard_at = trio.current_time()
-        self.state.connections.add(self)
+        state = self.state
+        state.connections.add(self)
+        state.handshaking[self] = None
+        state.per_process[self.peer_pid] += 1
         self.state.touch()
         try:
             async with trio.open_nursery() as nursery:
@@ -264,8 +267,7 @@ class ClientConnection:
         full = self._connections_full(make_room=False)
         if full is not None:
             return full
-        conns = self.state.connections
-        mine = sum(1 for c in conns if c.peer_pid == self.peer_pid)
+        mine = self.state.per_process[self.peer_pid]
         per_process = self.config.max_connections_per_process
         if mine >= per_process:
             return (
@@ -280,11 +282,10 @@ class ClientConnection:
         is closed only with ``make_room`` (at HELLO: a connection that never says HELLO
         must not cost anyone theirs)."""
         limit = self.config.max_connections
-        done = [
-            c
-            for c in self.state.connections
-            if c.handshake.done and c is not self and not c.outbox.closing
-        ]
+        past_hello = self.state.past_hello
+        if len(past_hello) - (self in past_hello) < limit:
+            return None
+        done = [c for c in past_hello if c is not self and not c.outbox.closing]
         if len(done) < limit:
             return None
         idle = _idle_to_close(done, trio.current_time() - self.config.idle_close_s)
@@ -299,12 +300,13 @@ class ClientConnection:
     def _make_room_to_handshake(self) -> None:
         """Past ``max_handshaking`` connections without HELLO, close the oldest of them:
         idle connections then churn instead of keeping a new client out."""
-        waiting = [
-            c for c in self.state.connections if not c.handshake.done and not c.outbox.closing
-        ]
+        handshaking = self.state.handshaking
+        if len(handshaking) < self.config.max_handshaking:
+            return
+        waiting = [c for c in handshaking if not c.outbox.closing]  # (closing: on their way out)
         if len(waiting) < self.config.max_handshaking:
             return
-        oldest = min(waiting, key=lambda c: c.connected_at)
+        oldest = waiting[0]
         log.info("closing %s: no HELLO yet, and a newer connection needs its room", oldest.peer)
         oldest.outbox.push(
             Error(
@@ -382,7 +384,13 @@ class ClientConnection:
         self.meta_subs.clear()
         self.outbox.clear()
         self.outbox.closing = True
-        state.connections.discard(self)
+        if self in state.connections:
+            state.connections.discard(self)
+            state.handshaking.pop(self, None)
+            state.past_hello.discard(self)
+            state.per_process[self.peer_pid] -= 1
+            if not state.per_process[self.peer_pid]:
+                del state.per_process[self.peer_pid]
         state.touch()
 
     def close_with(self, reason: DetachReason, message: str = "") -> None:
@@ -606,12 +614,14 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
+        self.state.handshaking.pop(self, None)
         full = self._connections_full(make_room=True)
         if full is not None:
             # Admitted before HELLO while others completed theirs: over the limit now.
             self.outbox.push(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=full))
             self._close_soon()
             return
+        self.state.past_hello.add(self)
         self.client_name = frame.client_name
         if self._reader is not None:
             self._reader.max_frame = MAX_FRAME

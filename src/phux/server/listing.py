@@ -100,7 +100,7 @@ def _filtered(
         named = [terminals[tid] for tid in sorted(set(only.terminals)) if tid in terminals]
     required = [(e.key, e.value) for e in only.metadata]
     infos = [
-        _info(term, _made_of(term, True))
+        _info(term, _made_of(term, True), *term.unread_input())
         for term in named
         if all(term.metadata.get(key) == value for key, value in required)
     ]
@@ -148,7 +148,9 @@ def _made_of(term: Terminal, reread: bool) -> _Parts:
     )
 
 
-def _info(term: Terminal, parts: _Parts) -> TerminalInfo:
+def _info(
+    term: Terminal, parts: _Parts, unread_input: int = 0, unread_line_open: bool = False
+) -> TerminalInfo:
     return TerminalInfo(
         terminal=term.id,
         pid=term.pid,
@@ -162,4 +164,6 @@ def _info(term: Terminal, parts: _Parts) -> TerminalInfo:
         created_ms=term.created_ms,
         metadata=entries(term.metadata),
         foreground=parts.foreground,
+        unread_input=unread_input,
+        unread_line_open=unread_line_open,
     )

@@ -1,4 +1,8 @@
-"""The server log: start, stop, errors, refused connections."""
+"""The server log: start, stop, errors, refused connections.
+
+Each line's template is throttled (``_Throttle``): a peer can make the server log a
+line per connection (a flood of connections that never say HELLO, each closed for a
+newer one, logged 300 lines a second), and the log must not grow with the flood."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import io
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 from phux.runtime_paths import open_private
@@ -13,6 +18,56 @@ from phux.runtime_paths import open_private
 LOGGER_NAME = "phux.server"
 
 log = logging.getLogger(LOGGER_NAME)
+
+THROTTLE_BURST = 20
+"""Lines of one template logged per ``THROTTLE_WINDOW_S``; the rest are counted."""
+THROTTLE_WINDOW_S = 60.0
+
+
+class _Throttle(logging.Filter):
+    """At most ``THROTTLE_BURST`` lines of each message template (the format string,
+    whatever its arguments) per window; the first line of the next window, or the
+    server's last words (``flush``), say how many were left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._windows: dict[str, list[float]] = {}  # template -> [start, logged, left out]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        template = str(record.msg)
+        now = time.monotonic()
+        window = self._windows.get(template)
+        if window is None or now - window[0] >= THROTTLE_WINDOW_S:
+            if window is not None and window[2]:
+                record.msg = f"{template} [{_left_out(window[2], template)} before this]"
+            self._windows[template] = [now, 1, 0]
+            return True
+        if window[1] < THROTTLE_BURST:
+            window[1] += 1
+            return True
+        window[2] += 1
+        return False
+
+    def flush(self) -> None:
+        """Log how many lines of each template the current windows left out."""
+        for template, window in list(self._windows.items()):
+            if window[2]:
+                left_out = _left_out(window[2], template)
+                window[2] = 0
+                log.info("%s", left_out)
+
+
+def _left_out(count: float, template: str) -> str:
+    return f"{int(count)} more lines like {template!r} were not logged (throttled)"
+
+
+_throttle = _Throttle()
+log.addFilter(_throttle)
+
+
+def flush_throttled() -> None:
+    """Say what the throttle left out (at the server's stop)."""
+    _throttle.flush()
 
 
 class _PrivateFileHandler(logging.FileHandler):

@@ -13,11 +13,12 @@ import fcntl
 import os
 import pty
 import resource
+import select
 import signal
 import struct
 import subprocess
 import termios
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -33,19 +34,47 @@ _TIOCGPTPEER = getattr(termios, "TIOCGPTPEER", 0x5441)
 """Open the slave side of a PTY from its master (Linux 4.13+; not in Python's termios)."""
 
 
-def flush_unread_input(master_fd: int) -> None:
-    """Discard the input the program on the PTY has not read yet (TCIFLUSH on the
-    slave side, what a tty does on an interrupt key). Best effort."""
+@contextlib.contextmanager
+def _slave_of(master_fd: int) -> Iterator[int | None]:
+    """The PTY's slave side, opened from its master for one ioctl (None when it cannot
+    be: the master is closed)."""
     try:
         slave = fcntl.ioctl(master_fd, _TIOCGPTPEER, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
+        yield None
         return
     try:
-        termios.tcflush(slave, termios.TCIFLUSH)
-    except OSError:
-        pass
+        yield slave
     finally:
         os.close(slave)
+
+
+def flush_unread_input(master_fd: int) -> None:
+    """Discard the input the program on the PTY has not read yet (TCIFLUSH on the
+    slave side, what a tty does on an interrupt key). Best effort."""
+    with _slave_of(master_fd) as slave, contextlib.suppress(OSError):
+        if slave is not None:
+            termios.tcflush(slave, termios.TCIFLUSH)
+
+
+def unread_input(master_fd: int) -> int:
+    """Bytes of input the program on the PTY could read now and has not (FIONREAD on
+    the slave side; in canonical mode the kernel counts whole lines only). 0 when
+    unreadable."""
+    with _slave_of(master_fd) as slave:
+        if slave is None:
+            return 0
+        try:
+            # Input written to the master reaches the line discipline later, from a
+            # kernel worker: a count taken just after the write may miss it. A poll
+            # of the slave that finds nothing waits for that worker first (n_tty).
+            poller = select.poll()
+            poller.register(slave, select.POLLIN)
+            poller.poll(0)
+            raw = fcntl.ioctl(slave, termios.FIONREAD, bytes(4))
+        except OSError:
+            return 0
+        return int(struct.unpack("i", raw)[0])
 
 
 def discards_input_on(master_fd: int, data: bytes) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections import Counter
 from collections.abc import Sequence
 from typing import Generic, Protocol, TypeVar
 
@@ -91,6 +92,13 @@ class ServerState(Generic[Conn]):
         self.nursery = nursery
         self.terminals: dict[int, Terminal] = {}
         self.connections: set[Conn] = set()
+        # Kept beside ``connections`` so that a newcomer's limits cost no walk over a
+        # thousand clients (a flood of connections without HELLO churns one per accept).
+        self.handshaking: dict[Conn, None] = {}
+        """Connections that have not sent HELLO, oldest first."""
+        self.past_hello: set[Conn] = set()
+        self.per_process: Counter[int] = Counter()
+        """Open connections by the peer's pid."""
         self.meta = MetadataHub()
         self.listing = ListingCache(config.list_reread)
         self._next_id = 1

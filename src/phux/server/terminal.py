@@ -28,6 +28,7 @@ from phux.server.pty_process import (
     foreground_pgrp,
     set_winsize,
     signal_group,
+    unread_input,
 )
 from phux.server.subscriber import Subscription
 from phux.wire import encode_frame
@@ -119,6 +120,7 @@ class Terminal:
         "_input_wake",
         "_inputs",
         "_interested",
+        "_last_written",
         "_nursery",
         "_on_closed",
         "_on_state",
@@ -187,6 +189,8 @@ class Terminal:
         self._input_wake = _NO_WAITER
         """What the writer waits on for a unit's next piece (its own, made then)."""
         self._writing: PendingInput | None = None
+        self._last_written = -1
+        """The last byte written to the PTY (-1: none yet)."""
         self._write_wait: trio.CancelScope | None = None
         """Set while the writer waits for room in a full PTY (see _stop_writing)."""
         self._holder: InputOwner | None = None
@@ -545,6 +549,23 @@ class Terminal:
             (self._fg_key, record, time.monotonic()) if record is self._fg_record else None
         )
         return record
+
+    def unread_input(self) -> tuple[int, bool]:
+        """Input given to this terminal that its program has not read yet (what the
+        server still holds for it, plus what its PTY holds unread), and whether it
+        ends inside a line: its last byte, the last one given, is no CR or LF
+        (spec/L1.md §8.1)."""
+        if not self.alive:
+            return 0, False
+        count = min(self.queued_input + unread_input(self.master_fd), 0xFFFFFFFF)
+        if not count:
+            return 0, False
+        last = self._last_written
+        for item in (self._inputs[-1] if self._inputs else None, self._writing):
+            if item is not None and item.data:
+                last = item.data[-1]
+                break
+        return count, last not in (0x0D, 0x0A)
 
     def foreground_settled(self) -> bool:
         """Whether the last listing's reading may be given again (see foreground())."""
@@ -908,6 +929,8 @@ class Terminal:
                 except OSError as exc:
                     log.info("terminal %d: input write failed: %s", self.id, exc)
                     await trio.sleep_forever()  # the reaper closes the terminal
+                if written:
+                    self._last_written = view[offset + written - 1]
                 self._show_input(view[offset : offset + written], item.conn is None)
                 if item.conn is not None and self._echo_first is not None:
                     self._echo_first.expect(self.id)

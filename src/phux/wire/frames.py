@@ -143,7 +143,11 @@ class TerminalInfo(Record):
     """Everything a client needs to resolve a selector, in one record.
 
     ``foreground`` (since 1.1) is read when the list is answered; absent once
-    the terminal has exited or when the server cannot read it.
+    the terminal has exited or when the server cannot read it. ``unread_input``
+    (since 1.4; filtered listings only, 0 in a whole one): bytes of input given
+    to the terminal that its program has not read yet, queued in the server or
+    held by its PTY (spec/L1.md §8.1); ``unread_line_open``: that input ends
+    inside a line (its last byte is no CR or LF).
     """
 
     terminal: U32
@@ -158,6 +162,8 @@ class TerminalInfo(Record):
     created_ms: U64 = 0
     metadata: list[MetaEntry] = field(default_factory=list)
     foreground: Foreground | None = None
+    unread_input: U32 = 0
+    unread_line_open: bool = False
 
 
 # ---------------------------------------------------------------- client -> server
