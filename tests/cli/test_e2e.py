@@ -256,9 +256,10 @@ def test_exit_codes_through_a_real_process(phux: Phux, absent: Phux) -> None:
     assert phux("wait", "--until", "pasted-real", "--timeout", "10", "real", real=True).code == 0
     waited = phux("wait", "--until", "NEVER-SEEN", "--timeout", "0.3", "real", real=True)
     assert (waited.code, waited.out) == (124, "") and "timed out" in waited.err
+    # (Which of run's timeouts it was, test_run_timeout_is_125 says: a real start on a
+    # loaded machine may spend the 0.5 s before the command is typed, also 125.)
     slow = phux("run", "--json", "--timeout", "0.5", "real", "sleep 30", real=True)
-    assert (slow.code, slow.out) == (125, "")
-    assert slow.err_json()["error"]["code"] == "run_timed_out"
+    assert (slow.code, slow.out) == (125, ""), slow.err
     assert phux("send-keys", "real", "C-c", real=True).code == 0
     bad = phux("snapshot", "--json", "a:b:c", real=True)
     assert (bad.code, bad.out) == (1, "")
