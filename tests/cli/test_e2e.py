@@ -274,6 +274,18 @@ def test_exit_codes_through_a_real_process(phux: Phux, absent: Phux) -> None:
     assert phux("kill", "real", real=True).code == 0
 
 
+def test_each_forked_call_has_the_environment_and_directory_it_is_given(phux: Phux) -> None:
+    """The zygote's children take the caller's env and cwd (what the tests above rely
+    on): the socket named in PHUX_SOCKET, the new pane's cwd the caller's."""
+    assert phux("ls").code == 0
+    elsewhere = phux("ls", env=dict(phux.env, PHUX_SOCKET=str(phux.root / "elsewhere")))
+    assert elsewhere.code == 1 and "no server" in elsewhere.err, elsewhere.err
+    made = phux("new", "--json", "-s", "forked-cwd", "--", "sh", "-c", "pwd; exec sleep 60")
+    assert made.code == 0, made.err
+    assert phux("wait", "--until", str(phux.root), "--timeout", "10", "forked-cwd").code == 0
+    assert phux("kill", "forked-cwd").code == 0
+
+
 def test_help_through_a_real_process(phux: Phux) -> None:
     top = phux("--help", real=True)
     assert top.code == 0 and top.out.startswith("Usage: phux [OPTIONS] COMMAND"), top.err
