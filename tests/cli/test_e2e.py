@@ -1,10 +1,19 @@
-"""The CLI end to end: ``python -m phux VERB`` subprocesses against a real server.
+"""The CLI end to end: ``phux VERB`` processes against a real server.
 
 Checks stdout, stderr and exit codes the way an agent sees them, the seed's
 read -> act -> wait -> read loop, every exit code of the seed's table, bad
 input, and that every --json document validates against spec/schemas/.
 One server per module (per xdist worker), always stopped; sessions are
 named per test so tests stay independent.
+
+Each CLI call is a process of its own with its own argv, environment, working
+directory, stdin, stdout, stderr and exit status, forked from one that imported
+the CLI already (tests/shell/cli_fork.py; ``PHUX_TESTS_CLI=exec`` runs a
+``python -m phux`` per call instead). The interpreter's own start-up is tested by
+the calls that run ``python -m phux`` itself: ``real=True`` calls
+(test_exit_codes_through_a_real_process, test_help_through_a_real_process), the
+import checks (``imported_modules``), test_watch_streams_json_events,
+test_broken_pipe_on_output_is_quiet and test_new_on_a_terminal_attaches.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.shell.cli_fork import CliForker
 
 from .schemas import validate
 
@@ -50,27 +60,38 @@ class Result:
 
 
 class Phux:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cli: CliForker) -> None:
         self.root = root
         self.socket = root / "s"
         self.env = dict(os.environ, PHUX_SOCKET=str(self.socket), SHELL="/bin/sh", PS1="$ ")
         for var in ("PHUX_TERMINAL", "ENV", "PROMPT_COMMAND"):
             self.env.pop(var, None)
         self.server: subprocess.Popen[bytes] | None = None
+        self.cli = cli
 
     def __call__(
-        self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+        self,
+        *args: str,
+        stdin: str | None = None,
+        env: dict[str, str] | None = None,
+        real: bool = False,
     ) -> Result:
-        proc = subprocess.run(
-            [sys.executable, "-m", "phux", *args],
-            env=self.env if env is None else env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=STEP_TIMEOUT,
-            cwd=self.root,
-        )
-        return Result(proc.returncode, proc.stdout, proc.stderr)
+        """``phux ARGS`` in the module's directory: forked from the CLI zygote, or with
+        ``real`` (or ``PHUX_TESTS_CLI=exec``) a ``python -m phux`` of its own."""
+        env = self.env if env is None else env
+        if real or os.environ.get("PHUX_TESTS_CLI") == "exec":
+            proc = subprocess.run(
+                [sys.executable, "-m", "phux", *args],
+                env=env,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=STEP_TIMEOUT,
+                cwd=self.root,
+            )
+            return Result(proc.returncode, proc.stdout, proc.stderr)
+        code, out, err = self.cli.run(list(args), STEP_TIMEOUT, env=env, cwd=self.root, stdin=stdin)
+        return Result(code, out, err)
 
     def start(self) -> None:
         self.server = subprocess.Popen(
@@ -120,9 +141,9 @@ class Phux:
 
 
 @pytest.fixture(scope="module")
-def phux() -> Iterator[Phux]:
+def phux(cli_forker: CliForker) -> Iterator[Phux]:
     root = Path(tempfile.mkdtemp(prefix="phux-cli-", dir="/tmp"))
-    p = Phux(root)
+    p = Phux(root, cli_forker)
     try:
         p.start()
         yield p
@@ -132,11 +153,11 @@ def phux() -> Iterator[Phux]:
 
 
 @pytest.fixture
-def absent() -> Iterator[Phux]:
+def absent(cli_forker: CliForker) -> Iterator[Phux]:
     """A CLI pointed at a socket where no server runs."""
     root = Path(tempfile.mkdtemp(prefix="phux-none-", dir="/tmp"))
     try:
-        yield Phux(root)
+        yield Phux(root, cli_forker)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -220,6 +241,60 @@ def test_run_bad_target_is_1(phux: Phux) -> None:
     res = phux("run", "--json", "no-such-session", "true")
     assert (res.code, res.out) == (1, "")
     assert res.err_json()["error"]["code"] == "target_not_found"
+
+
+def test_exit_codes_through_a_real_process(phux: Phux, absent: Phux) -> None:
+    """The seed's exit codes as a real ``python -m phux`` (interpreter start-up, imports,
+    its own exit) hands them to its caller; the other tests fork their calls."""
+    phux.new("real")
+    phux.settle("real")
+    ran = phux("run", "--json", "--timeout", "10", "real", "echo r-$((40+2)); (exit 3)", real=True)
+    assert ran.code == 3, ran.err
+    assert ran.json()["output"].strip() == "r-42"
+    pasted = phux("paste", "real", stdin="echo pas''ted-real\n", real=True)
+    assert (pasted.code, pasted.out, pasted.err) == (0, "", "")
+    assert phux("wait", "--until", "pasted-real", "--timeout", "10", "real", real=True).code == 0
+    waited = phux("wait", "--until", "NEVER-SEEN", "--timeout", "0.3", "real", real=True)
+    assert (waited.code, waited.out) == (124, "") and "timed out" in waited.err
+    # (Which of run's timeouts it was, test_run_timeout_is_125 says: a real start on a
+    # loaded machine may spend the 0.5 s before the command is typed, also 125.)
+    slow = phux("run", "--json", "--timeout", "0.5", "real", "sleep 30", real=True)
+    assert (slow.code, slow.out) == (125, ""), slow.err
+    assert phux("send-keys", "real", "C-c", real=True).code == 0
+    bad = phux("snapshot", "--json", "a:b:c", real=True)
+    assert (bad.code, bad.out) == (1, "")
+    assert bad.err_json()["error"]["code"] == "bad_selector"
+    usage = phux("new", "--json", real=True)
+    assert (usage.code, usage.out) == (2, "")
+    unknown = phux("no-such-verb", real=True)
+    assert unknown.code == 2 and "No such command" in unknown.err
+    none = absent("ls", "--json", real=True)
+    assert (none.code, none.out) == (1, "")
+    assert none.err_json()["error"]["code"] == "no_server"
+    assert phux("kill", "real", real=True).code == 0
+
+
+def test_each_forked_call_has_the_environment_and_directory_it_is_given(phux: Phux) -> None:
+    """The zygote's children take the caller's env and cwd (what the tests above rely
+    on): the socket named in PHUX_SOCKET, the new pane's cwd the caller's."""
+    assert phux("ls").code == 0
+    elsewhere = phux("ls", env=dict(phux.env, PHUX_SOCKET=str(phux.root / "elsewhere")))
+    assert elsewhere.code == 1 and "no server" in elsewhere.err, elsewhere.err
+    made = phux("new", "--json", "-s", "forked-cwd", "--", "sh", "-c", "pwd; exec sleep 60")
+    assert made.code == 0, made.err
+    assert phux("wait", "--until", str(phux.root), "--timeout", "10", "forked-cwd").code == 0
+    assert phux("kill", "forked-cwd").code == 0
+
+
+def test_help_through_a_real_process(phux: Phux) -> None:
+    top = phux("--help", real=True)
+    assert top.code == 0 and top.out.startswith("Usage: phux [OPTIONS] COMMAND"), top.err
+    assert "send-keys" in top.out and top.err == ""
+    for verb in ("run", "send-keys", "snapshot", "wait", "new", "kill"):
+        res = phux(verb, "--help", real=True)
+        assert res.code == 0 and res.out.startswith(f"Usage: phux {verb} "), (verb, res.err)
+    version = phux("--version", real=True)
+    assert version.code == 0 and version.out.startswith("phux, version "), version.err
 
 
 # ---------------------------------------------------------------- wait / watch

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from tests.shell.cli_fork import CliForker
 
 from phux import skill
 
@@ -74,9 +75,9 @@ def test_extraction_finds_fenced_and_inline_commands() -> None:
 
 
 @pytest.fixture
-def server() -> Iterator[Phux]:
+def server(cli_forker: CliForker) -> Iterator[Phux]:
     root = Path(tempfile.mkdtemp(prefix="phux-skill-", dir="/tmp"))
-    p = Phux(root)
+    p = Phux(root, cli_forker)
     try:
         p.start()
         yield p

@@ -1,12 +1,14 @@
 """The foreground a PTY reports (TerminalInfo.foreground, TERMINAL_STATE): real server,
-real shells and programs, read from the kernel and never from the output."""
+real shells and programs, read from the kernel and never from the output.
+
+One server for the module: each test looks only at the terminals it spawned."""
 
 from __future__ import annotations
 
 import itertools
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -26,6 +28,17 @@ from phux.wire.frames import (
 )
 
 from .harness import ServerProcess, spawn, subscribe, wait_exit
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(tmp_path_factory.mktemp("foreground"))
+    try:
+        srv.start()
+        yield srv
+    finally:
+        srv.stop()
+
 
 T = 10.0
 BASH = ["bash", "--norc", "--noprofile"]
@@ -239,6 +252,7 @@ def test_a_connection_that_follows_both_ways_gets_each_change_once(server: Serve
 
 def test_a_process_gone_while_it_is_read_never_hurts_the_server(server: ServerProcess) -> None:
     """Thousands of short jobs and pipelines, read by LIST and the watcher as they come and go."""
+    logged = len(server.log.read_text())  # (the module's server logged earlier tests')
     with server.connect() as conn:
         tid = spawn(conn, BASH)
         events(conn)
@@ -258,7 +272,7 @@ def test_a_process_gone_while_it_is_read_never_hurts_the_server(server: ServerPr
         conn.send(Ping(token=9))
         while not isinstance(conn.receive(Deadline.after(T)), Pong):
             pass
-    log = server.log.read_text()
+    log = server.log.read_text()[logged:]
     assert "Traceback" not in log and "failed" not in log, log
 
 

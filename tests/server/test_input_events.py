@@ -1,11 +1,16 @@
-"""Protocol 1.3 on a real server: SUBSCRIBE.input (INPUT_WRITTEN) and LIST_AUDIT."""
+"""Protocol 1.3 on a real server: SUBSCRIBE.input (INPUT_WRITTEN) and LIST_AUDIT.
+
+One server for the module's ``server`` tests (each looks only at its own terminals);
+the audit tests start theirs with their own options."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from tests.server.harness import ServerProcess, Stream, next_of, spawn, subscribe
 
 from phux import __version__
@@ -25,6 +30,16 @@ from phux.wire.frames import (
 )
 
 T = 5.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(tmp_path_factory.mktemp("input-events"))
+    try:
+        srv.start()
+        yield srv
+    finally:
+        srv.stop()
 
 
 def send(conn: Connection, terminal: int, data: bytes, **kw: bool) -> None:

@@ -1,8 +1,12 @@
-"""Handshake rules, malformed frames and abrupt disconnects never hurt other clients."""
+"""Handshake rules, malformed frames and abrupt disconnects never hurt other clients.
+
+One server for the module: what each test does to its own connections must not hurt
+the server's other clients, the later tests' included."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 
 import pytest
 
@@ -28,6 +32,16 @@ from phux.wire.frames import (
 
 from .harness import RawClient, ServerProcess, spawn
 from .test_flow import MB, follow_to_close, go, pattern, producer, started
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(tmp_path_factory.mktemp("robustness"))
+    try:
+        srv.start()
+        yield srv
+    finally:
+        srv.stop()
 
 
 def test_ping_before_hello_and_detach(server: ServerProcess) -> None:

@@ -1,14 +1,19 @@
-"""Spawn, output, input, exit codes, signals, resize, kill: real server, real shells."""
+"""Spawn, output, input, exit codes, signals, resize, kill: real server, real shells.
+
+One server for the module (its tests each spawn their own terminals and look only at
+those), but for the two that start theirs with a wrapper."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.client.errors import ServerError
 from phux.wire.errors import ErrorCode
@@ -23,12 +28,34 @@ from phux.wire.frames import (
     Signal,
     Signaled,
     TerminalClosed,
+    TerminalInfo,
     TerminalList,
 )
 
 from .harness import ServerProcess, Stream, read_until, spawn, subscribe, wait_exit
 
 T = 10.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(tmp_path_factory.mktemp("terminals"))
+    try:
+        srv.start()
+        yield srv
+    finally:
+        srv.stop()
+
+
+def listed(conn: Connection) -> list[TerminalInfo]:
+    return conn.call_expect(
+        lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(T)
+    ).terminals
+
+
+def listed_one(conn: Connection, tid: int) -> TerminalInfo:
+    (info,) = [i for i in listed(conn) if i.terminal == tid]
+    return info
 
 
 def test_echo_and_exit_code(server: ServerProcess) -> None:
@@ -92,14 +119,12 @@ def test_spawn_failure_is_an_error(
     server: ServerProcess, argv: list[str], cwd: str | None, needle: str
 ) -> None:
     with server.connect() as conn:
+        before = listed(conn)
         with pytest.raises(ServerError) as err:
             spawn(conn, argv, cwd=cwd)
         assert err.value.wire_code == ErrorCode.SPAWN_FAILED
         assert needle in err.value.message
-        listing = conn.call_expect(
-            lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(T)
-        )
-        assert listing.terminals == []
+        assert [i.terminal for i in listed(conn)] == [i.terminal for i in before]  # none added
 
 
 def test_cwd_env_and_default_shell(server: ServerProcess, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -157,10 +182,7 @@ def test_primary_subscriber_sets_size_viewer_does_not(server: ServerProcess) -> 
         mine = read_until(conn, Stream(tid), lambda s: s.ready is not None)
         assert (mine.ready.cols, mine.ready.rows) == (50, 10)
         read_until(other, stream, lambda s: s.sizes[-1][1:] == (50, 10))
-        listing = conn.call_expect(
-            lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(T)
-        )
-        info = listing.terminals[0]
+        info = listed_one(conn, tid)
         assert (info.cols, info.rows, info.viewers, info.primaries) == (50, 10, 1, 1)
 
 
@@ -236,10 +258,7 @@ def test_concurrent_inputs_are_not_interleaved(server: ServerProcess) -> None:
 def test_list_terminals_carries_selector_fields(server: ServerProcess) -> None:
     with server.connect() as conn:
         tid = spawn(conn, ["sleep", "30"], cols=90, rows=20)
-        listing = conn.call_expect(
-            lambda rid: ListTerminals(request_id=rid), TerminalList, Deadline.after(T)
-        )
-        (info,) = listing.terminals
+        info = listed_one(conn, tid)
         assert info.terminal == tid and info.alive and info.exit is None
         assert (info.cols, info.rows) == (90, 20)
         assert info.pid > 0 and info.created_ms > 0
@@ -315,3 +334,5 @@ def test_output_flows_while_a_paste_is_being_written(server: ServerProcess) -> N
         assert ticks.data.count(b"tick") - (before or 0) >= 3  # the loop kept relaying
         want = hashlib.sha256(payload).hexdigest().encode()
         read_until(conn, pasted, lambda s: want in s.data, timeout=30)
+        # (the ticker would tick on in the module's server)
+        conn.call(lambda rid: Kill(request_id=rid, terminals=[ticker]), Deadline.after(T))

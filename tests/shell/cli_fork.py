@@ -12,6 +12,7 @@ One :class:`CliForker` serves one fixed environment and working directory (a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import locale
 import os
@@ -20,6 +21,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 ZYGOTE = Path(__file__).with_name("cli_zygote.py")
@@ -48,20 +51,35 @@ class CliForker:
         finally:
             listener.close()  # (the zygote has its own copy; calls queue until it accepts)
 
-    def run(self, args: list[str], timeout: float) -> tuple[int, str, str]:
+    def run(
+        self,
+        args: list[str],
+        timeout: float,
+        *,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        stdin: str | None = None,
+    ) -> tuple[int, str, str]:
         """``phux ARGS``: its exit code (``-N`` for signal N), stdout and stderr, decoded
         as ``subprocess.run(..., text=True)`` decodes them. Like subprocess.run, kills
-        the child and raises ``TimeoutExpired`` after ``timeout`` seconds."""
-        with (
-            tempfile.TemporaryFile() as out,
-            tempfile.TemporaryFile() as err,
-            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn,
-        ):
+        the child and raises ``TimeoutExpired`` after ``timeout`` seconds. ``env`` and
+        ``cwd`` replace the zygote's for this child; ``stdin`` is written to a pipe that
+        is its stdin (as ``input=``), else it inherits this process's fd 0."""
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(tempfile.TemporaryFile())
+            err = stack.enter_context(tempfile.TemporaryFile())
+            conn = stack.enter_context(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+            child_stdin = _stdin() if stdin is None else stack.enter_context(_fed(stdin))
             conn.settimeout(timeout)
+            request = {
+                "argv": args,
+                "env": env,
+                "cwd": None if cwd is None else os.fspath(cwd),
+            }
             try:
                 conn.connect(str(self._socket))
-                request = json.dumps(args).encode() + b"\n"
-                socket.send_fds(conn, [request], [_stdin(), out.fileno(), err.fileno()])
+                line = json.dumps(request).encode() + b"\n"
+                socket.send_fds(conn, [line], [child_stdin, out.fileno(), err.fileno()])
                 answers = conn.makefile("rb")
                 pid = int(answers.readline())
             except TimeoutError:  # (the zygote still importing, on a loaded machine)
@@ -89,6 +107,26 @@ def _stdin() -> int:
     except OSError:
         return os.open(os.devnull, os.O_RDONLY)  # (a leak of one fd, in a rare case)
     return 0
+
+
+@contextlib.contextmanager
+def _fed(text: str) -> Iterator[int]:
+    """The read end of a pipe that a thread fills with ``text`` (encoded as
+    subprocess's text mode encodes ``input=``) and then closes."""
+    read_end, write_end = os.pipe()
+    data = text.encode(locale.getencoding())
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), open(write_end, "wb") as pipe:
+            pipe.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        yield read_end
+    finally:
+        os.close(read_end)  # (a child that stopped reading: the writer gets EPIPE)
+        writer.join(timeout=10)
 
 
 def _text(data: bytes) -> str:

@@ -7,11 +7,14 @@ time.
 
 Run as ``python cli_zygote.py FD`` by ``cli_fork.CliForker``, which listens on the
 unix socket FD and starts this with the environment and working directory its calls
-use, so the imports see what ``python -m phux`` would. Each connection sends its
-argv (one JSON line) with three fds (stdin, stdout, stderr); this answers with the
-child's pid, then its wait status, each a line. A script, not a test module: it
-imports nothing of the tests, so a child holds only what the CLI imports (and the
-verbs' lazy imports, done here once).
+use by default, so the imports see what ``python -m phux`` would. Each connection
+sends one JSON line, ``{"argv": [...], "env": {...} | null, "cwd": "..." | null}``,
+with three fds (stdin, stdout, stderr); this answers with the child's pid, then its
+wait status, each a line. A child given an ``env`` or ``cwd`` takes them before it
+runs the CLI (phux reads its environment when a verb runs, never at import).
+
+A script, not a test module: it imports nothing of the tests, so a child holds only
+what the CLI imports (and the verbs' lazy imports, done here once).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import select
 import signal
 import socket
 import sys
+from typing import Any
 
 import phux.cli.app
 import phux.cli.main
@@ -37,8 +41,9 @@ MAIN_PATH = MAIN.origin
 """What ``python -m phux`` puts in sys.argv[0]."""
 
 
-def child(argv: list[str], fds: list[int], keep_out: list[int]) -> None:
-    """In the forked child: become ``python -m phux ARGV``; never returns."""
+def child(request: dict[str, Any], fds: list[int], keep_out: list[int]) -> None:
+    """In the forked child: become ``python -m phux ARGV`` in the request's environment
+    and working directory (or this process's); never returns."""
     code = 1
     try:
         signal.set_wakeup_fd(-1)
@@ -48,6 +53,12 @@ def child(argv: list[str], fds: list[int], keep_out: list[int]) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
+        argv: list[str] = request["argv"]
+        if request.get("env") is not None:
+            os.environ.clear()  # (os.environ's writes reach the C environment too)
+            os.environ.update(request["env"])
+        if request.get("cwd") is not None:
+            os.chdir(request["cwd"])
         sys.argv = [MAIN_PATH, *argv]
         sys.path[0] = os.getcwd()  # as -m has it (this script's folder is not on it)
         try:
@@ -55,6 +66,8 @@ def child(argv: list[str], fds: list[int], keep_out: list[int]) -> None:
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if not isinstance(exc.code, int | None):  # as the interpreter reports one
+                print(exc.code, file=sys.stderr)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
@@ -111,13 +124,15 @@ def start(conn: socket.socket, keep_out: list[int]) -> int:
             if not more:
                 raise EOFError("the caller went away mid-request")
             data += more
-        argv = json.loads(data)
+        request = json.loads(data)
+        if not isinstance(request, dict) or not isinstance(request.get("argv"), list):
+            raise ValueError(f"not a request: {request!r}")
         if len(fds) != 3:
             raise ValueError(f"{len(fds)} fds came, not 3")
         pid = os.fork()
         if pid == 0:
             conn.close()
-            child(argv, fds, keep_out)
+            child(request, fds, keep_out)
         return pid
     finally:
         for fd in fds:

@@ -5,12 +5,15 @@ that only led to a continuation prompt, and with its D at the latest (a builtin)
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -140,6 +143,20 @@ def phux(host: ShellHost, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 
 
+def end_of_file(fifo: Path) -> None:
+    """Open ``fifo`` for writing once its reader has it open, and close it: the
+    reader gets its end of file."""
+    deadline = Deadline.after(15)
+    while True:
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            return
+        except OSError as exc:  # ENXIO: no reader yet
+            assert exc.errno == errno.ENXIO, exc
+        assert not deadline.expired(), "the fifo never had a reader"
+        time.sleep(0.05)
+
+
 def wait_foreground(host: ShellHost, pane: Pane, name: str) -> None:
     """Until the server lists ``name`` as what holds the pane's terminal."""
     conn = host.server.connect()
@@ -158,13 +175,20 @@ def wait_foreground(host: ShellHost, pane: Pane, name: str) -> None:
         conn.close()
 
 
-def test_a_watch_begun_while_a_command_runs(host: ShellHost, dash: Pane) -> None:
-    """Its start is history: only its end is news (as in bash, whose C came before)."""
-    dash.type("sleep 2\r")
-    wait_foreground(host, dash, "sleep")
+def test_a_watch_begun_while_a_command_runs(host: ShellHost, dash: Pane, tmp_path: Path) -> None:
+    """Its start is history: only its end is news (as in bash, whose C came before).
+    The command runs until the test ends it, once the watch is subscribed: a watch
+    slow to start (a loaded machine) never misses the end it is there to see."""
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    command = f"cat {fifo}"
+    dash.type(command + "\r")
+    wait_foreground(host, dash, "cat")
     watch = WatchProcess(host, dash)
     try:
+        await_watching(watch, dash)  # (typed into the tty's line while cat runs, rubbed out)
+        end_of_file(fifo)  # cat reads it: the command ends
         events = watch.until("command_finished", timeout=30)
     finally:
         watch.close()
-    assert commands(events) == [("command_finished", "sleep 2")]
+    assert commands(events) == [("command_finished", command)]
