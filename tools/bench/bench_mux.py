@@ -229,6 +229,14 @@ def _phux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
         )
 
     try:
+        # Listening before the first call: else that call starts a daemon of its own on
+        # the socket (loaded machine, slow start), which the figures (this server's
+        # CPU) miss and nothing stops (one ran its floods on for 40 minutes).
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("the phux server did not start")
+            time.sleep(0.02)
         phux("new", "-s", "quiet", "--", "cat")
         phux("split", "quiet", "--", "cat")
         term = _Pty([sys.executable, "-m", "phux", "attach", "quiet"], env)
