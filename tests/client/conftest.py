@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,3 +111,26 @@ def new_shell(client: Client, shell: list[str] = BASH, name: str | None = None) 
     # Ready once a trivial run round-trips (the shell has started reading input).
     client.run(name, "true", timeout=15, deadline=Deadline.after(20))
     return name
+
+
+def released_when_watched(client: Client, name: str, fifo: str) -> threading.Thread:
+    """A thread that opens ``fifo`` (the pane's command, blocked reading it, goes on)
+    once a viewer (the wait under test) has subscribed to ``name``. It starts once the
+    pane has no viewer: a mirror an earlier call released unsubscribes lazily, and
+    counted, it would let the output start before the wait subscribed."""
+    deadline = Deadline.after(10)
+    terminal = client.resolve(name, deadline).terminal
+    while client.list_terminals(deadline).by_id[terminal].viewers:
+        time.sleep(0.01)
+
+    def release() -> None:
+        with Client(client.socket_path, env={}) as other:
+            deadline = Deadline.after(15)
+            while other.list_terminals(deadline).by_id[terminal].viewers < 1:
+                time.sleep(0.01)
+        with open(fifo, "w") as f:
+            f.write("go\n")
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    return thread

@@ -5,38 +5,18 @@ past the history meanwhile (client/line_scan.py)."""
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Iterator
 
 from phux.client import Client, Deadline
 from phux.client.mirror import Mirror
 from phux.client.models import event_name
 
-from .conftest import SH, new_shell
+from .conftest import SH, new_shell, released_when_watched
 
 FLOOD_LINES = 200_000
 """Lines of a flood: many times the mirror's 10 000 rows of history."""
 PAST_HISTORY = 20_000
 """Lines after the text waited for: enough to push it out of the mirror's history."""
-
-
-def _released_when_watched(client: Client, name: str, fifo: str) -> threading.Thread:
-    """A thread that opens ``fifo`` (the pane's command goes on) once a viewer (the
-    wait) has subscribed to ``name``."""
-    pane = client.resolve(name, Deadline.after(5))
-
-    def release() -> None:
-        with Client(client.socket_path, env={}) as other:
-            deadline = Deadline.after(15)
-            while other.list_terminals(deadline).by_id[pane.terminal].viewers < 1:
-                time.sleep(0.01)
-        with open(fifo, "w") as f:
-            f.write("go\n")
-
-    thread = threading.Thread(target=release)
-    thread.start()
-    return thread
 
 
 def _feeds(client: Client) -> Iterator[Mirror]:
@@ -69,14 +49,7 @@ def _one_flood_then_wait(
     try:
         client.send_keys(name, [command.replace("FIFO", fifo), "Enter"], Deadline.after(5))
         assert client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15)).met
-        # That wait's mirror unsubscribes lazily: were it still counted, the flood
-        # would start before the wait under test subscribed (and on a loaded machine
-        # the line waited for could scroll out of the bootstrap's history first).
-        deadline = Deadline.after(10)
-        terminal = client.resolve(name, deadline).terminal
-        while client.list_terminals(deadline).by_id[terminal].viewers:
-            time.sleep(0.01)
-        thread = _released_when_watched(client, name, fifo)
+        thread = released_when_watched(client, name, fifo)
         try:
             kept = Client(client.socket_path, env={}, keep_warm=1)
             with kept:
@@ -136,7 +109,7 @@ def test_watch_reads_a_plain_flood_undrawn_and_loses_no_event(client: Client) ->
             Deadline.after(5),
         )
         client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15))
-        thread = _released_when_watched(client, name, fifo)
+        thread = released_when_watched(client, name, fifo)
         titles = []
         try:
             with Client(client.socket_path, env={}) as watcher:

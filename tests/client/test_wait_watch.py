@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from phux.client import Client, Deadline, InvalidArgument
 from phux.client.models import event_name, to_json
 
-from .conftest import new_shell
+from .conftest import new_shell, released_when_watched
 
 
 def test_read_act_wait_read_loop(client: Client) -> None:
@@ -66,25 +65,13 @@ def test_wait_sees_text_that_scrolled_away_in_one_batch(client: Client) -> None:
     name = new_shell(client)
     fifo = f"/tmp/phux-fifo-{name}"
     os.mkfifo(fifo)
-    pane = client.resolve(name, Deadline.after(5))
-
-    def release_when_watched() -> None:
-        # Output starts only once the wait below has subscribed (a viewer exists).
-        with Client(client.socket_path, env={}) as other:
-            deadline = Deadline.after(15)
-            while other.list_terminals(deadline).by_id[pane.terminal].viewers < 1:
-                time.sleep(0.01)
-        with open(fifo, "w") as f:
-            f.write("go\n")
-
     try:
         client.send_keys(
             name,
             [f"cat {fifo} >/dev/null; printf 'FLA%s\\n' SHED; seq 1 200", "Enter"],
             Deadline.after(5),
         )
-        thread = threading.Thread(target=release_when_watched)
-        thread.start()
+        thread = released_when_watched(client, name, fifo)
         try:
             waited = client.wait(name, until="FLASHED", timeout=15, deadline=Deadline.after(20))
         finally:

@@ -116,8 +116,9 @@ def accepts(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def running_server(directory: Path, *args: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(directory, *args)
+def running_server(directory: Path, *args: str, **env: str) -> Iterator[ServerProcess]:
+    """A server in ``directory``, with ``env`` added to this process's environment."""
+    server = ServerProcess(directory, *args, env={**os.environ, **env} if env else None)
     try:
         server.start()
         yield server

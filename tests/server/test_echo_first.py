@@ -18,7 +18,7 @@ from phux.client.errors import DeadlineExceeded
 from phux.server.replica_worker import WORKER_NICE
 from phux.wire.frames import Input, InputWritten, Output
 
-from .harness import ServerProcess, Stream, next_of, read_until, spawn, subscribe
+from .harness import ServerProcess, Stream, next_of, read_until, running_server, spawn, subscribe
 
 HOLD_S = 1.0
 """The server's echo_first_s here: far longer than an echo takes, so the order below
@@ -41,14 +41,8 @@ FLOOD = ["sh", "-c", "exec yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abc
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(
-        tmp_path_factory.mktemp("echo-first"), env=dict(os.environ, PHUX_ECHO_FIRST=str(HOLD_S))
-    )
-    try:
-        srv.start()
+    with running_server(tmp_path_factory.mktemp("echo-first"), PHUX_ECHO_FIRST=str(HOLD_S)) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def _input(request_id: int, terminal: int, data: bytes) -> Input:

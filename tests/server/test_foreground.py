@@ -27,17 +27,13 @@ from phux.wire.frames import (
     TerminalState,
 )
 
-from .harness import ServerProcess, spawn, subscribe, wait_exit
+from .harness import ServerProcess, running_server, spawn, subscribe, wait_exit
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("foreground"))
-    try:
-        srv.start()
+    with running_server(tmp_path_factory.mktemp("foreground")) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 T = 10.0

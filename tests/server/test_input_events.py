@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.server.harness import ServerProcess, Stream, next_of, spawn, subscribe
+from tests.server.harness import ServerProcess, Stream, next_of, running_server, spawn, subscribe
 
 from phux import __version__
 from phux.client.connection import Connection
@@ -34,12 +34,8 @@ T = 5.0
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("input-events"))
-    try:
-        srv.start()
+    with running_server(tmp_path_factory.mktemp("input-events")) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def send(conn: Connection, terminal: int, data: bytes, **kw: bool) -> None:

@@ -18,21 +18,16 @@ from phux.client.errors import ServerError
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Input
 
-from .harness import ServerProcess, Stream, read_until, spawn, subscribe
+from .harness import ServerProcess, Stream, read_until, running_server, spawn, subscribe
 
 CAP = 1024 * 1024  # the terminal's input cap for these tests
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(
-        tmp_path_factory.mktemp("refused"), env={**os.environ, "PHUX_MAX_TERMINAL_INPUT": str(CAP)}
-    )
-    srv.start()
-    try:
+    directory = tmp_path_factory.mktemp("refused")
+    with running_server(directory, PHUX_MAX_TERMINAL_INPUT=str(CAP)) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def slow_reader(out: Path) -> list[str]:

@@ -26,7 +26,7 @@ from phux.server.pty_process import spawn_on_pty
 from phux.server.terminal import Terminal
 from phux.wire.frames import Input, Kill, MetadataValue, MetaGet
 
-from .harness import ServerProcess, Stream, read_until, spawn, subscribe
+from .harness import ServerProcess, Stream, read_until, running_server, spawn, subscribe
 
 IDLE_S = 0.3
 
@@ -150,14 +150,8 @@ def test_an_empty_journal_holds_no_deque() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(
-        tmp_path_factory.mktemp("memory"), env={**os.environ, "PHUX_REPLICA_IDLE_S": str(IDLE_S)}
-    )
-    srv.start()
-    try:
+    with running_server(tmp_path_factory.mktemp("memory"), PHUX_REPLICA_IDLE_S=str(IDLE_S)) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def _children(pid: int) -> list[int]:

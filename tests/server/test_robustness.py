@@ -30,18 +30,14 @@ from phux.wire.frames import (
     TerminalList,
 )
 
-from .harness import RawClient, ServerProcess, spawn
+from .harness import RawClient, ServerProcess, running_server, spawn
 from .test_flow import MB, follow_to_close, go, pattern, producer, started
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("robustness"))
-    try:
-        srv.start()
+    with running_server(tmp_path_factory.mktemp("robustness")) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def test_ping_before_hello_and_detach(server: ServerProcess) -> None:

@@ -32,19 +32,15 @@ from phux.wire.frames import (
     TerminalList,
 )
 
-from .harness import ServerProcess, Stream, read_until, spawn, subscribe, wait_exit
+from .harness import ServerProcess, Stream, read_until, running_server, spawn, subscribe, wait_exit
 
 T = 10.0
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    srv = ServerProcess(tmp_path_factory.mktemp("terminals"))
-    try:
-        srv.start()
+    with running_server(tmp_path_factory.mktemp("terminals")) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def listed(conn: Connection) -> list[TerminalInfo]:
