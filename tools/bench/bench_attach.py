@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from phux.wire.frames import Frame, Input
-from tools.bench.harness import Measurement, percentile
+from tools.bench.harness import Measurement, percentile, phux_server
 
 BENCH = "attach"
 TMUX = shutil.which("tmux")
@@ -174,35 +174,23 @@ def _phux(root: Path, count: int, warmup: int) -> tuple[list[float], list[float]
     env = dict(os.environ, PHUX_SOCKET=str(sock), TERM="xterm-256color")
     for var in ("PHUX_TERMINAL", "TMUX"):
         env.pop(var, None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "phux", "server", "--socket", str(sock)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     term: _Pty | None = None
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "phux", "new", "--json", "-s", "bench", "--", "cat"],
-            env=env,
-            check=True,
-            capture_output=True,
-            timeout=30,
-        )
-        term = _Pty([sys.executable, "-m", "phux", "attach", "bench"], env)
-        term.drain(quiet=0.3, seconds=5.0)
-        through_attach = _keystrokes(term, count, warmup)
-        return through_attach, _wire(sock, count, warmup)
-    finally:
-        if term is not None:
-            term.close()
-        server.send_signal(signal.SIGTERM)
+    with phux_server(sock, env):
         try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+            subprocess.run(
+                [sys.executable, "-m", "phux", "new", "--json", "-s", "bench", "--", "cat"],
+                env=env,
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
+            term = _Pty([sys.executable, "-m", "phux", "attach", "bench"], env)
+            term.drain(quiet=0.3, seconds=5.0)
+            through_attach = _keystrokes(term, count, warmup)
+            return through_attach, _wire(sock, count, warmup)
+        finally:
+            if term is not None:
+                term.close()
 
 
 def _tmux(root: Path, count: int, warmup: int) -> list[float]:

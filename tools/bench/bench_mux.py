@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tools.bench.bench_attach import _ESCAPES, _Pty
-from tools.bench.harness import Measurement, OtherLoad, percentile
+from tools.bench.harness import Measurement, OtherLoad, percentile, phux_server
 
 BENCH = "mux"
 TMUX = shutil.which("tmux")
@@ -209,13 +208,6 @@ def _phux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
     env = dict(os.environ, PHUX_SOCKET=str(sock), TERM="xterm-256color")
     for var in ("PHUX_TERMINAL", "TMUX"):
         env.pop(var, None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "phux", "server", "--socket", str(sock)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     figures = Figures()
     term: _Pty | None = None
 
@@ -228,42 +220,33 @@ def _phux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figu
             timeout=30,
         )
 
-    try:
-        # Listening before the first call: else that call starts a daemon of its own on
-        # the socket (loaded machine, slow start), which the figures (this server's
-        # CPU) miss and nothing stops (one ran its floods on for 40 minutes).
-        deadline = time.monotonic() + 30
-        while not sock.exists():
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("the phux server did not start")
-            time.sleep(0.02)
-        phux("new", "-s", "quiet", "--", "cat")
-        phux("split", "quiet", "--", "cat")
-        term = _Pty([sys.executable, "-m", "phux", "attach", "quiet"], env)
-        figures.idle_cpu = _idle(term, [term.pid], idle)
-        term.close()
-        phux("new", "-s", "bench", "--", "cat")
-        for _ in range(FLOODERS):
-            phux("split", "bench:0.0", "--", "sh", "-c", f"while :; do cat {flood}; done")
-        term = _Pty([sys.executable, "-m", "phux", "attach", "bench:0.0"], env)
-        attach = term.pid
-        _measure(
-            term,
-            lambda: {"attach": [attach], "server": [server.pid], "replicas": _helpers(server.pid)},
-            count,
-            warmup,
-            figures,
-        )
-        return figures
-    finally:
-        if term is not None:
-            term.close()
-        server.send_signal(signal.SIGTERM)
+    with phux_server(sock, env) as server:
         try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+            phux("new", "-s", "quiet", "--", "cat")
+            phux("split", "quiet", "--", "cat")
+            term = _Pty([sys.executable, "-m", "phux", "attach", "quiet"], env)
+            figures.idle_cpu = _idle(term, [term.pid], idle)
+            term.close()
+            phux("new", "-s", "bench", "--", "cat")
+            for _ in range(FLOODERS):
+                phux("split", "bench:0.0", "--", "sh", "-c", f"while :; do cat {flood}; done")
+            term = _Pty([sys.executable, "-m", "phux", "attach", "bench:0.0"], env)
+            attach = term.pid
+            _measure(
+                term,
+                lambda: {
+                    "attach": [attach],
+                    "server": [server.pid],
+                    "replicas": _helpers(server.pid),
+                },
+                count,
+                warmup,
+                figures,
+            )
+            return figures
+        finally:
+            if term is not None:
+                term.close()
 
 
 def _tmux(root: Path, flood: Path, count: int, warmup: int, idle: float) -> Figures:

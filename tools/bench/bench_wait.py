@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -39,7 +38,7 @@ from pathlib import Path
 from phux.client import Client, Deadline, line_scan
 from tools.bench.bench_engine import _endless_line, _ls_color, _plain
 from tools.bench.bench_mux import _cpu_seconds, _helpers
-from tools.bench.harness import Measurement, OtherLoad, format_table
+from tools.bench.harness import Measurement, OtherLoad, format_table, phux_server
 
 BENCH = "wait"
 PER = 50_000_000
@@ -62,27 +61,8 @@ def _server(root: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     env["XDG_STATE_HOME"] = str(root / "state")
     # The replica helper stays between runs (an idle one is let go, and its CPU with it).
     env["PHUX_REPLICA_IDLE_S"] = "3600"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "phux", "server", "--socket", str(sock)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while not sock.exists():
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.05)
+    with phux_server(sock, env) as server:
         yield sock, server
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
 
 
 class _Run:

@@ -14,12 +14,14 @@ import importlib
 import json
 import os
 import pkgutil
+import signal
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -46,6 +48,34 @@ class Measurement:
         if self.higher_is_better:
             return self.value / self.baseline if self.baseline else float("inf")
         return self.baseline / self.value if self.value else float("inf")
+
+
+@contextmanager
+def phux_server(sock: Path, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """A phux server on ``sock`` with ``env``, listening when this yields, stopped
+    after. A bench's first CLI call must not come before: it would start a daemon of
+    its own on the socket, whose CPU the figures miss and which nothing stops."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "phux", "server", "--socket", str(sock)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("the phux server did not start")
+            time.sleep(0.02)
+        yield server
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=5)
 
 
 def median_seconds(fn: Callable[[], object], *, repeat: int, warmup: int = 1) -> float:
