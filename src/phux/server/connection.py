@@ -238,11 +238,7 @@ class ClientConnection:
             return
         self._make_room_to_handshake()
         self.connected_at = self.heard_at = trio.current_time()
-        state = self.state
-        state.connections.add(self)
-        state.handshaking[self] = None
-        state.per_process[self.peer_pid] += 1
-        self.state.touch()
+        self.state.admit(self, self.peer_pid)
         try:
             async with trio.open_nursery() as nursery:
                 self._cancel = nursery.cancel_scope
@@ -282,10 +278,10 @@ class ClientConnection:
         is closed only with ``make_room`` (at HELLO: a connection that never says HELLO
         must not cost anyone theirs)."""
         limit = self.config.max_connections
-        past_hello = self.state.past_hello
-        if len(past_hello) - (self in past_hello) < limit:
+        past_hello = self.state.past_hello  # (without this one: it is asked before)
+        if len(past_hello) < limit:
             return None
-        done = [c for c in past_hello if c is not self and not c.outbox.closing]
+        done = [c for c in past_hello if not c.outbox.closing]
         if len(done) < limit:
             return None
         idle = _idle_to_close(done, trio.current_time() - self.config.idle_close_s)
@@ -384,14 +380,7 @@ class ClientConnection:
         self.meta_subs.clear()
         self.outbox.clear()
         self.outbox.closing = True
-        if self in state.connections:
-            state.connections.discard(self)
-            state.handshaking.pop(self, None)
-            state.past_hello.discard(self)
-            state.per_process[self.peer_pid] -= 1
-            if not state.per_process[self.peer_pid]:
-                del state.per_process[self.peer_pid]
-        state.touch()
+        state.forget(self, self.peer_pid)
 
     def close_with(self, reason: DetachReason, message: str = "") -> None:
         """Queue DETACHED, then close once it is sent; stop reading requests."""
@@ -614,14 +603,13 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
-        self.state.handshaking.pop(self, None)
         full = self._connections_full(make_room=True)
+        self.state.said_hello(self, admitted=full is None)
         if full is not None:
             # Admitted before HELLO while others completed theirs: over the limit now.
             self.outbox.push(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=full))
             self._close_soon()
             return
-        self.state.past_hello.add(self)
         self.client_name = frame.client_name
         if self._reader is not None:
             self._reader.max_frame = MAX_FRAME

@@ -24,6 +24,17 @@ THROTTLE_BURST = 20
 THROTTLE_WINDOW_S = 60.0
 
 
+class _Window:
+    """One template's lines in the current window."""
+
+    __slots__ = ("left_out", "logged", "start")
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.logged = 1
+        self.left_out = 0
+
+
 class _Throttle(logging.Filter):
     """At most ``THROTTLE_BURST`` lines of each message template (the format string,
     whatever its arguments) per window; the first line of the next window, or the
@@ -31,34 +42,34 @@ class _Throttle(logging.Filter):
 
     def __init__(self) -> None:
         super().__init__()
-        self._windows: dict[str, list[float]] = {}  # template -> [start, logged, left out]
+        self._windows: dict[str, _Window] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
         template = str(record.msg)
         now = time.monotonic()
         window = self._windows.get(template)
-        if window is None or now - window[0] >= THROTTLE_WINDOW_S:
-            if window is not None and window[2]:
-                record.msg = f"{template} [{_left_out(window[2], template)} before this]"
-            self._windows[template] = [now, 1, 0]
+        if window is None or now - window.start >= THROTTLE_WINDOW_S:
+            if window is not None and window.left_out:
+                record.msg = f"{template} [{_left_out(window.left_out, template)} before this]"
+            self._windows[template] = _Window(now)
             return True
-        if window[1] < THROTTLE_BURST:
-            window[1] += 1
+        if window.logged < THROTTLE_BURST:
+            window.logged += 1
             return True
-        window[2] += 1
+        window.left_out += 1
         return False
 
     def flush(self) -> None:
         """Log how many lines of each template the current windows left out."""
         for template, window in list(self._windows.items()):
-            if window[2]:
-                left_out = _left_out(window[2], template)
-                window[2] = 0
+            if window.left_out:
+                left_out = _left_out(window.left_out, template)
+                window.left_out = 0
                 log.info("%s", left_out)
 
 
-def _left_out(count: float, template: str) -> str:
-    return f"{int(count)} more lines like {template!r} were not logged (throttled)"
+def _left_out(count: int, template: str) -> str:
+    return f"{count} more lines like {template!r} were not logged (throttled)"
 
 
 _throttle = _Throttle()

@@ -163,6 +163,30 @@ class ServerState(Generic[Conn]):
 
     # ------------------------------------------------------------ activity
 
+    def admit(self, conn: Conn, pid: int) -> None:
+        """``conn``, from process ``pid``, is open (and has not sent HELLO yet)."""
+        self.connections.add(conn)
+        self.handshaking[conn] = None
+        self.per_process[pid] += 1
+        self.touch()
+
+    def said_hello(self, conn: Conn, admitted: bool) -> None:
+        """``conn`` sent HELLO, and is now served (``admitted``) or being refused."""
+        self.handshaking.pop(conn, None)
+        if admitted:
+            self.past_hello.add(conn)
+
+    def forget(self, conn: Conn, pid: int) -> None:
+        """``conn``, from process ``pid``, is gone (it may be told more than once)."""
+        if conn in self.connections:
+            self.connections.discard(conn)
+            self.handshaking.pop(conn, None)
+            self.past_hello.discard(conn)
+            self.per_process[pid] -= 1
+            if not self.per_process[pid]:
+                del self.per_process[pid]
+        self.touch()
+
     def touch(self) -> None:
         self.set_fact("clients", str(len(self.connections)))
         self.activity.set()
