@@ -23,7 +23,13 @@ from phux.client.errors import (
     ShellNotReady,
     TerminalGone,
 )
-from phux.client.run_base import RunOutcome, _ms_since, at_line_editor, command_line
+from phux.client.run_base import (
+    UNREAD_RECHECK_S,
+    RunOutcome,
+    _ms_since,
+    at_line_editor,
+    command_line,
+)
 from phux.client.run_integrated import _run_integrated
 from phux.client.run_lock import RunLock
 from phux.client.run_markers import _run_markers
@@ -213,9 +219,9 @@ def _run_locked(
                 view = _view(mirror)
                 path, refusal = _holder_text(pane, mirror, view, force, settled=True)
         if refusal is None and not force:
-            refusal = _unread_keys(client, pane, mirror, run_deadline)
-            if refusal is None:
-                view = _view(mirror)  # (the shell may have read and echoed them meanwhile)
+            refusal, waited = _unread_keys(client, pane, run_deadline)
+            if waited and refusal is None:
+                view = _view(mirror)  # (the shell read them meanwhile, and echoed them)
                 path, refusal = _holder_text(pane, mirror, view, force, settled=True)
         mirror.raw = None  # read: stop keeping the bytes
         if refusal is not None:
@@ -236,33 +242,33 @@ def _run_locked(
         client.release(mirror)
 
 
-def _unread_keys(client: ClientCore, pane: Pane, mirror: Mirror, deadline: Deadline) -> str | None:
-    """Why not to type yet: keys typed before, ending inside a line, are still unread
-    in the tty (the shell is stopped, busy in a hook or not yet scheduled): invisible
-    on the screen, and a command typed behind them would join their line. (Whole
-    lines typed before are not in the way: the shell runs them first, and run waits
-    for its own line's marks.) A filtered listing tells (spec/L1.md §8.1); nothing
-    announces the read, so it is asked again every ``_UNREAD_RECHECK`` for up to
-    ``_SETTLE_MAX``. None once they are read."""
+def _unread_keys(client: ClientCore, pane: Pane, deadline: Deadline) -> tuple[str | None, bool]:
+    """``(refusal, waited)``: why not to type yet, keys typed before, ending inside a
+    line, still unread in the tty (the shell is stopped, busy in a hook or not yet
+    scheduled): invisible on the screen, and a command typed behind them would join
+    their line. (Whole lines typed before are not in the way: the shell runs them
+    first, and run waits for its own line's marks.) A filtered listing tells
+    (spec/L1.md §8.1); nothing announces the read, so it is asked again every
+    ``UNREAD_RECHECK_S`` for up to ``_SETTLE_MAX``. ``waited``: output was pumped
+    meanwhile (what the caller judged the pane by may be stale)."""
     limit = deadline.earliest(Deadline.after(_SETTLE_MAX))
+    waited = False
     while True:
         listed = client.resolve(pane.id, deadline)
         unread = listed.unread_input
         if not unread or not listed.unread_line_open:
-            return None
+            return None, waited
         if limit.expired():
             return (
                 f"{unread} bytes typed before, ending inside a line, have not been read "
                 "by the shell yet (it is stopped or busy)"
-            )
+            ), waited
+        waited = True
         try:
-            client.pump(limit.earliest(Deadline.after(_UNREAD_RECHECK)))
+            client.pump(limit.earliest(Deadline.after(UNREAD_RECHECK_S)))
         except DeadlineExceeded:
             if deadline.expired():
                 raise
-
-
-_UNREAD_RECHECK = 0.05
 
 
 _SETTLE_QUIET = 0.15

@@ -45,6 +45,11 @@ def at_line_editor(pid: int, fg: Foreground | None) -> bool:
     return fg is not None and fg.pgrp == pid and not fg.canonical
 
 
+UNREAD_RECHECK_S = 0.05
+"""How soon a pane's unread input (a filtered listing's, spec/L1.md §8.1) is asked for
+again while it is in the way: no event tells when a program reads its input."""
+
+
 def _status_code(status: ExitStatus | None) -> int:
     if status is None:
         return 255

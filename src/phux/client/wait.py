@@ -52,9 +52,6 @@ DEFAULT_IDLE_MS = 500
 PROMPT_QUIET_S = 0.1
 """``prompt`` with shell integration: how long the drawn prompt must stay quiet (keys
 sent just before the wait may still be on their way to the shell)."""
-UNREAD_RECHECK_S = 0.05
-"""``prompt``: how soon a prompt with unread keys is looked at again (no event tells
-when a program reads its input)."""
 ONCE_SLACK_S = 0.05
 """``timeout=0`` on a condition that needs a quiet time: how long past that time the
 one check may come, so that a pane that stayed quiet is seen to have."""
@@ -272,7 +269,7 @@ def _wait_shell(
 ) -> WaitResult:
     from phux.client.pane_state import project_mirror, unmarked_prompt
     from phux.client.run import editor_up, shell_starting
-    from phux.client.run_base import _status_code
+    from phux.client.run_base import UNREAD_RECHECK_S, _status_code
 
     idle_s = (DEFAULT_IDLE_MS if idle_ms is None else idle_ms) / 1000.0
     limit = deadline.earliest(Deadline.after(timeout))
