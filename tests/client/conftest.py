@@ -134,3 +134,16 @@ def released_when_watched(client: Client, name: str, fifo: str) -> threading.Thr
     thread = threading.Thread(target=release)
     thread.start()
     return thread
+
+
+@contextlib.contextmanager
+def gated_shell(client: Client, shell: list[str] = BASH) -> Iterator[tuple[str, str]]:
+    """A fresh shell and a FIFO (``(name, path)``) that its command can block on until
+    the test opens it for writing (``released_when_watched``); the FIFO goes after."""
+    name = new_shell(client, shell)
+    fifo = f"/tmp/phux-fifo-{name}"
+    os.mkfifo(fifo)
+    try:
+        yield name, fifo
+    finally:
+        os.unlink(fifo)

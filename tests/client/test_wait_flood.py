@@ -4,7 +4,6 @@ past the history meanwhile (client/line_scan.py)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -13,7 +12,7 @@ from phux.client import Client, Deadline
 from phux.client.mirror import Mirror
 from phux.client.models import event_name
 
-from .conftest import SH, new_shell, released_when_watched
+from .conftest import SH, gated_shell, new_shell, released_when_watched
 
 FLOOD_LINES = 200_000
 """Lines of a flood: many times the mirror's 10 000 rows of history."""
@@ -45,10 +44,7 @@ def _flood_then_wait(
 def _one_flood_then_wait(
     client: Client, command: str, until: str | None, regex: str | None
 ) -> tuple[bool, int, int, int]:
-    name = new_shell(client)
-    fifo = f"/tmp/phux-fifo-{name}"
-    os.mkfifo(fifo)
-    try:
+    with gated_shell(client) as (name, fifo):
         client.send_keys(name, [command.replace("FIFO", fifo), "Enter"], Deadline.after(5))
         assert client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15)).met
         thread = released_when_watched(client, name, fifo)
@@ -65,8 +61,6 @@ def _one_flood_then_wait(
         finally:
             thread.join(20)
         return waited.met, received, feeds, tombstones
-    finally:
-        os.unlink(fifo)
 
 
 def test_wait_meets_text_a_flood_pushed_out_of_the_history(client: Client) -> None:
@@ -103,10 +97,7 @@ def test_wait_regex_meets_a_coloured_line_amid_a_flood(client: Client) -> None:
 
 
 def test_watch_reads_a_plain_flood_undrawn_and_loses_no_event(client: Client) -> None:
-    name = new_shell(client)
-    fifo = f"/tmp/phux-fifo-{name}"
-    os.mkfifo(fifo)
-    try:
+    with gated_shell(client) as (name, fifo):
         client.send_keys(
             name,
             [
@@ -133,8 +124,6 @@ def test_watch_reads_a_plain_flood_undrawn_and_loses_no_event(client: Client) ->
                     stream.close()
         finally:
             thread.join(20)
-    finally:
-        os.unlink(fifo)
     assert titles == ["after-the-flood"]
     assert received > 1_000_000
     assert feeds <= 8, feeds
@@ -144,25 +133,22 @@ def test_watch_reports_a_start_a_foreground_change_left_in_the_engine(client: Cl
     # sh prints no C mark: its command's start is inferred when the job takes the
     # terminal (TERMINAL_STATE), which puts the event in the engine with only plain
     # output (the echo) around it. It is reported then, not at the next sequence.
-    name = new_shell(client, SH)
-    fifo = f"/tmp/phux-fifo-{name}"
-    os.mkfifo(fifo)
-    try:
-        with Client(client.socket_path, env={}) as watcher:
-            stream = watcher.watch(name, timeout=10, deadline=Deadline.after(15))
-            try:
-                client.send_keys(name, [f"cat {fifo}", "Enter"], Deadline.after(5))
-                started = []
-                for event in stream:
-                    if event_name(event) == "command_started":
-                        started.append(event.command)  # type: ignore[union-attr]
-                        break
-            finally:
-                stream.close()
-    finally:
-        with open(fifo, "w") as f:  # (cat goes)
-            f.write("x\n")
-        os.unlink(fifo)
+    with gated_shell(client, SH) as (name, fifo):
+        try:
+            with Client(client.socket_path, env={}) as watcher:
+                stream = watcher.watch(name, timeout=10, deadline=Deadline.after(15))
+                try:
+                    client.send_keys(name, [f"cat {fifo}", "Enter"], Deadline.after(5))
+                    started = []
+                    for event in stream:
+                        if event_name(event) == "command_started":
+                            started.append(event.command)  # type: ignore[union-attr]
+                            break
+                finally:
+                    stream.close()
+        finally:
+            with open(fifo, "w") as f:  # (cat goes)
+                f.write("x\n")
     assert started == [f"cat {fifo}"]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from phux.client import Client, Deadline, InvalidArgument
 from phux.client.models import event_name, to_json
 
-from .conftest import new_shell, released_when_watched
+from .conftest import gated_shell, new_shell, released_when_watched
 
 
 def test_read_act_wait_read_loop(client: Client) -> None:
@@ -62,10 +61,7 @@ def test_wait_matches_logical_lines(client: Client) -> None:
 
 
 def test_wait_sees_text_that_scrolled_away_in_one_batch(client: Client) -> None:
-    name = new_shell(client)
-    fifo = f"/tmp/phux-fifo-{name}"
-    os.mkfifo(fifo)
-    try:
+    with gated_shell(client) as (name, fifo):
         client.send_keys(
             name,
             [f"cat {fifo} >/dev/null; printf 'FLA%s\\n' SHED; seq 1 200", "Enter"],
@@ -77,8 +73,6 @@ def test_wait_sees_text_that_scrolled_away_in_one_batch(client: Client) -> None:
         finally:
             thread.join(20)
         assert waited.met
-    finally:
-        os.unlink(fifo)
 
 
 def test_wait_bad_arguments(client: Client) -> None:
