@@ -493,6 +493,56 @@ def test_escapes_stripped_from_dense_text_never_join(given: str) -> None:
     assert visible("x\x1b]0;t\x07y\x1b[0m" * 40) == ("xy" * 40, True)
 
 
+# Coloured text for the fast strip of SGRs (_plain_sgr_text): sequences it takes,
+# text with and without parameter bytes, and now and then what it must refuse
+# (another CSI, an ESC not followed by "[", parameter bytes around a "[", a cut
+# sequence, an OSC).
+_TAKEN = st.sampled_from(
+    ["\x1b[0m", "\x1b[m", "\x1b[01;34m", "\x1b[38:2::1:2:3m", "\x1b[K", "\x1b[0K", "\x1b[2X"]
+)
+_REFUSED = st.sampled_from(
+    ["\x1b[2J", "\x1b[?25l", "\x1b5[m", "\x1b[1[m", "\x1b[[m", "\x1b\x1b[m", "\x1b[3", "\x1b]0;t\a"]
+)
+
+
+@st.composite
+def _sgr_text(draw: st.DrawFn) -> str:
+    letters = "abmKX[ \x07" + ("0;:" if draw(st.booleans()) else "")
+    pieces = draw(
+        st.lists(
+            st.one_of(_TAKEN, st.text(alphabet=letters, max_size=5), st.just("\r\n")),
+            max_size=30,
+        )
+    )
+    if draw(st.integers(0, 3)) == 0:
+        pieces.insert(draw(st.integers(0, len(pieces))), draw(_REFUSED))
+    return "".join(pieces)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_sgr_text(), st.integers(0, 40))
+def test_sgrs_stripped_fast_as_the_regex_strips_them(region: str, sample: int) -> None:
+    """The fast strip takes exactly the text whose every escape sequence is an SGR,
+    EL or ECH and whose text holds no digit, ";" or ":", and leaves what the regex
+    leaves; the sample it looks at first (here a short one) only decides sooner."""
+    raw = region.encode()
+    left = raw.translate(None, _bulk._PRINTABLE)
+    saved = _bulk._SAMPLE
+    _bulk._SAMPLE = sample
+    try:
+        fast = _bulk._plain_sgr_text(raw, left, left.count(b"\x1b"))
+    finally:
+        _bulk._SAMPLE = saved
+    slow = _bulk._visible(region)
+    text = _bulk._cells().sub("\x00", region)
+    in_text = any(c in "0123456789;:" for c in text)
+    takes = slow is not None and "\x1b]" not in region and not in_text
+    assert (fast is not None) == takes
+    if fast is not None:
+        assert slow is not None
+        assert fast.decode() == slow[0]
+
+
 def test_a_reset_after_reverse_video_is_reverse_whatever_came_before() -> None:
     # The remembered result of "SGR reset" from before DECSCNM no longer holds.
     t = Terminal(COLS, ROWS, history=0)

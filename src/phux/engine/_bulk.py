@@ -447,6 +447,10 @@ def _visible(
         # last. Which ones (each replace reads it all) is told by a sample.
         escapes = region.count("\x1b") if left is None else left.count(b"\x1b")
         dense = escapes > len(region) >> 6
+        if dense and raw is not None and left is not None:
+            fast = _plain_sgr_text(raw, left, escapes)
+            if fast is not None:
+                return fast.decode("ascii"), b"\x07" in left
         if dense:
             sample = region[:_SAMPLE]
             if raw is not None and left is not None:
@@ -499,6 +503,64 @@ _WORTH = 16
 @cache
 def _cells() -> re.Pattern[str]:
     return re.compile(_CELLS)
+
+
+# The bytes of a CSI's parameters.
+_PARAMS = b"0123456789;:"
+
+
+def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
+    """``raw`` (ASCII) without its escape sequences and bells, if each of its
+    ``escapes`` ESCs starts an SGR, EL or ECH and its text holds no parameter
+    byte (a digit, ";" or ":"): ls --color's listing of names without digits,
+    coloured text without numbers. Else None. ``left``: ``raw`` once printable
+    ASCII is deleted.
+
+    In such text every parameter byte is inside a sequence, so deleting them all
+    leaves each sequence as ESC, "[" and its final, which a replace of each of
+    the three blanks. That is a few passes over the bytes whatever the colours,
+    where replacing each distinct sequence (``_visible``) takes one pass per
+    colour, each about as dear.
+    """
+    # Text with numbers is mostly told by its start, cheaply; the whole is read after.
+    if _params_in_text(raw[:_SAMPLE]) or raw.count(b"\x1b[") != escapes:
+        return None
+    text = raw.translate(None, _PARAMS)
+    for final in (b"m", b"K", b"X"):
+        text = text.replace(b"\x1b[" + final, b"\x00\x00\x00")
+        if b"\x1b" not in text:
+            break
+    else:  # another sequence, or parameters and a final around text
+        return None
+    # (only now: what it tells is exact once every ESC starts such a sequence)
+    if _params_in_text(raw):
+        return None
+    return text.translate(None, b"\x00\x07")
+
+
+@cache
+def _skeleton() -> tuple[bytes, bytes]:
+    """``bytes.translate``'s arguments that keep of text only its ESCs, parameter
+    bytes (as "0") and the finals m, K and X (as "m")."""
+    table = bytearray(range(256))
+    for byte in _PARAMS:
+        table[byte] = ord("0")
+    for byte in b"KX":
+        table[byte] = ord("m")
+    keep = b"\x1b" + _PARAMS + b"mKX"
+    return bytes(table), bytes(byte for byte in range(256) if byte not in keep)
+
+
+def _params_in_text(raw: bytes) -> bool:
+    """Whether a parameter byte of ``raw`` stands outside its escape sequences,
+    given that each of its ESCs starts ESC "[", parameter bytes and an m, K or X
+    (else the answer means nothing). Of what the skeleton keeps, a sequence's
+    parameters follow its ESC ("[" is not kept); a parameter byte of the text
+    follows an m, K or X (a sequence's final or the text's own) or nothing.
+    """
+    table, delete = _skeleton()
+    kept = raw.translate(table, delete)
+    return b"m0" in kept or kept.startswith(b"0")
 
 
 def _plain_lines(left: bytes | None) -> int:
