@@ -543,6 +543,51 @@ def test_sgrs_stripped_fast_as_the_regex_strips_them(region: str, sample: int) -
         assert fast.decode() == slow[0]
 
 
+def _names_flood(lines: int) -> bytes:
+    """ls --color's listing of names without digits (what the fast strip takes)."""
+    import random
+
+    rng = random.Random(4)
+    colours = ["01;34", "01;32", "00", "40;33;01"]
+    return "".join(
+        "".join(
+            f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(['lorem', 'ipsum.py']):<13}\x1b[0m "
+            for _ in range(5)
+        )
+        + "\r\n"
+        for _ in range(lines)
+    ).encode()
+
+
+@pytest.mark.parametrize("inside", ["\x1b", "\x1b[", "\x1b[40;3"])
+def test_a_feed_cut_inside_a_colour_is_stripped_fast(
+    inside: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A coloured flood fed in two pieces, the first cut inside an SGR (a feed's
+    bytes end anywhere): the text of each piece is stripped by the fast path, not
+    handed to the regex (several times dearer), and the state is that of drawing
+    every byte."""
+    data = _names_flood(400)
+    at = data.index(b"\x1b[40;33;01m", len(data) // 2) + len(inside)
+    stripped: list[bytes | None] = []
+    strip = _bulk._plain_sgr_text
+
+    def counted(raw: bytes, left: bytes, escapes: int) -> bytes | None:
+        stripped.append(strip(raw, left, escapes))
+        return stripped[-1]
+
+    monkeypatch.setattr(_bulk, "_plain_sgr_text", counted)
+    fast = Terminal(40, 5, history=50)
+    fast.feed(data[:at])
+    fast.feed(data[at:])
+    slow = Terminal(40, 5, history=50)
+    slow.stream.bulk = False
+    slow.feed(data)
+    assert len(stripped) == 2
+    assert None not in stripped
+    assert _state(fast) == _state(slow)
+
+
 def test_a_reset_after_reverse_video_is_reverse_whatever_came_before() -> None:
     # The remembered result of "SGR reset" from before DECSCNM no longer holds.
     t = Terminal(COLS, ROWS, history=0)

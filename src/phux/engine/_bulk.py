@@ -143,12 +143,22 @@ def skip(
         found = _crlf_lines(visible, x0, cols, need, feeds)
     else:
         end = _stretch_end(data, pos, left)
+        # ``left`` and ``text`` serve from here on only while they are of the region.
+        if end < n or text is None or left is None:
+            text = left = None
+        else:
+            # A feed cut inside a sequence (the stream keeps it for the next) ends the
+            # stretch there; the region's bytes are then those before it.
+            end = _before_cut_csi(data, pos)
+            if end < n:
+                text, left = text[: end - pos], left[:-1]  # (its ESC: all else is printable)
         region = data[pos:end]
-        seen = _visible(region, left, text) if end == n else _visible(region)
+        seen = _visible(region, left, text)
         if seen is None:  # an escape sequence that does more than scroll
             end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
             seen = _visible(data[pos:end])
             assert seen is not None
+            left = None
         visible, events = seen
         if "\n" not in visible:  # (one line: nothing to split)
             found = None
@@ -156,7 +166,7 @@ def skip(
             # The line ends, as ``left`` tells them (escapes and bells hold none):
             # if only CR LFs, not counted again.
             checked = 0
-            if left is not None and end == n:
+            if left is not None:
                 checked = _plain_lines(left.translate(None, b"\x1b\x07"))
             found = _crlf_lines(visible, x0, cols, need, checked)
         else:
@@ -208,6 +218,23 @@ def _plain_screen(screen: EngineScreen) -> bool:
         or mo.DECAWM not in mode
         or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
     )
+
+
+# A CSI cut before its final is at most so long, at the end of a feed.
+_MAX_CUT = 64
+
+
+@cache
+def _cut_csi() -> re.Pattern[str]:
+    return re.compile("\x1b(?:\\[[0-9;:]*)?")
+
+
+def _before_cut_csi(data: str, pos: int) -> int:
+    """Where an ESC, or a CSI of parameter bytes cut before its final, that ``data``
+    ends in starts (not before ``pos``); ``len(data)`` if it ends in none."""
+    n = len(data)
+    at = data.rfind("\x1b", max(pos, n - _MAX_CUT))
+    return at if at >= 0 and _cut_csi().fullmatch(data, at) else n
 
 
 def _wraps(size: int, x0: int, cols: int) -> int:
