@@ -606,7 +606,7 @@ def _stretch_end(data: str, pos: int, left: bytes | None) -> int:
     """Where the text from ``pos`` stops only scrolling, but for escape sequences
     in ASCII text, which the caller checks; ``left`` as for :func:`_plain_lines`."""
     # Deleting what may appear leaves any other control: faster than a match.
-    if left is not None and not left.translate(None, b"\x07\t\n\r").strip(b"\x1b"):
+    if left is not None and not left.translate(None, b"\x07\t\n\r\x1b"):
         return len(data)
     return _scrolling(left is not None).match(data, pos).end()  # type: ignore[union-attr]
 
