@@ -164,9 +164,16 @@ def _idle_to_close(
 
 class ClientConnection:
     def __init__(
-        self, state: ServerState[ClientConnection], stream: trio.SocketStream, server_id: str
+        self,
+        state: ServerState[ClientConnection],
+        stream: trio.SocketStream,
+        server_id: str,
+        handshake_over: Callable[[], None] | None = None,
     ) -> None:
         self.state = state
+        self._handshake_over = handshake_over
+        """Told once, at HELLO or at the end if HELLO never came: the next connection of
+        the same process may be served (phux.server.waiting_room)."""
         self.config = state.config
         self.stream = stream
         self.server_id = server_id
@@ -229,6 +236,17 @@ class ClientConnection:
     # ------------------------------------------------------------ lifecycle
 
     async def run(self) -> None:
+        try:
+            await self._serve()
+        finally:
+            self._turn_over()
+
+    def _turn_over(self) -> None:
+        done, self._handshake_over = self._handshake_over, None
+        if done is not None:
+            done()
+
+    async def _serve(self) -> None:
         if not await self._check_peer():
             return
         refusal = self._over_a_limit()
@@ -605,6 +623,7 @@ class ClientConnection:
     def _hello(self, frame: Hello) -> None:
         full = self._connections_full(make_room=True)
         self.state.said_hello(self, admitted=full is None)
+        self._turn_over()
         if full is not None:
             # Admitted before HELLO while others completed theirs: over the limit now.
             self.outbox.push(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=full))
