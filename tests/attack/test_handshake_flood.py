@@ -42,14 +42,15 @@ while True:
     poller.register(stdin, select.POLLIN)
     for fd in held:
         poller.register(fd, select.POLLIN)
-    for fd, _ in poller.poll(50):
-        if fd == stdin:
-            if not sys.stdin.readline():
-                sys.exit(0)
-            print(closed, flush=True)
-            continue
-        held.pop(fd).close()
-        closed += 1
+    events = poller.poll(50)
+    for fd, _ in events:  # (the closes seen with a question count in its answer)
+        if fd != stdin:
+            held.pop(fd).close()
+            closed += 1
+    if any(fd == stdin for fd, _ in events):
+        if not sys.stdin.readline():
+            sys.exit(0)
+        print(closed, flush=True)
     fill()
 """
 
@@ -131,6 +132,25 @@ def test_a_flood_without_hello_waits_its_turn_and_nobody_churns(tmp_path: Path) 
         assert _asked(flooder) == 0
         other.close()
     assert server.log.read_text().count("its newer ones wait their turn") == 1
+
+
+def test_a_flood_meets_a_full_server_without_churning(tmp_path: Path) -> None:
+    """A server at --max-connections refuses a connection at its HELLO, not before: a
+    flooder that never says HELLO is not cut at once (and reconnecting in a loop), its
+    connections wait their HELLO deadline or their turn like any others."""
+    with _server(tmp_path, "--hello-timeout", "60", "--max-connections", "2") as server:
+        held = [_connect(server.socket) for _ in range(2)]
+        for client in held:
+            client.hello()
+        with _process(_FLOODER, server.socket, 50) as flooder:
+            late = _connect(server.socket)
+            _hello(late)
+            refused = late.recv()
+            assert isinstance(refused, Error), refused
+            assert refused.code == ErrorCode.RESOURCE_EXHAUSTED
+            assert _asked(flooder) == 0
+        for client in [*held, late]:
+            client.close()
 
 
 def test_a_waiting_connection_is_served_when_one_before_it_says_hello_or_closes(

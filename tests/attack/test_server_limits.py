@@ -113,6 +113,8 @@ def test_the_connection_over_the_limit_gets_an_error_others_carry_on(tmp_path: P
     with limited_server(tmp_path, "--max-connections", "3") as server:
         clients = [_admitted(server) for _ in range(3)]
         extra = RawClient(server.socket)
+        _ping(extra)  # refused at its HELLO, not before (a flooder would reconnect)
+        extra.send(Hello(client_name="raw", major=1, minor=0, patch=0))
         frames = _until_eof(extra)
         assert len(frames) == 1 and isinstance(frames[0], Error), frames
         assert frames[0].code == ErrorCode.RESOURCE_EXHAUSTED
@@ -123,9 +125,9 @@ def test_the_connection_over_the_limit_gets_an_error_others_carry_on(tmp_path: P
         deadline = time.monotonic() + 5
         while True:  # the closed one's slot frees once the server saw it go
             again = RawClient(server.socket)
-            again.send(Ping(token=99))
+            again.send(Hello(client_name="raw", major=1, minor=0, patch=0))
             frame = again.recv()
-            if isinstance(frame, Pong):
+            if isinstance(frame, HelloOk):
                 break
             again.close()
             assert time.monotonic() < deadline, frame
