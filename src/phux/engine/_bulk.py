@@ -539,9 +539,9 @@ _PARAMS = b"0123456789;:"
 def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
     """``raw`` (ASCII) without its escape sequences and bells, if each of its
     ``escapes`` ESCs starts an SGR, EL or ECH and its text holds no parameter
-    byte (a digit, ";" or ":"): ls --color's listing of names without digits,
-    coloured text without numbers. Else None. ``left``: ``raw`` once printable
-    ASCII is deleted.
+    byte (a digit, ";" or ":") and no "[": ls --color's listing of names without
+    digits, coloured text without numbers. Else None. ``left``: ``raw`` once
+    printable ASCII is deleted.
 
     In such text every parameter byte is inside a sequence, so deleting them all
     leaves each sequence as ESC, "[" and its final, which a replace of each of
@@ -550,7 +550,7 @@ def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
     colour, each about as dear.
     """
     # Text with numbers is mostly told by its start, cheaply; the whole is read after.
-    if _params_in_text(raw[:_SAMPLE]) or raw.count(b"\x1b[") != escapes:
+    if _params_in_text(raw[:_SAMPLE]) or raw.count(b"[") != escapes:
         return None
     text = raw.translate(None, _PARAMS)
     for final in (b"m", b"K", b"X"):
@@ -559,7 +559,9 @@ def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
             break
     else:  # another sequence, or parameters and a final around text
         return None
-    # (only now: what it tells is exact once every ESC starts such a sequence)
+    # Now each ESC starts parameter bytes, "[", parameter bytes and a final, and
+    # holds the only "[" there is (one per ESC): _params_in_text is exact. (Bytes
+    # between ESC and "[" make no CSI: they are refused as text's.)
     if _params_in_text(raw):
         return None
     return text.translate(None, b"\x00\x07")
@@ -567,23 +569,24 @@ def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
 
 @cache
 def _skeleton() -> tuple[bytes, bytes]:
-    """``bytes.translate``'s arguments that keep of text only its ESCs, parameter
+    """``bytes.translate``'s arguments that keep of text only its "["s, parameter
     bytes (as "0") and the finals m, K and X (as "m")."""
     table = bytearray(range(256))
     for byte in _PARAMS:
         table[byte] = ord("0")
     for byte in b"KX":
         table[byte] = ord("m")
-    keep = b"\x1b" + _PARAMS + b"mKX"
+    keep = b"[" + _PARAMS + b"mKX"
     return bytes(table), bytes(byte for byte in range(256) if byte not in keep)
 
 
 def _params_in_text(raw: bytes) -> bool:
-    """Whether a parameter byte of ``raw`` stands outside its escape sequences,
-    given that each of its ESCs starts ESC "[", parameter bytes and an m, K or X
-    (else the answer means nothing). Of what the skeleton keeps, a sequence's
-    parameters follow its ESC ("[" is not kept); a parameter byte of the text
-    follows an m, K or X (a sequence's final or the text's own) or nothing.
+    """Whether a parameter byte of ``raw`` stands outside the parameters of its
+    CSIs, given that each of its ESCs starts parameter bytes, "[", parameter bytes
+    and an m, K or X, and that no other "[" is in it (else the answer means
+    nothing). Of what the skeleton keeps, a CSI's parameters follow its "["; any
+    other parameter byte follows an m, K or X (a final, or the text's own),
+    other such bytes, or nothing.
     """
     table, delete = _skeleton()
     kept = raw.translate(table, delete)
