@@ -550,7 +550,10 @@ def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
     colour, each about as dear.
     """
     # Text with numbers is mostly told by its start, cheaply; the whole is read after.
-    if _params_in_text(raw[:_SAMPLE]) or raw.count(b"[") != escapes:
+    if _params_in_text(_skeleton(raw[:_SAMPLE])):
+        return None
+    skeleton = _skeleton(raw)
+    if skeleton.count(b"[") != escapes or _params_in_text(skeleton):
         return None
     text = raw.translate(None, _PARAMS)
     for final in (b"m", b"K", b"X"):
@@ -559,18 +562,14 @@ def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
             break
     else:  # another sequence, or parameters and a final around text
         return None
-    # Now each ESC starts parameter bytes, "[", parameter bytes and a final, and
-    # holds the only "[" there is (one per ESC): _params_in_text is exact. (Bytes
-    # between ESC and "[" make no CSI: they are refused as text's.)
-    if _params_in_text(raw):
-        return None
+    # Each ESC starts parameter bytes, "[", parameter bytes and a final, and holds
+    # the only "[" there is (one per ESC): what _params_in_text said is exact.
+    # (Bytes between ESC and "[" make no CSI: they were refused as text's.)
     return text.translate(None, b"\x00\x07")
 
 
 @cache
-def _skeleton() -> tuple[bytes, bytes]:
-    """``bytes.translate``'s arguments that keep of text only its "["s, parameter
-    bytes (as "0") and the finals m, K and X (as "m")."""
+def _skeleton_tables() -> tuple[bytes, bytes]:
     table = bytearray(range(256))
     for byte in _PARAMS:
         table[byte] = ord("0")
@@ -580,17 +579,22 @@ def _skeleton() -> tuple[bytes, bytes]:
     return bytes(table), bytes(byte for byte in range(256) if byte not in keep)
 
 
-def _params_in_text(raw: bytes) -> bool:
-    """Whether a parameter byte of ``raw`` stands outside the parameters of its
-    CSIs, given that each of its ESCs starts parameter bytes, "[", parameter bytes
-    and an m, K or X, and that no other "[" is in it (else the answer means
-    nothing). Of what the skeleton keeps, a CSI's parameters follow its "["; any
-    other parameter byte follows an m, K or X (a final, or the text's own),
-    other such bytes, or nothing.
+def _skeleton(raw: bytes) -> bytes:
+    """What tells where the parameter bytes of ``raw`` stand: its "["s, parameter
+    bytes (as "0") and m, K and X (the finals of SGR, EL and ECH, as "m")."""
+    table, delete = _skeleton_tables()
+    return raw.translate(table, delete)
+
+
+def _params_in_text(skeleton: bytes) -> bool:
+    """Whether a parameter byte stands outside the parameters of the CSIs of the
+    text of that ``skeleton``, given that each of its ESCs starts parameter bytes,
+    "[", parameter bytes and an m, K or X, and that no other "[" is in it (else the
+    answer means nothing). A CSI's parameters follow its "["; any other parameter
+    byte follows an m, K or X (a final, or the text's own), other such bytes, or
+    nothing.
     """
-    table, delete = _skeleton()
-    kept = raw.translate(table, delete)
-    return b"m0" in kept or kept.startswith(b"0")
+    return b"m0" in skeleton or skeleton.startswith(b"0")
 
 
 def _plain_lines(left: bytes | None) -> int:
