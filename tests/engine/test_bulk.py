@@ -534,7 +534,7 @@ def test_sgrs_stripped_fast_as_the_regex_strips_them(region: str, sample: int) -
     saved = _bulk._SAMPLE
     _bulk._SAMPLE = sample
     try:
-        fast = _bulk._plain_sgr_text(raw, left, left.count(b"\x1b"))
+        fast = _bulk._plain_sgr_text(raw, left.count(b"\x1b"))
     finally:
         _bulk._SAMPLE = saved
     slow = _bulk._visible(region)
@@ -576,8 +576,8 @@ def test_a_feed_cut_inside_a_colour_is_stripped_fast(
     stripped: list[bytes | None] = []
     strip = _bulk._plain_sgr_text
 
-    def counted(raw: bytes, left: bytes, escapes: int) -> bytes | None:
-        stripped.append(strip(raw, left, escapes))
+    def counted(raw: bytes, escapes: int) -> bytes | None:
+        stripped.append(strip(raw, escapes))
         return stripped[-1]
 
     monkeypatch.setattr(_bulk, "_plain_sgr_text", counted)

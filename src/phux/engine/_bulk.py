@@ -475,7 +475,7 @@ def _visible(
         escapes = region.count("\x1b") if left is None else left.count(b"\x1b")
         dense = escapes > len(region) >> 6
         if dense and raw is not None and left is not None:
-            fast = _plain_sgr_text(raw, left, escapes)
+            fast = _plain_sgr_text(raw, escapes)
             if fast is not None:
                 return fast.decode("ascii"), b"\x07" in left
         if dense:
@@ -536,12 +536,11 @@ def _cells() -> re.Pattern[str]:
 _PARAMS = b"0123456789;:"
 
 
-def _plain_sgr_text(raw: bytes, left: bytes, escapes: int) -> bytes | None:
+def _plain_sgr_text(raw: bytes, escapes: int) -> bytes | None:
     """``raw`` (ASCII) without its escape sequences and bells, if each of its
     ``escapes`` ESCs starts an SGR, EL or ECH and its text holds no parameter
     byte (a digit, ";" or ":") and no "[": ls --color's listing of names without
-    digits, coloured text without numbers. Else None. ``left``: ``raw`` once
-    printable ASCII is deleted.
+    digits, coloured text without numbers. Else None.
 
     In such text every parameter byte is inside a sequence, so deleting them all
     leaves each sequence as ESC, "[" and its final, which a replace of each of
