@@ -16,7 +16,7 @@ Times are CPU time (``time.process_time``), with phux and stock runs
 alternating, so that other load on a shared machine skews neither figure.
 
 Floods (issue 17): plain text, ``ls --color``-style output (also at 80 columns, where
-its lines wrap), base64 lines wider than the pane, a progress bar repainted with CR and
+its lines wrap, and with numbers in a third of its names), base64 lines wider than the pane, a progress bar repainted with CR and
 one endless line (neither with a line feed), fed as the server's replica feeds a flood
 (its batches of PTY reads joined up to four times the journal bound, 16 MiB; the
 server's history of 2000 rows), against the rate at which a process reads the same bytes
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import gc
 import os
 import pty
@@ -77,7 +78,10 @@ def _plain(size: int) -> bytes:
     return "".join(out).encode()
 
 
-def _ls_color(size: int) -> bytes:
+def _ls_color(size: int, digits: bool = False) -> bytes:
+    """``ls --color`` output; with ``digits``, a third of the names hold a number (as
+    ``libfoo.so.6`` or ``report-2024.txt`` do), which the bulk path's fast strip of
+    SGRs cannot take (engine/_bulk.py, ``_plain_sgr_text``)."""
     rng = random.Random(2)
     colors = ["01;34", "01;32", "01;36", "00", "01;31", "40;33;01"]
     out = []
@@ -85,7 +89,10 @@ def _ls_color(size: int) -> bytes:
     while n < size:
         parts = []
         for _ in range(6):
-            name = rng.choice(_WORDS) + rng.choice(["", ".py", ".txt", ".tar.gz", "_dir"])
+            name = rng.choice(_WORDS)
+            if digits and rng.random() < 1 / 3:
+                name += f"-{rng.randrange(1, 2030)}"
+            name += rng.choice(["", ".py", ".txt", ".tar.gz", "_dir"])
             parts.append(f"\x1b[0m\x1b[{rng.choice(colors)}m{name:<16}\x1b[0m ")
         line = "".join(parts) + "\r\n"
         out.append(line)
@@ -482,6 +489,7 @@ _FLOODS: list[tuple[str, Callable[[int], bytes], int, str]] = [
     ("plain text", _plain, COLS, ">= 0.8x"),
     ("ls --color", _ls_color, COLS, ">= 0.5x"),
     ("ls --color at 80 columns (its lines wrap)", _ls_color, 80, ">= 0.5x"),
+    ("ls --color, names with numbers", functools.partial(_ls_color, digits=True), COLS, ">= 0.5x"),
     ("base64 -w 160 (wider than the pane)", _base64_wide, COLS, ">= 0.5x"),
     ("progress bar (CR repaints, no line feed)", _progress_bar, COLS, ">= 0.5x"),
     ("base64 -w 0 (one line, no line feed)", _endless_line, COLS, ">= 0.5x"),
