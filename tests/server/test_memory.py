@@ -150,7 +150,9 @@ def test_an_empty_journal_holds_no_deque() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with running_server(tmp_path_factory.mktemp("memory"), PHUX_REPLICA_IDLE_S=str(IDLE_S)) as srv:
+    with running_server(
+        tmp_path_factory.mktemp("memory"), PHUX_REPLICA_IDLE_S=str(IDLE_S), PHUX_REPLICAS="process"
+    ) as srv:
         yield srv
 
 
