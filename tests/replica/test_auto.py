@@ -18,7 +18,7 @@ import trio
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
 from phux.server.config import ServerConfig
-from phux.server.replica import _ThreadWorker
+from phux.server.replica import AUTO_THREAD_TERMINALS, _ThreadWorker
 from phux.server.replica_worker import FEED, NEW, REPLIES, Message, WorkerCore
 from phux.wire.frames import ListTerminals, TerminalList
 from server.harness import Stream, read_until, spawn, subscribe
@@ -145,6 +145,20 @@ def test_light_output_stays_in_a_thread_heavy_output_moves_to_a_helper_and_back(
         assert boot.ready is not None and boot.ready.next_seq == whole.next_seq
         replayed = boot.engine(history=100)
         assert not diff(engine_state(_replay(whole, 100)), engine_state(replayed))
+
+
+def test_more_terminals_than_the_threads_share_move_to_a_helper(tmp_path: Path) -> None:
+    # (Each new terminal's replica is an engine at once: many, put away later, would
+    # leave the server's heap that much larger for good.)
+    with replica_server(tmp_path, mode="auto") as srv, srv.connect() as conn:
+        assert srv.proc is not None
+        for _ in range(AUTO_THREAD_TERMINALS):
+            spawn(conn, ["cat"])
+        assert "moving from the thread" not in srv.log.read_text()
+        assert _replica_pid(srv.proc.pid) == 0
+        spawn(conn, ["cat"])
+        assert "moving from the thread to a helper process" in srv.log.read_text()
+        _wait_for("a helper", lambda: _replica_pid(srv.proc.pid) > 0 if srv.proc else False)
 
 
 class _Loop:

@@ -349,13 +349,18 @@ at most how stale the written value is)."""
 
 AUTO_THREAD_BYTES = 64 * 1024
 AUTO_WINDOW_S = 1.0
+AUTO_THREAD_TERMINALS = 4
 """With ``replica_mode`` "auto" (the default), the replicas parse in a thread of the
 server until more than ``AUTO_THREAD_BYTES`` of output (all terminals) comes within
-``AUTO_WINDOW_S``; then in the helper process, until it is let go idle. A shell
-printing a line now and then costs the loop next to nothing in a thread (the engine
-parses 2-27 MB/s: 64 KiB is 2-30 ms of a second at worst), and a second interpreter
-is ~15 MB (ARCHITECTURE.md, "Memory"); a flood in a thread would hold the GIL against
-the loop (the module docstring's table)."""
+``AUTO_WINDOW_S``, or more than ``AUTO_THREAD_TERMINALS`` terminals have a replica
+not put away; then in the helper process, until it is let go idle. A shell printing
+a line now and then costs the loop next to nothing in a thread (the engine parses
+2-27 MB/s: 64 KiB is 2-30 ms of a second at worst), and a second interpreter is ~15
+MB (ARCHITECTURE.md, "Memory"); a flood in a thread would hold the GIL against the
+loop (the module docstring's table), and the engines of many terminals would leave
+the server's heap as large for good once they are put away (the interpreter keeps
+the memory it freed: a thousand fresh shells' engines, ~15 KiB per terminal), where
+a helper let go gives it all back."""
 
 RESTART_WINDOW_S = 60.0
 MAX_RESTARTS = 5
@@ -384,6 +389,9 @@ class ReplicaHost:
         self._window_at = 0.0
         self._window_bytes = 0
         """Output sent to a thread's replicas since ``_window_at`` ("auto")."""
+        self._in_thread: dict[int, float] = {}
+        """("auto") The terminals whose replicas the thread may hold live (not put
+        away): when each was last sent something."""
         self.on_helpers: Callable[[list[int]], None] | None = None
         """Told the helper processes' pids when they change (``phux status``'s memory)."""
         self.checkpoints = 0
@@ -428,6 +436,7 @@ class ReplicaHost:
         """Start replicating ``term`` (from its first byte)."""
         if not self.enabled:
             return
+        self._auto(term.id, 0)
         worker = self._start()
         self._links[term.id] = _Link(term)
         cols, rows = term.size
@@ -442,8 +451,7 @@ class ReplicaHost:
         link = self._links.get(term.id)
         if link is None or not self.enabled:
             return
-        if self.mode == "auto" and not self._heavy and self._output_is_heavy(len(chunk.data)):
-            self._move_to_a_process()
+        self._auto(term.id, len(chunk.data))
         worker = self._worker
         if worker is None or not link.seeded:
             worker = self._start()
@@ -458,12 +466,25 @@ class ReplicaHost:
             self.pauses += 1
             term.pause_reading("lag")
 
-    def _output_is_heavy(self, size: int) -> bool:
+    def _auto(self, tid: int, size: int) -> None:
+        """("auto", while the replicas are in a thread) ``size`` bytes of output, or a
+        new terminal or size, for ``tid``: move to a helper process if the output or
+        the number of live replicas grew past the thread's share."""
+        if self.mode != "auto" or self._heavy:
+            return
         now = trio.current_time()
         if now - self._window_at >= AUTO_WINDOW_S:
             self._window_at, self._window_bytes = now, 0
         self._window_bytes += size
-        return self._window_bytes > AUTO_THREAD_BYTES
+        live = self._in_thread
+        live[tid] = now
+        idle_s = self.config.replica_idle_s
+        if len(live) > AUTO_THREAD_TERMINALS and idle_s:
+            for other, at in list(live.items()):
+                if now - at > idle_s:  # (put away by now)
+                    del live[other]
+        if self._window_bytes > AUTO_THREAD_BYTES or len(live) > AUTO_THREAD_TERMINALS:
+            self._move_to_a_process()
 
     def _move_to_a_process(self) -> None:
         """("auto") Heavy output: the replicas go from the thread to a helper process.
@@ -474,6 +495,7 @@ class ReplicaHost:
         the thread was sent). A terminal that prints nothing more until it closes keeps
         the journal tail the thread did not checkpoint (bounded by ``compact_bytes``)."""
         self._heavy = True
+        self._in_thread.clear()
         old = self._worker
         self._worker = None
         if old is not None:
@@ -512,6 +534,8 @@ class ReplicaHost:
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)
+        if link is not None and self.enabled:
+            self._auto(term.id, 0)
         if link is not None and self.enabled and (self._worker is None or not link.seeded):
             self._reseed(self._start(), link)  # (its size change included)
         elif link is not None and self._worker is not None:
@@ -519,6 +543,7 @@ class ReplicaHost:
             self._worker.send((RESIZE, term.id, change.seq, change.cols, change.rows, gen))
 
     def _on_closed(self, term: Terminal) -> None:
+        self._in_thread.pop(term.id, None)  # (its replica goes)
         link = self._links.get(term.id)
         # (A replica let go with its helper had checkpointed all there was.)
         if self._worker is not None and link is not None and link.seeded:
@@ -659,6 +684,7 @@ class ReplicaHost:
 
     def forget(self, tid: int) -> None:
         self._links.pop(tid, None)
+        self._in_thread.pop(tid, None)
         self._publish_behind(recount=True)
 
     def stop(self) -> None:
