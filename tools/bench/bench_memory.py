@@ -22,19 +22,22 @@ printed on stderr:
   (RSS after - RSS before) / (K x 2 000). tmux: ``history-limit`` 2 000 (phux's
   ``history_lines`` is 2 000 too), windows of 100x30.
 
-Every measurement is taken once both servers are idle: their CPU time has
+The idle figures are taken once both servers are idle: their CPU time has
 stopped moving for a second, then again after ``_LINGER_S`` (long enough for the
 replica to put its idle terminals' engines away: ``ServerConfig.replica_idle_s``).
 
 ``python -m tools.bench.harness memory`` (or ``bash tools/bench.sh memory``).
 
-Measured on the shared 2-core machine (median of 5, min..max; tmux 3.3a):
+Measured on the shared 2-core machine (median of 5, spreads in ARCHITECTURE.md;
+tmux 3.3a): before issue 28's work / at session 13's start / now / tmux:
 
-    figure                          before (issue 28)       now                     tmux
-    RSS per idle terminal (1..1000) 44.98 (44.94..45.19) KiB  8.20 (8.16..8.28) KiB  6.19 KiB
-    RSS per history row             1166 (1070..1187) B       147 (138..154) B       554 B
-    RSS with one terminal           59.1 MiB                  30.8 MiB               3.7 MiB
-    fds per terminal                2                         2                      1
+    RSS per idle terminal (1..1000)  44.98 / 8.20 / 8.75 / 6.20 KiB
+    RSS per history row              1166 / 147 / 238 / 554 B
+    RSS with one idle terminal       59.1 / 30.8 / 31.1 / 3.7 MiB
+    RSS with one active terminal     - / 46.9 / 31.0 / 3.7 MiB
+    PSS with one active terminal     - / 34.5 / 22.3 / 2.0 MiB
+    the same, replicas in a process  now RSS 43.0, PSS 28.3 MiB
+    fds per terminal                 2 / 2 / 2 / 1
 
 Where the bytes go: ARCHITECTURE.md, "Memory".
 """
