@@ -94,7 +94,7 @@ def test_auto_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_light_output_stays_in_a_thread_heavy_output_moves_to_a_helper_and_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PHUX_REPLICA_IDLE_S", "3")
+    monkeypatch.setenv("PHUX_REPLICA_IDLE_S", "2")
     with (
         replica_server(tmp_path, "--journal-bytes", str(BOUND), mode="auto", history=100) as srv,
         srv.connect() as conn,
