@@ -81,9 +81,11 @@ def remote() -> Iterator[Remote]:
                 "HOME": str(home),
                 "XDG_STATE_HOME": str(home / "state"),
                 "XDG_RUNTIME_DIR": str(home),
-                # (An idle server lets its replica helper go after 5 s: the far
-                # status is read with one.)
+                # (An idle server lets its replica helper go after 5 s, and by
+                # default runs one only while output is heavy: the far status is
+                # read with one.)
                 "PHUX_REPLICA_IDLE_S": "600",
+                "PHUX_REPLICAS": "process",
             }
             sshd = stack.enter_context(
                 running_sshd(root / f"sshd-{name}", alias=f"phux-host-{name}", env=far)

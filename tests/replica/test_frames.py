@@ -233,6 +233,7 @@ def test_the_thread_worker_wakes_for_a_frame_left_open() -> None:
 
         core = WorkerCore(history=100, compact_bytes=1 << 16, hard_bytes=1 << 20)
         worker = _ThreadWorker(core, deliver, trio.lowlevel.current_trio_token())
+        worker.start()
         try:
             worker.send((NEW, 1, 0, 40, 6, b""))
             worker.send((FEED, 1, 0, 0, 0, b"before" + BSU + b"\rduring"))

@@ -51,7 +51,7 @@ def _answers(path: Path) -> dict[str, bytes]:
     return value
 
 
-@pytest.mark.parametrize("mode", ["process", "thread"])
+@pytest.mark.parametrize("mode", ["auto", "process", "thread"])
 def test_queries_are_answered_with_no_client(tmp_path: Path, mode: str) -> None:
     result = tmp_path / "answers"
     with replica_server(tmp_path, mode=mode) as server, server.connect() as conn:

@@ -134,7 +134,7 @@ def test_server_publishes_its_facts(server: ServerProcess) -> None:
         facts = {e.key: e.value for e in listing.global_metadata}
         assert facts["phux.server.version"] == __version__.encode()
         assert int(facts["phux.server.started_ms"]) > 0
-        assert facts["phux.server.replicas"] in (b"process", b"thread", b"off")
+        assert facts["phux.server.replicas"] in (b"auto", b"process", b"thread", b"off")
         assert facts["phux.server.audit_file"] == os.fsencode(audit_path(server))
         # The harness's readiness probe (connect, close) is a connection too, counted
         # until the server has read its EOF: on a loaded machine that can come after

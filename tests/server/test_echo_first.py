@@ -41,7 +41,10 @@ FLOOD = ["sh", "-c", "exec yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abc
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with running_server(tmp_path_factory.mktemp("echo-first"), PHUX_ECHO_FIRST=str(HOLD_S)) as srv:
+    # (Replicas in the helper process: its nice value is held here.)
+    with running_server(
+        tmp_path_factory.mktemp("echo-first"), PHUX_ECHO_FIRST=str(HOLD_S), PHUX_REPLICAS="process"
+    ) as srv:
         yield srv
 
 

@@ -150,7 +150,9 @@ def test_an_empty_journal_holds_no_deque() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with running_server(tmp_path_factory.mktemp("memory"), PHUX_REPLICA_IDLE_S=str(IDLE_S)) as srv:
+    with running_server(
+        tmp_path_factory.mktemp("memory"), PHUX_REPLICA_IDLE_S=str(IDLE_S), PHUX_REPLICAS="process"
+    ) as srv:
         yield srv
 
 
@@ -237,8 +239,30 @@ def test_an_idle_server_lets_its_helper_go_and_a_query_after_is_answered_rightly
         assert _helpers(server.proc.pid)  # (started again)
 
 
-def test_the_replica_helper_does_not_import_trio() -> None:
-    # trio's import (ssl among its modules) is ~15 MB of a process: the helper needs none.
-    code = "import sys, phux.server.replica_worker; print('trio' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=30)
-    assert done.stdout.strip() == b"False"
+# What the helper process needs is the engine: trio's import (ssl among its modules) is
+# ~15 MB of a process, dataclasses' (inspect, ast, dis, tokenize) ~1 MB, msgspec's and
+# click's are the server's and the CLI's. ARCHITECTURE.md, "Memory".
+_NOT_IN_THE_HELPER = ("trio", "ssl", "dataclasses", "inspect", "msgspec", "click")
+
+_HELPER_AT_WORK = """
+import sys
+from phux.server.replica_worker import FEED, NEW, WorkerCore
+core = WorkerCore(100, 1 << 10, 1 << 20, 0.0)
+out = []
+core.handle((NEW, 1, 0, 80, 24, b""), out)
+data = b"".join(b"line %d\\r\\n\\x1b[6n" % i for i in range(100))
+core.handle((FEED, 1, 0, 0, 0, data), out)
+assert core.replicas[1].engine is not None and out  # (parsed, answered, checkpointed)
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def test_the_replica_helper_imports_the_engine_and_not_trio_dataclasses_or_msgspec() -> None:
+    # A worker core that has built an engine, parsed, answered and checkpointed: every
+    # module the helper process loads (its main loop adds only signal and fcntl).
+    done = subprocess.run(
+        [sys.executable, "-c", _HELPER_AT_WORK], capture_output=True, check=True, timeout=30
+    )
+    loaded = set(done.stdout.decode().split())
+    assert {"phux.engine", "phux.engine.checkpoint"} <= loaded
+    assert [m for m in _NOT_IN_THE_HELPER if m in loaded] == []

@@ -9,11 +9,12 @@
 - **floods** (issue 17): a terminal ``cat``s 50 MB (12 MB with --quick) of
   base64 lines wider than the pane (``base64 -w 120`` on 80 columns), and
   then of bench engine's ``ls --color``-like lines (six coloured names a line,
-  tools/bench/bench_engine.py). Of each, with the default replicas (a
-  process): the median wall time of ``phux snapshot --json`` from 1 s after
-  its last byte went out, against replicas off (target: under 150 ms), and
-  against an idle, empty terminal's; the replica's lag at its end: the output
-  the server sent its replica and the replica had not reported parsed
+  tools/bench/bench_engine.py). Of each, with the default replicas ("auto":
+  a thread, then a process as soon as output is heavy): the median wall time
+  of ``phux snapshot --json`` from 1 s after its last byte went out, against
+  replicas off (target: under 150 ms), and against an idle, empty terminal's;
+  the replica's lag at its end: the output the server sent its replica and
+  the replica had not reported parsed
   (``phux.server.replica_behind``, spec/L3.md §3, as last published: the
   server publishes it at most every 50 ms while output flows, so it can be
   that much of the flood old), against the flood's bytes; how long after its
@@ -30,10 +31,10 @@
 
 The snapshots run the ``phux`` console script of a fresh venv holding phux as
 a user installs it (tools/bench/installed.py), against servers with the
-default replicas (a process).
+default replicas ("auto").
 - **relay** and **loop latency** (tools/bench/bench_server.py's figures) with
-  replicas in a thread and in a process, against replicas off; relay also
-  against tmux.
+  replicas in a thread, in a process and "auto" (the default: a thread, a
+  process while output is heavy), against replicas off; relay also against tmux.
 """
 
 from __future__ import annotations
@@ -446,7 +447,7 @@ def relay_and_latency(quick: bool) -> list[Measurement]:
         data = directory / "data.txt"
         bs.make_file(data, size)
         size = data.stat().st_size
-        for mode in ("off", "thread", "process"):
+        for mode in ("off", "thread", "process", "auto"):
             os.environ["PHUX_REPLICAS"] = mode
             with bs.phux_server(directory) as (sock, _proc):
                 seconds, _received, _tombstones = bs.relay_phux(sock, data)
@@ -459,25 +460,24 @@ def relay_and_latency(quick: bool) -> list[Measurement]:
         tmux_mbs = size / MB / bs.relay_tmux(directory, data)
     os.environ.pop("PHUX_REPLICAS", None)
     out = []
-    for mode in ("thread", "process"):
+    for mode in ("thread", "process", "auto"):
         mbs, p99 = figures[mode]
+        where = "auto" if mode == "auto" else f"in a {mode}"
         out.append(
             Measurement(
                 BENCH,
-                f"relay, replicas in a {mode}",
+                f"relay, replicas {where}",
                 "MB/s",
                 mbs,
                 "replicas off",
                 figures["off"][0],
             )
         )
-        out.append(
-            Measurement(BENCH, f"relay, replicas in a {mode}", "MB/s", mbs, "tmux", tmux_mbs)
-        )
+        out.append(Measurement(BENCH, f"relay, replicas {where}", "MB/s", mbs, "tmux", tmux_mbs))
         out.append(
             Measurement(
                 BENCH,
-                f"echo p99 under flood, replicas in a {mode}",
+                f"echo p99 under flood, replicas {where}",
                 "ms",
                 p99,
                 "replicas off",

@@ -79,10 +79,11 @@ does to the client that passes it: spec/proto.md §8, spec/L1.md §5.1, §7):
 )
 @click.option(
     "--replicas",
-    type=click.Choice(["process", "thread", "off"]),
+    type=click.Choice(["auto", "process", "thread", "off"]),
     default=None,
     help="Where the terminals' engine replicas run (checkpoints, answers to terminal "
-    "queries); off disables both (default: $PHUX_REPLICAS, else process).",
+    "queries): auto is a thread of the server while output is light and a helper "
+    "process while it is heavy; off disables both (default: $PHUX_REPLICAS, else auto).",
 )
 @click.option(
     "--history-lines",

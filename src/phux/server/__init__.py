@@ -27,8 +27,9 @@ spec/). Modules, from the outside in:
 - ``pty_process``, ``metadata``, ``config``, ``log``.
 
 Defaults (``config.ServerConfig``): journal 4 MiB per terminal after its
-newest checkpoint (``--journal-bytes``), replicas in a helper process
-(``$PHUX_REPLICAS``: process, thread or off) keeping 2000 scrollback rows
+newest checkpoint (``--journal-bytes``), replicas in a thread while output is
+light and in a helper process while it is heavy (``$PHUX_REPLICAS``: auto,
+process, thread or off) keeping 2000 scrollback rows
 (``$PHUX_HISTORY_LINES``), a checkpoint after 64 KiB of output, a replica
 put away after 5 s with nothing to do (``$PHUX_REPLICA_IDLE_S``), a terminal's
 reader paused while its replica is 32 MiB behind (``--replica-lag-bytes``),

@@ -45,9 +45,11 @@ class ServerConfig:
     at once per sixteenth of it, and a journal under ``compact_bytes`` never waits, so
     the sum may pass it by a sixteenth plus, per terminal, ``compact_bytes`` and one
     read pass (``read_batch_bytes``)."""
-    replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "process"))
-    """Where the terminals' engine replicas run: "thread", "process" or "off"
-    (``$PHUX_REPLICAS``). Off: no checkpoints, no answers to terminal queries."""
+    replica_mode: str = field(default_factory=lambda: _env("PHUX_REPLICAS", "auto"))
+    """Where the terminals' engine replicas run: "auto", "thread", "process" or "off"
+    (``$PHUX_REPLICAS``). Auto: in a thread of the server while output is light, in a
+    helper process while it is heavy (``phux.server.replica.AUTO_THREAD_BYTES``). Off:
+    no checkpoints, no answers to terminal queries."""
     history_lines: int = field(default_factory=lambda: int(_env("PHUX_HISTORY_LINES", "2000")))
     """Scrollback rows each replica keeps, so each checkpoint carries (tmux's default;
     ``$PHUX_HISTORY_LINES``)."""

@@ -40,8 +40,9 @@ checkpoint and what follows, as after a helper's death), answering no query
 twice. Checkpoints and answers stay exact: a checkpoint recreates all that
 goes into them.
 
-Thread or process (``ServerConfig.replica_mode``, ``$PHUX_REPLICAS``)? One
-helper process for all terminals, by default. Measured with
+Thread or process (``ServerConfig.replica_mode``, ``$PHUX_REPLICAS``)? Both, by
+default ("auto"): one helper process for all terminals while output is heavy, a
+thread of the server while it is light (``AUTO_THREAD_BYTES``). Measured with
 tools/bench/bench_replica.py (bench_server's relay of ``cat`` of base64 text
 to a subscriber, and the p99 of an INPUT echo on one terminal while another
 floods) on the 2-core machine, shared with other work:
@@ -59,8 +60,12 @@ two thread figures show, but not enough). A process parses on the other core
 and costs the loop one ``writev`` per batch of chunks; the copy through the
 pipe is cheap next to parsing. One process for all terminals keeps memory to
 one interpreter (about 15 MB: the helper runs ``phux.server.replica_worker``,
-which imports no trio) however many terminals there are. The thread
-mode remains for platforms or tests where a helper process is unwelcome.
+which imports no trio) however many terminals there are. But that interpreter
+is a third of an active terminal's fixed cost (ARCHITECTURE.md, "Memory"),
+and a shell printing now and then costs a thread next to nothing: so a thread
+until a second brings more than ``AUTO_THREAD_BYTES``, then the helper
+(``_move_to_a_process``) until it is let go idle. The thread mode alone
+remains for platforms or tests where a helper process is unwelcome.
 """
 
 from __future__ import annotations
@@ -134,11 +139,12 @@ class _ThreadWorker:
         self._deliver = deliver
         self._token = token
         self._queue: queue.SimpleQueue[Message] = queue.SimpleQueue()
+
+    def start(self) -> None:
         # The parsing thread holds the GIL between forced switches; the loop takes it
         # back after every system call, so a shorter interval is shorter loop stalls.
         sys.setswitchinterval(min(sys.getswitchinterval(), _SWITCH_INTERVAL))
-        self._thread = threading.Thread(target=self._run, name="phux-replicas", daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._run, name="phux-replicas", daemon=True).start()
 
     def send(self, msg: Message) -> None:
         self._queue.put(msg)
@@ -177,7 +183,9 @@ class _ThreadWorker:
             results: list[Message] = []
             while local:
                 msg = local.popleft()
-                if msg[0] == STOP:
+                if msg[0] == STOP:  # (what came before it was handled: its results go)
+                    if results:
+                        self._post(results)
                     return
                 core.handle(msg, results)
                 if len(results) >= 8:
@@ -339,6 +347,21 @@ _PUBLISH_EVERY = 0.05
 """Seconds between two writes of ``phux.server.replica_behind`` while output flows (and
 at most how stale the written value is)."""
 
+AUTO_THREAD_BYTES = 64 * 1024
+AUTO_WINDOW_S = 1.0
+AUTO_THREAD_TERMINALS = 4
+"""With ``replica_mode`` "auto" (the default), the replicas parse in a thread of the
+server until more than ``AUTO_THREAD_BYTES`` of output (all terminals) comes within
+``AUTO_WINDOW_S``, or more than ``AUTO_THREAD_TERMINALS`` terminals have a replica
+not put away; then in the helper process, until it is let go idle. A shell printing
+a line now and then costs the loop next to nothing in a thread (the engine parses
+2-27 MB/s: 64 KiB is 2-30 ms of a second at worst), and a second interpreter is ~15
+MB (ARCHITECTURE.md, "Memory"); a flood in a thread would hold the GIL against the
+loop (the module docstring's table), and the engines of many terminals would leave
+the server's heap as large for good once they are put away (the interpreter keeps
+the memory it freed: a thousand fresh shells' engines, ~15 KiB per terminal), where
+a helper let go gives it all back."""
+
 RESTART_WINDOW_S = 60.0
 MAX_RESTARTS = 5
 """More worker deaths than this within the window and it is not restarted again."""
@@ -360,6 +383,15 @@ class ReplicaHost:
             config.history_lines, min(config.compact_bytes, hard), hard, config.replica_idle_s
         )
         self._worker: _ThreadWorker | _ProcessWorker | None = None
+        self._heavy = self.mode == "process"
+        """The next worker started is a helper process (else a thread): always with
+        "process"; with "auto", from heavy output until the helper is let go idle."""
+        self._window_at = 0.0
+        self._window_bytes = 0
+        """Output sent to a thread's replicas since ``_window_at`` ("auto")."""
+        self._in_thread: dict[int, float] = {}
+        """("auto") The terminals whose replicas the thread may hold live (not put
+        away): when each was last sent something."""
         self.on_helpers: Callable[[list[int]], None] | None = None
         """Told the helper processes' pids when they change (``phux status``'s memory)."""
         self.checkpoints = 0
@@ -382,7 +414,7 @@ class ReplicaHost:
 
     @property
     def enabled(self) -> bool:
-        return self.mode in ("thread", "process") and self.config.journal_bytes > 0
+        return self.mode in ("auto", "thread", "process") and self.config.journal_bytes > 0
 
     def helper_pids(self) -> list[int]:
         """The replica helper processes running now (none with replicas in a thread)."""
@@ -390,19 +422,21 @@ class ReplicaHost:
 
     def _start(self) -> _ThreadWorker | _ProcessWorker:
         if self._worker is None:
-            if self.mode == "process":
+            if self._heavy:
                 self._worker = _ProcessWorker(self._core, self._deliver, self._nursery)
                 if self.on_helpers is not None:
                     self.on_helpers([self._worker.pid])
             else:
                 token = trio.lowlevel.current_trio_token()
                 self._worker = _ThreadWorker(self._core, self._deliver, token)
+                self._worker.start()
         return self._worker
 
     def add(self, term: Terminal) -> None:
         """Start replicating ``term`` (from its first byte)."""
         if not self.enabled:
             return
+        self._auto(term.id, 0)
         worker = self._start()
         self._links[term.id] = _Link(term)
         cols, rows = term.size
@@ -415,9 +449,10 @@ class ReplicaHost:
 
     def _on_output(self, term: Terminal, chunk: Chunk) -> None:
         link = self._links.get(term.id)
-        worker = self._worker
         if link is None or not self.enabled:
             return
+        self._auto(term.id, len(chunk.data))
+        worker = self._worker
         if worker is None or not link.seeded:
             worker = self._start()
             self._reseed(worker, link, upto=chunk.seq)
@@ -430,6 +465,46 @@ class ReplicaHost:
             # would checkpoint a wrong screen for good. The program waits instead.
             self.pauses += 1
             term.pause_reading("lag")
+
+    def _auto(self, tid: int, size: int) -> None:
+        """("auto", while the replicas are in a thread) ``size`` bytes of output, or a
+        new terminal or size, for ``tid``: move to a helper process if the output or
+        the number of live replicas grew past the thread's share."""
+        if self.mode != "auto" or self._heavy:
+            return
+        now = trio.current_time()
+        if now - self._window_at >= AUTO_WINDOW_S:
+            self._window_at, self._window_bytes = now, 0
+        self._window_bytes += size
+        live = self._in_thread
+        live[tid] = now
+        idle_s = self.config.replica_idle_s
+        if len(live) > AUTO_THREAD_TERMINALS and idle_s:
+            for other, at in list(live.items()):
+                if now - at > idle_s:  # (put away by now)
+                    del live[other]
+        if self._window_bytes > AUTO_THREAD_BYTES or len(live) > AUTO_THREAD_TERMINALS:
+            self._move_to_a_process()
+
+    def _move_to_a_process(self) -> None:
+        """("auto") Heavy output: the replicas go from the thread to a helper process.
+        The thread parses what it was sent (answering the queries in it, writing its
+        checkpoints) and ends; each replica is re-seeded in the helper from its journal
+        on its next output or resize, as after an idle helper was let go
+        (``_let_go``), answering no query twice (the helper's answers start after what
+        the thread was sent). A terminal that prints nothing more until it closes keeps
+        the journal tail the thread did not checkpoint (bounded by ``compact_bytes``)."""
+        self._heavy = True
+        self._in_thread.clear()
+        old = self._worker
+        self._worker = None
+        if old is not None:
+            old.stop()
+        core = self._core  # (the thread's, until it ends)
+        self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes, core.idle_s)
+        for link in self._links.values():
+            link.seeded = False
+        log.info("replicas: heavy output, moving from the thread to a helper process")
 
     def catch_up(self, term: Terminal) -> bool:
         """The journals are over the server's budget: pause ``term``'s reader until its
@@ -459,6 +534,8 @@ class ReplicaHost:
 
     def _on_resize(self, term: Terminal, change: SizeChange) -> None:
         link = self._links.get(term.id)
+        if link is not None and self.enabled:
+            self._auto(term.id, 0)
         if link is not None and self.enabled and (self._worker is None or not link.seeded):
             self._reseed(self._start(), link)  # (its size change included)
         elif link is not None and self._worker is not None:
@@ -466,6 +543,7 @@ class ReplicaHost:
             self._worker.send((RESIZE, term.id, change.seq, change.cols, change.rows, gen))
 
     def _on_closed(self, term: Terminal) -> None:
+        self._in_thread.pop(term.id, None)  # (its replica goes)
         link = self._links.get(term.id)
         # (A replica let go with its helper had checkpointed all there was.)
         if self._worker is not None and link is not None and link.seeded:
@@ -548,6 +626,7 @@ class ReplicaHost:
             return
         worker.retire()
         self._worker = None
+        self._heavy = self.mode == "process"  # ("auto": a thread again, until output is heavy)
         core = self._core
         self._core = WorkerCore(core.history, core.compact_bytes, core.hard_bytes, core.idle_s)
         for link in self._links.values():
@@ -605,6 +684,7 @@ class ReplicaHost:
 
     def forget(self, tid: int) -> None:
         self._links.pop(tid, None)
+        self._in_thread.pop(tid, None)
         self._publish_behind(recount=True)
 
     def stop(self) -> None:

@@ -3,8 +3,9 @@
 ``phux.server.replica`` runs this in a helper process (``python -m
 phux.server.replica_worker``) or a thread of the server; its docstring says
 what replicas are for. This module imports neither trio nor anything of the
-server's loop, so the helper process is an interpreter with the engine and
-little else (trio alone is ~15 MB of a process's RSS: ARCHITECTURE.md, "Memory").
+server's loop, nor dataclasses (inspect, ast, dis and tokenize with it, ~1 MB),
+so the helper process is an interpreter with the engine and little else (trio
+alone is ~15 MB of a process's RSS: ARCHITECTURE.md, "Memory").
 
 **Idle replicas are put away.** A replica that has had nothing to do for
 ``idle_s`` seconds writes a checkpoint (sent as usual, so its journal compacts
@@ -26,7 +27,6 @@ import struct
 import sys
 import time
 import zlib
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -65,60 +65,79 @@ IDLE_S = 5.0
 # ---------------------------------------------------------------- the worker side
 
 
-@dataclass(slots=True)
 class _Replica:
     """One terminal's engine in the worker (or, put away, its checkpoint), with its
     checkpoint policy."""
 
-    tid: int
-    cols: int
-    rows: int
-    """The size to build the engine at (while it is put away, or not built yet)."""
-    engine: Engine | None = None
-    """None while put away (see ``parked``)."""
-    writer: Checkpointer | None = None
-    parked: bytes | None = None
-    """While put away: the checkpoint at ``seq``, zlib-compressed."""
-    mark_key: str = ""
-    seq: int = 0
-    checkpoint_seq: int = 0
-    quiet_until: int = 0
-    """Queries before this seq were seen before a reset: not answered twice."""
-    failed: bool = False
-    command_mark: bool = False
-    """A command started or finished since the last checkpoint."""
-    active_at: float = 0.0
-    """When a message for it was last handled (monotonic seconds)."""
-    deferred: bool = False
-    """A checkpoint is due but waits for a synchronized-output frame to end."""
+    __slots__ = (
+        "active_at",
+        "checkpoint_seq",
+        "cols",
+        "command_mark",
+        "deferred",
+        "engine",
+        "failed",
+        "mark_key",
+        "parked",
+        "quiet_until",
+        "rows",
+        "seq",
+        "tid",
+        "writer",
+    )
+
+    def __init__(self, tid: int, cols: int, rows: int) -> None:
+        self.tid = tid
+        self.cols = cols
+        self.rows = rows
+        """The size to build the engine at (while it is put away, or not built yet)."""
+        self.engine: Engine | None = None
+        """None while put away (see ``parked``)."""
+        self.writer: Checkpointer | None = None
+        self.parked: bytes | None = None
+        """While put away: the checkpoint at ``seq``, zlib-compressed."""
+        self.mark_key = ""
+        self.seq = 0
+        self.checkpoint_seq = 0
+        self.quiet_until = 0
+        """Queries before this seq were seen before a reset: not answered twice."""
+        self.failed = False
+        self.command_mark = False
+        """A command started or finished since the last checkpoint."""
+        self.active_at = 0.0
+        """When a message for it was last handled (monotonic seconds)."""
+        self.deferred = False
+        """A checkpoint is due but waits for a synchronized-output frame to end."""
 
 
-@dataclass
 class WorkerCore:
     """The replicas and what to do with each message (the same in a thread or a process)."""
 
-    history: int
-    compact_bytes: int
-    hard_bytes: int
-    idle_s: float = IDLE_S
-    """A replica idle this long is put away (``put_away_idle``); 0: never."""
-    replicas: dict[int, _Replica] = field(default_factory=dict)
-    pending: dict[int, int] = field(default_factory=dict)
-    """Messages per terminal taken from the transport but not handled yet."""
-    gens: dict[int, int] = field(default_factory=dict)
-    """Current generation per terminal. In a thread the loop sets it as soon as it
-    restarts a replica, so the stale backlog is dropped unparsed."""
-    deadlines: dict[int, float] = field(default_factory=dict)
-    """Terminals with a synchronized-output frame open: when (``time.monotonic``, the
-    engines' frame clock) it stops holding the screen (``expire``)."""
-    live: set[int] = field(default_factory=set)
-    """Terminals whose replica has an engine (the ones ``put_away_idle`` looks at)."""
-    received: int = 0
-    """Messages taken from the transport so far (as sent: before ``coalesce``)."""
-    active_at: float = field(default_factory=time.monotonic)
-    """When the last message was handled."""
-    idle_told: bool = False
-    """IDLE was reported, and nothing came since."""
+    def __init__(
+        self, history: int, compact_bytes: int, hard_bytes: int, idle_s: float = IDLE_S
+    ) -> None:
+        self.history = history
+        self.compact_bytes = compact_bytes
+        self.hard_bytes = hard_bytes
+        self.idle_s = idle_s
+        """A replica idle this long is put away (``put_away_idle``); 0: never."""
+        self.replicas: dict[int, _Replica] = {}
+        self.pending: dict[int, int] = {}
+        """Messages per terminal taken from the transport but not handled yet."""
+        self.gens: dict[int, int] = {}
+        """Current generation per terminal. In a thread the loop sets it as soon as it
+        restarts a replica, so the stale backlog is dropped unparsed."""
+        self.deadlines: dict[int, float] = {}
+        """Terminals with a synchronized-output frame open: when (``time.monotonic``, the
+        engines' frame clock) it stops holding the screen (``expire``)."""
+        self.live: set[int] = set()
+        """Terminals whose replica has an engine (the ones ``put_away_idle`` looks at)."""
+        self.received = 0
+        """Messages taken from the transport so far (as sent: before ``coalesce``)."""
+        self.active_at = time.monotonic()
+        """When the last message was handled."""
+        self.idle_told = False
+        """IDLE was reported, and nothing came since."""
 
     def handle(self, msg: Message, out: list[Message]) -> None:
         kind, tid, seq, cols, rows, data = msg
