@@ -5,7 +5,11 @@ on anything else rather than guess."""
 from __future__ import annotations
 
 import random
+import re
 
+import pytest
+
+from phux.client import line_scan
 from phux.client.line_scan import MAX_CARRY, LineScan, plain_text
 from phux.engine import Terminal
 
@@ -153,3 +157,72 @@ def test_the_engine_vouches_only_for_a_screen_that_scrolls_plainly() -> None:
     # Unless its end will do (a text's search): the screen's rows of it, if enough.
     assert long.plain_line_prefix(tail=8) == "x" * 24 + "y"
     assert long.plain_line_prefix(tail=40) is None
+
+
+# A shell's prompt after a flood: OSC 133 marks and a mode, anything but plain output.
+PROMPT = b"\x1b]133;D;0\x07\x1b]133;A\x07$ \x1b]133;B\x07\x1b[?2004h"
+
+
+def _flood(lines: range) -> bytes:
+    return b"".join(b"%d\r\n" % n for n in lines)
+
+
+def test_lines_before_what_is_not_plain_are_searched_in_the_same_batch() -> None:
+    # A loaded client reads a flood's end in one batch: the coloured line, more lines
+    # than any history keeps, then the prompt. The scan stops at the prompt, but the
+    # lines before it are searched first: the engine looked at next has let the line
+    # scroll out of its history (session 12: `wait --regex` missed it so, under load).
+    batch = _flood(range(5_000)) + b"\x1b[1mRESULT-\x1b[0m42\r\n" + _flood(range(20_000))
+    pattern = re.compile(r"^RESULT-4[0-9]$")
+    for found in (
+        LineScan(lambda line: pattern.search(line) is not None),
+        LineScan(lambda line: NEEDLE in line, NEEDLE),  # (--until)
+    ):
+        found.start("")
+        assert found.feed(batch + PROMPT) is True
+        assert not found.active  # (it stopped all the same)
+    # Nothing matching before the stop: the engine must be looked at, as before.
+    missed = LineScan(lambda line: NEEDLE in line)
+    missed.start("")
+    assert missed.feed(_flood(range(100)) + PROMPT + b"RESULT-42\r\n") is None
+    assert not missed.active
+
+
+def test_a_line_before_what_is_not_plain_is_met_at_every_split() -> None:
+    # The same bytes cut in two at every offset (two batches): the line is met in one
+    # of them, whether it ended before the stop or is the line the stop is on.
+    pattern = re.compile(r"^RESULT-4[0-9]$")
+    for tail in (b"\r\nmore\r\n" + PROMPT, b"\x1b]2;title\x07more\r\n", b"\rover\r\n"):
+        data = b"$ 1\r\n\x1b[1mRESULT-\x1b[0m42" + tail
+        for cut in range(len(data) + 1):
+            for needle in (None, NEEDLE):
+                scan = LineScan(lambda line: pattern.search(line) is not None, needle)
+                scan.start("")
+                first = scan.feed(data[:cut])
+                assert first is not None or cut > data.index(tail), (cut, tail)
+                met = first or (scan.feed(data[cut:]) if scan.active else None)
+                assert met is True, (cut, tail, needle)
+
+
+def test_a_text_cut_early_in_its_line_is_met() -> None:
+    # The scan of a text keeps the open line's last characters (the text's length less
+    # one): a line shorter than that so far is kept whole.
+    line = b"ab RESULT-42 cd\r\n"
+    for cut in range(len(line) + 1):
+        scan = LineScan(lambda text: NEEDLE in text, NEEDLE)
+        scan.start("")
+        assert scan.feed(line[:cut]) is (cut >= line.index(b" cd")), cut
+        assert scan.feed(line[cut:]) is True or cut >= line.index(b" cd"), cut
+
+
+def test_where_plain_output_ends_agrees_with_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The longest plain start of some bytes is the longest start plain_text takes (no
+    # byte that is not plain is made so by what follows it), in runs of lines or not.
+    monkeypatch.setattr(line_scan, "_STOP_LINES", 8)
+    rng = random.Random(5)
+    alphabet = [b"a", b"m", b"[", b"1;", b"\x1b[1m", b"\x1b", b"\r", b"\n", b"\r\n", b"\x07"]
+    alphabet.append(b"\xc3")
+    for _ in range(1_500):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        longest = max(n for n in range(len(data) + 1) if plain_text(data[:n]) is not None)
+        assert line_scan._plain_end(data) == longest, data
