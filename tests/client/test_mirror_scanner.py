@@ -92,6 +92,27 @@ def test_tombstone_rebuilds_from_a_fresh_bootstrap() -> None:
     assert m.engine is not None and m.engine.project().lines[1] == "world and more"
 
 
+def test_output_a_tombstone_dropped_is_counted() -> None:
+    # From the first byte dropped to where live output goes on: the bootstrap gave the
+    # state back, but not the lines as they came (wait's scan never saw them).
+    m = bootstrapped()
+    m.handle(Tombstone(terminal=1, reason=1, lost_seq=12))
+    m.handle(BootstrapBegin(request_id=0, terminal=1, start_seq=500, cols=30, rows=6))
+    m.handle(BootstrapChunk(terminal=1, seq=400, data=b"STATE", checkpoint=True))
+    m.handle(BootstrapChunk(terminal=1, seq=400, data=b"more"))
+    m.handle(BootstrapReady(terminal=1, next_seq=404, cols=30, rows=6))
+    assert m.lost_bytes == 404 - 12
+    m.handle(Output(terminal=1, seq=404, data=b"on"))
+    assert m.lost_bytes == 392
+    m.handle(Output(terminal=1, seq=410, data=b"!"))  # a gap in live output: lost too
+    assert m.lost_bytes == 392 + 4
+    # A tombstone whose bootstrap goes on where the drop began lost nothing.
+    m.handle(Tombstone(terminal=1, reason=1, lost_seq=411))
+    m.handle(BootstrapBegin(request_id=0, terminal=1, start_seq=411, cols=30, rows=6))
+    m.handle(BootstrapReady(terminal=1, next_seq=411, cols=30, rows=6))
+    assert m.lost_bytes == 396
+
+
 def test_scanner_finds_split_markers_and_keeps_output() -> None:
     s = MarkerScanner("abc", 80, 24)
     s.start(0)

@@ -4,6 +4,9 @@ past the history meanwhile (client/line_scan.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import time
 from collections.abc import Iterator
 
 from phux.client import Client, Deadline
@@ -168,3 +171,52 @@ def test_a_warm_mirror_a_flood_leaves_behind_is_dropped_not_parsed(client: Clien
         done = warm.wait(name, until="A-DONE", timeout=20, deadline=Deadline.after(25))
         assert done.met
         assert "A-DONE" in "\n".join(done.screen.lines)
+
+
+def test_a_wait_that_lost_output_to_a_tombstone_says_so(client: Client) -> None:
+    # The wait's client stops reading (a hook holds it, as a loaded machine would)
+    # while the pane prints 9 MB: the server drops what passes its 4 MiB queue for the
+    # client (a tombstone) and bootstraps it afresh. A line in what was dropped was
+    # never searched: the wait cannot see it, but says how much it lost.
+    with gated_shell(client) as (name, fifo):
+        done = fifo + ".done"
+        client.send_keys(
+            name,
+            [
+                f"printf 'waiting\\n'; cat {fifo} >/dev/null; printf 'go\\n';"
+                f" cat {fifo} >/dev/null; seq 1 1300000; touch {done}; printf 'FINI''SHED\\n'",
+                "Enter",
+            ],
+            Deadline.after(5),
+        )
+        assert client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15)).met
+        thread = released_when_watched(client, name, fifo)  # (prints go)
+        held: list[int] = []
+
+        def hold(seq: int, data: bytes) -> None:
+            """At the first go: the flood starts, and this client reads nothing more
+            until it has passed the PTY whole."""
+            if held or b"go\r\n" not in data:
+                return
+            held.append(seq)
+            with open(fifo, "w") as f:
+                f.write("go\n")
+            deadline = Deadline.after(60)
+            while not os.path.exists(done) and not deadline.expired():
+                time.sleep(0.02)
+
+        try:
+            with Client(client.socket_path, env={}, keep_warm=1) as kept:
+                kept.snapshot(name, deadline=Deadline.after(10))  # (its mirror is kept)
+                mirror = next(_feeds(kept))
+                mirror.bytes_hooks.append(hold)
+                waited = kept.wait(name, until="FINISHED", timeout=60, deadline=Deadline.after(70))
+                tombstones = mirror.tombstones
+        finally:
+            thread.join(20)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(done)
+    assert held and tombstones
+    assert waited.met
+    # At least what passed the queue's bound after the socket's buffers was dropped.
+    assert waited.lost_bytes > 1_000_000, waited.lost_bytes

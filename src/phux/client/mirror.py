@@ -30,7 +30,8 @@ names; a checkpoint chunk is fed first into that fresh engine (it recreates
 the state before ``start_seq``); journal chunks and RESIZED frames replay in
 seq order; BOOTSTRAP_READY says where live OUTPUT continues. A TOMBSTONE
 means output was dropped for us: the mirror waits for the fresh bootstrap
-(request id 0) and rebuilds its engine from it.
+(request id 0) and rebuilds its engine from it, and counts what it lost as bytes
+(``lost_bytes``).
 """
 
 from __future__ import annotations
@@ -132,6 +133,14 @@ class Mirror:
         self.listed_foreground: Foreground | None = None
         """The foreground of the listing the subscription started from."""
         self.tombstones = 0
+        self.lost_bytes = 0
+        """Output dropped for us (a tombstone: we fell behind), from the first byte
+        dropped to where live output went on after the fresh bootstrap, and any gap in
+        live output: the bootstrap rebuilt the state, but what reads output as it
+        comes (``bytes_hooks``: wait's line scan) did not see each line of it."""
+        self._lost_from: int | None = None
+        """After a tombstone, until the bootstrap that follows is ready: the first seq
+        dropped."""
         self.last_output = time.monotonic()
         self.output_frames = 0
         self.bytes_hooks: list[BytesHook] = []
@@ -272,6 +281,8 @@ class Mirror:
             return  # output of an earlier subscription, still in flight
         if isinstance(frame, Tombstone):
             self.tombstones += 1
+            if self._lost_from is None:
+                self._lost_from = frame.lost_seq
             self.state = Mirror.SUBSCRIBING
             self.request_id = 0
             # Not a loss yet: the fresh bootstrap's journal may still hold the
@@ -302,6 +313,9 @@ class Mirror:
             if (frame.cols, frame.rows) != (self.cols, self.rows):
                 self._resize(frame.cols, frame.rows)
             self.next_seq = max(self.next_seq, frame.next_seq)
+            if self._lost_from is not None:
+                self.lost_bytes += max(0, self.next_seq - self._lost_from)
+                self._lost_from = None
             self.alive = frame.alive and not self.closed_seen
             if frame.exit is not None:
                 self.exit = frame.exit
@@ -336,6 +350,8 @@ class Mirror:
 
     def _take_bytes(self, seq: int, data: bytes) -> None:
         if seq > self.next_seq:
+            if self.state == Mirror.LIVE:  # (in a bootstrap: a tombstone's, counted at READY)
+                self.lost_bytes += seq - self.next_seq
             for gap_hook in list(self.gap_hooks):
                 gap_hook(self.next_seq)
         skip = self.next_seq - seq

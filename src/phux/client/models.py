@@ -219,12 +219,16 @@ class SendKeysResult(msgspec.Struct, kw_only=True):
 class WaitResult(msgspec.Struct, kw_only=True):
     """``met`` false means the timeout passed; ``screen`` is the last state seen;
     ``exit_code`` the pane's exit status once its program exited (``wait --exit``:
-    the code, or 128 + the signal), else null."""
+    the code, or 128 + the signal), else null. ``lost_bytes``: output the server
+    dropped for this client while it fell behind (spec/L1.md §6), which a text
+    condition never searched (the screen after it was): a line shown only there
+    went unseen. 0 normally."""
 
     met: bool
     checks: int
     screen: ScreenState
     exit_code: int | None = None
+    lost_bytes: int = 0
 
 
 # ---------------------------------------------------------------- watch events
@@ -490,13 +494,16 @@ class RunTimedOutResult(msgspec.Struct, kw_only=True):
 class WaitOutcome(msgspec.Struct, kw_only=True):
     """The MCP ``phux_wait`` result; ``polls`` counts the checks of the condition.
     With ``prompt`` or ``exit``: the pane's ``state`` and ``program``; with ``exit``:
-    its ``exit_code`` (the status, 128+N for signal N)."""
+    its ``exit_code`` (the status, 128+N for signal N). ``lost_bytes``, only when
+    some were: output dropped for the adapter while it fell behind, never searched
+    for ``until``/``regex`` (a line shown only there went unseen)."""
 
     outcome: typing.Literal["met", "timed_out"]
     polls: int
     state: str | msgspec.UnsetType | None = msgspec.UNSET
     program: str | msgspec.UnsetType | None = msgspec.UNSET
     exit_code: int | msgspec.UnsetType | None = msgspec.UNSET
+    lost_bytes: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class KillResult(msgspec.Struct, kw_only=True):

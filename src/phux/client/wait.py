@@ -10,6 +10,9 @@ scrolls away within one batch still counts. In a flood of plain output
 (client/line_scan.py), the engine is not looked at meanwhile, and the mirror
 feeds it 16 MiB at a time, drawing only the rows its history keeps: every line
 that passed is still searched, however far past the history it scrolled.
+Output dropped for the client while it fell 4 MiB behind (a tombstone, spec/L1.md
+§6) is not searched: the wait reads the screen the bootstrap after it gives, not the
+lines that scrolled past meanwhile, and says how much it lost (``lost_bytes``).
 Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
 A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
@@ -139,6 +142,7 @@ def wait_for(
     # draws only the rows its history keeps (client/line_scan.py).
     scan = LineScan(line_matches, until)
     tombstones = mirror.tombstones
+    lost_before = mirror.lost_bytes
 
     def stop_scan(*_: int) -> None:
         scan.stop()  # a resize, or output lost: the engine must be looked at
@@ -184,7 +188,13 @@ def wait_for(
                 if found is None:
                     found = look()
                 if found:
-                    return _result(True, checks, mirror.engine, pane.terminal)
+                    return _result(
+                        True,
+                        checks,
+                        mirror.engine,
+                        pane.terminal,
+                        lost=mirror.lost_bytes - lost_before,
+                    )
                 if not mirror.alive:
                     raise TerminalGone(
                         f"terminal {pane.id} {describe_exit(mirror.exit)} before the condition"
@@ -215,7 +225,13 @@ def wait_for(
                         met = scanned() or look()
                     else:
                         met = time.monotonic() >= (mirror.last_output + idle_s)
-                    return _result(met, checks, mirror.engine, pane.terminal)
+                    return _result(
+                        met,
+                        checks,
+                        mirror.engine,
+                        pane.terminal,
+                        lost=mirror.lost_bytes - lost_before,
+                    )
     finally:
         mirror.bytes_hooks.remove(count_rows)
         mirror.resize_hooks.remove(stop_scan)
@@ -231,6 +247,7 @@ def _result(
     pane: int,
     state: tuple[str | None, str] | None = None,
     exit_code: int | None = None,
+    lost: int = 0,
 ) -> WaitResult:
     from phux.client import models
     from phux.engine import Terminal
@@ -245,7 +262,9 @@ def _result(
         if program is not None:
             data["program"] = program
         data["state"] = name
-    return WaitResult(met=met, checks=checks, screen=screen_state(data), exit_code=exit_code)
+    return WaitResult(
+        met=met, checks=checks, screen=screen_state(data), exit_code=exit_code, lost_bytes=lost
+    )
 
 
 def _prompt_drawn(engine: object) -> bool:
