@@ -308,7 +308,9 @@ def _crowded(
     def reuse(pane: str) -> tuple[dict[str, Call], Callable[[], None]]:
         return made[pane][0], lambda: None
 
+    server_before = fleet.cpu()[0]
     quiet, _ = _drive(fleet, panes, reuse, seconds, think=think)
+    server_quiet = fleet.cpu()[0] - server_before
     # The crowd runs on the same cores: its own CPU (connecting again and again) is
     # taken from the agents too. $PHUX_FLEET_CROWD_NICE runs it niced, to tell the
     # server's part of the slowdown from the attackers'.
@@ -342,8 +344,9 @@ def _crowded(
         for _, close in made.values():
             close()
     print(
-        f"fleet/crowd: while crowded, CPU per second: server {server_cpu / seconds:.2f}, "
-        f"the crowd's processes {crowd_cpu / seconds:.2f}" + (f" (at nice {nice})" if nice else "")
+        f"fleet/crowd: CPU per second: server {server_quiet / seconds:.2f} quiet, "
+        f"{server_cpu / seconds:.2f} crowded; the crowd's processes {crowd_cpu / seconds:.2f}"
+        + (f" (at nice {nice})" if nice else "")
     )
     print(
         f"fleet/crowd: {len(panes)} MCP agents; {idle} idle clients and {hostile} hostile "

@@ -5,9 +5,9 @@
 
 ``idle``: COUNT connections that complete the handshake and then say and read
 nothing (a server takes at most 256 from one process: run several). ``hostile``:
-COUNT sockets that connect and send one byte of a frame header, never more; the
-server keeps a few dozen such and closes the oldest for each newcomer, so each one
-closed is opened again (at most every 50 ms per round): a standing flood. Prints
+COUNT sockets that connect and send one byte of a frame header, never more; each
+one the server closes (its HELLO deadline, or its room for waiting connections
+full) is opened again (at most every 50 ms per round): a standing flood. Prints
 ``ready`` once all are open, then holds them until its stdin closes.
 """
 

@@ -112,7 +112,10 @@ does to the client that passes it: spec/proto.md §8, spec/L1.md §5.1, §7):
     default=None,
     help="Refuse connections past HELLO beyond this many (default: $PHUX_MAX_CONNECTIONS, "
     "else 1000). Connections that have not sent HELLO yet are bounded apart "
-    "($PHUX_MAX_HANDSHAKING, else 64: past it the oldest is closed for the newcomer), and "
+    "($PHUX_MAX_HANDSHAKING, else 64: past it the oldest is closed for the newcomer); "
+    "one client process has $PHUX_MAX_HANDSHAKING_PER_PROCESS (else 8) of them served at "
+    "a time, its newer ones wait unread, in order ($PHUX_MAX_PARKED in all, else what the "
+    "fd limit leaves room for, at most 16384); and "
     "one client process may hold at most $PHUX_MAX_CONNECTIONS_PER_PROCESS (else 256). "
     "When full, a new client takes the place of one idle for $PHUX_IDLE_CLOSE seconds "
     "(else 30) that holds no subscription.",

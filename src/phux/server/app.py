@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import signal
 import socket
@@ -19,11 +20,12 @@ import trio
 
 from phux.runtime_paths import SocketDirError, ensure_socket_dir, open_lock_file, run_lock_dir
 from phux.server.config import ServerConfig
-from phux.server.connection import ClientConnection
+from phux.server.connection import ClientConnection, peer_credentials
 from phux.server.log import flush_throttled, log, setup_logging
 from phux.server.memory import return_freed_memory
 from phux.server.pty_process import raise_fd_limit, session_groups, signal_group
 from phux.server.state import ServerState
+from phux.server.waiting_room import WaitingRoom, default_bound
 from phux.wire.errors import DetachReason
 
 SEND_BUFFER_BYTES = 1024 * 1024
@@ -141,25 +143,34 @@ async def _accept_loop(
     server_id: str,
     task_status: trio.TaskStatus[trio.CancelScope] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    with trio.CancelScope() as scope:
-        task_status.started(scope)
-        while True:
-            try:
-                stream = await listener.accept()
-            except OSError as exc:  # EMFILE and friends: wait a little, keep serving
-                log.error("accept failed: %s", exc)
-                await trio.sleep(0.1)
-                continue
-            _start_connection(state, stream, server_id)
+    config = state.config
+    bound = config.max_parked or default_bound(config.max_terminals, config.max_connections)
 
+    def serve(stream: trio.SocketStream, pid: int) -> None:
+        with contextlib.suppress(OSError):  # bigger batches per send; capped by wmem_max
+            stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+        turn_over = functools.partial(room.handshake_over, pid)
+        conn = ClientConnection(state, stream, server_id, handshake_over=turn_over)
+        state.nursery.start_soon(_guard, "connection", conn.run)
 
-def _start_connection(
-    state: ServerState[ClientConnection], stream: trio.SocketStream, server_id: str
-) -> None:
-    with contextlib.suppress(OSError):  # bigger batches per send; capped by wmem_max
-        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
-    conn = ClientConnection(state, stream, server_id)
-    state.nursery.start_soon(_guard, "connection", conn.run)
+    room = WaitingRoom(config.max_handshaking_per_process, bound, serve)
+    try:
+        with trio.CancelScope() as scope:
+            task_status.started(scope)
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:  # EMFILE and friends: wait a little, keep serving
+                    log.error("accept failed: %s", exc)
+                    await trio.sleep(0.1)
+                    continue
+                try:
+                    pid = peer_credentials(stream.socket)[0]
+                except OSError:  # served at once: its connection refuses it, saying why
+                    pid = -1
+                room.arrive(stream, pid)
+    finally:
+        room.close()
 
 
 async def _watch_signals(state: ServerState[ClientConnection]) -> None:

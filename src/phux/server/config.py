@@ -128,6 +128,18 @@ class ServerConfig:
     count against ``max_connections``; past this bound the oldest of them is closed for
     the newcomer (a client sends HELLO at once, so only a flood of idle ones is hit,
     and it cannot keep anyone out, as OpenSSH's MaxStartups keeps room for logins)."""
+    max_handshaking_per_process: int = field(
+        default_factory=lambda: _env_int("PHUX_MAX_HANDSHAKING_PER_PROCESS", 8)
+    )
+    """Connections of one client process (SO_PEERCRED's pid) served before their HELLO at
+    a time (``$PHUX_MAX_HANDSHAKING_PER_PROCESS``); its newer ones wait unread, in order,
+    until one of these says HELLO or closes (phux.server.waiting_room): a process that
+    floods connections without HELLO costs the server no work and others no place."""
+    max_parked: int = field(default_factory=lambda: _env_int("PHUX_MAX_PARKED", 0))
+    """Connections waiting past their process's share, all processes together
+    (``$PHUX_MAX_PARKED``; 0: what the file descriptor limit leaves room for, at most
+    16,384). Past it the newcomer's process (or, if it has none waiting, the process with
+    the most) loses its oldest waiting one."""
     max_connections_per_process: int = field(
         default_factory=lambda: _env_int("PHUX_MAX_CONNECTIONS_PER_PROCESS", 256)
     )

@@ -164,9 +164,16 @@ def _idle_to_close(
 
 class ClientConnection:
     def __init__(
-        self, state: ServerState[ClientConnection], stream: trio.SocketStream, server_id: str
+        self,
+        state: ServerState[ClientConnection],
+        stream: trio.SocketStream,
+        server_id: str,
+        handshake_over: Callable[[], None] | None = None,
     ) -> None:
         self.state = state
+        self._handshake_over = handshake_over
+        """Told once, at HELLO or at the end if HELLO never came: the next connection of
+        the same process may be served (phux.server.waiting_room)."""
         self.config = state.config
         self.stream = stream
         self.server_id = server_id
@@ -229,16 +236,22 @@ class ClientConnection:
     # ------------------------------------------------------------ lifecycle
 
     async def run(self) -> None:
+        try:
+            await self._serve()
+        finally:
+            self._turn_over()
+
+    def _turn_over(self) -> None:
+        done, self._handshake_over = self._handshake_over, None
+        if done is not None:
+            done()
+
+    async def _serve(self) -> None:
         if not await self._check_peer():
-            return
-        refusal = self._over_a_limit()
-        if refusal is not None:
-            log.warning("refused connection from %s: %s", self.peer, refusal)
-            await self._refuse_early(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=refusal))
             return
         self._make_room_to_handshake()
         self.connected_at = self.heard_at = trio.current_time()
-        self.state.admit(self, self.peer_pid)
+        self.state.admit(self)
         try:
             async with trio.open_nursery() as nursery:
                 self._cancel = nursery.cancel_scope
@@ -257,12 +270,11 @@ class ClientConnection:
             self._cleanup()
             self.stream.socket.close()
 
-    def _over_a_limit(self) -> str | None:
-        """Why this new connection is refused: the connections past HELLO are at their
-        limit, or its process already has its share (by SO_PEERCRED's pid)."""
-        full = self._connections_full(make_room=False)
-        if full is not None:
-            return full
+    def _refusal(self) -> str | None:
+        """Why this connection's HELLO is refused: its process already has its share of
+        connections past HELLO (by SO_PEERCRED's pid), or the server is full and none
+        of the others is idle enough to make room. Asked at HELLO, not on accepting: a
+        connection refused at once is one a flooder opens again at once, in a loop."""
         mine = self.state.per_process[self.peer_pid]
         per_process = self.config.max_connections_per_process
         if mine >= per_process:
@@ -270,13 +282,12 @@ class ClientConnection:
                 f"too many connections from process {self.peer_pid}: {mine} open, the "
                 f"server's limit per process is {per_process}"
             )
-        return None
+        return self._connections_full()
 
-    def _connections_full(self, *, make_room: bool) -> str | None:
+    def _connections_full(self) -> str | None:
         """Why one more connection past HELLO is refused, if the others are at the limit
-        and none of them is idle enough to make room (see _idle_to_close). The idle one
-        is closed only with ``make_room`` (at HELLO: a connection that never says HELLO
-        must not cost anyone theirs)."""
+        and none of them is idle enough to make room (see _idle_to_close); if one is, it
+        is closed (at HELLO: a connection that never says HELLO costs nobody theirs)."""
         limit = self.config.max_connections
         past_hello = self.state.past_hello  # (without this one: it is asked before)
         if len(past_hello) < limit:
@@ -287,8 +298,6 @@ class ClientConnection:
         idle = _idle_to_close(done, trio.current_time() - self.config.idle_close_s)
         if idle is None:
             return f"too many connections: the server's limit is {limit}"
-        if not make_room:
-            return None
         log.info("closing %s: idle, holding nothing, and the server is full", idle.peer)
         idle.close_with(DetachReason.IDLE, "idle, and the server needed room for a new client")
         return None
@@ -603,11 +612,12 @@ class ClientConnection:
     # ------------------------------------------------------------ handlers
 
     def _hello(self, frame: Hello) -> None:
-        full = self._connections_full(make_room=True)
-        self.state.said_hello(self, admitted=full is None)
-        if full is not None:
-            # Admitted before HELLO while others completed theirs: over the limit now.
-            self.outbox.push(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=full))
+        refusal = self._refusal()
+        self.state.said_hello(self, self.peer_pid, admitted=refusal is None)
+        self._turn_over()
+        if refusal is not None:
+            log.warning("refused connection from %s: %s", self.peer, refusal)
+            self.outbox.push(Error(code=ErrorCode.RESOURCE_EXHAUSTED, message=refusal))
             self._close_soon()
             return
         self.client_name = frame.client_name

@@ -98,7 +98,7 @@ class ServerState(Generic[Conn]):
         """Connections that have not sent HELLO, oldest first."""
         self.past_hello: set[Conn] = set()
         self.per_process: Counter[int] = Counter()
-        """Open connections by the peer's pid."""
+        """Connections past HELLO by the peer's pid."""
         self.meta = MetadataHub()
         self.listing = ListingCache(config.list_reread)
         self._next_id = 1
@@ -163,24 +163,25 @@ class ServerState(Generic[Conn]):
 
     # ------------------------------------------------------------ activity
 
-    def admit(self, conn: Conn, pid: int) -> None:
-        """``conn``, from process ``pid``, is open (and has not sent HELLO yet)."""
+    def admit(self, conn: Conn) -> None:
+        """``conn`` is open (and has not sent HELLO yet)."""
         self.connections.add(conn)
         self.handshaking[conn] = None
-        self.per_process[pid] += 1
         self.touch()
 
-    def said_hello(self, conn: Conn, admitted: bool) -> None:
-        """``conn`` sent HELLO, and is now served (``admitted``) or being refused."""
+    def said_hello(self, conn: Conn, pid: int, admitted: bool) -> None:
+        """``conn``, from process ``pid``, sent HELLO, and is now served (``admitted``)
+        or being refused."""
         self.handshaking.pop(conn, None)
         if admitted:
             self.past_hello.add(conn)
+            self.per_process[pid] += 1
 
     def forget(self, conn: Conn, pid: int) -> None:
         """``conn``, from process ``pid``, is gone (it may be told more than once)."""
-        if conn in self.connections:
-            self.connections.discard(conn)
-            self.handshaking.pop(conn, None)
+        self.connections.discard(conn)
+        self.handshaking.pop(conn, None)
+        if conn in self.past_hello:
             self.past_hello.discard(conn)
             self.per_process[pid] -= 1
             if not self.per_process[pid]:
