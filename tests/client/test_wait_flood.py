@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+import pytest
 
 from phux.client import Client, Deadline
 from phux.client.mirror import Mirror
@@ -220,3 +223,49 @@ def test_a_wait_that_lost_output_to_a_tombstone_says_so(client: Client) -> None:
     assert waited.met
     # At least what passed the queue's bound after the socket's buffers was dropped.
     assert waited.lost_bytes > 1_000_000, waited.lost_bytes
+
+
+def test_wait_searches_output_read_with_its_bootstrap(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A loaded client reads its bootstrap and the output after it in one batch: the
+    # line and more rows than the screen has, printed once the wait had subscribed.
+    # That output must reach the wait's search, not only the engine (whose screen the
+    # wait's first look reads, the line scrolled off it already).
+    with gated_shell(client) as (name, fifo):
+        done = fifo + ".done"
+        client.send_keys(
+            name,
+            [
+                f"printf 'waiting\\n'; cat {fifo} >/dev/null; printf 'RESULT-42\\n'; seq 1 300;"
+                f" touch {done}; printf 'FINI''SHED\\n'",
+                "Enter",
+            ],
+            Deadline.after(5),
+        )
+        assert client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15)).met
+        with Client(client.socket_path, env={}) as kept:
+            pump = kept.pump
+            stalled: list[bool] = []
+
+            def stall_then_pump(
+                deadline: Deadline, until: Callable[[], bool] | None = None
+            ) -> None:
+                """Before the first read after SUBSCRIBE: once the bootstrap is sent (the
+                first bytes of a subscription), the pane prints all of it."""
+                if not stalled:
+                    stalled.append(True)
+                    conn = kept._conn
+                    assert conn is not None
+                    assert select.select([conn.fileno()], [], [], 10)[0]
+                    with open(fifo, "w") as f:
+                        f.write("go\n")
+                    assert client.wait(
+                        name, until="FINISHED", timeout=10, deadline=Deadline.after(15)
+                    ).met
+                pump(deadline, until)
+
+            monkeypatch.setattr(kept, "pump", stall_then_pump)
+            waited = kept.wait(name, regex="^RESULT-42$", timeout=5, deadline=Deadline.after(15))
+        os.unlink(done)
+    assert stalled and waited.met
