@@ -494,16 +494,13 @@ class RunTimedOutResult(msgspec.Struct, kw_only=True):
 class WaitOutcome(msgspec.Struct, kw_only=True):
     """The MCP ``phux_wait`` result; ``polls`` counts the checks of the condition.
     With ``prompt`` or ``exit``: the pane's ``state`` and ``program``; with ``exit``:
-    its ``exit_code`` (the status, 128+N for signal N). ``lost_bytes``, only when
-    some were: output dropped for the adapter while it fell behind, never searched
-    for ``until``/``regex`` (a line shown only there went unseen)."""
+    its ``exit_code`` (the status, 128+N for signal N)."""
 
     outcome: typing.Literal["met", "timed_out"]
     polls: int
     state: str | msgspec.UnsetType | None = msgspec.UNSET
     program: str | msgspec.UnsetType | None = msgspec.UNSET
     exit_code: int | msgspec.UnsetType | None = msgspec.UNSET
-    lost_bytes: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class KillResult(msgspec.Struct, kw_only=True):

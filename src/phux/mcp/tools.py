@@ -308,7 +308,6 @@ class PhuxTools(NotesTools):
                 state=result.screen.state if args.prompt or args.exit else msgspec.UNSET,
                 program=result.screen.program if args.prompt or args.exit else msgspec.UNSET,
                 exit_code=result.exit_code if args.exit else msgspec.UNSET,
-                lost_bytes=result.lost_bytes or msgspec.UNSET,
             )
 
         text = arguments.get("until") is not None or arguments.get("regex") is not None
