@@ -226,3 +226,22 @@ def test_where_plain_output_ends_agrees_with_plain_text(monkeypatch: pytest.Monk
         data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
         longest = max(n for n in range(len(data) + 1) if plain_text(data[:n]) is not None)
         assert line_scan._plain_end(data) == longest, data
+
+
+def test_a_scan_started_between_a_cr_and_its_lf_goes_on() -> None:
+    # A bootstrap that starts mid-stream (a server without replicas keeps only its
+    # journal's newest bytes) can start between the CR and the LF of a line end: the
+    # LF comes first, the cursor in column 0 of an empty line. It ends that line, as
+    # the engine shows it; the scan does not stop on it.
+    term = Terminal(20, 4, history=100)
+    prefix = term.plain_line_prefix()
+    assert prefix == ""
+    scan = LineScan(lambda line: NEEDLE in line)
+    scan.start(prefix)
+    assert scan.feed(b"") is False
+    assert scan.feed(b"\nRESULT-42\r\n") is True
+    # Only first, and only in column 0: anywhere else a bare LF is not plain.
+    assert scan.feed(b"\nx") is None
+    later = LineScan(lambda line: NEEDLE in line)
+    later.start("ab")
+    assert later.feed(b"\nRESULT-42\r\n") is None

@@ -112,6 +112,10 @@ class LineScan:
         """The bytes at the end that a sequence (or a CR LF) they begin may go on from."""
         self.scanned = 0
         """Bytes searched as lines (the engine did not have to be looked at for them)."""
+        self.at_line_start = False
+        """Started on an empty line (the cursor in column 0), nothing fed since: an LF
+        first is a CR LF's (where the engine's state was taken, a checkpoint's or a
+        batch's end, can fall between the two)."""
 
     def start(self, prefix: str | None) -> None:
         """From here on (the engine has everything so far), if ``prefix`` (from
@@ -119,6 +123,7 @@ class LineScan:
         self.active = prefix is not None
         self.prefix = prefix or ""
         self.carry = b""
+        self.at_line_start = prefix == ""
 
     def stop(self) -> None:
         self.active = False
@@ -130,6 +135,10 @@ class LineScan:
         if not self.active:
             return None
         buf = self.carry + data if self.carry else data
+        if self.at_line_start and buf:
+            self.at_line_start = False
+            if buf.startswith(b"\n"):
+                buf = b"\r" + buf
         end = buf.rfind(b"\r\n")
         end = 0 if end < 0 else end + 2  # (0: no line ends here)
         done, rest = buf[:end], buf[end:]

@@ -11,8 +11,10 @@ scrolls away within one batch still counts. In a flood of plain output
 feeds it 16 MiB at a time, drawing only the rows its history keeps: every line
 that passed is still searched, however far past the history it scrolled.
 Output dropped for the client while it fell 4 MiB behind (a tombstone, spec/L1.md
-§6) is not searched: the wait reads the screen the bootstrap after it gives, not the
-lines that scrolled past meanwhile, and says how much it lost (``lost_bytes``).
+§6) is searched from the fresh bootstrap's checkpoint on (its journal's bytes, as
+they come); what came before that checkpoint is state only: the wait reads the
+screen it gives, not the lines that scrolled past, and says how much it lost
+(``lost_bytes``).
 Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
 A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
@@ -162,23 +164,34 @@ def wait_for(
             fresh_rows = 0  # (searched: the engine's history need not be)
         return found
 
+    # (a search for a text needs only its length of the line before the cursor)
+    tail = None if scan.needle is None else len(scan.needle)
+
     def look() -> bool:
         """The engine's lines (it is fed all that came), then the scan from there."""
-        nonlocal tombstones
         news.clear()
         met = matches()
+        rescan()
+        return met
+
+    def rescan() -> None:
+        """The scan from the engine's state on (it is fed all that came). Also when
+        a fresh bootstrap after a tombstone rebuilt it: the journal's bytes that
+        follow its checkpoint are searched as they come, as live output is."""
+        nonlocal tombstones, fresh_rows
+        news.clear()
         engine = mirror.engine
         tombstones = mirror.tombstones
-        # (a search for a text needs only its length of the line before the cursor)
-        tail = None if scan.needle is None else len(scan.needle)
+        if not mirror.ready:
+            fresh_rows = 0  # (the rebuilt engine's rows are all fresh from here)
         scan.start(None if engine is None else engine.plain_line_prefix(tail))
-        return met
 
     checks = 0
     mirror.bytes_hooks.append(count_rows)
     mirror.hold_bytes = FLOOD_HOLD_BYTES
     mirror.resize_hooks.append(stop_scan)
     mirror.gap_hooks.append(stop_scan)
+    mirror.reset_hooks.append(rescan)
     mirror.last_output = time.monotonic()
     try:
         while True:
@@ -236,6 +249,7 @@ def wait_for(
         mirror.bytes_hooks.remove(count_rows)
         mirror.resize_hooks.remove(stop_scan)
         mirror.gap_hooks.remove(stop_scan)
+        mirror.reset_hooks.remove(rescan)
         mirror.hold_bytes = HOLD_BYTES
         client.release(mirror)
 
