@@ -460,6 +460,19 @@ def test_one_process_cannot_take_every_connection(tmp_path: Path) -> None:
             holder.communicate(input="", timeout=10)
 
 
+def test_a_process_at_its_limit_may_connect_again_once_it_closes_one(tmp_path: Path) -> None:
+    with limited_server(tmp_path, PHUX_MAX_CONNECTIONS_PER_PROCESS="2") as server:
+        first, second = _admitted(server), _admitted(server)
+        third = RawClient(server.socket)
+        third.send(Hello(client_name="raw", major=1, minor=0, patch=0))
+        refused = third.recv()
+        assert isinstance(refused, Error) and "per process" in refused.message, refused
+        first.close()
+        _admitted(server).close()  # (retried until the server saw the first go)
+        for client in (second, third):
+            client.close()
+
+
 def test_the_limit_holds_for_connections_admitted_before_their_hello(tmp_path: Path) -> None:
     """Connections before HELLO do not count against --max-connections, so more may be
     open; their HELLOs past the limit are refused."""
