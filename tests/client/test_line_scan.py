@@ -245,3 +245,57 @@ def test_a_scan_started_between_a_cr_and_its_lf_goes_on() -> None:
     later = LineScan(lambda line: NEEDLE in line)
     later.start("ab")
     assert later.feed(b"\nRESULT-42\r\n") is None
+
+
+def test_a_scan_started_again_from_the_engine_anywhere_goes_on() -> None:
+    # wait starts its scan again from the engine's state where a batch ended (after a
+    # look at it), which in a flood is anywhere: between a CR and its LF too. From
+    # there the scan goes on over plain output, and finds what the engine shows.
+    rng = random.Random(11)
+    at_cr = 0
+    for case in range(20):
+        data = _random_output(rng, rng.choice([None, rng.randint(0, 59)]))
+        term = Terminal(30, 12, history=1_000)  # (holds every row: 60 lines)
+        scan = LineScan(lambda line: NEEDLE in line, NEEDLE if rng.random() < 0.5 else None)
+        found = False
+        at = 0
+        while at < len(data):
+            if not scan.active or rng.random() < 0.3:
+                found = found or any(NEEDLE in line for line in _engine_lines(term))  # a look
+                tail = None if scan.needle is None else len(scan.needle)
+                prefix = term.plain_line_prefix(tail)
+                if prefix is None:
+                    scan.start_at_cr(term.plain_line_at_cr(tail))
+                else:
+                    scan.start(prefix)
+                if data[:at].endswith(b"\r"):
+                    assert scan.active, (case, at)
+                    at_cr += 1
+            piece = data[at : at + rng.randint(1, 40)]
+            at += len(piece)
+            term.feed(piece)
+            if scan.active:
+                got = scan.feed(piece)
+                assert got is not None, (case, at)
+                found = found or got
+        assert found == any(NEEDLE in line for line in _engine_lines(term)), case
+    assert at_cr > 10
+
+
+def test_the_engine_vouches_for_a_line_a_cr_went_back_over() -> None:
+    term = Terminal(10, 4, history=100)
+    term.feed(b"0\r\n0123456789abc\r")  # (column 0 of the line's last row)
+    assert term.plain_line_prefix() is None  # (text after the cursor)
+    assert term.plain_line_at_cr() == "0123456789abc"
+    mid = Terminal(10, 4, history=100)
+    mid.feed(b"abc\rx")  # not in column 0: text after the cursor, not a CR's LF
+    assert mid.plain_line_at_cr() is None
+    empty = Terminal(10, 4, history=100)
+    empty.feed(b"abc\r\n")  # nothing after the cursor: plain_line_prefix's
+    assert empty.plain_line_at_cr() is None and empty.plain_line_prefix() == ""
+    alt = Terminal(10, 4, history=100)
+    alt.feed(b"\x1b[?1049habc\r")
+    assert alt.plain_line_at_cr() is None
+    below = Terminal(10, 4, history=100)
+    below.feed(b"abc\r\n\r\nbelow\x1b[1;1H")
+    assert below.plain_line_at_cr() is None

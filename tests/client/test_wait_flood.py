@@ -14,7 +14,7 @@ import pytest
 
 from phux.client import Client, Deadline
 from phux.client.mirror import Mirror
-from phux.client.models import event_name
+from phux.client.models import WaitResult, event_name
 
 from .conftest import SH, gated_shell, new_shell, released_when_watched, running_server
 
@@ -236,24 +236,14 @@ def test_after_a_tombstone_a_wait_searches_the_journal_and_counts_the_rest() -> 
     assert waited.lost_bytes > 1_000_000, waited.lost_bytes
 
 
-def test_wait_searches_output_read_with_its_bootstrap(
-    client: Client, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A loaded client reads its bootstrap and the output after it in one batch: the
-    # line and more rows than the screen has, printed once the wait had subscribed.
-    # That output must reach the wait's search, not only the engine (whose screen the
-    # wait's first look reads, the line scrolled off it already).
+def _wait_reading_its_bootstrap_with_output(
+    client: Client, monkeypatch: pytest.MonkeyPatch, command: str, regex: str
+) -> WaitResult:
+    """A wait for ``regex`` on a fresh shell running ``command``, which prints
+    "waiting", blocks reading FIFO, then prints its output and FINISHED: it all comes
+    to the wait's client in the batch that brings its bootstrap (as to a loaded one)."""
     with gated_shell(client) as (name, fifo):
-        done = fifo + ".done"
-        client.send_keys(
-            name,
-            [
-                f"printf 'waiting\\n'; cat {fifo} >/dev/null; printf 'RESULT-42\\n'; seq 1 300;"
-                f" touch {done}; printf 'FINI''SHED\\n'",
-                "Enter",
-            ],
-            Deadline.after(5),
-        )
+        client.send_keys(name, [command.replace("FIFO", fifo), "Enter"], Deadline.after(5))
         assert client.wait(name, until="waiting", timeout=10, deadline=Deadline.after(15)).met
         with Client(client.socket_path, env={}) as kept:
             pump = kept.pump
@@ -277,6 +267,41 @@ def test_wait_searches_output_read_with_its_bootstrap(
                 pump(deadline, until)
 
             monkeypatch.setattr(kept, "pump", stall_then_pump)
-            waited = kept.wait(name, regex="^RESULT-42$", timeout=5, deadline=Deadline.after(15))
-        os.unlink(done)
-    assert stalled and waited.met
+            waited = kept.wait(name, regex=regex, timeout=30, deadline=Deadline.after(40))
+    assert stalled
+    return waited
+
+
+def test_wait_searches_output_read_with_its_bootstrap(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The line and more rows than the screen has, printed once the wait had
+    # subscribed, come in the batch that brings its bootstrap. They must reach the
+    # wait's search, not only the engine (whose screen the wait's first look reads,
+    # the line scrolled off it already).
+    waited = _wait_reading_its_bootstrap_with_output(
+        client,
+        monkeypatch,
+        "printf 'waiting\\n'; cat FIFO >/dev/null; printf 'RESULT-42\\n'; seq 1 300;"
+        " printf 'FINI''SHED\\n'",
+        "^RESULT-42$",
+    )
+    assert waited.met
+
+
+def test_wait_scans_on_from_a_bootstrap_that_ends_between_a_cr_and_its_lf(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The wait's first look is at an engine fed up to a CR whose LF has not come (a
+    # flood cut there; here a program that writes them apart, ONLCR off). The scan
+    # starts there all the same: the line and 20 000 lines after it (more than the
+    # history keeps), in one batch, are searched.
+    waited = _wait_reading_its_bootstrap_with_output(
+        client,
+        monkeypatch,
+        "stty -onlcr; printf 'waiting\\r\\nabc\\r'; cat FIFO >/dev/null;"
+        " printf '\\nRESULT-42\\r\\n'; seq 1 20000 | sed 's/$/\\r/'; stty onlcr;"
+        " printf 'FINI''SHED\\n'",
+        "^RESULT-42$",
+    )
+    assert waited.met

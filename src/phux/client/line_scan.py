@@ -5,7 +5,8 @@ Most floods are printable ASCII, SGR colours and CR LF line ends (``cat``, ``ls
 ends up with are exactly its text between CR LFs, SGRs removed, the first one
 continuing the line the cursor was on: provided the screen only scrolls and
 nothing waits to be overwritten at or after the cursor or below it
-(``Terminal.plain_line_prefix`` tells, with the text before the cursor). A
+(``Terminal.plain_line_prefix`` tells, with the text before the cursor; or
+``plain_line_at_cr``, with the whole line, where a feed ended after a CR). A
 ``wait --until`` / ``--regex`` then searches those lines as they come and needs
 no look at the engine: its mirror holds the bytes back and feeds them in big
 feeds, of which the engine draws only the rows its history keeps, as the
@@ -124,6 +125,15 @@ class LineScan:
         self.prefix = prefix or ""
         self.carry = b""
         self.at_line_start = prefix == ""
+
+    def start_at_cr(self, line: str | None) -> None:
+        """As ``start``, where a feed ended between a CR and its LF: ``line`` (from
+        ``Terminal.plain_line_at_cr``) is the whole line the cursor is on, in column 0.
+        The scan goes on as if it had seen the CR: an LF ends that line, anything else
+        writes over it (not plain: the scan stops, the line searched as it stood)."""
+        self.start(line)
+        self.carry = b"\r" if line is not None else b""
+        self.at_line_start = False
 
     def stop(self) -> None:
         self.active = False

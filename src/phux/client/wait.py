@@ -184,7 +184,12 @@ def wait_for(
         tombstones = mirror.tombstones
         if not mirror.ready:
             fresh_rows = 0  # (the rebuilt engine's rows are all fresh from here)
-        scan.start(None if engine is None else engine.plain_line_prefix(tail))
+        prefix = None if engine is None else engine.plain_line_prefix(tail)
+        if prefix is None and engine is not None:
+            # (fed up to a CR whose LF has not come yet: a flood cut anywhere)
+            scan.start_at_cr(engine.plain_line_at_cr(tail))
+        else:
+            scan.start(prefix)
 
     checks = 0
     mirror.bytes_hooks.append(count_rows)
