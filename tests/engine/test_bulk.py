@@ -450,10 +450,14 @@ def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(coloured_session(), st.sampled_from([0, 1, 3, 20]))
+@given(
+    st.booleans().flatmap(lambda digits: coloured_session(digits)), st.sampled_from([0, 1, 3, 20])
+)
 def test_coloured_lines_built_as_rows_same_as_drawing_every_byte(
     session: list[bytes | tuple[int, int]], history: int
 ) -> None:
+    """Coloured lines (their text with parameter bytes or without: the fast strip
+    takes the latter) end as drawing every byte leaves them."""
     fast = _run(session, history, bulk=True)
     slow = _run(session, history, bulk=False)
     assert _state(fast) == _state(slow)
@@ -491,6 +495,101 @@ def test_escapes_stripped_from_dense_text_never_join(given: str) -> None:
     assert visible("\x1b[3\x1b[0m1m" * 40) is None
     assert visible("\x1b[\x1b[m0m" * 40) is None
     assert visible("x\x1b]0;t\x07y\x1b[0m" * 40) == ("xy" * 40, True)
+
+
+# Coloured text for the fast strip of SGRs (_plain_sgr_text): sequences it takes,
+# text with and without parameter bytes, and now and then what it must refuse
+# (another CSI, an ESC not followed by "[", parameter bytes around a "[", a cut
+# sequence, an OSC).
+_TAKEN = st.sampled_from(
+    ["\x1b[0m", "\x1b[m", "\x1b[01;34m", "\x1b[38:2::1:2:3m", "\x1b[K", "\x1b[0K", "\x1b[2X"]
+)
+_REFUSED = st.sampled_from(
+    ["\x1b[2J", "\x1b[?25l", "\x1b5[m", "\x1b[1[m", "\x1b[[m", "\x1b\x1b[m", "\x1b[3", "\x1b]0;t\a"]
+)
+
+
+@st.composite
+def _sgr_text(draw: st.DrawFn) -> str:
+    letters = "abmKX \x07" + ("0;:" if draw(st.booleans()) else "") + draw(st.sampled_from("[ "))
+    pieces = draw(
+        st.lists(
+            st.one_of(_TAKEN, st.text(alphabet=letters, max_size=5), st.just("\r\n")),
+            max_size=30,
+        )
+    )
+    if draw(st.integers(0, 3)) == 0:
+        pieces.insert(draw(st.integers(0, len(pieces))), draw(_REFUSED))
+    return "".join(pieces)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_sgr_text(), st.integers(0, 40))
+def test_sgrs_stripped_fast_as_the_regex_strips_them(region: str, sample: int) -> None:
+    """The fast strip takes exactly the text whose every escape sequence is an SGR,
+    EL or ECH and whose text holds no digit, ";", ":" or "[", and leaves what the regex
+    leaves; the sample it looks at first (here a short one) only decides sooner."""
+    raw = region.encode()
+    left = raw.translate(None, _bulk._PRINTABLE)
+    saved = _bulk._SAMPLE
+    _bulk._SAMPLE = sample
+    try:
+        fast = _bulk._plain_sgr_text(raw, left.count(b"\x1b"))
+    finally:
+        _bulk._SAMPLE = saved
+    slow = _bulk._visible(region)
+    text = _bulk._cells().sub("\x00", region)
+    in_text = any(c in "0123456789;:[" for c in text)
+    takes = slow is not None and "\x1b]" not in region and not in_text
+    assert (fast is not None) == takes
+    if fast is not None:
+        assert slow is not None
+        assert fast.decode() == slow[0]
+
+
+def _names_flood(lines: int) -> bytes:
+    """ls --color's listing of names without digits (what the fast strip takes)."""
+    import random
+
+    rng = random.Random(4)
+    colours = ["01;34", "01;32", "00", "40;33;01"]
+    return "".join(
+        "".join(
+            f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(['lorem', 'ipsum.py']):<13}\x1b[0m "
+            for _ in range(5)
+        )
+        + "\r\n"
+        for _ in range(lines)
+    ).encode()
+
+
+@pytest.mark.parametrize("inside", ["\x1b", "\x1b[", "\x1b[40;3"])
+def test_a_feed_cut_inside_a_colour_is_stripped_fast(
+    inside: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A coloured flood fed in two pieces, the first cut inside an SGR (a feed's
+    bytes end anywhere): the text of each piece is stripped by the fast path, not
+    handed to the regex (several times dearer), and the state is that of drawing
+    every byte."""
+    data = _names_flood(400)
+    at = data.index(b"\x1b[40;33;01m", len(data) // 2) + len(inside)
+    stripped: list[bytes | None] = []
+    strip = _bulk._plain_sgr_text
+
+    def counted(raw: bytes, escapes: int) -> bytes | None:
+        stripped.append(strip(raw, escapes))
+        return stripped[-1]
+
+    monkeypatch.setattr(_bulk, "_plain_sgr_text", counted)
+    fast = Terminal(40, 5, history=50)
+    fast.feed(data[:at])
+    fast.feed(data[at:])
+    slow = Terminal(40, 5, history=50)
+    slow.stream.bulk = False
+    slow.feed(data)
+    assert len(stripped) == 2
+    assert None not in stripped
+    assert _state(fast) == _state(slow)
 
 
 def test_a_reset_after_reverse_video_is_reverse_whatever_came_before() -> None:

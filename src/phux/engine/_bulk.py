@@ -143,12 +143,22 @@ def skip(
         found = _crlf_lines(visible, x0, cols, need, feeds)
     else:
         end = _stretch_end(data, pos, left)
+        # ``left`` and ``text`` serve from here on only while they are of the region.
+        if end < n or text is None or left is None:
+            text = left = None
+        else:
+            # A feed cut inside a sequence (the stream keeps it for the next) ends the
+            # stretch there; the region's bytes are then those before it.
+            end = _before_cut_csi(data, pos)
+            if end < n:
+                text, left = text[: end - pos], left[:-1]  # (its ESC: all else is printable)
         region = data[pos:end]
-        seen = _visible(region, left, text) if end == n else _visible(region)
+        seen = _visible(region, left, text)
         if seen is None:  # an escape sequence that does more than scroll
             end = _scrolling(True).match(data, pos, end).end()  # type: ignore[union-attr]
             seen = _visible(data[pos:end])
             assert seen is not None
+            left = None
         visible, events = seen
         if "\n" not in visible:  # (one line: nothing to split)
             found = None
@@ -156,7 +166,7 @@ def skip(
             # The line ends, as ``left`` tells them (escapes and bells hold none):
             # if only CR LFs, not counted again.
             checked = 0
-            if left is not None and end == n:
+            if left is not None:
                 checked = _plain_lines(left.translate(None, b"\x1b\x07"))
             found = _crlf_lines(visible, x0, cols, need, checked)
         else:
@@ -208,6 +218,23 @@ def _plain_screen(screen: EngineScreen) -> bool:
         or mo.DECAWM not in mode
         or (screen.g1_charset if screen.charset else screen.g0_charset) is not cs.LAT1_MAP
     )
+
+
+# A CSI cut before its final is at most so long, at the end of a feed.
+_MAX_CUT = 64
+
+
+@cache
+def _cut_csi() -> re.Pattern[str]:
+    return re.compile("\x1b(?:\\[[0-9;:]*)?")
+
+
+def _before_cut_csi(data: str, pos: int) -> int:
+    """Where an ESC, or a CSI of parameter bytes cut before its final, that ``data``
+    ends in starts (not before ``pos``); ``len(data)`` if it ends in none."""
+    n = len(data)
+    at = data.rfind("\x1b", max(pos, n - _MAX_CUT))
+    return at if at >= 0 and _cut_csi().fullmatch(data, at) else n
 
 
 def _wraps(size: int, x0: int, cols: int) -> int:
@@ -447,6 +474,10 @@ def _visible(
         # last. Which ones (each replace reads it all) is told by a sample.
         escapes = region.count("\x1b") if left is None else left.count(b"\x1b")
         dense = escapes > len(region) >> 6
+        if dense and raw is not None and left is not None:
+            fast = _plain_sgr_text(raw, escapes)
+            if fast is not None:
+                return fast.decode("ascii"), b"\x07" in left
         if dense:
             sample = region[:_SAMPLE]
             if raw is not None and left is not None:
@@ -501,6 +532,70 @@ def _cells() -> re.Pattern[str]:
     return re.compile(_CELLS)
 
 
+# The bytes of a CSI's parameters.
+_PARAMS = b"0123456789;:"
+
+
+def _plain_sgr_text(raw: bytes, escapes: int) -> bytes | None:
+    """``raw`` (ASCII) without its escape sequences and bells, if each of its
+    ``escapes`` ESCs starts an SGR, EL or ECH and its text holds no parameter
+    byte (a digit, ";" or ":") and no "[": ls --color's listing of names without
+    digits, coloured text without numbers. Else None.
+
+    In such text every parameter byte is inside a sequence, so deleting them all
+    leaves each sequence as ESC, "[" and its final, which a replace of each of
+    the three blanks. That is a few passes over the bytes whatever the colours,
+    where replacing each distinct sequence (``_visible``) takes one pass per
+    colour, each about as dear.
+    """
+    # Text with numbers is mostly told by its start, cheaply; the whole is read after.
+    if _params_in_text(_skeleton(raw[:_SAMPLE])):
+        return None
+    skeleton = _skeleton(raw)
+    if skeleton.count(b"[") != escapes or _params_in_text(skeleton):
+        return None
+    text = raw.translate(None, _PARAMS)
+    for final in (b"m", b"K", b"X"):
+        text = text.replace(b"\x1b[" + final, b"\x00\x00\x00")
+        if b"\x1b" not in text:
+            break
+    else:  # another sequence, or parameters and a final around text
+        return None
+    # Each ESC starts parameter bytes, "[", parameter bytes and a final, and holds
+    # the only "[" there is (one per ESC): what _params_in_text said is exact.
+    # (Bytes between ESC and "[" make no CSI: they were refused as text's.)
+    return text.translate(None, b"\x00\x07")
+
+
+@cache
+def _skeleton_tables() -> tuple[bytes, bytes]:
+    table = bytearray(range(256))
+    for byte in _PARAMS:
+        table[byte] = ord("0")
+    for byte in b"KX":
+        table[byte] = ord("m")
+    keep = b"[" + _PARAMS + b"mKX"
+    return bytes(table), bytes(byte for byte in range(256) if byte not in keep)
+
+
+def _skeleton(raw: bytes) -> bytes:
+    """What tells where the parameter bytes of ``raw`` stand: its "["s, parameter
+    bytes (as "0") and m, K and X (the finals of SGR, EL and ECH, as "m")."""
+    table, delete = _skeleton_tables()
+    return raw.translate(table, delete)
+
+
+def _params_in_text(skeleton: bytes) -> bool:
+    """Whether a parameter byte stands outside the parameters of the CSIs of the
+    text of that ``skeleton``, given that each of its ESCs starts parameter bytes,
+    "[", parameter bytes and an m, K or X, and that no other "[" is in it (else the
+    answer means nothing). A CSI's parameters follow its "["; any other parameter
+    byte follows an m, K or X (a final, or the text's own), other such bytes, or
+    nothing.
+    """
+    return b"m0" in skeleton or skeleton.startswith(b"0")
+
+
 def _plain_lines(left: bytes | None) -> int:
     """The number of lines of text that is printable ASCII lines each ended by CR LF
     (the commonest flood), else 0: ``left``, what is left of the text once printable
@@ -517,7 +612,7 @@ def _stretch_end(data: str, pos: int, left: bytes | None) -> int:
     """Where the text from ``pos`` stops only scrolling, but for escape sequences
     in ASCII text, which the caller checks; ``left`` as for :func:`_plain_lines`."""
     # Deleting what may appear leaves any other control: faster than a match.
-    if left is not None and not left.translate(None, b"\x07\t\n\r").strip(b"\x1b"):
+    if left is not None and not left.translate(None, b"\x07\t\n\r\x1b"):
         return len(data)
     return _scrolling(left is not None).match(data, pos).end()  # type: ignore[union-attr]
 
