@@ -5,7 +5,11 @@ on anything else rather than guess."""
 from __future__ import annotations
 
 import random
+import re
 
+import pytest
+
+from phux.client import line_scan
 from phux.client.line_scan import MAX_CARRY, LineScan, plain_text
 from phux.engine import Terminal
 
@@ -153,3 +157,145 @@ def test_the_engine_vouches_only_for_a_screen_that_scrolls_plainly() -> None:
     # Unless its end will do (a text's search): the screen's rows of it, if enough.
     assert long.plain_line_prefix(tail=8) == "x" * 24 + "y"
     assert long.plain_line_prefix(tail=40) is None
+
+
+# A shell's prompt after a flood: OSC 133 marks and a mode, anything but plain output.
+PROMPT = b"\x1b]133;D;0\x07\x1b]133;A\x07$ \x1b]133;B\x07\x1b[?2004h"
+
+
+def _flood(lines: range) -> bytes:
+    return b"".join(b"%d\r\n" % n for n in lines)
+
+
+def test_lines_before_what_is_not_plain_are_searched_in_the_same_batch() -> None:
+    # A loaded client reads a flood's end in one batch: the coloured line, more lines
+    # than any history keeps, then the prompt. The scan stops at the prompt, but the
+    # lines before it are searched first: the engine looked at next has let the line
+    # scroll out of its history (session 12: `wait --regex` missed it so, under load).
+    batch = _flood(range(5_000)) + b"\x1b[1mRESULT-\x1b[0m42\r\n" + _flood(range(20_000))
+    pattern = re.compile(r"^RESULT-4[0-9]$")
+    for found in (
+        LineScan(lambda line: pattern.search(line) is not None),
+        LineScan(lambda line: NEEDLE in line, NEEDLE),  # (--until)
+    ):
+        found.start("")
+        assert found.feed(batch + PROMPT) is True
+        assert not found.active  # (it stopped all the same)
+    # Nothing matching before the stop: the engine must be looked at, as before.
+    missed = LineScan(lambda line: NEEDLE in line)
+    missed.start("")
+    assert missed.feed(_flood(range(100)) + PROMPT + b"RESULT-42\r\n") is None
+    assert not missed.active
+
+
+def test_a_line_before_what_is_not_plain_is_met_at_every_split() -> None:
+    # The same bytes cut in two at every offset (two batches): the line is met in one
+    # of them, whether it ended before the stop or is the line the stop is on.
+    pattern = re.compile(r"^RESULT-4[0-9]$")
+    for tail in (b"\r\nmore\r\n" + PROMPT, b"\x1b]2;title\x07more\r\n", b"\rover\r\n"):
+        data = b"$ 1\r\n\x1b[1mRESULT-\x1b[0m42" + tail
+        for cut in range(len(data) + 1):
+            for needle in (None, NEEDLE):
+                scan = LineScan(lambda line: pattern.search(line) is not None, needle)
+                scan.start("")
+                first = scan.feed(data[:cut])
+                assert first is not None or cut > data.index(tail), (cut, tail)
+                met = first or (scan.feed(data[cut:]) if scan.active else None)
+                assert met is True, (cut, tail, needle)
+
+
+def test_a_text_cut_early_in_its_line_is_met() -> None:
+    # The scan of a text keeps the open line's last characters (the text's length less
+    # one): a line shorter than that so far is kept whole.
+    line = b"ab RESULT-42 cd\r\n"
+    for cut in range(len(line) + 1):
+        scan = LineScan(lambda text: NEEDLE in text, NEEDLE)
+        scan.start("")
+        assert scan.feed(line[:cut]) is (cut >= line.index(b" cd")), cut
+        assert scan.feed(line[cut:]) is True or cut >= line.index(b" cd"), cut
+
+
+def test_where_plain_output_ends_agrees_with_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The longest plain start of some bytes is the longest start plain_text takes (no
+    # byte that is not plain is made so by what follows it), in runs of lines or not.
+    monkeypatch.setattr(line_scan, "_STOP_LINES", 8)
+    rng = random.Random(5)
+    alphabet = [b"a", b"m", b"[", b"1;", b"\x1b[1m", b"\x1b", b"\r", b"\n", b"\r\n", b"\x07"]
+    alphabet.append(b"\xc3")
+    for _ in range(1_500):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        longest = max(n for n in range(len(data) + 1) if plain_text(data[:n]) is not None)
+        assert line_scan._plain_end(data) == longest, data
+
+
+def test_a_scan_started_between_a_cr_and_its_lf_goes_on() -> None:
+    # A bootstrap that starts mid-stream (a server without replicas keeps only its
+    # journal's newest bytes) can start between the CR and the LF of a line end: the
+    # LF comes first, the cursor in column 0 of an empty line. It ends that line, as
+    # the engine shows it; the scan does not stop on it.
+    term = Terminal(20, 4, history=100)
+    prefix = term.plain_line_prefix()
+    assert prefix == ""
+    scan = LineScan(lambda line: NEEDLE in line)
+    scan.start(prefix)
+    assert scan.feed(b"") is False
+    assert scan.feed(b"\nRESULT-42\r\n") is True
+    # Only first, and only in column 0: anywhere else a bare LF is not plain.
+    assert scan.feed(b"\nx") is None
+    later = LineScan(lambda line: NEEDLE in line)
+    later.start("ab")
+    assert later.feed(b"\nRESULT-42\r\n") is None
+
+
+def test_a_scan_started_again_from_the_engine_anywhere_goes_on() -> None:
+    # wait starts its scan again from the engine's state where a batch ended (after a
+    # look at it), which in a flood is anywhere: between a CR and its LF too. From
+    # there the scan goes on over plain output, and finds what the engine shows.
+    rng = random.Random(11)
+    at_cr = 0
+    for case in range(20):
+        data = _random_output(rng, rng.choice([None, rng.randint(0, 59)]))
+        term = Terminal(30, 12, history=1_000)  # (holds every row: 60 lines)
+        scan = LineScan(lambda line: NEEDLE in line, NEEDLE if rng.random() < 0.5 else None)
+        found = False
+        at = 0
+        while at < len(data):
+            if not scan.active or rng.random() < 0.3:
+                found = found or any(NEEDLE in line for line in _engine_lines(term))  # a look
+                tail = None if scan.needle is None else len(scan.needle)
+                prefix = term.plain_line_prefix(tail)
+                if prefix is None:
+                    scan.start_at_cr(term.plain_line_at_cr(tail))
+                else:
+                    scan.start(prefix)
+                if data[:at].endswith(b"\r"):
+                    assert scan.active, (case, at)
+                    at_cr += 1
+            piece = data[at : at + rng.randint(1, 40)]
+            at += len(piece)
+            term.feed(piece)
+            if scan.active:
+                got = scan.feed(piece)
+                assert got is not None, (case, at)
+                found = found or got
+        assert found == any(NEEDLE in line for line in _engine_lines(term)), case
+    assert at_cr > 10
+
+
+def test_the_engine_vouches_for_a_line_a_cr_went_back_over() -> None:
+    term = Terminal(10, 4, history=100)
+    term.feed(b"0\r\n0123456789abc\r")  # (column 0 of the line's last row)
+    assert term.plain_line_prefix() is None  # (text after the cursor)
+    assert term.plain_line_at_cr() == "0123456789abc"
+    mid = Terminal(10, 4, history=100)
+    mid.feed(b"abc\rx")  # not in column 0: text after the cursor, not a CR's LF
+    assert mid.plain_line_at_cr() is None
+    empty = Terminal(10, 4, history=100)
+    empty.feed(b"abc\r\n")  # nothing after the cursor: plain_line_prefix's
+    assert empty.plain_line_at_cr() is None and empty.plain_line_prefix() == ""
+    alt = Terminal(10, 4, history=100)
+    alt.feed(b"\x1b[?1049habc\r")
+    assert alt.plain_line_at_cr() is None
+    below = Terminal(10, 4, history=100)
+    below.feed(b"abc\r\n\r\nbelow\x1b[1;1H")
+    assert below.plain_line_at_cr() is None

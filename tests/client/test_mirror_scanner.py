@@ -92,6 +92,37 @@ def test_tombstone_rebuilds_from_a_fresh_bootstrap() -> None:
     assert m.engine is not None and m.engine.project().lines[1] == "world and more"
 
 
+def test_output_a_tombstone_dropped_is_counted_unless_replayed() -> None:
+    # The fresh bootstrap gives back as bytes only the journal after its checkpoint:
+    # those reach the byte hooks again (told first that the engine was rebuilt); the
+    # bytes before the checkpoint, from the first one dropped, are lost as bytes.
+    m = bootstrapped()
+    resets: list[int] = []
+    seen: list[int] = []
+    m.reset_hooks.append(lambda: resets.append(m.next_seq))
+    m.bytes_hooks.append(lambda seq, data: seen.append(seq))
+    m.handle(Tombstone(terminal=1, reason=1, lost_seq=12))
+    m.handle(BootstrapBegin(request_id=0, terminal=1, start_seq=500, cols=30, rows=6))
+    assert m.lost_bytes == 500 - 12  # (known at once: a wait may be met in the journal)
+    m.handle(BootstrapChunk(terminal=1, seq=400, data=b"STATE", checkpoint=True))
+    assert m.lost_bytes == 400 - 12
+    m.handle(BootstrapChunk(terminal=1, seq=400, data=b"more"))
+    m.handle(BootstrapReady(terminal=1, next_seq=404, cols=30, rows=6))
+    assert resets == [500, 400] and seen == [400]
+    assert m.lost_bytes == 400 - 12
+    m.handle(Output(terminal=1, seq=404, data=b"on"))
+    assert m.lost_bytes == 388
+    m.handle(Output(terminal=1, seq=410, data=b"!"))  # a gap in live output: lost too
+    assert m.lost_bytes == 388 + 4
+    # A journal that goes back before the first byte dropped lost nothing.
+    m.handle(Tombstone(terminal=1, reason=1, lost_seq=411))
+    m.handle(BootstrapBegin(request_id=0, terminal=1, start_seq=300, cols=30, rows=6))
+    m.handle(BootstrapChunk(terminal=1, seq=300, data=b"x" * 120))
+    m.handle(BootstrapReady(terminal=1, next_seq=420, cols=30, rows=6))
+    assert m.lost_bytes == 392
+    assert resets == [500, 400, 300] and seen[-1] == 300
+
+
 def test_scanner_finds_split_markers_and_keeps_output() -> None:
     s = MarkerScanner("abc", 80, 24)
     s.start(0)

@@ -269,11 +269,18 @@ def wait(
         what = "the pane's program to exit"
     else:
         what = "the pane to go idle"
+    lost = ""
+    if result.lost_bytes:
+        # Not met may not mean not shown: say what the wait could not search.
+        lost = (
+            f" ({result.lost_bytes} bytes of output were dropped for this client while it"
+            " fell behind, and never searched)"
+        )
     write_err(
         error_line(
             "wait",
             "timeout",
-            f"timed out after {timeout:g} s waiting for {what}",
+            f"timed out after {timeout:g} s waiting for {what}{lost}",
             124,
             "raise --timeout, or check the pane with `phux snapshot`",
             as_json=as_json,

@@ -234,8 +234,14 @@ class ClientCore:
 
     # ------------------------------------------------------------ frames
 
-    def pump(self, deadline: Deadline) -> None:
+    def pump(self, deadline: Deadline, until: Callable[[], bool] | None = None) -> None:
         """Wait (until ``deadline``) for pushed frames, then apply every one already here.
+
+        ``until``: stop applying once it holds; the frames after stay queued for the
+        next pump. A new mirror is handed over at its bootstrap's end: output read in
+        the same batch reaches the hooks its caller adds then (``wait`` searches it),
+        not only the engine. (A kept mirror needs no such stop: the listing it
+        catches up with is answered after every byte it counted, before any later.)
 
         Raises DeadlineExceeded when nothing arrived in time.
         """
@@ -249,10 +255,12 @@ class ClientCore:
                 for _ in range(MAX_BATCH_FRAMES):
                     if not conn.read_nowait():
                         break
-            else:
+                frame = conn.take_pushed()
+            while frame is not None:
                 self._route(frame)
-            while (frame := conn.take_pushed()) is not None:
-                self._route(frame)
+                if until is not None and until():
+                    break
+                frame = conn.take_pushed()
             self._drop_stale()
             self._collect_unsubscribes()
 
@@ -471,7 +479,7 @@ class ClientCore:
                     conn.take_reply(rid)
                 except ServerError as exc:
                     raise self._terminal_error(exc, pane) from None
-                self.pump(deadline)
+                self.pump(deadline, lambda: mirror.ready)
         except BaseException:
             self._in_use.pop(tid, None)
             if self._mirrors.get(tid) is mirror:

@@ -22,15 +22,19 @@ pushed frames by terminal id) and keeps:
   baseline, the frame only says it changed); for a pane whose shell prints no
   C mark (``shell_pid`` set: sh), the engine is told too, in order with the
   output, and reports its commands' starts from it;
-* hooks: ``bytes_hooks`` (seq, data), ``resize_hooks`` (seq, cols, rows) and
-  ``gap_hooks`` (first lost seq) for the operations that scan the raw stream.
+* hooks: ``bytes_hooks`` (seq, data), ``resize_hooks`` (seq, cols, rows),
+  ``gap_hooks`` (first lost seq) and ``reset_hooks`` (the engine was rebuilt by
+  a fresh bootstrap, after a tombstone: the bytes that follow go on from its
+  state) for the operations that scan the raw stream.
 
 Bootstrap handling: BOOTSTRAP_BEGIN starts a fresh engine at the size it
 names; a checkpoint chunk is fed first into that fresh engine (it recreates
 the state before ``start_seq``); journal chunks and RESIZED frames replay in
 seq order; BOOTSTRAP_READY says where live OUTPUT continues. A TOMBSTONE
 means output was dropped for us: the mirror waits for the fresh bootstrap
-(request id 0) and rebuilds its engine from it.
+(request id 0) and rebuilds its engine from it (the journal's bytes after its
+checkpoint reach ``bytes_hooks`` again), and counts the bytes it never got back,
+before that checkpoint (``lost_bytes``).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ FLOOD_HOLD_BYTES = 16 << 20
 BytesHook = Callable[[int, bytes], None]
 ResizeHook = Callable[[int, int, int], None]
 GapHook = Callable[[int], None]
+ResetHook = Callable[[], None]
 
 
 class Mirror:
@@ -132,11 +137,23 @@ class Mirror:
         self.listed_foreground: Foreground | None = None
         """The foreground of the listing the subscription started from."""
         self.tombstones = 0
+        self.lost_bytes = 0
+        """Output dropped for us (a tombstone: we fell behind) that the fresh bootstrap
+        gave back as state only (its checkpoint), not as bytes, and any gap in live
+        output: what reads output as it comes (``bytes_hooks``: wait's line scan)
+        never saw those lines."""
+        self._lost_from: int | None = None
+        """After a tombstone, until the bootstrap that follows is ready: the first seq
+        dropped."""
+        self._lost_now = 0
+        """Of ``lost_bytes``, what the bootstrap under way counted so far (its bytes
+        start at its checkpoint, once that comes)."""
         self.last_output = time.monotonic()
         self.output_frames = 0
         self.bytes_hooks: list[BytesHook] = []
         self.resize_hooks: list[ResizeHook] = []
         self.gap_hooks: list[GapHook] = []
+        self.reset_hooks: list[ResetHook] = []
         # Engine events are kept only while someone (a watch) consumes them.
         self.event_consumers = 0
 
@@ -266,12 +283,16 @@ class Mirror:
                 return  # a stale bootstrap of an earlier subscription
             self.state = Mirror.BOOTSTRAPPING
             self.next_seq = frame.start_seq
+            self._lost_until(frame.start_seq)
             self._new_engine(frame.cols, frame.rows)
+            self._reset()
             return
         if self.state == Mirror.SUBSCRIBING:
             return  # output of an earlier subscription, still in flight
         if isinstance(frame, Tombstone):
             self.tombstones += 1
+            if self._lost_from is None:
+                self._lost_from, self._lost_now = frame.lost_seq, 0
             self.state = Mirror.SUBSCRIBING
             self.request_id = 0
             # Not a loss yet: the fresh bootstrap's journal may still hold the
@@ -290,6 +311,8 @@ class Mirror:
                     if not self.event_consumers:
                         self._engine.take_events()
                 self.next_seq = frame.seq
+                self._lost_until(frame.seq)
+                self._reset()
                 return
             self._take_bytes(frame.seq, frame.data)
             return
@@ -302,6 +325,7 @@ class Mirror:
             if (frame.cols, frame.rows) != (self.cols, self.rows):
                 self._resize(frame.cols, frame.rows)
             self.next_seq = max(self.next_seq, frame.next_seq)
+            self._lost_from = None
             self.alive = frame.alive and not self.closed_seen
             if frame.exit is not None:
                 self.exit = frame.exit
@@ -324,6 +348,23 @@ class Mirror:
             self.last_output = time.monotonic()
             self._take_bytes(frame.seq, frame.data)
 
+    def _lost_until(self, seq: int) -> None:
+        """A bootstrap after a tombstone gives bytes back from ``seq`` on: the bytes
+        from the first dropped to there are lost (counted as soon as known: a reader
+        may be done before the bootstrap is)."""
+        if self._lost_from is None:
+            return
+        # (a journal that goes back to the first byte dropped lost nothing)
+        lost = max(0, seq - self._lost_from)
+        self.lost_bytes += lost - self._lost_now
+        self._lost_now = lost
+
+    def _reset(self) -> None:
+        """The engine was rebuilt (after a tombstone): tell those who read the bytes."""
+        if self.ever_ready:
+            for reset_hook in list(self.reset_hooks):
+                reset_hook()
+
     def _tell_foreground(self, fg: Foreground | None, *, baseline: bool) -> None:
         if self.shell_pid is None:
             return
@@ -336,6 +377,8 @@ class Mirror:
 
     def _take_bytes(self, seq: int, data: bytes) -> None:
         if seq > self.next_seq:
+            if self.state == Mirror.LIVE:  # (in a bootstrap: a tombstone's, counted at READY)
+                self.lost_bytes += seq - self.next_seq
             for gap_hook in list(self.gap_hooks):
                 gap_hook(self.next_seq)
         skip = self.next_seq - seq

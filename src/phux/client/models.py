@@ -219,12 +219,16 @@ class SendKeysResult(msgspec.Struct, kw_only=True):
 class WaitResult(msgspec.Struct, kw_only=True):
     """``met`` false means the timeout passed; ``screen`` is the last state seen;
     ``exit_code`` the pane's exit status once its program exited (``wait --exit``:
-    the code, or 128 + the signal), else null."""
+    the code, or 128 + the signal), else null. ``lost_bytes``: output the server
+    dropped for this client while it fell behind (spec/L1.md §6), which a text
+    condition never searched (the screen after it was): a line shown only there
+    went unseen. 0 normally."""
 
     met: bool
     checks: int
     screen: ScreenState
     exit_code: int | None = None
+    lost_bytes: int = 0
 
 
 # ---------------------------------------------------------------- watch events

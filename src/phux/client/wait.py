@@ -10,6 +10,11 @@ scrolls away within one batch still counts. In a flood of plain output
 (client/line_scan.py), the engine is not looked at meanwhile, and the mirror
 feeds it 16 MiB at a time, drawing only the rows its history keeps: every line
 that passed is still searched, however far past the history it scrolled.
+Output dropped for the client while it fell 4 MiB behind (a tombstone, spec/L1.md
+§6) is searched from the fresh bootstrap's checkpoint on (its journal's bytes, as
+they come); what came before that checkpoint is state only: the wait reads the
+screen it gives, not the lines that scrolled past, and says how much it lost
+(``lost_bytes``).
 Idle means no output for
 ``idle_ms`` (default 500 ms) since the wait started or the last output.
 A pane that has exited (or exits meanwhile) meets no condition: TerminalGone
@@ -139,6 +144,7 @@ def wait_for(
     # draws only the rows its history keeps (client/line_scan.py).
     scan = LineScan(line_matches, until)
     tombstones = mirror.tombstones
+    lost_before = mirror.lost_bytes
 
     def stop_scan(*_: int) -> None:
         scan.stop()  # a resize, or output lost: the engine must be looked at
@@ -158,23 +164,39 @@ def wait_for(
             fresh_rows = 0  # (searched: the engine's history need not be)
         return found
 
+    # (a search for a text needs only its length of the line before the cursor)
+    tail = None if scan.needle is None else len(scan.needle)
+
     def look() -> bool:
         """The engine's lines (it is fed all that came), then the scan from there."""
-        nonlocal tombstones
         news.clear()
         met = matches()
+        rescan()
+        return met
+
+    def rescan() -> None:
+        """The scan from the engine's state on (it is fed all that came). Also when
+        a fresh bootstrap after a tombstone rebuilt it: the journal's bytes that
+        follow its checkpoint are searched as they come, as live output is."""
+        nonlocal tombstones, fresh_rows
+        news.clear()
         engine = mirror.engine
         tombstones = mirror.tombstones
-        # (a search for a text needs only its length of the line before the cursor)
-        tail = None if scan.needle is None else len(scan.needle)
-        scan.start(None if engine is None else engine.plain_line_prefix(tail))
-        return met
+        if not mirror.ready:
+            fresh_rows = 0  # (the rebuilt engine's rows are all fresh from here)
+        prefix = None if engine is None else engine.plain_line_prefix(tail)
+        if prefix is None and engine is not None:
+            # (fed up to a CR whose LF has not come yet: a flood cut anywhere)
+            scan.start_at_cr(engine.plain_line_at_cr(tail))
+        else:
+            scan.start(prefix)
 
     checks = 0
     mirror.bytes_hooks.append(count_rows)
     mirror.hold_bytes = FLOOD_HOLD_BYTES
     mirror.resize_hooks.append(stop_scan)
     mirror.gap_hooks.append(stop_scan)
+    mirror.reset_hooks.append(rescan)
     mirror.last_output = time.monotonic()
     try:
         while True:
@@ -184,7 +206,13 @@ def wait_for(
                 if found is None:
                     found = look()
                 if found:
-                    return _result(True, checks, mirror.engine, pane.terminal)
+                    return _result(
+                        True,
+                        checks,
+                        mirror.engine,
+                        pane.terminal,
+                        lost=mirror.lost_bytes - lost_before,
+                    )
                 if not mirror.alive:
                     raise TerminalGone(
                         f"terminal {pane.id} {describe_exit(mirror.exit)} before the condition"
@@ -215,11 +243,18 @@ def wait_for(
                         met = scanned() or look()
                     else:
                         met = time.monotonic() >= (mirror.last_output + idle_s)
-                    return _result(met, checks, mirror.engine, pane.terminal)
+                    return _result(
+                        met,
+                        checks,
+                        mirror.engine,
+                        pane.terminal,
+                        lost=mirror.lost_bytes - lost_before,
+                    )
     finally:
         mirror.bytes_hooks.remove(count_rows)
         mirror.resize_hooks.remove(stop_scan)
         mirror.gap_hooks.remove(stop_scan)
+        mirror.reset_hooks.remove(rescan)
         mirror.hold_bytes = HOLD_BYTES
         client.release(mirror)
 
@@ -231,6 +266,7 @@ def _result(
     pane: int,
     state: tuple[str | None, str] | None = None,
     exit_code: int | None = None,
+    lost: int = 0,
 ) -> WaitResult:
     from phux.client import models
     from phux.engine import Terminal
@@ -245,7 +281,9 @@ def _result(
         if program is not None:
             data["program"] = program
         data["state"] = name
-    return WaitResult(met=met, checks=checks, screen=screen_state(data), exit_code=exit_code)
+    return WaitResult(
+        met=met, checks=checks, screen=screen_state(data), exit_code=exit_code, lost_bytes=lost
+    )
 
 
 def _prompt_drawn(engine: object) -> bool:

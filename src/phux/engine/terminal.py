@@ -382,6 +382,17 @@ class Terminal:
         ``tail``: a line that goes on in the history will do, from the screen's top row
         on, if that holds at least so many characters before the cursor (a search for
         a text needs no more of it than the text's length less one)."""
+        return self._plain_line(tail, at_cr=False)
+
+    def plain_line_at_cr(self, tail: int | None = None) -> str | None:
+        """The text of the logical line the cursor is on, whole (right-trimmed), when
+        the cursor is in column 0 of its last row and text follows it there (a CR
+        went by, its LF not yet: a feed ended between the two), under the same
+        conditions as ``plain_line_prefix`` otherwise. An LF next ends that line as
+        it stands; anything else would write over it (``phux.client.line_scan``)."""
+        return self._plain_line(tail, at_cr=True)
+
+    def _plain_line(self, tail: int | None, at_cr: bool) -> str | None:
         from phux.engine._bulk import _plain_screen
 
         screen = self.screen
@@ -404,10 +415,17 @@ class Terminal:
                 break
             top -= 1
         rows = [screen.row_text(row) for row in range(top, y + 1)]
-        if any(len(text) != cols for text in rows) or rows[-1][x:].strip(" "):
+        if any(len(text) != cols for text in rows):
             return None
-        rows[-1] = rows[-1][:x]
-        text = "".join(rows)
+        if at_cr:
+            if x != 0 or not rows[-1].strip(" "):
+                return None
+            text = "".join(rows).rstrip(" ")
+        else:
+            if rows[-1][x:].strip(" "):
+                return None
+            rows[-1] = rows[-1][:x]
+            text = "".join(rows)
         return None if cut and len(text) < (tail or 0) else text
 
     def logical_lines(self, scrollback: int | None = None) -> list[str]:
