@@ -16,30 +16,30 @@ Times are CPU time (``time.process_time``), with phux and stock runs
 alternating, so that other load on a shared machine skews neither figure.
 
 Floods (issue 17): plain text, ``ls --color``-style output (also at 80 columns, where
-its lines wrap, and with numbers in a third of its names), base64 lines wider than the pane, a progress bar repainted with CR and
-one endless line (neither with a line feed), fed as the server's replica feeds a flood
-(its batches of PTY reads joined up to four times the journal bound, 16 MiB; the
-server's history of 2000 rows), against the rate at which a process reads the same bytes
-from a real PTY (a child writes them to the slave in raw mode, the parent reads the
-master as fast as it can), both in wall time, alternating run by run (a PTY read after
-each feed), the median of several runs of each with their spread (lowest-highest) beside
-it, and the ratio of the medians (issue 28: the PTY's rate swings several times over
-between runs, so one best run of each made a ratio that swung as much). Targets (issue
-28): ``ls --color`` at least half the PTY's rate, plain text at least 0.8x. Each flood
-also reads with the checkpoint the replica writes after every such feed
-(its work per feed, for the lag a replica keeps; no target of its own). Two floods are
-also fed as a client's mirror takes them (its 10 000 rows of history, its 4 MiB feeds,
-and 16 MiB while wait or watch scan a plain flood; no target of their own either).
-Reflow on resize (issue 25, ``--resize`` alone): a 100-column pane holding 2000 rows of
-history (a replica's) of 100-column text narrowed, widened and joined, in CPU time, against
-drawing the same bytes into a fresh engine of the new width in the same run (what
-replaying the pane would cost; for text rows the bulk path makes that cheap).
-The PTY's rate depends on the machine's load (a busy machine's CPUs do not idle between
-the reader's and the writer's wake-ups, and it rises several times over while the engine
-gets less CPU): the floods print how busy other processes kept the CPUs and the load
-average; read the ratios from a quiet run. ``--floods`` runs the floods alone,
-``--only=TEXT`` those whose name holds TEXT, ``--repeat=N`` N runs of each (default 5).
-"""
+its lines wrap, and with numbers in a third of its names), base64 lines wider than the
+pane, a progress bar repainted with CR and one endless line (neither with a line feed),
+fed as the server's replica feeds a flood (its batches of PTY reads joined up to four
+times the journal bound, 16 MiB; the server's history of 2000 rows), against the rate at
+which a process reads the same bytes from a real PTY (a child writes them to the slave
+in raw mode, the parent reads the master as fast as it can), both in wall time,
+alternating run by run (a PTY read after each feed), the median of several runs of each
+with their spread (lowest-highest) beside it, and the ratio of the medians (issue 28:
+the PTY's rate swings several times over between runs, so one best run of each made a
+ratio that swung as much). Targets (issue 28): ``ls --color`` at least half the PTY's
+rate, plain text at least 0.8x. Each flood also reads with the checkpoint the replica
+writes after every such feed (its work per feed, for the lag a replica keeps; no target
+of its own). Two floods are also fed as a client's mirror takes them (its 10 000 rows of
+history, its 4 MiB feeds, and 16 MiB while wait or watch scan a plain flood; no target
+of their own either). Reflow on resize (issue 25, ``--resize`` alone): a 100-column pane
+holding 2000 rows of history (a replica's) of 100-column text narrowed, widened and
+joined, in CPU time, against drawing the same bytes into a fresh engine of the new width
+in the same run (what replaying the pane would cost; for text rows the bulk path makes
+that cheap). The PTY's rate depends on the machine's load (a busy machine's CPUs do not
+idle between the reader's and the writer's wake-ups, and it rises several times over
+while the engine gets less CPU): the floods print how busy other processes kept the CPUs
+and the load average; read the ratios from a quiet run. ``--floods`` runs the floods
+alone, ``--only=TEXT`` those whose name holds TEXT, ``--repeat=N`` N runs of each
+(default 5)."""
 
 from __future__ import annotations
 
