@@ -105,6 +105,10 @@ def test_a_shell_a_program_left_flag_8_to_still_reads_its_command_line(client: C
     finally:
         del client.modes
     _wait(client, name, until="kitty-42")
+    # At its prompt again (keys typed while the command still ran would meet the
+    # kernel's line editing, which echoes Left as ^[[D and erases its D with BSpace).
+    at_prompt = client.wait(name, prompt=True, timeout=15, deadline=Deadline.after(20))
+    assert at_prompt.met, at_prompt.screen.lines
     # Left needs the modes (flag 1 changes it): the text around it stays bytes still.
     client.send_keys(name, ["echo mixed-$((6*7)) x", "Left", "BSpace", "Enter"], Deadline.after(10))
     _wait(client, name, until="mixed-42x")
