@@ -28,7 +28,7 @@ _SGRS = st.sampled_from(
 _ODD = st.sampled_from(
     ["\t", "\x1b]0;t\x07", "\x1b[K", "\x1b[2X", "中", "\n", "\r", "\x07", "\x1b[3", "\x1b[?5h"]
 )
-_PIECE = st.text(alphabet=st.sampled_from("abm0;[ .-"), max_size=14)
+_PIECE = st.text(alphabet=st.sampled_from("abmX0;:[ .-"), max_size=14)
 # Text without parameter bytes (digits, ";", ":") or "[": what the bulk path strips fastest.
 _NAME = st.text(alphabet=st.sampled_from("abmKX .-"), max_size=14)
 

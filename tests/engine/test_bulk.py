@@ -494,6 +494,8 @@ def test_escapes_stripped_from_dense_text_never_join(given: str) -> None:
     # Removing the resets would leave "\x1b[31m": the stream draws "1m" after a cut CSI.
     assert visible("\x1b[3\x1b[0m1m" * 40) is None
     assert visible("\x1b[\x1b[m0m" * 40) is None
+    # Removing the "ESC [ m"s (each a sequence) would leave one after the lone ESC.
+    assert visible("a\x1b[m1\x1b\x1b[m[m" * 40) is None
     assert visible("x\x1b]0;t\x07y\x1b[0m" * 40) == ("xy" * 40, True)
 
 
