@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from phux.wire.frames import (
     Subscribe,
     Unsubscribe,
 )
-from server.harness import ServerProcess
+from server.harness import ServerProcess, Stream
 
 
 @contextlib.contextmanager
@@ -195,3 +196,45 @@ def linger(seconds):
             got += os.read(0, 1024)
     return got
 """
+
+
+def replay(stream: Stream, history: int) -> Terminal:
+    """The whole stream with its size changes, as one long-lived client saw it."""
+    _seq, cols, rows = stream.sizes[0]
+    t = Terminal(cols, rows, history=history)
+    data = bytes(stream.data)
+    at = stream.start_seq
+    for seq, cols, rows in stream.sizes[1:]:
+        t.feed(data[: seq - at])
+        data = data[seq - at :]
+        at = seq
+        t.resize(cols, rows)
+    t.feed(data)
+    return t
+
+
+def replica_pid(server_pid: int) -> int:
+    """The live replica process's pid (0 while there is none)."""
+    with open(f"/proc/{server_pid}/task/{server_pid}/children") as f:
+        children = list(map(int, f.read().split()))
+    for pid in children:
+        try:  # the killed replica is reaped at a moment of the server's choosing
+            with open(f"/proc/{pid}/cmdline", "rb") as cmd, open(f"/proc/{pid}/stat") as st:
+                if b"phux.server.replica" in cmd.read() and st.read().split(") ")[1][0] != "Z":
+                    return pid
+        except FileNotFoundError:
+            continue
+    return 0
+
+
+def compacted_bootstrap(server: ServerProcess, tid: int, bound: int, timeout: float = 30.0) -> Boot:
+    """A new viewer's bootstrap once the replica compacted the terminal's output: a
+    checkpoint and less than ``bound`` of journal after it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with server.connect() as late:
+            boot = read_bootstrap(late, tid)
+        if boot.checkpoint is not None and len(boot.journal) < bound:
+            return boot
+        assert time.monotonic() < deadline, "no compacted bootstrap"
+        time.sleep(0.1)

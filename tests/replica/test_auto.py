@@ -23,9 +23,16 @@ from phux.server.replica_worker import FEED, NEW, REPLIES, Message, WorkerCore
 from phux.wire.frames import ListTerminals, TerminalList
 from server.harness import Stream, read_until, spawn, subscribe
 
-from .helpers import ASK, program, read_bootstrap, replica_server, send
+from .helpers import (
+    ASK,
+    compacted_bootstrap,
+    program,
+    replay,
+    replica_pid,
+    replica_server,
+    send,
+)
 from .state import diff, engine_state
-from .test_robustness import _replay, _replica_pid
 
 BOUND = 32 * 1024
 QUERIES = 16
@@ -114,37 +121,30 @@ def test_light_output_stays_in_a_thread_heavy_output_moves_to_a_helper_and_back(
         for _ in range(3):
             assert _ask(conn, whole, b"1", b"<DA:") == DA1
         assert _ask(conn, other, b"1", b"<DA:") == DA1
-        assert _replica_pid(pid) == 0
+        assert replica_pid(pid) == 0
         assert "phux.server.replica_pids" not in _facts(conn)
         # Heavy: the replicas move to a helper mid-burst; each of the 16 queries, those
         # parsed by the thread and those by the helper, is answered once.
         answers, size = map(int, _ask(conn, whole, b"b", b"<B:").split(b":"))
         assert (answers, size) == (QUERIES, QUERIES * len(DA1))
         assert "moving from the thread to a helper process" in srv.log.read_text()
-        assert _replica_pid(pid) > 0
+        assert replica_pid(pid) > 0
         # The other terminal's replica, quiet during the burst, is re-seeded in the
         # helper with its next output (or in a thread, if the helper was let go meanwhile).
         assert _ask(conn, other, b"1", b"<DA:") == DA1
         # Idle: the helper is let go; light output is parsed in a thread again.
         _wait_for("the idle helper let go", lambda: "let go" in srv.log.read_text())
-        _wait_for("no helper", lambda: _replica_pid(pid) == 0)
+        _wait_for("no helper", lambda: replica_pid(pid) == 0)
         assert _ask(conn, whole, b"1", b"<DA:") == DA1
-        assert _replica_pid(pid) == 0
+        assert replica_pid(pid) == 0
         assert srv.log.read_text().count("moving from the thread") == 1
         # The checkpoints, through the move and back, recreate the screen and history.
         answers, size = map(int, _ask(conn, whole, b"b", b"<B:").split(b":"))
         assert (answers, size) == (QUERIES, QUERIES * len(DA1))
-        deadline = time.monotonic() + 30
-        while True:
-            with srv.connect() as late:
-                boot = read_bootstrap(late, tid)
-            if boot.checkpoint is not None and len(boot.journal) < BOUND:
-                break
-            assert time.monotonic() < deadline, "no compacted bootstrap"
-            time.sleep(0.1)
+        boot = compacted_bootstrap(srv, tid, BOUND)
         assert boot.ready is not None and boot.ready.next_seq == whole.next_seq
         replayed = boot.engine(history=100)
-        assert not diff(engine_state(_replay(whole, 100)), engine_state(replayed))
+        assert not diff(engine_state(replay(whole, 100)), engine_state(replayed))
 
 
 def test_more_terminals_than_the_threads_share_move_to_a_helper(tmp_path: Path) -> None:
@@ -155,10 +155,10 @@ def test_more_terminals_than_the_threads_share_move_to_a_helper(tmp_path: Path) 
         for _ in range(AUTO_THREAD_TERMINALS):
             spawn(conn, ["cat"])
         assert "moving from the thread" not in srv.log.read_text()
-        assert _replica_pid(srv.proc.pid) == 0
+        assert replica_pid(srv.proc.pid) == 0
         spawn(conn, ["cat"])
         assert "moving from the thread to a helper process" in srv.log.read_text()
-        _wait_for("a helper", lambda: _replica_pid(srv.proc.pid) > 0 if srv.proc else False)
+        _wait_for("a helper", lambda: replica_pid(srv.proc.pid) > 0 if srv.proc else False)
 
 
 class _Loop:

@@ -10,11 +10,18 @@ from pathlib import Path
 
 from phux.client.connection import Connection
 from phux.client.deadline import Deadline
-from phux.engine import Terminal
 from phux.wire.frames import Resize
 from server.harness import Stream, read_until, spawn, subscribe
 
-from .helpers import ASK, program, read_bootstrap, replica_server, send
+from .helpers import (
+    ASK,
+    compacted_bootstrap,
+    program,
+    replay,
+    replica_pid,
+    replica_server,
+    send,
+)
 from .state import diff, engine_state
 
 BOUND = 32 * 1024
@@ -38,21 +45,6 @@ def _print(conn: Connection, stream: Stream, key: bytes) -> None:
     read_until(conn, stream, lambda s: s.data.count(b"<") > marks, timeout=30)
 
 
-def _replay(stream: Stream, history: int) -> Terminal:
-    """The whole stream with its size changes, as one long-lived client saw it."""
-    _seq, cols, rows = stream.sizes[0]
-    t = Terminal(cols, rows, history=history)
-    data = bytes(stream.data)
-    at = stream.start_seq
-    for seq, cols, rows in stream.sizes[1:]:
-        t.feed(data[: seq - at])
-        data = data[seq - at :]
-        at = seq
-        t.resize(cols, rows)
-    t.feed(data)
-    return t
-
-
 def test_resizes_across_compaction(tmp_path: Path) -> None:
     with (
         replica_server(tmp_path, "--journal-bytes", str(BOUND), history=400) as server,
@@ -73,33 +65,12 @@ def test_resizes_across_compaction(tmp_path: Path) -> None:
         read_until(conn, whole, lambda s: s.sizes[-1][1:] == (60, 25))
         printed = whole.next_seq
         assert printed > 8 * BOUND
-        deadline = time.monotonic() + 30
-        while True:
-            with server.connect() as late:
-                boot = read_bootstrap(late, tid)
-            if boot.checkpoint is not None and len(boot.journal) < BOUND:
-                break
-            assert time.monotonic() < deadline, "no compacted bootstrap"
-            time.sleep(0.1)
+        boot = compacted_bootstrap(server, tid, BOUND)
         assert boot.ready is not None and boot.ready.next_seq == printed
         assert (boot.ready.cols, boot.ready.rows) == (60, 25)
         replayed = boot.engine(history=400)
         replayed.resize(boot.ready.cols, boot.ready.rows)
-        assert not diff(engine_state(_replay(whole, 400)), engine_state(replayed))
-
-
-def _replica_pid(server_pid: int) -> int:
-    """The live replica process's pid (0 while there is none)."""
-    with open(f"/proc/{server_pid}/task/{server_pid}/children") as f:
-        children = list(map(int, f.read().split()))
-    for pid in children:
-        try:  # the killed replica is reaped at a moment of the server's choosing
-            with open(f"/proc/{pid}/cmdline", "rb") as cmd, open(f"/proc/{pid}/stat") as st:
-                if b"phux.server.replica" in cmd.read() and st.read().split(") ")[1][0] != "Z":
-                    return pid
-        except FileNotFoundError:
-            continue
-    return 0
+        assert not diff(engine_state(replay(whole, 400)), engine_state(replayed))
 
 
 # A header above a scrolling region, numbered lines below it on demand, and a
@@ -151,10 +122,10 @@ def test_a_killed_replica_process_is_restarted_and_reseeded(tmp_path: Path) -> N
         _print(conn, whole, b"9")  # past the journal bound: a checkpoint with the header
         _ask_da1(conn, whole)
         pid = server.proc.pid
-        first = _replica_pid(pid)
+        first = replica_pid(pid)
         assert first > 0  # os.kill(0) would kill this test's process group
         os.kill(first, signal.SIGKILL)
-        _wait_for("a new replica process", lambda: _replica_pid(pid) not in (0, first))
+        _wait_for("a new replica process", lambda: replica_pid(pid) not in (0, first))
         _wait_for("the restart is logged", lambda: "restarted" in server.log.read_text())
         # Queries are answered again, for the old terminal and for a new one.
         _ask_da1(conn, whole)
@@ -166,15 +137,8 @@ def test_a_killed_replica_process_is_restarted_and_reseeded(tmp_path: Path) -> N
         # The re-seeded replica compacts from the right state: the header survives.
         for _ in range(3):
             _print(conn, whole, b"9")
-        deadline = time.monotonic() + 30
-        while True:
-            with server.connect() as late:
-                boot = read_bootstrap(late, old)
-            if boot.checkpoint is not None and len(boot.journal) < BOUND:
-                break
-            assert time.monotonic() < deadline, "no compacted bootstrap"
-            time.sleep(0.1)
+        boot = compacted_bootstrap(server, old, BOUND)
         assert boot.ready is not None and boot.ready.next_seq == whole.next_seq
         replayed = boot.engine(history=100)
         assert replayed.screen.display[0].startswith("== HEADER ==")
-        assert not diff(engine_state(_replay(whole, 100)), engine_state(replayed))
+        assert not diff(engine_state(replay(whole, 100)), engine_state(replayed))
