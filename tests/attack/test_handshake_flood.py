@@ -19,7 +19,7 @@ from pathlib import Path
 
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Error, Hello, HelloOk, Ping, Pong
-from server.harness import RawClient, ServerProcess
+from server.harness import RawClient, running_server
 
 # Opens COUNT connections, each sending one byte of a frame header and never more;
 # reopens any the server closes, counting them. Prints "ready" once all are open, then
@@ -63,16 +63,6 @@ for s in socks:
 print("ready", flush=True)
 sys.stdin.read()
 """
-
-
-@contextlib.contextmanager
-def _server(directory: Path, *args: str, **env: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(directory, *args, env=dict(os.environ, **env))
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
 
 
 @contextlib.contextmanager
@@ -123,7 +113,7 @@ def test_a_flood_without_hello_waits_its_turn_and_nobody_churns(tmp_path: Path) 
     none is cut (before: the pool's bound closed the oldest for each newcomer, in a loop
     as fast as the server's CPU went), and another process is served at once."""
     with (
-        _server(tmp_path, "--hello-timeout", "60", PHUX_MAX_HANDSHAKING="16") as server,
+        running_server(tmp_path, "--hello-timeout", "60", PHUX_MAX_HANDSHAKING="16") as server,
         _process(_FLOODER, server.socket, 100) as flooder,
     ):
         other = _connect(server.socket)
@@ -138,7 +128,7 @@ def test_a_flood_meets_a_full_server_without_churning(tmp_path: Path) -> None:
     """A server at --max-connections refuses a connection at its HELLO, not before: a
     flooder that never says HELLO is not cut at once (and reconnecting in a loop), its
     connections wait their HELLO deadline or their turn like any others."""
-    with _server(tmp_path, "--hello-timeout", "60", "--max-connections", "2") as server:
+    with running_server(tmp_path, "--hello-timeout", "60", "--max-connections", "2") as server:
         held = [_connect(server.socket) for _ in range(2)]
         for client in held:
             client.hello()
@@ -156,7 +146,9 @@ def test_a_flood_meets_a_full_server_without_churning(tmp_path: Path) -> None:
 def test_a_waiting_connection_is_served_when_one_before_it_says_hello_or_closes(
     tmp_path: Path,
 ) -> None:
-    with _server(tmp_path, "--hello-timeout", "60", PHUX_MAX_HANDSHAKING_PER_PROCESS="2") as server:
+    with running_server(
+        tmp_path, "--hello-timeout", "60", PHUX_MAX_HANDSHAKING_PER_PROCESS="2"
+    ) as server:
         first, second, third, fourth, fifth = (_connect(server.socket) for _ in range(5))
         _hello(third)
         _hello(fifth)
@@ -189,7 +181,7 @@ def test_past_the_bound_the_newcomers_process_loses_its_oldest_waiting_one(
     """Past the bound of waiting connections, the newcomer's process loses its oldest
     waiting one; a process with none waiting takes it from the one with the most."""
     with (
-        _server(
+        running_server(
             tmp_path,
             "--hello-timeout",
             "60",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from attack.test_server_limits import _ping, _reply, limited_server
+from attack.test_server_limits import _ping, _reply
 from phux.client import Client, Deadline
 from phux.client.connection import Connection
 from phux.client.errors import ServerError
@@ -34,7 +34,7 @@ from phux.wire.frames import (
     TerminalList,
 )
 from replica.helpers import header_flood, read_bootstrap
-from server.harness import RawClient, ServerProcess, spawn
+from server.harness import RawClient, ServerProcess, running_server, spawn
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -59,7 +59,7 @@ def test_partial_frames_past_the_global_bound_are_refused_others_carry_on(
     frame_size = 12 * MiB
     held = 11 * MiB  # of each frame, sent and then held back
     bound = 40 * MiB
-    with limited_server(tmp_path, PHUX_MAX_PARTIAL_FRAMES=str(bound)) as server:
+    with running_server(tmp_path, PHUX_MAX_PARTIAL_FRAMES=str(bound)) as server:
         normal = RawClient(server.socket)
         normal.hello()
         baseline = _rss_kib(server)
@@ -258,7 +258,7 @@ def test_freed_memory_is_given_back_after_a_burst(tmp_path: Path) -> None:
     """glibc keeps freed heap mapped: the server gives it back once the burst is over,
     even when it had already trimmed while the burst grew (its RSS then stays flat
     while the memory is freed, so RSS alone cannot tell)."""
-    with limited_server(tmp_path, "--replicas", "off", PHUX_TRIM_INTERVAL="0.1") as server:
+    with running_server(tmp_path, "--replicas", "off", PHUX_TRIM_INTERVAL="0.1") as server:
         before = _rss_kib(server)
         peak, after = _heap_burst(server)
         assert peak > before + 100 * 1024, (before, peak)
@@ -267,7 +267,7 @@ def test_freed_memory_is_given_back_after_a_burst(tmp_path: Path) -> None:
 
 def test_a_paste_refused_by_the_bound_says_why(tmp_path: Path) -> None:
     """The library's client sees the refusal, not a lost connection."""
-    with limited_server(tmp_path, PHUX_MAX_PARTIAL_FRAMES=str(1 * MiB)) as server:
+    with running_server(tmp_path, PHUX_MAX_PARTIAL_FRAMES=str(1 * MiB)) as server:
         with Client(server.socket, env={}) as client:
             client.new("p", command=["cat"], cwd="/", deadline=Deadline.after(10))
             with pytest.raises(ServerError) as caught:

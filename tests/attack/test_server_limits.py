@@ -7,13 +7,11 @@ that whoever hits the limit gets a clear answer while everyone else is served.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from phux.server.log import THROTTLE_BURST
@@ -41,19 +39,9 @@ from phux.wire.frames import (
     Tombstone,
     Unsubscribe,
 )
-from server.harness import RawClient, ServerProcess
+from server.harness import RawClient, ServerProcess, running_server
 
 KiB = 1024
-
-
-@contextlib.contextmanager
-def limited_server(directory: Path, *args: str, **env: str) -> Iterator[ServerProcess]:
-    server = ServerProcess(directory, *args, env=dict(os.environ, **env))
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
 
 
 def _until_eof(client: RawClient, timeout: float = 5.0) -> list[object]:
@@ -80,7 +68,7 @@ def _ping(client: RawClient, token: int = 7) -> None:
 
 
 def test_a_connection_without_hello_is_closed_with_an_error(tmp_path: Path) -> None:
-    with limited_server(tmp_path, "--hello-timeout", "0.5") as server:
+    with running_server(tmp_path, "--hello-timeout", "0.5") as server:
         idle = RawClient(server.socket)
         talker = RawClient(server.socket)
         talker.hello()
@@ -110,7 +98,7 @@ def _admitted(server: ServerProcess, timeout: float = 5.0) -> RawClient:
 
 
 def test_the_connection_over_the_limit_gets_an_error_others_carry_on(tmp_path: Path) -> None:
-    with limited_server(tmp_path, "--max-connections", "3") as server:
+    with running_server(tmp_path, "--max-connections", "3") as server:
         clients = [_admitted(server) for _ in range(3)]
         extra = RawClient(server.socket)
         _ping(extra)  # refused at its HELLO, not before (a flooder would reconnect)
@@ -138,7 +126,7 @@ def test_the_connection_over_the_limit_gets_an_error_others_carry_on(tmp_path: P
 
 
 def test_a_huge_frame_before_hello_is_refused_at_once(tmp_path: Path) -> None:
-    with limited_server(tmp_path) as server:
+    with running_server(tmp_path) as server:
         client = RawClient(server.socket)
         # A 16 MiB LIST_TERMINALS, of which only the first KiB ever comes.
         kind = encode_frame(ListTerminals(request_id=1))[4:5]
@@ -153,7 +141,7 @@ def test_a_client_that_does_not_read_its_replies_is_no_longer_read(
     """Its requests wait while its replies do (proto.md §8): what the server holds for
     it stays bounded, others are served, and once it reads it gets every reply, in
     order, rather than being detached as a slow consumer with replies lost."""
-    with limited_server(tmp_path, PHUX_MAX_REPLY_BACKLOG=str(256 * KiB)) as server:
+    with running_server(tmp_path, PHUX_MAX_REPLY_BACKLOG=str(256 * KiB)) as server:
         client = RawClient(server.socket)
         client.hello()
         other = RawClient(server.socket)
@@ -222,7 +210,7 @@ def test_input_for_a_program_that_never_reads_is_capped(tmp_path: Path) -> None:
         "PHUX_MAX_TERMINAL_INPUT": str(384 * KiB),
         "PHUX_MAX_INPUT_TOTAL": str(640 * KiB),
     }
-    with limited_server(tmp_path, **env) as server:
+    with running_server(tmp_path, **env) as server:
         a, b, c = (RawClient(server.socket) for _ in range(3))
         for client in (a, b, c):
             client.hello()
@@ -253,7 +241,7 @@ def test_input_for_a_program_that_never_reads_is_capped(tmp_path: Path) -> None:
 
 
 def test_terminals_are_capped(tmp_path: Path) -> None:
-    with limited_server(tmp_path, PHUX_MAX_TERMINALS="2") as server:
+    with running_server(tmp_path, PHUX_MAX_TERMINALS="2") as server:
         client = RawClient(server.socket)
         client.hello()
         for rid in (1, 2, 3):
@@ -274,7 +262,7 @@ def test_terminals_are_capped(tmp_path: Path) -> None:
 def test_unread_connections_do_not_lock_others_out(tmp_path: Path) -> None:
     """Many idle half-open connections (the 20,000-connection attack, scaled down; one
     process may take the whole pool here, as many processes could)."""
-    with limited_server(
+    with running_server(
         tmp_path,
         "--hello-timeout",
         "0.3",
@@ -303,7 +291,7 @@ def test_unread_connections_do_not_lock_others_out(tmp_path: Path) -> None:
 
 def test_one_huge_frame_of_empty_fields_does_not_stall_other_clients(tmp_path: Path) -> None:
     """A 16 MiB LIST_TERMINALS of 5.5 M empty unknown fields blocked the loop for seconds."""
-    with limited_server(tmp_path) as server:
+    with running_server(tmp_path) as server:
         attacker = RawClient(server.socket, timeout=30)
         attacker.hello()
         probe = RawClient(server.socket)
@@ -342,7 +330,7 @@ def test_a_subscriber_that_never_reads_is_detached_others_get_everything(
 ) -> None:
     args = ("--subscriber-queue-bytes", str(1024 * KiB), "--replicas", "off")
     env = {"PHUX_MAX_CONNECTION_QUEUE": str(2048 * KiB)}
-    with limited_server(tmp_path, *args, **env) as server:
+    with running_server(tmp_path, *args, **env) as server:
         reader = RawClient(server.socket, timeout=30)
         reader.hello()
         deaf = RawClient(server.socket, timeout=30)
@@ -372,7 +360,7 @@ def test_connections_that_never_send_hello_never_lock_others_out(tmp_path: Path)
     oldest is closed for the newcomer, so a flood of them delays nobody by their HELLO
     timeout, and they do not count against --max-connections. (One process may take the
     whole pool here, as many processes could: its own share would park the flood.)"""
-    with limited_server(
+    with running_server(
         tmp_path,
         "--hello-timeout",
         "60",
@@ -440,7 +428,7 @@ def test_one_process_cannot_take_every_connection(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    with limited_server(
+    with running_server(
         tmp_path, "--max-connections", "20", PHUX_MAX_CONNECTIONS_PER_PROCESS="8"
     ) as server:
         holder = subprocess.Popen(
@@ -461,7 +449,7 @@ def test_one_process_cannot_take_every_connection(tmp_path: Path) -> None:
 
 
 def test_a_process_at_its_limit_may_connect_again_once_it_closes_one(tmp_path: Path) -> None:
-    with limited_server(tmp_path, PHUX_MAX_CONNECTIONS_PER_PROCESS="2") as server:
+    with running_server(tmp_path, PHUX_MAX_CONNECTIONS_PER_PROCESS="2") as server:
         first, second = _admitted(server), _admitted(server)
         third = RawClient(server.socket)
         third.send(Hello(client_name="raw", major=1, minor=0, patch=0))
@@ -476,7 +464,7 @@ def test_a_process_at_its_limit_may_connect_again_once_it_closes_one(tmp_path: P
 def test_the_limit_holds_for_connections_admitted_before_their_hello(tmp_path: Path) -> None:
     """Connections before HELLO do not count against --max-connections, so more may be
     open; their HELLOs past the limit are refused."""
-    with limited_server(tmp_path, "--max-connections", "3") as server:
+    with running_server(tmp_path, "--max-connections", "3") as server:
         waiting = [RawClient(server.socket) for _ in range(5)]
         replies = []
         for client in waiting:
@@ -494,7 +482,7 @@ def test_pipelined_requests_do_not_stall_other_clients(tmp_path: Path) -> None:
     reads nothing (issue 24 item 1): the server takes a turn for the others between
     its requests and stops reading it while its replies wait, so a probe's PING is
     answered at once throughout, not after the whole batch."""
-    with limited_server(tmp_path) as server:
+    with running_server(tmp_path) as server:
         owner = RawClient(server.socket)
         owner.hello()
         for i in range(60):
@@ -525,7 +513,7 @@ def test_a_client_pipelining_many_requests_gets_every_reply(tmp_path: Path) -> N
     """20,000 PINGs in one write from a client that reads its replies as they come: it
     is answered at the pace it reads, never detached as a slow consumer (its replies
     pass the reply backlog only because the server read all its requests at once)."""
-    with limited_server(tmp_path, PHUX_MAX_REPLY_BACKLOG=str(64 * KiB)) as server:
+    with running_server(tmp_path, PHUX_MAX_REPLY_BACKLOG=str(64 * KiB)) as server:
         client = RawClient(server.socket, timeout=30)
         client.hello()
         burst = b"".join(encode_frame(Ping(token=i)) for i in range(20_000))
@@ -546,7 +534,7 @@ def test_an_idle_connection_makes_room_for_a_new_client(tmp_path: Path) -> None:
     longest, once it has been silent for $PHUX_IDLE_CLOSE and holds nothing (issue 24
     item 4: a thousand parked connections no longer keep everyone out). One that follows
     events, or has spoken since, keeps its place; with none idle, the limit holds."""
-    with limited_server(tmp_path, "--max-connections", "3", PHUX_IDLE_CLOSE="1.0") as server:
+    with running_server(tmp_path, "--max-connections", "3", PHUX_IDLE_CLOSE="1.0") as server:
         watcher = _admitted(server)
         watcher.send(SubscribeEvents(request_id=1))
         assert isinstance(watcher.recv(), Ok)
