@@ -292,8 +292,8 @@ def test_wait_searches_output_read_with_its_bootstrap(
 @pytest.mark.xfail(
     strict=False,
     reason="failed once in a loaded clean-clone CI run (met false, the prompt after "
-    "FINISHED on screen): suspected a bootstrap from a checkpoint taken after the CR, "
-    "which cannot tell the scan that a CR was the last byte; not reproduced quiet",
+    "FINISHED on screen); cause not found: a bootstrap from a checkpoint taken after the "
+    "CR is one suspect, but replicas put away after 0.2 s did not reproduce it",
 )
 def test_wait_scans_on_from_a_bootstrap_that_ends_between_a_cr_and_its_lf(
     client: Client, monkeypatch: pytest.MonkeyPatch
