@@ -25,7 +25,7 @@ from phux.server.log import flush_throttled, log, setup_logging
 from phux.server.memory import return_freed_memory
 from phux.server.pty_process import raise_fd_limit, session_groups, signal_group
 from phux.server.state import ServerState
-from phux.server.waiting_room import WaitingRoom, default_bound
+from phux.server.waiting_room import Peer, WaitingRoom, default_bound
 from phux.wire.errors import DetachReason
 
 SEND_BUFFER_BYTES = 1024 * 1024
@@ -146,11 +146,11 @@ async def _accept_loop(
     config = state.config
     bound = config.max_parked or default_bound(config.max_terminals, config.max_connections)
 
-    def serve(stream: trio.SocketStream, pid: int) -> None:
+    def serve(stream: trio.SocketStream, peer: Peer) -> None:
         with contextlib.suppress(OSError):  # bigger batches per send; capped by wmem_max
             stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
-        turn_over = functools.partial(room.handshake_over, pid)
-        conn = ClientConnection(state, stream, server_id, handshake_over=turn_over)
+        turn_over = functools.partial(room.handshake_over, peer[0])
+        conn = ClientConnection(state, stream, server_id, peer, handshake_over=turn_over)
         state.nursery.start_soon(_guard, "connection", conn.run)
 
     room = WaitingRoom(config.max_handshaking_per_process, bound, serve)
@@ -165,10 +165,12 @@ async def _accept_loop(
                     await trio.sleep(0.1)
                     continue
                 try:
-                    pid = peer_credentials(stream.socket)[0]
-                except OSError:  # served at once: its connection refuses it, saying why
-                    pid = -1
-                room.arrive(stream, pid)
+                    pid, uid, _ = peer_credentials(stream.socket)
+                except OSError as exc:
+                    log.warning("refused connection: cannot read peer credentials: %s", exc)
+                    stream.socket.close()
+                    continue
+                room.arrive(stream, (pid, uid))
     finally:
         room.close()
 

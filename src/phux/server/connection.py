@@ -28,6 +28,7 @@ from phux.server.metadata import MetaSubscription, RequestError, check_key, entr
 from phux.server.state import ServerState, check_size, host_signal
 from phux.server.subscriber import Outbox, Source, Subscription
 from phux.server.terminal import Terminal
+from phux.server.waiting_room import Peer
 from phux.wire import (
     MAX_FRAME,
     PROTOCOL_VERSION,
@@ -168,6 +169,7 @@ class ClientConnection:
         state: ServerState[ClientConnection],
         stream: trio.SocketStream,
         server_id: str,
+        peer: Peer,
         handshake_over: Callable[[], None] | None = None,
     ) -> None:
         self.state = state
@@ -202,12 +204,12 @@ class ClientConnection:
         self._partial = 0
         """What this connection's incomplete frame counts in ``state.partial_bytes``."""
         self._lingering = FLUSH_TIMEOUT_S
-        self.peer = "?"
+        self.peer_pid, self.peer_uid = peer
+        """The peer process's pid and uid, read once on accepting (SO_PEERCRED)."""
+        self.peer = f"pid {self.peer_pid} uid {self.peer_uid}"
         self.connected_at = 0.0
         self.heard_at = 0.0
         """When its last frame was read (trio clock): what makes a connection idle."""
-        self.peer_pid = 0
-        self.peer_uid = -1
         self.client_name = ""
         self._handlers: dict[type[Frame], Callable[[Any], None]] = {
             Hello: self._hello,
@@ -337,14 +339,7 @@ class ClientConnection:
                 pass
 
     async def _check_peer(self) -> bool:
-        try:
-            pid, uid, _ = peer_credentials(self.stream.socket)
-        except OSError as exc:
-            log.warning("refused connection: cannot read peer credentials: %s", exc)
-            self.stream.socket.close()
-            return False
-        self.peer = f"pid {pid} uid {uid}"
-        self.peer_pid, self.peer_uid = pid, uid
+        uid = self.peer_uid
         if uid == os.geteuid():
             return True
         log.warning("refused connection from %s: not the server's uid %d", self.peer, os.geteuid())

@@ -37,6 +37,9 @@ from phux.wire import encode_frame
 from phux.wire.errors import ErrorCode
 from phux.wire.frames import Error
 
+Peer = tuple[int, int]
+"""A connection's peer process: its pid and uid (SO_PEERCRED)."""
+
 _DROPPED = encode_frame(
     Error(
         code=ErrorCode.HANDSHAKE_REQUIRED,
@@ -58,27 +61,28 @@ def default_bound(terminals: int, connections: int) -> int:
 class WaitingRoom:
     """Serves each process's connections ``share`` at a time before HELLO; parks the rest.
 
-    ``serve(stream, pid)`` starts serving a connection; the server tells the room
-    :meth:`handshake_over` once for each connection it served (at its HELLO, or at its
-    end if it never said HELLO)."""
+    ``serve(stream, peer)`` starts serving a connection from ``peer`` (its pid and uid,
+    read once on accepting); the server tells the room :meth:`handshake_over` once for
+    each connection it served (at its HELLO, or at its end if it never said HELLO)."""
 
     def __init__(
-        self, share: int, bound: int, serve: Callable[[trio.SocketStream, int], None]
+        self, share: int, bound: int, serve: Callable[[trio.SocketStream, Peer], None]
     ) -> None:
         self.share = share
         self.bound = bound
         self._serve = serve
         self._serving: Counter[int] = Counter()
         """Connections served and not past HELLO yet, by pid."""
-        self._parked: dict[int, deque[trio.SocketStream]] = {}
+        self._parked: dict[int, deque[tuple[trio.SocketStream, Peer]]] = {}
         self.parked = 0
         """Parked connections of every process together."""
 
-    def arrive(self, stream: trio.SocketStream, pid: int) -> None:
-        """A connection from process ``pid`` was accepted: serve it, or park it."""
+    def arrive(self, stream: trio.SocketStream, peer: Peer) -> None:
+        """A connection from ``peer`` was accepted: serve it, or park it."""
+        pid = peer[0]
         if self._serving[pid] < self.share:
             self._serving[pid] += 1
-            self._serve(stream, pid)
+            self._serve(stream, peer)
             return
         if self.parked >= self.bound:
             self._drop_oldest(pid if pid in self._parked else self._most_parked())
@@ -88,18 +92,13 @@ class WaitingRoom:
                 pid,
                 self.share,
             )
-        self._parked.setdefault(pid, deque()).append(stream)
+        self._parked.setdefault(pid, deque()).append((stream, peer))
         self.parked += 1
 
     def handshake_over(self, pid: int) -> None:
         """One of ``pid``'s served connections said HELLO or closed: its turn passes on."""
-        queue = self._parked.get(pid)
-        if queue:
-            stream = queue.popleft()
-            self.parked -= 1
-            if not queue:
-                del self._parked[pid]
-            self._serve(stream, pid)
+        if pid in self._parked:
+            self._serve(*self._oldest(pid))
             return
         self._serving[pid] -= 1
         if self._serving[pid] <= 0:
@@ -108,7 +107,7 @@ class WaitingRoom:
     def close(self) -> None:
         """Close every parked connection (the server stops)."""
         for queue in self._parked.values():
-            for stream in queue:
+            for stream, _ in queue:
                 stream.socket.close()
         self._parked.clear()
         self.parked = 0
@@ -116,12 +115,17 @@ class WaitingRoom:
     def _most_parked(self) -> int:
         return max(self._parked, key=lambda pid: len(self._parked[pid]))
 
-    def _drop_oldest(self, pid: int) -> None:
+    def _oldest(self, pid: int) -> tuple[trio.SocketStream, Peer]:
+        """Take ``pid``'s oldest parked connection out of the room."""
         queue = self._parked[pid]
-        stream = queue.popleft()
+        oldest = queue.popleft()
         self.parked -= 1
         if not queue:
             del self._parked[pid]
+        return oldest
+
+    def _drop_oldest(self, pid: int) -> None:
+        stream, _ = self._oldest(pid)
         log.info("closing a connection of pid %d: too many of its connections wait", pid)
         sock = stream.socket
         # Best effort and without waiting: the flooder may never read, and the room
