@@ -577,6 +577,7 @@ def test_the_layout_of_coloured_text_is_the_regexs_text_line_for_line(
     elif sample >= len(raw):  # (the sample held every sequence length there is)
         assert not only_cells
 
+
 def _names_flood(lines: int, numbers: bool = False) -> bytes:
     """ls --color's listing of names without digits (what the fast strip takes); with
     ``numbers``, some names hold a number (what only the layout strip takes)."""
@@ -587,8 +588,7 @@ def _names_flood(lines: int, numbers: bool = False) -> bytes:
     names = ["lorem", "ipsum.py"] + (["libfoo.so.6", "report-2024.txt"] if numbers else [])
     return "".join(
         "".join(
-            f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(names):<13}\x1b[0m "
-            for _ in range(5)
+            f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(names):<13}\x1b[0m " for _ in range(5)
         )
         + "\r\n"
         for _ in range(lines)
