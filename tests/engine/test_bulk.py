@@ -507,7 +507,10 @@ _TAKEN = st.sampled_from(
     ["\x1b[0m", "\x1b[m", "\x1b[01;34m", "\x1b[38:2::1:2:3m", "\x1b[K", "\x1b[0K", "\x1b[2X"]
 )
 _REFUSED = st.sampled_from(
-    ["\x1b[2J", "\x1b[?25l", "\x1b5[m", "\x1b[1[m", "\x1b[[m", "\x1b\x1b[m", "\x1b[3", "\x1b]0;t\a"]
+    [
+        *["\x1b[2J", "\x1b[?25l", "\x1b5[m", "\x1b[1[m", "\x1b[[m", "\x1b\x1b[m", "\x1b[3"],
+        *["\x1b]0;t\a", "\x1b[>4;1m", "\x1b[?1m"],  # (xterm's modifyOtherKeys is CSI > 4 ; 1 m)
+    ]
 )
 
 
@@ -616,6 +619,24 @@ def test_a_flood_of_names_with_numbers_is_laid_out_not_given_to_the_regex(
     slow.feed(data)
     assert laid
     assert None not in laid
+    assert _state(fast) == _state(slow)
+
+
+def test_a_flood_of_hyperlinked_names_goes_to_the_regex_without_a_layout_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ls --hyperlink's names (an OSC 8 string around each): the layout strip cannot
+    take OSC strings, and its sample tells so before it reads the whole flood."""
+    names = _names_flood(400, numbers=True).split(b"\x1b[0m ")
+    data = b"\x1b[0m ".join(b"\x1b]8;;file:///n\x1b\\" + name + b"\x1b]8;;\x1b\\" for name in names)
+    laid: list[bytes] = []
+    monkeypatch.setattr(_bulk, "_sgr_text_layout", lambda raw: laid.append(raw))
+    fast = Terminal(40, 5, history=50)
+    fast.feed(data)
+    slow = Terminal(40, 5, history=50)
+    slow.stream.bulk = False
+    slow.feed(data)
+    assert laid == []
     assert _state(fast) == _state(slow)
 
 
