@@ -859,14 +859,8 @@ def _wrapped_rows(
         rows.append((piece, (len(piece), (*within,), (*row_pens,)), at > 0))
 
 
-# An SGR's parameters and the text after it, up to the next ESC: what follows
-# each "ESC [" of a line of coloured text.
-_SGR_PART = "[0-9;:]*m[\x20-\x7e]*"
-
-
-@cache
-def _sgr_part() -> re.Pattern[str]:
-    return re.compile(_SGR_PART)
+# The parameter bytes of an SGR (those of _PARAMS).
+_PARAM_CHARS = "0123456789;:"
 
 
 @cache
@@ -899,7 +893,6 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
         return start
     sgr = screen.sgr
     select = screen._select_glyphs
-    sgr_part = _sgr_part().fullmatch
     text_part = _text_part().fullmatch
     # Attributes by number, so that keys hash a small int rather than a Cell.
     attrs_of: list[Cell] = [cursor.attrs]  # type: ignore[list-item]
@@ -907,6 +900,9 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
     # [attributes' number][piece] -> (number after, the cells of those attributes,
     # text, its length, its first cell)
     tables: list[dict[str, tuple[int, _Glyphs, str, int, Cell | None]]] = [{}]
+    # [attributes' number][an SGR's parameters] -> (number after, its cells): pieces
+    # differ by their text (names with numbers), an SGR's effect is computed once.
+    moves: list[dict[str, tuple[int, _Glyphs]]] = [{}]
     state = 0
     rows: list[tuple[str, Runs | None, bool]] = []
     at = start
@@ -932,22 +928,29 @@ def _styled_rows(stream: EngineStream, data: str, start: int, end: int) -> int:
             for part in parts[1:]:
                 got = tables[s].get(part)
                 if got is None:
-                    if sgr_part(part) is None:
-                        break
-                    m = part.index("m")
-                    cursor.attrs = attrs_of[s]  # type: ignore[assignment]
-                    try:
-                        sgr(part[:m])
-                    except Exception:  # (counted as an error by the stream)
-                        break
-                    after: Cell = cursor.attrs  # type: ignore[assignment]
-                    n = number.get(after)
-                    if n is None:
-                        n = number[after] = len(attrs_of)
-                        attrs_of.append(after)
-                        tables.append({})
+                    m = part.find("m")
                     text = part[m + 1 :]
-                    glyphs = select(after)
+                    if m < 0 or not (text.isascii() and text.isprintable()):
+                        break
+                    params = part[:m]
+                    move = moves[s].get(params)
+                    if move is None:
+                        if params.strip(_PARAM_CHARS):  # (another CSI: its final is before)
+                            break
+                        cursor.attrs = attrs_of[s]  # type: ignore[assignment]
+                        try:
+                            sgr(params)
+                        except Exception:  # (counted as an error by the stream)
+                            break
+                        after: Cell = cursor.attrs  # type: ignore[assignment]
+                        n = number.get(after)
+                        if n is None:
+                            n = number[after] = len(attrs_of)
+                            attrs_of.append(after)
+                            tables.append({})
+                            moves.append({})
+                        move = moves[s][params] = (n, select(after))
+                    n, glyphs = move
                     first = glyphs[text[0]] if text else None
                     got = tables[s][part] = (n, glyphs, text, len(text), first)
                 s, glyphs, text, size, first = got
