@@ -463,16 +463,22 @@ def test_coloured_lines_built_as_rows_same_as_drawing_every_byte(
     assert _state(fast) == _state(slow)
 
 
-def test_coloured_rows_are_built_until_a_line_that_is_not_plain() -> None:
+# Lines _styled_rows stops at: a control in text before an SGR or after one, a CSI
+# whose parameters int() reads but that is no SGR, an EL with an "m" after it.
+_NOT_PLAIN = ["\ty", "\x1b[31m\tz", "\x1b[+1mz", "\x1b[2Klorem"]
+
+
+@pytest.mark.parametrize("stop", _NOT_PLAIN)
+def test_coloured_rows_are_built_until_a_line_that_is_not_plain(stop: str) -> None:
     t = Terminal(COLS, ROWS, history=3)
     screen = t.screen
     assert _bulk._styled_rows(t.stream, "\x1b[1mab\r\n", 0, 9) == 0  # not at the bottom
     t.feed(b"\r\n" * ROWS)
     screen.sgr("1")
-    lines = ["\x1b[0mab\x1b[31mcd\x1b[0m", "", "\x1b[44m", "x" * COLS, "\x1b[0mlast", "\ty"]
+    lines = ["\x1b[0mab\x1b[31mcd\x1b[0m", "", "\x1b[44m", "x" * COLS, "\x1b[0mlast", stop]
     text = "".join(line + "\r\n" for line in lines)
     at = _bulk._styled_rows(t.stream, text, 0, len(text))
-    assert at == text.index("\ty")
+    assert at == text.index(stop)
     slow = Terminal(COLS, ROWS, history=3)
     slow.stream.bulk = False
     slow.feed(b"\r\n" * ROWS)
