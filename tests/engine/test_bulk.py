@@ -429,6 +429,23 @@ def test_line_lengths_counted_block_by_block(lines: list[str], block: int) -> No
         assert _bulk._lengths(text) == Counter(map(len, text.split("\r\n")))
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab\u00e9", max_size=14), max_size=30),
+    st.integers(1, 6),
+    st.integers(0, 4),
+)
+def test_wraps_of_lines_past_the_lines_that_fit(lines: list[str], cols: int, few: int) -> None:
+    """The regex that goes past the lines no wider than the screen, the wide ones
+    measured one by one and, past ``few`` of them, the rest at once: the wraps of
+    every line, as measuring each."""
+    text = "\r\n".join(lines)
+    wraps = sum((len(line) - 1) // cols for line in lines if len(line) > cols)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_bulk, "_FEW_WIDE", few)
+        assert _bulk._wraps_of_lines(text, cols) == wraps
+
+
 @pytest.mark.parametrize("extra", [0, 1, 2])
 def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
     # The cursor waits to wrap at the bottom right; the line after it wraps

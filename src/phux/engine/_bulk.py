@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Protocol
 
 from phux.engine._cells import SEM_INPUT
@@ -690,9 +690,7 @@ def _crlf_lines(
         j -= 1
     if acc < need:
         return feeds, -1, 0, 0
-    wraps = sum(
-        count * ((size - 1) // cols) for size, count in _lengths(visible).items() if size > cols
-    )
+    wraps = _wraps_of_lines(visible, cols)
     first = visible.find("\r\n")
     wraps -= (first - 1) // cols if first > cols else 0  # (counted below from x0)
     wraps -= (last - 1) // cols if last > cols else 0  # (after the cut in any case)
@@ -704,6 +702,41 @@ def _crlf_lines(
 # of one block reuse the memory of the last (one split of a whole 16 MiB feed
 # touches as much fresh memory again, ~40% slower).
 _BLOCK = 1 << 18
+
+
+# Past so many lines wider than the screen, the rest are counted all at once.
+_FEW_WIDE = 64
+
+
+@lru_cache(maxsize=8)
+def _fitting(cols: int) -> re.Pattern[str]:
+    """Lines no wider than ``cols``, each ended by CR LF, from where it starts (in text
+    whose every CR is one of a CR LF: "." takes a CR only to give it back)."""
+    return re.compile(f"(?:.{{0,{cols}}}\r\n)*+")
+
+
+def _wraps_of_lines(visible: str, cols: int) -> int:
+    """The autowraps the CR LF separated lines of ``visible`` (every CR and LF of it a
+    CR LF) make from column 0. A listing fits its screen but for a few lines: the regex
+    goes past the lines that fit (several times faster than measuring each line), and
+    the lines wider than the screen are measured one by one, or past a few, all the
+    rest at once."""
+    fit = _fitting(cols).match
+    n = len(visible)
+    wraps = 0
+    at = 0
+    for _ in range(_FEW_WIDE):
+        at = fit(visible, at).end()  # type: ignore[union-attr]
+        if at >= n:
+            return wraps
+        stop = visible.find("\r\n", at)
+        if stop < 0:  # the last line
+            stop = n
+        size = stop - at
+        wraps += (size - 1) // cols if size > cols else 0
+        at = stop + 2
+    rest = _lengths(visible[at:]) if at < n else Counter[int]()
+    return wraps + sum(count * ((size - 1) // cols) for size, count in rest.items() if size > cols)
 
 
 def _lengths(visible: str) -> Counter[int]:
