@@ -575,92 +575,20 @@ def test_sgrs_stripped_fast_as_the_regex_strips_them(region: str, sample: int) -
         assert fast.decode() == slow[0]
 
 
-# What a layout (_sgr_text_layout) makes of text: parameter bytes as "0", K and X as "m".
-_AS_LAID_OUT = str.maketrans("0123456789;:KX", "000000000000mm")
-
-
-@settings(max_examples=400, deadline=None)
-@given(_sgr_text(), st.integers(0, 40))
-def test_the_layout_of_coloured_text_is_the_regexs_text_line_for_line(
-    region: str, sample: int
-) -> None:
-    """The layout strip takes text whose every escape sequence is an SGR, EL or ECH,
-    numbers in its text or not, and leaves the regex's text with its parameter bytes
-    read "0" and its K and X "m" (so every line as long, every CR, LF and TAB in
-    place); a sequence of a length its sample lacks, or any other, makes it refuse."""
-    raw = region.encode()
-    saved = _bulk._SAMPLE
-    _bulk._SAMPLE = sample
-    try:
-        layout = _bulk._sgr_text_layout(raw)
-    finally:
-        _bulk._SAMPLE = saved
-    slow = _bulk._visible(region)
-    only_cells = slow is not None and "\x1b]" not in region
-    if layout is not None:
-        assert slow is not None and only_cells
-        assert layout.decode() == slow[0].translate(_AS_LAID_OUT)
-    elif sample >= len(raw):  # (the sample held every sequence length there is)
-        assert not only_cells
-
-
-def _names_flood(lines: int, numbers: bool = False) -> bytes:
-    """ls --color's listing of names without digits (what the fast strip takes); with
-    ``numbers``, some names hold a number (what only the layout strip takes)."""
+def _names_flood(lines: int) -> bytes:
+    """ls --color's listing of names without digits (what the fast strip takes)."""
     import random
 
     rng = random.Random(4)
     colours = ["01;34", "01;32", "00", "40;33;01"]
-    names = ["lorem", "ipsum.py"] + (["libfoo.so.6", "report-2024.txt"] if numbers else [])
     return "".join(
         "".join(
-            f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(names):<13}\x1b[0m " for _ in range(5)
+            f"\x1b[0m\x1b[{rng.choice(colours)}m{rng.choice(['lorem', 'ipsum.py']):<13}\x1b[0m "
+            for _ in range(5)
         )
         + "\r\n"
         for _ in range(lines)
     ).encode()
-
-
-def test_a_flood_of_names_with_numbers_is_laid_out_not_given_to_the_regex(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """ls --color's names with numbers, lines wider than the screen (their wraps count):
-    the layout strip takes the flood, and the state is that of drawing every byte."""
-    data = _names_flood(400, numbers=True)
-    laid: list[bytes | None] = []
-    layout = _bulk._sgr_text_layout
-
-    def counted(raw: bytes) -> bytes | None:
-        laid.append(layout(raw))
-        return laid[-1]
-
-    monkeypatch.setattr(_bulk, "_sgr_text_layout", counted)
-    fast = Terminal(40, 5, history=50)
-    fast.feed(data)
-    slow = Terminal(40, 5, history=50)
-    slow.stream.bulk = False
-    slow.feed(data)
-    assert laid
-    assert None not in laid
-    assert _state(fast) == _state(slow)
-
-
-def test_a_flood_of_hyperlinked_names_goes_to_the_regex_without_a_layout_first(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """ls --hyperlink's names (an OSC 8 string around each): the layout strip cannot
-    take OSC strings, and its sample tells so before it reads the whole flood."""
-    names = _names_flood(400, numbers=True).split(b"\x1b[0m ")
-    data = b"\x1b[0m ".join(b"\x1b]8;;file:///n\x1b\\" + name + b"\x1b]8;;\x1b\\" for name in names)
-    laid: list[bytes] = []
-    monkeypatch.setattr(_bulk, "_sgr_text_layout", lambda raw: laid.append(raw))
-    fast = Terminal(40, 5, history=50)
-    fast.feed(data)
-    slow = Terminal(40, 5, history=50)
-    slow.stream.bulk = False
-    slow.feed(data)
-    assert laid == []
-    assert _state(fast) == _state(slow)
 
 
 @pytest.mark.parametrize("inside", ["\x1b", "\x1b[", "\x1b[40;3"])

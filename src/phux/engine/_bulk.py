@@ -464,9 +464,7 @@ def _visible(
     """``region`` without its escape sequences and bells, and whether it held OSC
     strings or bells; None if it holds an escape sequence that does more than scroll.
     ``left``: what is left of ``region`` once printable ASCII is deleted, if it is
-    ASCII; ``raw``: ``region`` as bytes, if the caller has them (then the text may
-    come back as its layout, :func:`_sgr_text_layout`: the bulk path reads only the
-    lengths of its lines, its CRs, LFs and TABs)."""
+    ASCII; ``raw``: ``region`` as bytes, if the caller has them."""
     events = False
     visible = region
     if "\x1b" in region:
@@ -478,8 +476,6 @@ def _visible(
         dense = escapes > len(region) >> 6
         if dense and raw is not None and left is not None:
             fast = _plain_sgr_text(raw, escapes)
-            if fast is None and b"\x1b]" not in raw[:_SAMPLE]:  # (OSC strings: the regex)
-                fast = _sgr_text_layout(raw)
             if fast is not None:
                 return fast.decode("ascii"), b"\x07" in left
         if dense:
@@ -569,42 +565,6 @@ def _plain_sgr_text(raw: bytes, escapes: int) -> bytes | None:
     # the only "[" there is (one per ESC): what _params_in_text said is exact.
     # (Bytes between ESC and "[" make no CSI: they were refused as text's.)
     return text.translate(None, b"\x00\x07")
-
-
-def _sgr_text_layout(raw: bytes) -> bytes | None:
-    """The layout of ``raw`` (ASCII) without its escape sequences and bells, if each of
-    its ESCs starts an SGR, EL or ECH: its lines as long as the text's, its CRs, LFs
-    and TABs where the text has them, but its parameter bytes read "0" and its K and X
-    "m". Else None. For coloured text whose text holds numbers (``ls --color`` of
-    ``libfoo.so.6``, logs), which :func:`_plain_sgr_text` cannot take: only the
-    lengths of its lines matter to the bulk path.
-
-    In that layout ``ESC [ 0...0 m`` is exactly an SGR, EL or ECH with so many
-    parameter bytes (the byte after them is its final, and only m, K and X read "m"),
-    so each sequence length is one replace, whatever the colours: ls --color's seven
-    sequences are four (``0``, ``00``, ``01;34``, ``40;33;01``)."""
-    layout = raw.translate(_layout_table())
-    classes = Counter(_layout_cells().findall(layout[:_SAMPLE])).most_common(_COMMON)
-    for seq, _ in classes:
-        layout = layout.replace(seq, b"\x00" * len(seq))
-    if b"\x1b" in layout:  # another sequence, or one of a length the sample lacks
-        return None
-    return layout.translate(None, b"\x00\x07")
-
-
-@cache
-def _layout_table() -> bytes:
-    table = bytearray(range(256))
-    for byte in _PARAMS:
-        table[byte] = ord("0")
-    for byte in b"KX":
-        table[byte] = ord("m")
-    return bytes(table)
-
-
-@cache
-def _layout_cells() -> re.Pattern[bytes]:
-    return re.compile(b"\x1b\\[0*m")
 
 
 @cache
