@@ -695,16 +695,15 @@ def _wraps_of_lines(visible: str, cols: int) -> int:
         size = stop - at
         wraps += (size - 1) // cols if size > cols else 0
         at = stop + 2
-    rest = _lengths(visible[at:]) if at < n else Counter[int]()
+    rest = _lengths(visible, at) if at < n else Counter[int]()
     return wraps + sum(count * ((size - 1) // cols) for size, count in rest.items() if size > cols)
 
 
-def _lengths(visible: str) -> Counter[int]:
-    """How many of the CR LF separated lines of ``visible`` have each length."""
+def _lengths(visible: str, start: int = 0) -> Counter[int]:
+    """How many of the CR LF separated lines of ``visible[start:]`` have each length."""
     lengths: Counter[int] = Counter()
     update = lengths.update
     n = len(visible)
-    start = 0
     while start <= n:
         stop = visible.find("\r\n", start + _BLOCK)
         if stop < 0:
