@@ -74,12 +74,14 @@ def run(quick: bool) -> list[Measurement]:
         try:
             trees = {"tree": REPO / "src", "base": worktree / "src"}
             data = Path(tmp) / "flood"
-            start = {}
+            start: dict[str, int] = {}
             for name, make, cols, _target in floods:
                 data.write_bytes(make(FLOOD_FEED)[:FLOOD_FEED])
                 if not start:  # (start-up and reading the same size: once per tree)
                     start = {k: _instructions(src, data, cols, False) for k, src in trees.items()}
-                fed = {k: _instructions(src, data, cols, True) - start[k] for k, src in trees.items()}
+                fed = {
+                    k: _instructions(src, data, cols, True) - start[k] for k, src in trees.items()
+                }
                 out.append(
                     Measurement(
                         bench="instructions",
