@@ -695,8 +695,8 @@ def _wraps_of_lines(visible: str, cols: int) -> int:
         size = stop - at
         wraps += (size - 1) // cols if size > cols else 0
         at = stop + 2
-    rest = _lengths(visible, at) if at < n else Counter[int]()
-    return wraps + sum(count * ((size - 1) // cols) for size, count in rest.items() if size > cols)
+    rest = _lengths(visible, at).items()  # (none past the end)
+    return wraps + sum(count * ((size - 1) // cols) for size, count in rest if size > cols)
 
 
 def _lengths(visible: str, start: int = 0) -> Counter[int]:
@@ -851,8 +851,8 @@ def _wrapped_rows(
         rows.append((piece, (len(piece), (*within,), (*row_pens,)), at > 0))
 
 
-# The parameter bytes of an SGR (those of _PARAMS).
-_PARAM_CHARS = "0123456789;:"
+# The parameter bytes of an SGR, as text.
+_PARAM_CHARS = _PARAMS.decode()
 
 
 @cache
