@@ -51,8 +51,17 @@ from phux.engine._sgr import _sgr_run
 from phux.engine._widths import narrow_class
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from phux.engine._cells import Cell, Runs, _Glyphs
     from phux.engine._screen import EngineScreen
+
+_native_strip: Callable[[bytes], bytes | None] | None
+try:
+    # One pass where pure Python needs one per colour (setup.py, ARCHITECTURE.md).
+    from phux.engine._strip import strip as _native_strip
+except ImportError:  # not built (no compiler at install): the pure path below
+    _native_strip = None
 
 
 class EngineStream(Protocol):
@@ -468,6 +477,10 @@ def _visible(
     events = False
     visible = region
     if "\x1b" in region:
+        if raw is not None and left is not None and _native_strip is not None:
+            stripped = _native_strip(raw)
+            if stripped is not None:  # (else an OSC, or a sequence that does more)
+                return stripped.decode("ascii"), b"\x07" in left
         # Coloured output (ls --color) is a few SGRs over and over: a plain replace
         # is ~5x faster than the regex. Replaced by NULs, which text that only
         # scrolls never holds, so that no two pieces join into a sequence; removed

@@ -1,0 +1,106 @@
+/* The bulk path's strip in one pass (phux.engine._bulk, ARCHITECTURE.md "The
+ * native strip"): the text of a coloured flood without its SGR, EL and ECH
+ * sequences and bells.
+ *
+ * Pure Python needs a pass over the bytes per distinct sequence once the text
+ * holds digits (a digit of the text and a parameter of an SGR look alike to
+ * every context-free operation); this reads them once. It is optional: built
+ * where a compiler is, else _bulk's pure path, which is also the oracle of the
+ * property test that holds the two equal (tests/engine/test_bulk_strip.py).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#define ESC 0x1b
+#define BEL 0x07
+
+/* A CSI's parameter bytes: the digits, ":" and ";" (0x30-0x3b). */
+static inline int
+is_param(unsigned char c)
+{
+    return c >= '0' && c <= ';';
+}
+
+/* ESC "[" parameters and "m", "K" or "X" from each ESC of `data`, and every
+ * BEL, deleted; None if an ESC starts anything else (or is cut short). */
+static PyObject *
+strip(PyObject *module, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    const unsigned char *p = view.buf;
+    const unsigned char *end = p + view.len;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, view.len);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(out);
+    unsigned char *q = start;
+    while (p < end) {
+        const unsigned char *esc = memchr(p, ESC, (size_t)(end - p));
+        if (esc == NULL) {
+            esc = end;
+        }
+        memcpy(q, p, (size_t)(esc - p));
+        q += esc - p;
+        if (esc == end) {
+            break;
+        }
+        const unsigned char *s = esc + 1;
+        if (s == end || *s != '[') {
+            goto refuse;
+        }
+        for (s++; s < end && is_param(*s); s++) {
+        }
+        if (s == end || (*s != 'm' && *s != 'K' && *s != 'X')) {
+            goto refuse;
+        }
+        p = s + 1;
+    }
+    PyBuffer_Release(&view);
+    /* Bells are rare: taken out of what is left, in place, only if there are any. */
+    unsigned char *bel = memchr(start, BEL, (size_t)(q - start));
+    if (bel != NULL) {
+        unsigned char *w = bel;
+        for (const unsigned char *r = bel; r < q; r++) {
+            if (*r != BEL) {
+                *w++ = *r;
+            }
+        }
+        q = w;
+    }
+    if (_PyBytes_Resize(&out, q - start) < 0) {
+        return NULL;
+    }
+    return out;
+
+refuse:
+    PyBuffer_Release(&view);
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"strip", strip, METH_O,
+     "strip(data) -> bytes | None: data without its SGR, EL and ECH sequences and "
+     "bells; None if an ESC in it starts anything else."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    "phux.engine._strip",
+    "The bulk path's strip in one pass (see phux.engine._bulk).",
+    -1,
+    methods,
+};
+
+PyMODINIT_FUNC
+PyInit__strip(void)
+{
+    return PyModule_Create(&module);
+}
