@@ -5,8 +5,10 @@ answers to queries, in any chunking and across resizes."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from operator import eq
 from typing import Any
 
@@ -120,6 +122,32 @@ def _session(draw: st.DrawFn, other: bool) -> list[bytes | tuple[int, int]]:
     return chunked(draw, data, cuts=4, resize_one_in=6)
 
 
+# The strip of escape sequences: the native one-pass strip (phux/engine/_strip.c) and
+# the pure path it is checked against; each test parametrized by it runs on both.
+_STRIPS = ["native", "pure"]
+
+
+@contextmanager
+def _strip(path: str) -> Iterator[None]:
+    saved = _bulk._native_strip
+    if path == "native" and saved is None:
+        pytest.skip("the native strip is not built here (no compiler at install)")
+    if path == "pure":
+        _bulk._native_strip = None
+    try:
+        yield
+    finally:
+        _bulk._native_strip = saved
+
+
+def test_the_native_strip_is_built_where_ci_runs() -> None:
+    """CI's machines have a compiler: there the native strip must be built and
+    tested, not silently left to the pure path (setup.py makes it optional)."""
+    if os.environ.get("CI") != "true":
+        pytest.skip("only CI must have it")
+    assert _bulk._native_strip is not None
+
+
 def _run(session: list[bytes | tuple[int, int]], history: int, bulk: bool) -> Terminal:
     t = Terminal(COLS, ROWS, history=history)
     t.stream.bulk = bulk
@@ -191,12 +219,14 @@ def test_bulk_path_same_as_drawing_every_byte(
     assert _state(fast) == _state(slow)
 
 
+@pytest.mark.parametrize("strip", _STRIPS)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_session(other=False), st.sampled_from([0, 3, 20]))
 def test_floods_that_only_scroll_same_as_drawing_every_byte(
-    session: list[bytes | tuple[int, int]], history: int
+    strip: str, session: list[bytes | tuple[int, int]], history: int
 ) -> None:
-    fast = _run(session, history, bulk=True)
+    with _strip(strip):
+        fast = _run(session, history, bulk=True)
     slow = _run(session, history, bulk=False)
     assert _state(fast) == _state(slow)
 
@@ -466,16 +496,18 @@ def test_a_long_line_from_a_pending_wrap(extra: int) -> None:
         assert _state(fast) == _state(slow)
 
 
+@pytest.mark.parametrize("strip", _STRIPS)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.booleans().flatmap(lambda digits: coloured_session(digits)), st.sampled_from([0, 1, 3, 20])
 )
 def test_coloured_lines_built_as_rows_same_as_drawing_every_byte(
-    session: list[bytes | tuple[int, int]], history: int
+    strip: str, session: list[bytes | tuple[int, int]], history: int
 ) -> None:
-    """Coloured lines (their text with parameter bytes or without: the fast strip
-    takes the latter) end as drawing every byte leaves them."""
-    fast = _run(session, history, bulk=True)
+    """Coloured lines (their text with parameter bytes or without: the pure path's
+    fast strip takes the latter) end as drawing every byte leaves them."""
+    with _strip(strip):
+        fast = _run(session, history, bulk=True)
     slow = _run(session, history, bulk=False)
     assert _state(fast) == _state(slow)
 
@@ -504,14 +536,16 @@ def test_coloured_rows_are_built_until_a_line_that_is_not_plain(stop: str) -> No
     assert _state(t) == _state(slow)
 
 
+@pytest.mark.parametrize("strip", _STRIPS)
 @pytest.mark.parametrize("given", ["nothing", "left", "left and bytes"])
-def test_escapes_stripped_from_dense_text_never_join(given: str) -> None:
+def test_escapes_stripped_from_dense_text_never_join(given: str, strip: str) -> None:
     def visible(region: str) -> tuple[str, bool] | None:
         if given == "nothing":
             return _bulk._visible(region)
         raw = region.encode()
         left = raw.translate(None, _bulk._PRINTABLE)
-        return _bulk._visible(region, left, raw if given == "left and bytes" else None)
+        with _strip(strip):
+            return _bulk._visible(region, left, raw if given == "left and bytes" else None)
 
     assert visible("a\x1b[0mb\x1b[mc\x1b[1;31md\x07" * 40) == ("abcd" * 40, True)
     # Removing the resets would leave "\x1b[31m": the stream draws "1m" after a cut CSI.
@@ -532,7 +566,7 @@ _TAKEN = st.sampled_from(
 _REFUSED = st.sampled_from(
     [
         *["\x1b[2J", "\x1b[?25l", "\x1b5[m", "\x1b[1[m", "\x1b[[m", "\x1b\x1b[m", "\x1b[3"],
-        *["\x1b]0;t\a", "\x1b[>4;1m", "\x1b[?1m"],  # (xterm's modifyOtherKeys is CSI > 4 ; 1 m)
+        *["\x1b]0;t\a", "\x1b[>4;1m", "\x1b[?1m", "\x1bm", "\x1b7"],  # (xterm's modifyOtherKeys is CSI > 4 ; 1 m)
     ]
 )
 
@@ -609,9 +643,84 @@ def test_a_feed_cut_inside_a_colour_is_stripped_fast(
         return stripped[-1]
 
     monkeypatch.setattr(_bulk, "_plain_sgr_text", counted)
+    monkeypatch.setattr(_bulk, "_native_strip", None)  # (the pure path's fast strip)
     fast = Terminal(40, 5, history=50)
     fast.feed(data[:at])
     fast.feed(data[at:])
+    slow = Terminal(40, 5, history=50)
+    slow.stream.bulk = False
+    slow.feed(data)
+    assert len(stripped) == 2
+    assert None not in stripped
+    assert _state(fast) == _state(slow)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_sgr_text())
+def test_the_native_strip_strips_as_the_regex_strips(region: str) -> None:
+    """The native strip takes exactly the text whose every escape sequence is an
+    SGR, EL or ECH (an OSC is the pure path's, which reports its events), digits and
+    ";" in its text or not, and leaves what the regex leaves."""
+    with _strip("native"):
+        native = _bulk._native_strip
+        assert native is not None
+        stripped = native(region.encode())
+    slow = _bulk._visible(region)
+    takes = slow is not None and "\x1b]" not in region
+    assert (stripped is not None) == takes
+    if stripped is not None:
+        assert slow is not None
+        assert stripped.decode() == slow[0]
+
+
+@pytest.mark.parametrize(
+    ("raw", "stripped"),
+    [
+        (b"", b""),
+        (b"\x07", b""),
+        (b"a\x07\x07b\x1b[mc\x07", b"abc"),
+        (b"\x1b[0;1:2m\x1b[K\x1b[12X1;2m", b"1;2m"),
+        # Cut short at the end of the bytes: the stream keeps such a tail for the next
+        # feed, the strip must not read past it.
+        (b"ab\x1b", None),
+        (b"ab\x1b[", None),
+        (b"ab\x1b[12;", None),
+        (b"ab\x1b[1\x07m", None),  # (a bell inside is no SGR: the bells go after)
+        (b"\x1b[1mab\x1b(B", None),
+    ],
+)
+def test_the_native_strip_at_the_ends_of_its_bytes(raw: bytes, stripped: bytes | None) -> None:
+    with _strip("native"):
+        native = _bulk._native_strip
+        assert native is not None
+        assert native(raw) == stripped
+        # What lies past the end of the bytes given is not read: a view of the start
+        # of longer bytes that would go on into a sequence strips as the bytes alone.
+        for tail in (b"[", b"m", b"[m", b"1m"):
+            assert native(memoryview(raw + tail)[: len(raw)]) == stripped  # type: ignore[arg-type]
+        big = raw * 5000
+        assert native(big) == (None if stripped is None else stripped * 5000)
+
+
+def test_a_flood_cut_inside_a_colour_is_stripped_natively() -> None:
+    """ls --color's listing with numbers in its names, fed in two pieces cut inside
+    an SGR: the native strip takes each piece's text (the pure path would need a
+    pass per colour), and the state is that of drawing every byte."""
+    data = _names_flood(400).replace(b"lorem", b"lor3m")
+    at = data.index(b"\x1b[40;33;01m", len(data) // 2) + 5
+    stripped: list[bytes | None] = []
+    with _strip("native"):
+        native = _bulk._native_strip
+        assert native is not None
+
+        def counted(raw: bytes) -> bytes | None:
+            stripped.append(native(raw))
+            return stripped[-1]
+
+        _bulk._native_strip = counted
+        fast = Terminal(40, 5, history=50)
+        fast.feed(data[:at])
+        fast.feed(data[at:])
     slow = Terminal(40, 5, history=50)
     slow.stream.bulk = False
     slow.feed(data)
