@@ -687,6 +687,8 @@ def test_the_native_strip_strips_as_the_regex_strips(region: str) -> None:
         (b"ab\x1b[12;", None),
         (b"ab\x1b[1\x07m", None),  # (a bell inside is no SGR: the bells go after)
         (b"\x1b[1mab\x1b(B", None),
+        (b"\x1b]1m", None),  # (the byte after ESC is "[" or nothing is taken)
+        (b"\x1bMm", None),
     ],
 )
 def test_the_native_strip_at_the_ends_of_its_bytes(raw: bytes, stripped: bytes | None) -> None:
