@@ -7,6 +7,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import phux
+from phux.engine import _bulk
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,8 +35,10 @@ def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
     assert backend == "setuptools", requirement
     assert int(version("setuptools").split(".")[0]) >= int(floor), version("setuptools")
     src = tmp_path / "src"
-    shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    # (without the editable install's compiled strip: the wheel's build compiles its own)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.so")
+    shutil.copytree(ROOT / "src", src, ignore=ignore)
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         if (ROOT / name).exists():
             shutil.copy(ROOT / name, tmp_path / name)
     out = tmp_path / "dist"
@@ -63,5 +66,9 @@ def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
         "phux/py.typed",
         "phux/shell_integration/bash/phux.bash",
         "phux/shell_integration/zsh/.zshenv",
+        "phux/engine/_strip.pyi",
     }
     assert wanted <= names, sorted(wanted - names)
+    # The native strip (optional: only where this install could compile it too).
+    if _bulk._native_strip is not None:
+        assert any(n.startswith("phux/engine/_strip.") and n.endswith(".so") for n in names)

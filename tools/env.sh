@@ -6,7 +6,9 @@ if [ ! -x "$root/.venv/bin/python" ]; then
     "$py" -m venv "$root/.venv"
 fi
 stamp="$root/.venv/.phux-installed"
-if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+# (setup.py and the C it builds: the editable install compiles the native strip once)
+if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ] || [ "$root/setup.py" -nt "$stamp" ] ||
+    [ "$root/src/phux/engine/_strip.c" -nt "$stamp" ]; then
     "$root/.venv/bin/python" -m pip install -q --upgrade pip >/dev/null
     "$root/.venv/bin/python" -m pip install -q -e "$root[dev]"
     touch "$stamp"
