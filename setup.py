@@ -1,5 +1,5 @@
 """What pyproject.toml cannot yet say but experimentally: the bulk path's one-pass strip
-(ARCHITECTURE.md, "The native strip"). Optional: where it does not build, phux runs on
+(ARCHITECTURE.md, "Keeping up with floods"). Optional: where it does not build, phux runs on
 the pure-Python path it is checked against."""
 
 from setuptools import Extension, setup

@@ -1,12 +1,12 @@
-/* The bulk path's strip in one pass (phux.engine._bulk, ARCHITECTURE.md "The
- * native strip"): the text of a coloured flood without its SGR, EL and ECH
- * sequences and bells.
+/* The bulk path's strip in one pass (phux.engine._bulk; ARCHITECTURE.md,
+ * "Keeping up with floods"): the text of a coloured flood without its SGR, EL
+ * and ECH sequences and bells.
  *
  * Pure Python needs a pass over the bytes per distinct sequence once the text
  * holds digits (a digit of the text and a parameter of an SGR look alike to
  * every context-free operation); this reads them once. It is optional: built
  * where a compiler is, else _bulk's pure path, which is also the oracle of the
- * property test that holds the two equal (tests/engine/test_bulk_strip.py).
+ * property test that holds the two equal (tests/engine/test_bulk.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
