@@ -566,7 +566,8 @@ _TAKEN = st.sampled_from(
 _REFUSED = st.sampled_from(
     [
         *["\x1b[2J", "\x1b[?25l", "\x1b5[m", "\x1b[1[m", "\x1b[[m", "\x1b\x1b[m", "\x1b[3"],
-        *["\x1b]0;t\a", "\x1b[>4;1m", "\x1b[?1m", "\x1bm", "\x1b7"],  # (xterm's modifyOtherKeys is CSI > 4 ; 1 m)
+        # (xterm's modifyOtherKeys is CSI > 4 ; 1 m; ESC 7 saves the cursor)
+        *["\x1b]0;t\a", "\x1b[>4;1m", "\x1b[?1m", "\x1bm", "\x1b7"],
     ]
 )
 
