@@ -28,7 +28,9 @@ the PTY's rate swings several times over between runs, so one best run of each m
 ratio that swung as much). Targets (issue 28): ``ls --color`` at least half the PTY's
 rate, plain text at least 0.8x. Each flood also reads with the checkpoint the replica
 writes after every such feed (its work per feed, for the lag a replica keeps; no target
-of its own). Two floods are also fed as a client's mirror takes them (its 10 000 rows of
+of its own). Two coloured floods are also read on the pure-Python strip an install
+without a compiler runs (no target: what the fallback costs). Two floods are also fed
+as a client's mirror takes them (its 10 000 rows of
 history, its 4 MiB feeds, and 16 MiB while wait or watch scan a plain flood; no target
 of their own either). Reflow on resize (issue 25, ``--resize`` alone): a 100-column pane
 holding 2000 rows of history (a replica's) of 100-column text narrowed, widened and
@@ -53,7 +55,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -494,6 +496,26 @@ _FLOODS: list[tuple[str, Callable[[int], bytes], int, str]] = [
     ("progress bar (CR repaints, no line feed)", _progress_bar, COLS, ">= 0.5x"),
     ("base64 -w 0 (one line, no line feed)", _endless_line, COLS, ">= 0.5x"),
 ]
+# The same floods on the pure-Python strip, as an install without a compiler runs them
+# (no target: the targets are the native strip's; this says what the fallback costs).
+_PURE: list[tuple[str, Callable[[int], bytes], int]] = [
+    ("ls --color", _ls_color, COLS),
+    ("ls --color, names with numbers", functools.partial(_ls_color, digits=True), COLS),
+]
+
+
+@contextlib.contextmanager
+def _pure_strip() -> Iterator[None]:
+    from phux.engine import _bulk
+
+    saved = _bulk._native_strip
+    _bulk._native_strip = None
+    try:
+        yield
+    finally:
+        _bulk._native_strip = saved
+
+
 # What a client's mirror keeps (wait, watch, the MCP adapter's warm mirrors), and the
 # feeds it makes: 4 MiB (HOLD_BYTES) when its engine is read, 16 MiB (FLOOD_HOLD_BYTES)
 # while wait or watch scan a plain flood (client/line_scan.py).
@@ -513,6 +535,11 @@ def _floods(quick: bool, only: str = "", repeat: int = 0) -> list[Measurement]:
         for name, make, cols, target in _FLOODS:
             if only in name:
                 out.extend(_flood(name, make(size), repeat, cols, target))
+        for name, make, cols in _PURE:
+            if only in name:
+                what = f"{name}, without the native strip"
+                with _pure_strip():
+                    out.extend(_flood(what, make(size), repeat, cols))
         for name, make, cols, hold in _MIRRORED:
             if only in name:
                 out.append(_mirror_flood(name, make(size), repeat, cols, hold))
