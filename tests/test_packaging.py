@@ -7,7 +7,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import phux
-from phux.engine import _bulk
+from phux.engine import native_strip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,5 +70,5 @@ def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
     }
     assert wanted <= names, sorted(wanted - names)
     # The native strip (optional: only where this install could compile it too).
-    if _bulk._native_strip is not None:
+    if native_strip.strip is not None:
         assert any(n.startswith("phux/engine/_strip.") and n.endswith(".so") for n in names)

@@ -8,10 +8,12 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from phux.client import line_scan
 from phux.client.line_scan import MAX_CARRY, LineScan, plain_text
-from phux.engine import Terminal
+from phux.engine import Terminal, native_strip
 
 NEEDLE = "RESULT-42"
 COLOURS = [b"\x1b[0m", b"\x1b[01;34m", b"\x1b[m", b"\x1b[38;5;208m", b"\x1b[1;31m"]
@@ -91,6 +93,34 @@ def test_the_line_the_cursor_is_on_counts() -> None:
     ended = LineScan(lambda line: NEEDLE in line)
     ended.start(prefix)
     assert ended.feed(b"ULT-42\r\nnext") is True  # (and the line once ended)
+
+
+# Pieces of output: plain text (digits too), line ends, SGRs, and what is not plain
+# (EL and ECH, which the engine's strip takes but plain text may not hold, a bell,
+# other sequences, cut ones, a NUL, UTF-8).
+_PIECES = st.sampled_from(
+    [
+        *[b"ab", b"12;3", b"m", b" ", b"\r\n", b"\r", b"\n", b"\x1b[0m", b"\x1b[01;34m"],
+        *[b"\x1b[m", b"\x1b[38:2::1:2:3m", b"\x1b[K", b"\x1b[2X", b"\x07", b"\x1b[2J"],
+        *[b"\x1b", b"\x1b[", b"\x1b[1", b"\x1bm", b"\x1b]0;t\x07", b"\x00", b"\xc3\xa9"],
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=24).map(b"".join))
+def test_plain_text_reads_alike_on_the_native_strip_and_without(data: bytes) -> None:
+    """plain_text on the engine's native strip (where built) takes and leaves what the
+    pure path does: SGRs removed, anything else that is not plain refused."""
+    if native_strip.strip is None:
+        pytest.skip("the native strip is not built here (no compiler at install)")
+    native = plain_text(data)
+    saved, native_strip.strip = native_strip.strip, None
+    try:
+        pure = plain_text(data)
+    finally:
+        native_strip.strip = saved
+    assert native == pure
 
 
 def test_what_is_not_plain_stops_the_scan() -> None:

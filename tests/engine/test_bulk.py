@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phux.engine import Terminal, _bulk, _stream
+from phux.engine import Terminal, _bulk, _stream, native_strip
 from phux.engine._cells import Cell, _LazyLine, _TextLine
 from phux.engine.checkpoint import write_checkpoint
 
@@ -129,15 +129,15 @@ _STRIPS = ["native", "pure"]
 
 @contextmanager
 def _strip(path: str) -> Iterator[None]:
-    saved = _bulk._native_strip
+    saved = native_strip.strip
     if path == "native" and saved is None:
         pytest.skip("the native strip is not built here (no compiler at install)")
     if path == "pure":
-        _bulk._native_strip = None
+        native_strip.strip = None
     try:
         yield
     finally:
-        _bulk._native_strip = saved
+        native_strip.strip = saved
 
 
 def test_the_native_strip_is_built_where_ci_runs() -> None:
@@ -145,7 +145,7 @@ def test_the_native_strip_is_built_where_ci_runs() -> None:
     tested, not silently left to the pure path (setup.py makes it optional)."""
     if os.environ.get("CI") != "true":
         pytest.skip("only CI must have it")
-    assert _bulk._native_strip is not None
+    assert native_strip.strip is not None
 
 
 def _run(session: list[bytes | tuple[int, int]], history: int, bulk: bool) -> Terminal:
@@ -644,7 +644,7 @@ def test_a_feed_cut_inside_a_colour_is_stripped_fast(
         return stripped[-1]
 
     monkeypatch.setattr(_bulk, "_plain_sgr_text", counted)
-    monkeypatch.setattr(_bulk, "_native_strip", None)  # (the pure path's fast strip)
+    monkeypatch.setattr(native_strip, "strip", None)  # (the pure path's fast strip)
     fast = Terminal(40, 5, history=50)
     fast.feed(data[:at])
     fast.feed(data[at:])
@@ -663,7 +663,7 @@ def test_the_native_strip_strips_as_the_regex_strips(region: str) -> None:
     SGR, EL or ECH (an OSC is the pure path's, which reports its events), digits and
     ";" in its text or not, and leaves what the regex leaves."""
     with _strip("native"):
-        native = _bulk._native_strip
+        native = native_strip.strip
         assert native is not None
         stripped = native(region.encode())
     slow = _bulk._visible(region)
@@ -694,7 +694,7 @@ def test_the_native_strip_strips_as_the_regex_strips(region: str) -> None:
 )
 def test_the_native_strip_at_the_ends_of_its_bytes(raw: bytes, stripped: bytes | None) -> None:
     with _strip("native"):
-        native = _bulk._native_strip
+        native = native_strip.strip
         assert native is not None
         assert native(raw) == stripped
         # What lies past the end of the bytes given is not read: a view of the start
@@ -713,14 +713,14 @@ def test_a_flood_cut_inside_a_colour_is_stripped_natively() -> None:
     at = data.index(b"\x1b[40;33;01m", len(data) // 2) + 5
     stripped: list[bytes | None] = []
     with _strip("native"):
-        native = _bulk._native_strip
+        native = native_strip.strip
         assert native is not None
 
         def counted(raw: bytes) -> bytes | None:
             stripped.append(native(raw))
             return stripped[-1]
 
-        _bulk._native_strip = counted
+        native_strip.strip = counted
         fast = Terminal(40, 5, history=50)
         fast.feed(data[:at])
         fast.feed(data[at:])

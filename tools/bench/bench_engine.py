@@ -506,14 +506,14 @@ _PURE: list[tuple[str, Callable[[int], bytes], int]] = [
 
 @contextlib.contextmanager
 def _pure_strip() -> Iterator[None]:
-    from phux.engine import _bulk
+    from phux.engine import native_strip
 
-    saved = _bulk._native_strip
-    _bulk._native_strip = None
+    saved = native_strip.strip
+    native_strip.strip = None
     try:
         yield
     finally:
-        _bulk._native_strip = saved
+        native_strip.strip = saved
 
 
 # What a client's mirror keeps (wait, watch, the MCP adapter's warm mirrors), and the

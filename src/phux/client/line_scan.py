@@ -26,6 +26,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from phux.engine import native_strip
+
 _SGR = re.compile(rb"\x1b\[[0-9;:]*m")
 # An SGR cut by the end of the bytes seen so far.
 _CUT_SGR = re.compile(rb"\x1b(?:\[[0-9;:]*)?\Z")
@@ -52,7 +54,18 @@ def plain_text(data: bytes) -> str | None:
     CR just before an LF, every LF just after a CR); None otherwise."""
     if b"\x00" in data:
         return None
-    if b"\x1b" in data:
+    strip = native_strip.strip
+    if b"\x1b" in data and strip is not None:
+        # One native pass (ARCHITECTURE.md, "Keeping up with floods"). It deletes bells,
+        # which plain text has none of, and takes SGRs only: EL, ECH and any other
+        # sequence make it None.
+        if b"\x07" in data:
+            return None
+        stripped = strip(data, b"m")
+        if stripped is None:
+            return None
+        data = stripped
+    elif b"\x1b" in data:
         # Replaced by NULs first, which no plain text holds, so that no two pieces
         # join into a sequence that was not there; removed last.
         for seq, count in Counter(_SGR.findall(data, 0, _SAMPLE)).most_common(_COMMON):

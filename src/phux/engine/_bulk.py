@@ -44,6 +44,7 @@ from collections import Counter
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Protocol
 
+from phux.engine import native_strip
 from phux.engine._cells import SEM_INPUT
 from phux.engine._pyte import charsets as cs
 from phux.engine._pyte import modes as mo
@@ -51,17 +52,8 @@ from phux.engine._sgr import _sgr_run
 from phux.engine._widths import narrow_class
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from phux.engine._cells import Cell, Runs, _Glyphs
     from phux.engine._screen import EngineScreen
-
-_native_strip: Callable[[bytes], bytes | None] | None
-try:
-    # One pass where pure Python needs one per colour (setup.py, ARCHITECTURE.md).
-    from phux.engine._strip import strip as _native_strip
-except ImportError:  # not built (no compiler at install): the pure path below
-    _native_strip = None
 
 
 class EngineStream(Protocol):
@@ -477,8 +469,10 @@ def _visible(
     events = False
     visible = region
     if "\x1b" in region:
-        if raw is not None and left is not None and _native_strip is not None:
-            stripped = _native_strip(raw)
+        # One native pass where pure Python needs one per colour (ARCHITECTURE.md).
+        strip = native_strip.strip
+        if raw is not None and left is not None and strip is not None:
+            stripped = strip(raw)
             if stripped is not None:  # (else an OSC, or a sequence that does more)
                 return stripped.decode("ascii"), b"\x07" in left
         # Coloured output (ls --color) is a few SGRs over and over: a plain replace

@@ -22,13 +22,28 @@ is_param(unsigned char c)
     return c >= '0' && c <= ';';
 }
 
-/* ESC "[" parameters and "m", "K" or "X" from each ESC of `data`, and every
- * BEL, deleted; None if an ESC starts anything else (or is cut short). */
+/* ESC "[" parameters and a final of `finals` ("m", "K" or "X" if not given)
+ * from each ESC of `data`, and every BEL, deleted; None if an ESC starts
+ * anything else (or is cut short). */
 static PyObject *
-strip(PyObject *module, PyObject *arg)
+strip(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+    const char *finals = "mKX";
+    Py_ssize_t nfinals = 3;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "strip(data, finals=b'mKX')");
+        return NULL;
+    }
+    if (nargs == 2) {
+        if (!PyBytes_Check(args[1])) {
+            PyErr_SetString(PyExc_TypeError, "finals must be bytes");
+            return NULL;
+        }
+        finals = PyBytes_AS_STRING(args[1]);
+        nfinals = PyBytes_GET_SIZE(args[1]);
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
         return NULL;
     }
     const unsigned char *p = view.buf;
@@ -56,7 +71,7 @@ strip(PyObject *module, PyObject *arg)
         }
         for (s++; s < end && is_param(*s); s++) {
         }
-        if (s == end || (*s != 'm' && *s != 'K' && *s != 'X')) {
+        if (s == end || memchr(finals, *s, (size_t)nfinals) == NULL) {
             goto refuse;
         }
         p = s + 1;
@@ -85,9 +100,10 @@ refuse:
 }
 
 static PyMethodDef methods[] = {
-    {"strip", strip, METH_O,
-     "strip(data) -> bytes | None: data without its SGR, EL and ECH sequences and "
-     "bells; None if an ESC in it starts anything else."},
+    {"strip", (PyCFunction)(void (*)(void))strip, METH_FASTCALL,
+     "strip(data, finals=b'mKX') -> bytes | None: data without its bells and its "
+     "CSIs of parameter bytes only ending in one of finals (SGR, EL and ECH); "
+     "None if an ESC in it starts anything else."},
     {NULL, NULL, 0, NULL},
 };
 
