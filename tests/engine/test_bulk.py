@@ -705,6 +705,23 @@ def test_the_native_strip_at_the_ends_of_its_bytes(raw: bytes, stripped: bytes |
         assert native(big) == (None if stripped is None else stripped * 5000)
 
 
+def test_the_native_strip_takes_only_the_finals_it_is_given() -> None:
+    with _strip("native"):
+        native = native_strip.strip
+        assert native is not None
+        assert native(b"a\x1b[1mb\x07\x1b[0Kc\x1b[2X", b"mKX") == b"abc"
+        assert native(b"a\x1b[1mb\x07c", b"m") == b"abc"
+        assert native(b"a\x1b[1mb\x1b[0Kc", b"m") is None
+        assert native(b"a\x1b[2Xb", b"mK") is None
+        assert native(b"a\x1b[mb", b"") is None
+        with pytest.raises(TypeError):
+            native(b"a", "m")  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            native("a")  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            native(b"a", b"m", b"K")  # type: ignore[call-arg]
+
+
 def test_a_flood_cut_inside_a_colour_is_stripped_natively() -> None:
     """ls --color's listing with numbers in its names, fed in two pieces cut inside
     an SGR: the native strip takes each piece's text (the pure path would need a
