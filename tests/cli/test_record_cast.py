@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from phux.engine import Terminal
+from server.harness import interruptible
 
 from .test_e2e import Phux, phux  # noqa: F401  (the module-scoped server fixture)
 
@@ -87,13 +88,6 @@ def replays_to_the_screen(phux: Phux, pane: str, cast: Path) -> dict[str, Any]: 
     return screen
 
 
-def _interruptible() -> None:
-    # As a terminal's foreground job is: a test run started in the background by a
-    # shell without job control (`cmd &` in a script, as a CI runner may be) ignores
-    # SIGINT, and a child inherits that, so Ctrl-C would never reach the recorder.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start_recorder(phux: Phux, *args: str) -> subprocess.Popen[str]:  # noqa: F811
     return subprocess.Popen(
         [sys.executable, "-m", "phux", "record", *args],
@@ -102,7 +96,7 @@ def start_recorder(phux: Phux, *args: str) -> subprocess.Popen[str]:  # noqa: F8
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_interruptible,
+        preexec_fn=interruptible,
     )
 
 

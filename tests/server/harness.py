@@ -103,6 +103,14 @@ class ServerProcess:
             proc.stderr.close()
 
 
+def interruptible() -> None:
+    """A child's ``preexec_fn``: SIGINT as a terminal's foreground job has it. A test run
+    started in the background by a shell without job control (``cmd &`` in a script, as a
+    CI runner may be) ignores SIGINT, and a child inherits that: Ctrl-C (a test's SIGINT)
+    would never reach, say, a recorder."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def accepts(path: Path) -> bool:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

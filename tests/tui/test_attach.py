@@ -13,7 +13,7 @@ import pytest
 
 from phux.client import Deadline
 from phux.client.connection import Connection
-from server.harness import paste_in_background
+from server.harness import interruptible, paste_in_background
 
 from .conftest import PhuxServer, Tmux, clean_env, needs_tmux
 
@@ -599,6 +599,7 @@ def test_a_recording_with_input_holds_the_person_and_the_agent(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,  # (stopped by SIGINT below)
     )
     try:
         deadline = time.monotonic() + 20
