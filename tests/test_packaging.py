@@ -1,3 +1,4 @@
+import os
 import shutil
 import subprocess
 import sys
@@ -23,8 +24,9 @@ def test_python_dash_m_reports_version() -> None:
     assert phux.__version__ in out.stdout
 
 
-def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
-    """The files read at run time through importlib.resources are in the wheel.
+def _wheel_names(tmp_path: Path, **env: str) -> set[str]:
+    """The files of the wheel built from this tree (``env``: more of the build's
+    environment).
 
     Built by the build-system's backend as installed here (the test extra holds it):
     an isolated build would download setuptools into a fresh environment every run."""
@@ -58,9 +60,19 @@ def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
         capture_output=True,
         check=True,
         timeout=300,
+        env={**os.environ, **env},
     )
     (wheel,) = out.glob("phux-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
+    return set(zipfile.ZipFile(wheel).namelist())
+
+
+def _native(names: set[str]) -> bool:
+    return any(n.startswith("phux/engine/_strip.") and n.endswith(".so") for n in names)
+
+
+def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
+    """The files read at run time through importlib.resources are in the wheel."""
+    names = _wheel_names(tmp_path)
     wanted = {f"phux/skill/{level}.md" for level in ("quick", "agent", "full")}
     wanted |= {
         "phux/py.typed",
@@ -71,4 +83,12 @@ def test_wheel_carries_the_package_data(tmp_path: Path) -> None:
     assert wanted <= names, sorted(wanted - names)
     # The native strip (optional: only where this install could compile it too).
     if native_strip.strip is not None:
-        assert any(n.startswith("phux/engine/_strip.") and n.endswith(".so") for n in names)
+        assert _native(names)
+
+
+def test_a_wheel_builds_without_a_compiler(tmp_path: Path) -> None:
+    """The native strip is optional: where no compiler runs, the wheel still builds,
+    without it (phux then runs on the pure path; native_strip.strip is None)."""
+    names = _wheel_names(tmp_path, CC="false", LDSHARED="false")
+    assert "phux/engine/native_strip.py" in names
+    assert not _native(names)
