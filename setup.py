@@ -1,4 +1,4 @@
-"""What pyproject.toml cannot yet say but experimentally: the bulk path's one-pass strip
+"""What pyproject.toml cannot yet say but experimentally: the engine's one-pass strip
 (ARCHITECTURE.md, "Keeping up with floods"). Optional: where it does not build, phux runs on
 the pure-Python path it is checked against."""
 

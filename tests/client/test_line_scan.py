@@ -115,11 +115,8 @@ def test_plain_text_reads_alike_on_the_native_strip_and_without(data: bytes) -> 
     if native_strip.strip is None:
         pytest.skip("the native strip is not built here (no compiler at install)")
     native = plain_text(data)
-    saved, native_strip.strip = native_strip.strip, None
-    try:
+    with native_strip.pure_path():
         pure = plain_text(data)
-    finally:
-        native_strip.strip = saved
     assert native == pure
 
 

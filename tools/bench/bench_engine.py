@@ -55,13 +55,13 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyte
 
-from phux.engine import Terminal
+from phux.engine import Terminal, native_strip
 from tools.bench.harness import Measurement, OtherLoad
 
 COLS, ROWS, HISTORY = 120, 40, 10_000
@@ -504,18 +504,6 @@ _PURE: list[tuple[str, Callable[[int], bytes], int]] = [
 ]
 
 
-@contextlib.contextmanager
-def _pure_strip() -> Iterator[None]:
-    from phux.engine import native_strip
-
-    saved = native_strip.strip
-    native_strip.strip = None
-    try:
-        yield
-    finally:
-        native_strip.strip = saved
-
-
 # What a client's mirror keeps (wait, watch, the MCP adapter's warm mirrors), and the
 # feeds it makes: 4 MiB (HOLD_BYTES) when its engine is read, 16 MiB (FLOOD_HOLD_BYTES)
 # while wait or watch scan a plain flood (client/line_scan.py).
@@ -538,7 +526,7 @@ def _floods(quick: bool, only: str = "", repeat: int = 0) -> list[Measurement]:
         for name, make, cols in _PURE:
             if only in name:
                 what = f"{name}, without the native strip"
-                with _pure_strip():
+                with native_strip.pure_path():
                     out.extend(_flood(what, make(size), repeat, cols))
         for name, make, cols, hold in _MIRRORED:
             if only in name:

@@ -54,33 +54,36 @@ def plain_text(data: bytes) -> str | None:
     CR just before an LF, every LF just after a CR); None otherwise."""
     if b"\x00" in data:
         return None
-    strip = native_strip.strip
-    if b"\x1b" in data and strip is not None:
-        # One native pass (ARCHITECTURE.md, "Keeping up with floods"). It deletes bells,
-        # which plain text has none of, and takes SGRs only: EL, ECH and any other
-        # sequence make it None.
-        if b"\x07" in data:
-            return None
-        stripped = strip(data, b"m")
+    if b"\x1b" in data:
+        stripped = _without_sgrs(data)
         if stripped is None:
             return None
         data = stripped
-    elif b"\x1b" in data:
-        # Replaced by NULs first, which no plain text holds, so that no two pieces
-        # join into a sequence that was not there; removed last.
-        for seq, count in Counter(_SGR.findall(data, 0, _SAMPLE)).most_common(_COMMON):
-            if count >= _WORTH:
-                data = data.replace(seq, b"\x00" * len(seq))
-        if b"\x1b" in data:
-            data = _SGR.sub(b"", data)
-            if b"\x1b" in data:
-                return None
-        data = data.translate(None, b"\x00")
     left = data.translate(None, _PRINTABLE)
     pairs = left.count(b"\r\n")
     if pairs * 2 != len(left) or data.count(b"\r\n") != pairs:
         return None
     return data.decode("ascii")
+
+
+def _without_sgrs(data: bytes) -> bytes | None:
+    """``data`` (no NUL in it) without its SGRs; None if another escape sequence, or
+    one cut short, is left (or, on the native pass, a bell: plain text has none)."""
+    strip = native_strip.strip
+    if strip is not None:
+        # One native pass (ARCHITECTURE.md, "Keeping up with floods"). It deletes bells,
+        # and takes SGRs only: EL, ECH and any other sequence make it None.
+        return None if b"\x07" in data else strip(data, b"m")
+    # Replaced by NULs first, which no plain text holds, so that no two pieces join
+    # into a sequence that was not there; removed last.
+    for seq, count in Counter(_SGR.findall(data, 0, _SAMPLE)).most_common(_COMMON):
+        if count >= _WORTH:
+            data = data.replace(seq, b"\x00" * len(seq))
+    if b"\x1b" in data:
+        data = _SGR.sub(b"", data)
+        if b"\x1b" in data:
+            return None
+    return data.translate(None, b"\x00")
 
 
 def _plain_end(data: bytes) -> int:

@@ -1,12 +1,14 @@
-/* The bulk path's strip in one pass (phux.engine._bulk; ARCHITECTURE.md,
- * "Keeping up with floods"): the text of a coloured flood without its SGR, EL
- * and ECH sequences and bells.
+/* The engine's strip in one pass (ARCHITECTURE.md, "Keeping up with floods"):
+ * the text of a coloured flood without its SGR, EL and ECH sequences and bells,
+ * for the bulk path (phux.engine._bulk) and wait's line scan
+ * (phux.client.line_scan, SGRs only).
  *
  * Pure Python needs a pass over the bytes per distinct sequence once the text
  * holds digits (a digit of the text and a parameter of an SGR look alike to
  * every context-free operation); this reads them once. It is optional: built
- * where a compiler is, else _bulk's pure path, which is also the oracle of the
- * property test that holds the two equal (tests/engine/test_bulk.py).
+ * where a compiler is, else each user's pure path, which is also the oracle of
+ * the property tests that hold the two equal (tests/engine/test_bulk.py,
+ * tests/client/test_line_scan.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -110,7 +112,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     "phux.engine._strip",
-    "The bulk path's strip in one pass (see phux.engine._bulk).",
+    "The engine's strip of escape sequences in one pass (see phux.engine.native_strip).",
     -1,
     methods,
 };

@@ -3,11 +3,15 @@
 setup.py builds it where a compiler is, and only there (it is optional). Each user
 keeps a pure-Python path, which is also the oracle the native pass is tested against
 (tests/engine/test_bulk.py, tests/client/test_line_scan.py); they read ``strip`` here at
-each use, so that a test can take it away and run the pure path."""
+each use, so that :func:`pure_path` can take it away."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class Strip(Protocol):
@@ -19,3 +23,16 @@ try:
     from phux.engine._strip import strip
 except ImportError:  # not built: no compiler at install
     strip = None
+
+
+@contextmanager
+def pure_path() -> Iterator[None]:
+    """The pure-Python path for a while, as an install without a compiler runs: the
+    tests hold the two paths equal with it, the engine bench measures the fallback."""
+    global strip
+    saved = strip
+    strip = None
+    try:
+        yield
+    finally:
+        strip = saved
